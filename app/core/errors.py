@@ -1,0 +1,60 @@
+"""Errors raised by the on-disk protocol layer.
+
+Every error carries a one-line, user-facing message that names the file or the name at fault,
+so the CLI and the dashboard can show it as is (no traceback for a user error).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class TeamdeckError(Exception):
+    """Base class: a failed operation with a one-line explanation."""
+
+
+class InvalidNameError(TeamdeckError, ValueError):
+    """A team or agent name that cannot be used (empty, a path, sanitises to nothing...)."""
+
+
+class NameCollisionError(TeamdeckError):
+    """A name that collides with an existing member after sanitising and lower-casing."""
+
+
+class NotFoundError(TeamdeckError, LookupError):
+    """A team, task or member that does not exist."""
+
+
+class UnknownRecipientError(NotFoundError):
+    """A message addressed to a name that is not a member of the team."""
+
+
+class CorruptFileError(TeamdeckError):
+    """A file that does not parse (after retries). A copy was moved aside; nothing was replaced."""
+
+    def __init__(self, path: Path, reason: str, saved_copy: Path | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.saved_copy = saved_copy
+        where = f"; a copy was saved as {saved_copy.name}" if saved_copy else ""
+        super().__init__(f"{path} is corrupt ({reason}){where}; repair or remove it")
+
+
+class UnsafePathError(TeamdeckError):
+    """A path that escapes the home or is a symlink where a regular file is expected."""
+
+
+class LockTimeoutError(TeamdeckError, TimeoutError):
+    """A lock that could not be taken in time. Never reported as an empty result."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        super().__init__(f"could not lock {path} within {timeout:g}s (another writer holds it)")
+
+
+class DependencyCycleError(TeamdeckError):
+    """A task dependency that would make a cycle."""
+
+
+class TeamNotEmptyError(TeamdeckError):
+    """TeamDelete refused: members other than the lead remain."""

@@ -1,0 +1,91 @@
+"""``Home``: the entry point of the core API (one home directory with Claude Code's layout)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from app.core.events import ChangeEvent
+from app.core.files import ensure_dir
+from app.core.locks import DEFAULT_TIMEOUT, HomeLock, make_lock
+from app.core.paths import Layout, LockStyle
+
+if TYPE_CHECKING:
+    from app.core.mailbox import Mailbox
+    from app.core.tasks import TaskList
+    from app.core.teams import Teams
+
+Listener = Callable[[ChangeEvent], None]
+
+
+class Home:
+    """A home directory: ``Home(root)`` for teamdeck's own, ``lock_style="mkdir"`` for a Claude
+    Code home (locks compatible with its npm ``proper-lockfile``)."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        lock_style: LockStyle = "flock",
+        lock_timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if lock_style not in ("flock", "mkdir"):
+            raise ValueError(f"unknown lock style {lock_style!r}")
+        self.root = Path(root).expanduser().absolute()
+        self.lock_style: LockStyle = lock_style
+        self.lock_timeout = lock_timeout
+        self.layout = Layout(self.root)
+        ensure_dir(self.root)
+        ensure_dir(self.layout.teams_dir)
+        ensure_dir(self.layout.tasks_dir)
+        self._listeners: list[Listener] = []
+        self._listeners_lock = threading.Lock()
+        from app.core.teams import Teams
+
+        self.teams: Teams = Teams(self)
+
+    def __repr__(self) -> str:
+        return f"Home({str(self.root)!r}, lock_style={self.lock_style!r})"
+
+    def mailbox(self, team: str) -> Mailbox:
+        from app.core.mailbox import Mailbox
+
+        return Mailbox(self, team)
+
+    def tasks(self, team: str) -> TaskList:
+        from app.core.tasks import TaskList
+
+        return TaskList(self, team)
+
+    # ------------------------------------------------------------------ locks
+
+    def lock(self, resource: Path) -> HomeLock:
+        """The lock guarding ``resource``: ``{resource}.lock`` (a flock file, or a directory in
+        mkdir style, as proper-lockfile makes it). The task list's own ``.lock`` file is locked
+        directly with flock (``.lock.lock`` in mkdir style, like Claude Code)."""
+        if self.lock_style == "flock" and resource.name == ".lock":
+            path = resource
+        else:
+            path = resource.with_name(resource.name + ".lock")
+        return make_lock(path, self.lock_style, self.lock_timeout)
+
+    # ------------------------------------------------------------------ change notification
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` after every write this process makes; returns an unsubscriber."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._listeners_lock, contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: ChangeEvent) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(event)

@@ -1,0 +1,151 @@
+"""Pydantic models of Claude Code's team files.
+
+Python attributes are snake_case; JSON keys are the seeds' camelCase (``InboxMessage.sender`` is
+``"from"``). Unknown fields are kept (``extra="allow"``) and only the fields a file had, or that
+teamdeck set, are written back (``exclude_unset``), so reading and rewriting a Claude Code file
+never drops or invents a field. ``None`` in an optional field is written as "absent", like
+JavaScript's ``undefined`` under ``JSON.stringify``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
+TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "deleted")
+
+
+def now_ms() -> int:
+    return int(datetime.now(UTC).timestamp() * 1000)
+
+
+def now_iso() -> str:
+    """ISO-8601 with milliseconds and ``Z``, as JavaScript's ``Date.toISOString()``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class FileModel(BaseModel):
+    """Base for on-disk records: camelCase aliases, unknown fields preserved."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        validate_assignment=False,
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The dict to write: set fields and unknown ones, optional ``None`` fields dropped."""
+        data = self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+        optional = self._optional_aliases()
+        return {k: v for k, v in data.items() if not (v is None and k in optional)}
+
+    @classmethod
+    def _optional_aliases(cls) -> frozenset[str]:
+        cached = cls.__dict__.get("_optional_cache")
+        if cached is None:
+            cached = frozenset(
+                (f.alias or name) for name, f in cls.model_fields.items() if not f.is_required()
+            )
+            cls._optional_cache = cached  # type: ignore[attr-defined]
+        return cached
+
+    def extra_fields(self) -> dict[str, Any]:
+        return dict(self.__pydantic_extra__ or {})
+
+
+class TeamMember(FileModel):
+    agent_id: str
+    name: str
+    agent_type: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    color: str | None = None
+    plan_mode_required: bool | None = None
+    joined_at: int = 0
+    tmux_pane_id: str | None = None
+    cwd: str | None = None
+    subscriptions: list[Any] | None = None
+    backend_type: str | None = None
+    worktree_path: str | None = None
+    mode: str | None = None
+    is_active: bool | None = None
+
+
+class TeamConfig(FileModel):
+    name: str
+    description: str | None = None
+    created_at: int = 0
+    lead_agent_id: str = ""
+    lead_session_id: str = ""
+    members: list[TeamMember] = Field(default_factory=list)
+    hidden_pane_ids: list[str] | None = None
+
+    def member(self, name: str) -> TeamMember | None:
+        """Find a member by name, case-insensitively (names are unique that way)."""
+        low = name.lower()
+        return next((m for m in self.members if m.name.lower() == low), None)
+
+    @property
+    def teammates(self) -> list[TeamMember]:
+        """Members other than the lead."""
+        return [
+            m for m in self.members if m.agent_id != self.lead_agent_id and m.name != "team-lead"
+        ]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = super().to_json_dict()
+        data["members"] = [m.to_json_dict() for m in self.members]
+        return data
+
+
+class Task(FileModel):
+    id: str
+    subject: str = ""
+    description: str = ""
+    active_form: str | None = None
+    status: str = "pending"
+    owner: str | None = None
+    blocks: list[str] = Field(default_factory=list)
+    blocked_by: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+
+    @property
+    def is_internal(self) -> bool:
+        return bool(self.metadata and self.metadata.get("_internal"))
+
+    @property
+    def is_resolved(self) -> bool:
+        return self.status in ("completed", "deleted")
+
+
+class InboxMessage(FileModel):
+    sender: str = Field(default="", alias="from")
+    text: str = ""
+    summary: str | None = None
+    timestamp: str = Field(default_factory=now_iso)
+    color: str | None = None
+    read: bool = False
+
+    _REQUIRED_KEYS: ClassVar[tuple[str, ...]] = ("from", "text", "timestamp", "read")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = super().to_json_dict()
+        if all(k in data for k in self._REQUIRED_KEYS):
+            return data
+        # A message built in Python that relied on defaults: write the seeds' key order.
+        full = {
+            "from": self.sender,
+            "text": self.text,
+            "summary": self.summary,
+            "timestamp": self.timestamp,
+            "color": self.color,
+            "read": self.read,
+        }
+        ordered = {k: v for k, v in full.items() if k in data or k in self._REQUIRED_KEYS}
+        ordered.update({k: v for k, v in data.items() if k not in ordered})
+        return ordered

@@ -1,0 +1,133 @@
+"""The home layout, name sanitising, agent ids and path confinement.
+
+Layout (Claude Code's): ``teams/{team}/config.json``, ``teams/{team}/inboxes/{agent}.json``,
+``tasks/{team}/{id}.json``, ``tasks/{team}/.lock``, ``tasks/{team}/.highwatermark``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from app.core.errors import InvalidNameError, UnsafePathError
+
+LEAD_NAME = "team-lead"
+USER_NAME = "user"
+LockStyle = Literal["flock", "mkdir"]
+
+_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+_FORBIDDEN = ("/", "\\", "\x00", "\n", "\r")
+MAX_NAME_LENGTH = 100
+
+
+def default_home() -> Path:
+    """``$TEAMDECK_HOME``, else ``~/.teamdeck``."""
+    env = os.environ.get("TEAMDECK_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".teamdeck"
+
+
+def claude_home() -> Path:
+    """Claude Code's own home: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
+def check_raw_name(name: str, kind: str = "name") -> None:
+    """Reject names that are unusable before sanitising (empty, path-like, control chars)."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidNameError(f"{kind} must not be empty")
+    if name in (".", ".."):
+        raise InvalidNameError(f"{kind} {name!r} is not allowed")
+    for bad in _FORBIDDEN:
+        if bad in name:
+            raise InvalidNameError(f"{kind} {name!r} must not contain {bad!r}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidNameError(f"{kind} is longer than {MAX_NAME_LENGTH} characters")
+
+
+def sanitize_name(name: str, kind: str = "name") -> str:
+    """Claude Code's normaliser: non-alphanumerics become ``-``, then lower-case.
+
+    Raises InvalidNameError for names that are unusable or sanitise to nothing but dashes.
+    """
+    check_raw_name(name, kind)
+    clean = _NON_ALNUM.sub("-", name).lower()
+    if not clean.strip("-"):
+        raise InvalidNameError(f"{kind} {name!r} has no letters or digits")
+    return clean
+
+
+def path_component(name: str, kind: str = "name") -> str:
+    """The file-name form of an existing agent or team name (``@`` becomes ``-``)."""
+    check_raw_name(name, kind)
+    return name.replace("@", "-")
+
+
+def agent_id(name: str, team: str) -> str:
+    return f"{name}@{team}"
+
+
+def parse_agent_id(value: str) -> tuple[str, str] | None:
+    """``"name@team"`` -> ``(name, team)``; ``None`` without an ``@``."""
+    idx = value.find("@")
+    if idx == -1:
+        return None
+    return value[:idx], value[idx + 1 :]
+
+
+def strip_team_suffix(recipient: str) -> str:
+    """``researcher@my-team`` -> ``researcher`` (recipients may be given as agent ids)."""
+    parsed = parse_agent_id(recipient)
+    return parsed[0] if parsed else recipient
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Pure path arithmetic for one home; every path is checked to stay inside ``root``."""
+
+    root: Path
+
+    @property
+    def teams_dir(self) -> Path:
+        return self.root / "teams"
+
+    @property
+    def tasks_dir(self) -> Path:
+        return self.root / "tasks"
+
+    def team_dir(self, team: str) -> Path:
+        return self.confine(self.teams_dir / path_component(team, "team name"))
+
+    def config_path(self, team: str) -> Path:
+        return self.team_dir(team) / "config.json"
+
+    def inboxes_dir(self, team: str) -> Path:
+        return self.team_dir(team) / "inboxes"
+
+    def inbox_path(self, team: str, agent: str) -> Path:
+        return self.inboxes_dir(team) / f"{path_component(agent, 'agent name')}.json"
+
+    def task_dir(self, team: str) -> Path:
+        return self.confine(self.tasks_dir / path_component(team, "team name"))
+
+    def task_path(self, team: str, task_id: str) -> Path:
+        if not task_id.isdigit():
+            raise InvalidNameError(f"task id {task_id!r} is not a number")
+        return self.task_dir(team) / f"{int(task_id)}.json"
+
+    def tasklist_lock_path(self, team: str) -> Path:
+        return self.task_dir(team) / ".lock"
+
+    def highwatermark_path(self, team: str) -> Path:
+        return self.task_dir(team) / ".highwatermark"
+
+    def confine(self, path: Path) -> Path:
+        """Refuse a path that resolves outside the root (e.g. through a planted symlink)."""
+        root = self.root.resolve()
+        resolved = path.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise UnsafePathError(f"{path} resolves outside {root}")
+        return path

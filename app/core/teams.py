@@ -1,0 +1,298 @@
+"""Team configs: create (with name dedupe), read, list, member registry, delete + cleanup."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.core.errors import (
+    CorruptFileError,
+    NameCollisionError,
+    NotFoundError,
+    TeamNotEmptyError,
+)
+from app.core.events import TeamChanged, TeamRemoved
+from app.core.files import atomic_write_json, ensure_dir, load_json, parse_with_retry
+from app.core.models import TeamConfig, TeamMember, now_ms
+from app.core.paths import LEAD_NAME, agent_id, sanitize_name
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from app.core.home import Home
+
+COLORS = ("blue", "green", "yellow", "magenta", "cyan", "red", "orange", "purple", "pink")
+
+
+def _parse_config(data: bytes) -> TeamConfig:
+    raw = load_json(data)
+    if not isinstance(raw, dict):
+        raise ValueError("team config is not a JSON object")
+    try:
+        return TeamConfig.model_validate(raw)
+    except Exception as exc:  # pydantic ValidationError: report as corrupt, one line
+        raise ValueError(f"invalid team config: {str(exc).splitlines()[0]}") from None
+
+
+@dataclass(frozen=True)
+class TeamListing:
+    """``Teams.scan()``: the readable configs and one error line per unreadable one."""
+
+    teams: list[TeamConfig]
+    errors: dict[str, str]
+
+
+class Teams:
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self.layout = home.layout
+
+    # ------------------------------------------------------------------ read
+
+    def get(self, name: str) -> TeamConfig | None:
+        """The team's config, ``None`` if it does not exist; CorruptFileError if unreadable."""
+        path = self.layout.config_path(name)
+        return parse_with_retry(path, _parse_config)
+
+    def require(self, name: str) -> TeamConfig:
+        config = self.get(name)
+        if config is None:
+            raise NotFoundError(f"team {name!r} does not exist")
+        return config
+
+    def exists(self, name: str) -> bool:
+        return self.layout.config_path(name).exists()
+
+    def names(self) -> list[str]:
+        teams_dir = self.layout.teams_dir
+        if not teams_dir.is_dir():
+            return []
+        return sorted(
+            e.name
+            for e in os.scandir(teams_dir)
+            if e.is_dir(follow_symlinks=False) and os.path.exists(Path(e.path) / "config.json")
+        )
+
+    def scan(self) -> TeamListing:
+        teams: list[TeamConfig] = []
+        errors: dict[str, str] = {}
+        for name in self.names():
+            try:
+                config = self.get(name)
+            except CorruptFileError as exc:
+                errors[name] = str(exc)
+                continue
+            if config is not None:
+                teams.append(config)
+        return TeamListing(teams, errors)
+
+    def list(self) -> list[TeamConfig]:
+        """All readable teams (use ``scan()`` to see the unreadable ones too)."""
+        return self.scan().teams
+
+    # ------------------------------------------------------------------ create / delete
+
+    def create(
+        self,
+        name: str,
+        description: str | None = None,
+        lead_session_id: str | None = None,
+        *,
+        agent_type: str | None = None,
+        model: str | None = None,
+        cwd: str | None = None,
+    ) -> TeamConfig:
+        """Create a team: config with the lead as first member, inbox dir and task list.
+
+        A name already taken gets a ``-2``, ``-3``... suffix (Claude Code's dedupe)."""
+        base = sanitize_name(name, "team name")
+        ensure_dir(self.layout.teams_dir)
+        with self.home.lock(self.layout.teams_dir / ".create"):
+            final = base
+            counter = 2
+            while self.layout.team_dir(final).exists() or self.layout.task_dir(final).exists():
+                final = f"{base}-{counter}"
+                counter += 1
+            lead_id = agent_id(LEAD_NAME, final)
+            now = now_ms()
+            config = TeamConfig(
+                name=final,
+                description=description,
+                created_at=now,
+                lead_agent_id=lead_id,
+                lead_session_id=lead_session_id or str(uuid.uuid4()),
+                members=[
+                    TeamMember(
+                        agent_id=lead_id,
+                        name=LEAD_NAME,
+                        agent_type=agent_type or LEAD_NAME,
+                        model=model,
+                        joined_at=now,
+                        tmux_pane_id="",
+                        cwd=cwd or os.getcwd(),
+                        subscriptions=[],
+                    )
+                ],
+            )
+            if description is None:
+                config.__pydantic_fields_set__.discard("description")
+            ensure_dir(self.layout.team_dir(final))
+            ensure_dir(self.layout.inboxes_dir(final))
+            self._write(config)
+            self.home.tasks(final).init()
+        self.home.emit(TeamChanged(final))
+        return config
+
+    def delete(self, name: str, *, force: bool = False) -> list[str]:
+        """Remove the team's directory, its task list and its members' git worktrees.
+
+        Refuses (TeamNotEmptyError) while members other than the lead remain, unless ``force``.
+        Returns the worktree paths removed.
+        """
+        config = self.get(name)
+        if config is None and not self.layout.team_dir(name).exists():
+            raise NotFoundError(f"team {name!r} does not exist")
+        removed: list[str] = []
+        if config is not None:
+            active = config.teammates
+            if active and not force:
+                names = ", ".join(m.name for m in active)
+                raise TeamNotEmptyError(
+                    f"Cannot cleanup team with {len(active)} active member(s): {names}. "
+                    "Use requestShutdown first."
+                )
+            for member in config.members:
+                if member.worktree_path and remove_worktree(Path(member.worktree_path)):
+                    removed.append(member.worktree_path)
+        shutil.rmtree(self.layout.team_dir(name), ignore_errors=True)
+        shutil.rmtree(self.layout.task_dir(name), ignore_errors=True)
+        self.home.emit(TeamRemoved(name))
+        return removed
+
+    # ------------------------------------------------------------------ members
+
+    def unique_member_name(self, team: str, name: str) -> str:
+        """Sanitise ``name`` and dedupe it within the team (``name-2``, ``name-3``...)."""
+        clean = sanitize_name(name, "agent name")
+        config = self.require(team)
+        taken = {m.name.lower() for m in config.members}
+        if clean not in taken:
+            return clean
+        counter = 2
+        while f"{clean}-{counter}" in taken:
+            counter += 1
+        return f"{clean}-{counter}"
+
+    def add_member(self, team: str, member: TeamMember) -> TeamConfig:
+        """Register a member. Its name must be sanitised already and not collide (case-blind)."""
+        clean = sanitize_name(member.name, "agent name")
+        if clean != member.name:
+            raise NameCollisionError(
+                f"agent name {member.name!r} is not normalised (use {clean!r})"
+            )
+
+        def change(config: TeamConfig) -> None:
+            if config.member(member.name) is not None:
+                raise NameCollisionError(
+                    f"team {team!r} already has a member named {member.name!r}"
+                )
+            if not member.agent_id:
+                member.agent_id = agent_id(member.name, config.name)
+            if not member.joined_at:
+                member.joined_at = now_ms()
+            if member.color is None:
+                member.color = COLORS[(len(config.members) - 1) % len(COLORS)]
+            config.members.append(member)
+
+        return self.modify(team, change)
+
+    def remove_member(
+        self, team: str, name: str | None = None, agent_id: str | None = None
+    ) -> bool:
+        """Remove a member by name (case-blind) or agent id; ``False`` if it was not there."""
+        if not name and not agent_id:
+            return False
+        removed = False
+
+        def change(config: TeamConfig) -> None:
+            nonlocal removed
+            keep = [
+                m
+                for m in config.members
+                if not (
+                    (agent_id and m.agent_id == agent_id)
+                    or (name and m.name.lower() == name.lower())
+                )
+            ]
+            removed = len(keep) != len(config.members)
+            config.members = keep
+
+        self.modify(team, change)
+        return removed
+
+    def update_member(self, team: str, name: str, **fields: Any) -> TeamMember:
+        """Set fields on a member (e.g. ``mode="acceptEdits"``, ``is_active=False``)."""
+        found: list[TeamMember] = []
+
+        def change(config: TeamConfig) -> None:
+            member = config.member(name)
+            if member is None:
+                raise NotFoundError(f"team {team!r} has no member named {name!r}")
+            for key, value in fields.items():
+                setattr(member, key, value)
+            found.append(member)
+
+        self.modify(team, change)
+        return found[0]
+
+    def modify(self, team: str, change: Callable[[TeamConfig], None]) -> TeamConfig:
+        """Read-modify-write the config under its lock."""
+        path = self.layout.config_path(team)
+        with self.home.lock(path):
+            config = self.require(team)
+            change(config)
+            self._write(config)
+        self.home.emit(TeamChanged(config.name))
+        return config
+
+    def _write(self, config: TeamConfig) -> None:
+        atomic_write_json(self.layout.config_path(config.name), config.to_json_dict())
+
+
+_GITDIR = re.compile(r"^gitdir:\s*(.+)$")
+
+
+def remove_worktree(path: Path) -> bool:
+    """Remove a member's git worktree: ``git worktree remove --force``, else delete the folder.
+
+    Only a folder that is a worktree (has a ``.git`` *file*) is touched, so a config cannot
+    make teamdeck delete an arbitrary directory.
+    """
+    dot_git = path / ".git"
+    if not dot_git.is_file():
+        return False
+    main_repo: Path | None = None
+    with contextlib.suppress(OSError):
+        match = _GITDIR.match(dot_git.read_text("utf-8").strip())
+        if match:
+            main_repo = Path(match.group(1)).resolve().parent.parent.parent
+    if main_repo is not None and main_repo.is_dir():
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            result = subprocess.run(
+                ["git", "worktree", "remove", "--force", str(path)],
+                cwd=main_repo,
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            if result.returncode == 0 or "not a working tree" in result.stderr:
+                return True
+    shutil.rmtree(path, ignore_errors=True)
+    return not path.exists()

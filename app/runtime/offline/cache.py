@@ -1,0 +1,140 @@
+"""Token estimates and an in-memory prompt cache, so usage numbers behave like the real API's.
+
+The point is observability: the runtime places `cache_control` markers, and the UI shows cache hits.
+Offline, the first request with a marked prefix reports `cache_creation_input_tokens`, and a later
+request that shares that prefix reports `cache_read_input_tokens`, with the same lookback rule as the
+API (a hit may be found up to 20 blocks before the last breakpoint), so a breakpoint that moves along
+a growing conversation still reads what the previous turn wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+"""Rough chars-per-token ratio used for every estimate; good enough for meters and tests."""
+
+
+def estimate_tokens(chars: int) -> int:
+    return max(1, math.ceil(chars / CHARS_PER_TOKEN))
+
+
+@dataclass(frozen=True)
+class InputUsage:
+    """The three input counts of a response; their sum is the whole prompt."""
+
+    input_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
+    """The prompt as (canonical text, has cache_control) blocks, in the API's cache order:
+    tools, then system, then messages."""
+
+    def block(value: object, role: str = "") -> tuple[str, bool]:
+        if isinstance(value, dict):
+            marked = "cache_control" in value
+            stripped = {k: v for k, v in value.items() if k != "cache_control"}
+            return role + _canonical(stripped), marked
+        return role + _canonical(value), False
+
+    for tool in body.get("tools") or []:
+        yield block(tool)
+    system = body.get("system")
+    if isinstance(system, list):
+        for item in system:
+            yield block(item)
+    elif system:
+        yield block(system)
+    for message in body.get("messages") or []:
+        role = str(message.get("role", "")) + ":" if isinstance(message, dict) else ""
+        content = message.get("content") if isinstance(message, dict) else message
+        if isinstance(content, list):
+            for item in content:
+                yield block(item, role)
+        else:
+            yield block(content, role)
+
+
+def estimate_input_tokens(body: Mapping[str, Any]) -> int:
+    """Whole-prompt size, as `count_tokens` would report it."""
+    return estimate_tokens(sum(len(text) for text, _ in _segments(body)))
+
+
+class PromptCache:
+    """Prefix cache keyed by a rolling hash over the prompt's blocks.
+
+    Args:
+        ttl: Seconds an entry lives after its last write or hit (the API's default is 5 minutes).
+        lookback: How many blocks before the last breakpoint are checked for a hit.
+        min_tokens: Prefixes shorter than this are not cached (the API's floor is ~1024 tokens;
+            offline defaults to 0 so caching is visible with small test prompts).
+        clock: Monotonic clock, injectable for tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl: float = 300.0,
+        lookback: int = 20,
+        min_tokens: int = 0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ttl = ttl
+        self.lookback = lookback
+        self.min_tokens = min_tokens
+        self._clock = clock
+        self._expires: dict[str, float] = {}
+
+    def account(self, body: Mapping[str, Any]) -> InputUsage:
+        """Split the prompt into uncached / written / read tokens and update the cache."""
+        digests: list[str] = []
+        cumulative: list[int] = []
+        marks: list[int] = []
+        rolling = hashlib.sha256(str(body.get("model", "")).encode())
+        chars = 0
+        for index, (segment, marked) in enumerate(_segments(body)):
+            rolling.update(segment.encode())
+            digests.append(rolling.copy().hexdigest())
+            chars += len(segment)
+            cumulative.append(chars)
+            if marked:
+                marks.append(index)
+
+        total = estimate_tokens(chars)
+        if not marks:
+            return InputUsage(total)
+        last = marks[-1]
+        prefix = estimate_tokens(cumulative[last])
+        if prefix < self.min_tokens:
+            return InputUsage(total)
+
+        now = self._clock()
+        self._expires = {d: t for d, t in self._expires.items() if t > now}
+        hit: int | None = None
+        for index in range(last, max(-1, last - self.lookback), -1):
+            if digests[index] in self._expires:
+                hit = index
+                break
+        read = estimate_tokens(cumulative[hit]) if hit is not None else 0
+        for index in [*marks, *([hit] if hit is not None else [])]:
+            self._expires[digests[index]] = now + self.ttl
+        return InputUsage(
+            input_tokens=max(total - prefix, 0),
+            cache_creation_input_tokens=prefix - read,
+            cache_read_input_tokens=read,
+        )
+
+    def clear(self) -> None:
+        self._expires.clear()

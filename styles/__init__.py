@@ -1,0 +1,1 @@
+"""Textual CSS for teamdeck (loaded through ``CSS_PATH``)."""
