@@ -1,0 +1,109 @@
+"""The runtime API the dashboard and headless runner use (implemented by ``TeamRuntime``).
+
+Kept as a Protocol so the UI can be tested against a fake runtime, and so the contract between
+the layers is written down in one place.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from app.runtime.events import AgentStatus, ApprovalKind, RuntimeEvent, TranscriptEntry
+
+#: Runs an agent's main coroutine: ``spawner(agent_name, coroutine_factory)``. The dashboard
+#: uses a Textual worker per agent (group ``agent-{name}``); headless uses asyncio tasks.
+Spawner = Callable[[str, Callable[[], Awaitable[None]]], Any]
+Decider = Literal["person", "lead"]
+
+
+@dataclass
+class AgentSnapshot:
+    """What a teammate panel shows."""
+
+    name: str
+    color: str | None
+    status: AgentStatus
+    is_lead: bool = False
+    model: str = ""
+    mode: str = "default"
+    current_task: str | None = None  # "#3 Write the summary"
+    last_activity: str = ""  # tool in use, or the last peer-DM summary
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    tool_calls: int = 0
+    model_calls: int = 0
+    error: str | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended_at or time.time()) - self.started_at
+
+
+@dataclass
+class Approval:
+    """A pending (or answered) plan, permission or shutdown request."""
+
+    request_id: str
+    kind: ApprovalKind
+    agent: str  # who asks (plan/permission) or who is asked to stop (shutdown)
+    title: str  # one line: "engineer: plan approval requested"
+    body: str = ""  # plan markdown; permission: the tool input as JSON; shutdown: the reason
+    tool_name: str | None = None
+    tool_input: dict[str, Any] | None = None
+    suggestion: str | None = None  # rule added by "always allow", e.g. "Bash(git:*)"
+    created_at: float = field(default_factory=time.time)
+    outcome: str | None = None  # None while pending
+
+
+class RuntimeAPI(Protocol):
+    team: str | None
+    model_description: str
+    decider: Decider
+
+    def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
+
+    def events(self) -> AsyncIterator[RuntimeEvent]: ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def submit(self, text: str) -> None:
+        """The person's prompt to the lead."""
+
+    def inject_message(self, agent: str, text: str) -> None:
+        """The person's message to a teammate: handled before any other mail (seed 002)."""
+
+    def request_shutdown(self, agent: str, reason: str | None = None) -> str: ...
+
+    def kill(self, agent: str) -> None: ...
+
+    def interrupt(self, agent: str) -> None: ...
+
+    def approve_plan(self, request_id: str) -> str: ...
+
+    def reject_plan(self, request_id: str, feedback: str) -> str: ...
+
+    def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> str: ...
+
+    def approve_shutdown(self, request_id: str) -> str: ...
+
+    def reject_shutdown(self, request_id: str, reason: str) -> str: ...
+
+    def snapshot(self) -> list[AgentSnapshot]:
+        """Lead first, then teammates in spawn order."""
+
+    def approvals(self) -> list[Approval]:
+        """Pending approvals, oldest first."""
+
+    def transcript(self, agent: str) -> list[TranscriptEntry]: ...
+
+    async def spawn_teammate(
+        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
+    ) -> str: ...

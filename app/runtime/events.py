@@ -1,0 +1,102 @@
+"""Runtime events: what the dashboard (and headless output) observe of a running team.
+
+Plain dataclasses, no Textual: the UI turns them into Textual messages. Every event names the
+agent it concerns (``agent`` is the member name: ``team-lead`` for the lead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+AgentStatus = Literal[
+    "running", "idle", "awaiting approval", "stopping", "completed", "failed", "killed"
+]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "killed"})
+ApprovalKind = Literal["plan", "permission", "shutdown"]
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChanged:
+    agent: str
+    status: AgentStatus
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A chunk of streamed assistant text."""
+
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptEntry:
+    """A whole transcript item: ``kind`` is user | assistant | tool_call | tool_result | notice
+    | error. ``tool_call``/``tool_result`` carry ``tool``, ``tool_use_id`` and ``input`` or
+    ``is_error`` in ``data``."""
+
+    agent: str
+    kind: Literal["user", "assistant", "tool_call", "tool_result", "notice", "error"]
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageChanged:
+    agent: str
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    tool_calls: int
+    model_calls: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSent:
+    """A message written to an inbox by this runtime (frames included)."""
+
+    team: str
+    sender: str
+    recipient: str
+    text: str
+    summary: str | None
+    frame_type: str | None
+    timestamp: str
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalChanged:
+    """An approval was queued (``resolved`` False) or answered (``resolved`` True)."""
+
+    request_id: str
+    kind: ApprovalKind
+    agent: str
+    resolved: bool
+    outcome: str = ""  # approved | rejected | allowed | denied | timed out | ...
+
+
+@dataclass(frozen=True, slots=True)
+class TeamLifecycle:
+    team: str
+    event: Literal["created", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    ok: bool
+    reason: str
+
+
+RuntimeEvent = (
+    StatusChanged
+    | TextDelta
+    | TranscriptEntry
+    | UsageChanged
+    | MessageSent
+    | ApprovalChanged
+    | TeamLifecycle
+    | RunFinished
+)

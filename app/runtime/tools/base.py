@@ -1,0 +1,155 @@
+"""The tool interface: a name, a JSON input schema, and an async ``call``.
+
+A tool returns a ToolResult (or raises ToolError for a failure the model should see). Results
+are JSON where the seeds give a result shape (``{"data": {...}}`` is unwrapped to its content),
+plain text otherwise. Tools never print and never touch the UI.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    from app.core import Home
+
+
+class ToolError(Exception):
+    """A tool failure shown to the model as an ``is_error`` tool result (one line)."""
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool = False
+    data: Any = None
+
+    @classmethod
+    def json(cls, data: Any, *, is_error: bool = False) -> ToolResult:
+        return cls(json.dumps(data, indent=2, ensure_ascii=False), is_error, data)
+
+
+@dataclass
+class AgentIdentity:
+    """Who is calling a tool."""
+
+    name: str  # member name: "team-lead" for the lead
+    team: str | None  # current team (the lead has none before TeamCreate)
+    color: str | None = None
+    model: str = ""
+    cwd: Path = field(default_factory=Path.cwd)
+    is_lead: bool = False
+
+    @property
+    def agent_id(self) -> str:
+        return f"{self.name}@{self.team}" if self.team else self.name
+
+
+class TeamServices(Protocol):
+    """What the team tools need from the runtime (implemented by TeamRuntime)."""
+
+    home: Home
+
+    def current_team(self) -> str | None: ...
+
+    def team_created(self, team: str) -> None: ...
+
+    def team_deleted(self, team: str) -> None: ...
+
+    async def spawn_teammate(self, caller: AgentIdentity, spec: dict[str, Any]) -> dict[str, Any]:
+        """Spawn an in-process teammate from a Task tool input; returns the seeds' result data."""
+        ...
+
+    def send(
+        self,
+        caller: AgentIdentity,
+        recipient: str,
+        text: str,
+        summary: str | None = None,
+    ) -> str:
+        """Validate the recipient and append to its inbox; returns the member name."""
+        ...
+
+    def answer_plan(
+        self, caller: AgentIdentity, request_id: str, approve: bool, feedback: str | None
+    ) -> str:
+        """Answer a plan approval request; returns a result line ("already resolved"...)."""
+        ...
+
+    def answer_permission(
+        self, caller: AgentIdentity, request_id: str, allow: bool, reason: str | None
+    ) -> str: ...
+
+    def answer_shutdown(
+        self, caller: AgentIdentity, request_id: str, approve: bool, reason: str | None
+    ) -> str:
+        """A teammate answers a shutdown request (approval ends its loop)."""
+        ...
+
+    def request_shutdown(self, caller: AgentIdentity, recipient: str, reason: str | None) -> str:
+        """Send a shutdown_request; returns the request id."""
+        ...
+
+    async def request_plan_approval(self, caller: AgentIdentity, plan: str) -> str:
+        """Send plan_approval_request to the lead; returns the request id (does not wait)."""
+        ...
+
+
+@dataclass
+class ToolContext:
+    home: Home
+    agent: AgentIdentity
+    services: TeamServices | None = None
+    tool_use_id: str = ""
+    # Extra read/write roots allowed by permission rules (besides agent.cwd).
+    extra_roots: tuple[Path, ...] = ()
+
+    def require_team(self) -> str:
+        team = self.agent.team or (self.services.current_team() if self.services else None)
+        if not team:
+            raise ToolError("Not in a team context. Create a team with TeamCreate first.")
+        return team
+
+    def require_services(self) -> TeamServices:
+        if self.services is None:
+            raise ToolError("team services are not available in this context")
+        return self.services
+
+
+class Tool:
+    """Base class for tools. Subclasses set ``name``, ``description``, ``input_schema``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_schema: ClassVar[dict[str, Any]]
+    #: Never changes anything: allowed in plan mode, may run concurrently with other readers.
+    read_only: ClassVar[bool] = False
+    #: Edits files (acceptEdits mode allows it without asking).
+    edits_files: ClassVar[bool] = False
+    #: Coordination tools are always allowed (SendMessage, Task*, Team*).
+    coordination: ClassVar[bool] = False
+
+    def is_read_only(self, tool_input: dict[str, Any]) -> bool:
+        return self.read_only
+
+    def permission_subject(self, tool_input: dict[str, Any]) -> str | None:
+        """What a rule's parenthesised pattern matches: a command for Bash, a path for file
+        tools, ``None`` when the tool has no subject."""
+        return None
+
+    def describe(self, tool_input: dict[str, Any]) -> str:
+        """One line for a permission prompt or the transcript."""
+        subject = self.permission_subject(tool_input)
+        return f"{self.name}({subject})" if subject else self.name
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
