@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
-import shutil
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,6 +36,19 @@ TEMP_MARK = ".tmp-"
 def dumps(data: Any) -> str:
     """JSON as Claude Code writes it: ``JSON.stringify(data, null, 2)``."""
     return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of JSON text. A lone surrogate (legal in a JSON string, e.g. ``"\\ud800"``,
+    which ``json.loads`` keeps as is) is written escaped, like ``JSON.stringify`` does, instead
+    of failing: it can only occur inside a string literal of text made by ``json.dumps``."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 def ensure_dir(path: Path) -> None:
@@ -61,8 +74,14 @@ def is_temp_name(name: str) -> bool:
     return TEMP_MARK in name and name.startswith(".")
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` atomically with ``data`` (see module docstring)."""
+Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryview]
+
+
+def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> None:
+    """Replace ``path`` atomically with ``data`` (see module docstring).
+
+    ``data`` may be a sequence of chunks (written in order), so a caller can write a slice of a
+    large buffer plus a small tail without first copying them into one object."""
     directory = path.parent
     ensure_dir(directory)
     check_not_symlink(path)
@@ -76,11 +95,15 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
             continue
     else:  # pragma: no cover - ten random collisions in a row
         raise UnsafePathError(f"could not create a temp file next to {path}")
+    chunks = [data] if isinstance(data, bytes | bytearray | memoryview) else data
+    views = [memoryview(c) for c in chunks if len(c)]
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        while views:  # one writev per round; a short write resumes where it stopped
+            written = os.writev(fd, views[:1024])
+            while views and written >= len(views[0]):
+                written -= len(views.pop(0))
+            if written:
+                views[0] = views[0][written:]
         if durable:
             os.fsync(fd)
     except BaseException:
@@ -108,7 +131,7 @@ def fsync_dir(directory: Path) -> None:
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_bytes(path, dumps(data).encode("utf-8"))
+    atomic_write_bytes(path, encode_text(dumps(data)))
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -125,14 +148,32 @@ def read_bytes(path: Path) -> bytes | None:
         return fh.read()
 
 
-def quarantine(path: Path) -> Path | None:
-    """Copy a corrupt file aside as ``{name}.corrupt-{timestamp}``; return the copy's path."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+CORRUPT_MARK = ".corrupt-"
+
+
+def quarantine(path: Path, data: bytes | None = None) -> Path | None:
+    """Copy a corrupt file aside as ``{name}.corrupt-{timestamp}``; return the copy's path.
+
+    The original is left in place, untouched. If an earlier copy with the same bytes exists it
+    is reused, so re-reading a broken file (a UI refreshing, say) does not pile up copies."""
     try:
-        shutil.copy2(path, target, follow_symlinks=False)
-        os.chmod(target, FILE_MODE)
-    except OSError:
+        if data is None:
+            data = read_bytes(path)
+            if data is None:
+                return None
+        prefix = path.name + CORRUPT_MARK
+        with os.scandir(path.parent) as entries:
+            for entry in entries:
+                if not entry.name.startswith(prefix) or not entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.stat(follow_symlinks=False).st_size == len(data):
+                    with contextlib.suppress(OSError, UnsafePathError):
+                        if read_bytes(Path(entry.path)) == data:
+                            return Path(entry.path)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        target = path.with_name(f"{prefix}{stamp}")
+        atomic_write_bytes(target, data, durable=False)
+    except (OSError, UnsafePathError):
         return None
     return target
 
@@ -153,12 +194,12 @@ def parse_with_retry(
             return None
         try:
             return parse(data)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             last_error = describe_parse_error(exc, data)
         if attempt < retries:
             time.sleep(READ_RETRY_DELAY)
             data = read_bytes(path)
-    raise CorruptFileError(path, last_error, quarantine(path))
+    raise CorruptFileError(path, last_error, quarantine(path, data))
 
 
 def describe_parse_error(exc: Exception, data: bytes) -> str:
@@ -166,12 +207,23 @@ def describe_parse_error(exc: Exception, data: bytes) -> str:
         return "file is empty"
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 at byte {exc.start}"
-    text = str(exc).splitlines()[0]
-    return text[:160]
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    lines = str(exc).splitlines()
+    return lines[0][:160] if lines else type(exc).__name__
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def load_json(data: bytes) -> Any:
-    return json.loads(data.decode("utf-8"))
+    """Strict JSON, as ``JSON.parse``: no ``NaN``/``Infinity`` (Python's json would accept them,
+    and writing them back would make the file unreadable to Claude Code)."""
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -191,12 +243,44 @@ def _dump_entry(entry: Any) -> str:
     return "  " + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n  ")
 
 
-def dumps_array(entries: list[Any]) -> str:
+def dumps_array(entries: Sequence[Any]) -> str:
     """``dumps(entries)`` for a list, several times faster for flat objects (inbox messages):
     only nested containers go through the pure-Python indenting encoder."""
     if not entries:
         return "[]"
     return "[\n" + ",\n".join(_dump_entry(e) for e in entries) + "\n]"
+
+
+_WS = frozenset(b" \t\r\n")
+
+
+def array_head_end(raw: bytes) -> int:
+    """Where the head of the JSON array text ``raw`` ends: the index just past its last element
+    (or just past ``[`` if it is empty), i.e. before the closing bracket and whitespace.
+    ValueError if ``raw`` does not end with ``]``. Scans only the tail: no copy of ``raw``."""
+    end = len(raw)
+    while end and raw[end - 1] in _WS:
+        end -= 1
+    if not end or raw[end - 1] != 0x5D:  # "]"
+        raise ValueError("not a JSON array")
+    end -= 1
+    while end and raw[end - 1] in _WS:
+        end -= 1
+    return end
+
+
+def encode_entry(entry: Any) -> bytes:
+    """One array element as the bytes it has inside ``JSON.stringify(array, null, 2)``."""
+    return encode_text(_dump_entry(entry))
+
+
+def splice_parts(raw: bytes, piece: bytes) -> list[bytes | memoryview]:
+    """The chunks of ``raw`` (a valid JSON array) with the encoded element ``piece`` appended,
+    sharing ``raw``'s memory instead of copying it (see ``atomic_write_bytes``)."""
+    cut = array_head_end(raw)
+    if raw[cut - 1] == 0x5B:  # "[": the array is empty (nothing else can precede its "]")
+        return [memoryview(raw)[:cut], b"\n", piece, b"\n]"]
+    return [memoryview(raw)[:cut], b",\n", piece, b"\n]"]
 
 
 def splice_append(raw: bytes, entry: Any) -> bytes:
@@ -205,11 +289,4 @@ def splice_append(raw: bytes, entry: Any) -> bytes:
     ``raw`` must already be known to be a valid JSON array. The result is byte-identical to
     ``dumps(json.loads(raw) + [entry])`` when ``raw`` was written in that format.
     """
-    body = raw.rstrip()
-    if not body.endswith(b"]"):
-        raise ValueError("not a JSON array")
-    head = body[:-1].rstrip()
-    piece = _dump_entry(entry).encode("utf-8")
-    if head == b"[":
-        return b"[\n" + piece + b"\n]"
-    return head + b",\n" + piece + b"\n]"
+    return b"".join(splice_parts(raw, encode_entry(entry)))

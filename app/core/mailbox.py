@@ -23,56 +23,77 @@ from pydantic import TypeAdapter, ValidationError
 from app.core.errors import NotFoundError, UnknownRecipientError
 from app.core.events import InboxChanged
 from app.core.files import (
+    array_head_end,
     atomic_write_bytes,
     dumps_array,
+    encode_entry,
+    encode_text,
     load_json,
     parse_with_retry,
     read_bytes,
-    splice_append,
+    splice_parts,
 )
 from app.core.models import InboxMessage, TeamConfig
-from app.core.paths import LEAD_NAME, USER_NAME, strip_team_suffix
+from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
 if TYPE_CHECKING:
     from app.core.home import Home
 
 _MESSAGES = TypeAdapter(list[InboxMessage])
 FileKey = tuple[int, int, int, int]
-_validated: dict[str, FileKey] = {}
-_validated_lock = threading.Lock()
+Chunk = bytes | memoryview
+
+
+class _Known:
+    """What this process knows to be a valid inbox: the file's identity when it last validated
+    or wrote it, and the chunks that make up the array's head (everything before the closing
+    bracket), which share memory with the buffers written."""
+
+    __slots__ = ("head", "key")
+
+    def __init__(self, key: FileKey, head: list[Chunk]) -> None:
+        self.key = key
+        self.head = head
+
+
+_known: dict[str, _Known] = {}
+_known_lock = threading.Lock()
+_KNOWN_MAX = 64  # inboxes remembered per process (each holds one copy of its file's bytes)
 
 
 def _file_key(st: os.stat_result) -> FileKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _remember(path: Path) -> None:
+def _stat_key(path: Path) -> FileKey | None:
     try:
-        key = _file_key(os.stat(path, follow_symlinks=False))
+        return _file_key(os.stat(path, follow_symlinks=False))
     except FileNotFoundError:
-        return
-    with _validated_lock:
-        _validated[str(path)] = key
+        return None
 
 
-def _is_known_good(path: Path) -> bool:
-    try:
-        key = _file_key(os.stat(path, follow_symlinks=False))
-    except FileNotFoundError:
-        return False
-    with _validated_lock:
-        return _validated.get(str(path)) == key
+def _remember(path: Path, head: list[Chunk]) -> None:
+    key = _stat_key(path)
+    with _known_lock:
+        if key is None:
+            _known.pop(str(path), None)
+            return
+        _known.pop(str(path), None)
+        if len(_known) >= _KNOWN_MAX:
+            _known.pop(next(iter(_known)))
+        _known[str(path)] = _Known(key, head)
 
 
-def parse_raw_inbox(data: bytes) -> list[dict[str, Any]]:
-    """The inbox as raw dicts (unknown fields and key order kept). ValueError if not an inbox."""
-    raw = load_json(data)
-    if not isinstance(raw, list):
-        raise ValueError(f"expected a JSON array, found {type(raw).__name__}")
-    for index, entry in enumerate(raw):
-        if not isinstance(entry, dict):
-            raise ValueError(f"entry {index} is not an object")
-    return raw
+def _forget(path: Path) -> None:
+    with _known_lock:
+        _known.pop(str(path), None)
+
+
+def _is_known(path: Path) -> bool:
+    """Whether the file is exactly the one this process last validated or wrote."""
+    with _known_lock:
+        known = _known.get(str(path))
+    return known is not None and _stat_key(path) == known.key
 
 
 def _validated_bytes(data: bytes) -> bytes:
@@ -80,15 +101,80 @@ def _validated_bytes(data: bytes) -> bytes:
     return data
 
 
-def parse_inbox(data: bytes) -> list[InboxMessage]:
+def _validate_extension(path: Path, raw: bytes) -> bool:
+    """Whether ``raw`` is valid because it is a head this process validated, plus appended
+    entries that are valid on their own -- checked without parsing the known part again.
+
+    ``head`` + ``rest`` is a valid array when ``head`` is a validated array head (an array
+    minus its closing bracket) and ``rest`` is ``]``, or ``,`` followed by the text of a valid,
+    non-empty array of objects minus its ``[`` (whitespace allowed around). Anything else --
+    including a file rewritten or truncated by another program -- is parsed in full."""
+    with _known_lock:
+        known = _known.get(str(path))
+    if known is None:
+        return False
+    offset = 0
+    for chunk in known.head:
+        if not raw.startswith(chunk, offset):
+            return False
+        offset += len(chunk)
+    last = known.head[-1]
+    empty_head = bool(len(last)) and last[-1] == 0x5B  # the head is "[": an empty array
+    rest = raw[offset:].lstrip()
+    if not empty_head:
+        if rest.rstrip() == b"]":
+            return True
+        if not rest.startswith(b","):
+            return False
+        rest = rest[1:]
     try:
-        return _MESSAGES.validate_json(data)
-    except ValidationError as exc:
-        # Tell a JSON error (possibly a half-written file: retried) from a bad entry.
-        parse_raw_inbox(data)
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"entry {where}: {first['msg']}") from None
+        entries = parse_raw_inbox(b"[" + rest)
+    except ValueError:
+        return False
+    return empty_head or bool(entries)
+
+
+def parse_raw_inbox(data: bytes) -> list[dict[str, Any]]:
+    """The inbox as raw dicts (unknown fields and key order kept). ValueError if not an inbox."""
+    raw = load_json(data)
+    if not isinstance(raw, list):
+        raise ValueError(f"expected a JSON array, found {_json_type(raw)}")
+    for index, entry in enumerate(raw):
+        if not isinstance(entry, dict):
+            raise ValueError(f"entry {index} is not an object")
+    return raw
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+_NOT_NULLABLE = ("from", "text", "timestamp", "read")
+
+
+def parse_inbox(data: bytes) -> list[InboxMessage]:
+    # pydantic's JSON parser accepts NaN/Infinity, which JSON.parse (and load_json) reject: a
+    # file that might hold them takes the strict path, so read() and append() agree.
+    if b"NaN" not in data and b"Infinity" not in data:
+        try:
+            return _MESSAGES.validate_json(data)
+        except ValidationError:
+            pass
+    # Slow path. Tell a JSON error (possibly a half-written file: retried) from a bad entry,
+    # accept what JavaScript would (lone surrogates; ``null`` for a field means "absent").
+    raw = parse_raw_inbox(data)
+    messages = []
+    for index, entry in enumerate(raw):
+        if any(entry.get(k, 0) is None for k in _NOT_NULLABLE):
+            entry = {k: v for k, v in entry.items() if not (v is None and k in _NOT_NULLABLE)}
+        try:
+            messages.append(InboxMessage.model_validate(entry))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ValueError(f"entry {index} field {where!r}: {first['msg']}") from None
+    return messages
 
 
 class Mailbox:
@@ -109,7 +195,14 @@ class Mailbox:
 
         UnknownRecipientError for a name that is not a member (nor ``team-lead``/``user``), so
         a typo never creates a phantom inbox."""
-        name = strip_team_suffix(recipient.strip())
+        name = recipient.strip()
+        parsed = parse_agent_id(name)
+        if parsed is not None:
+            name, team = parsed
+            if team and team != self.team:
+                raise UnknownRecipientError(
+                    f"{recipient!r} belongs to team {team!r}, not {self.team!r}"
+                )
         if not name:
             raise UnknownRecipientError("recipient must not be empty")
         if config is None:
@@ -144,20 +237,26 @@ class Mailbox:
         return recipients
 
     def append(self, agent: str, message: InboxMessage) -> None:
-        """Append to ``agent``'s inbox (no membership check: use ``send`` for user input)."""
+        """Append to ``agent``'s inbox (no membership check: use ``send`` for user input).
+
+        Under the inbox lock: read the file, make sure it is a valid array (in full, unless this
+        process knows its head -- see ``_validate_extension``), splice the new entry onto the
+        bytes and replace the file atomically (fsynced). A corrupt inbox is never extended or
+        replaced: CorruptFileError names it and a copy is saved aside."""
         entry = message.to_json_dict()
         entry["read"] = bool(entry.get("read", False))
+        piece = encode_entry(entry)
         path = self.path(agent)
         with self.home.lock(path):
             raw = read_bytes(path)
-            if raw is not None and not _is_known_good(path):
+            if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
                 raw = parse_with_retry(path, _validated_bytes, first=raw)
             if raw is None:
-                data = dumps_array([entry]).encode("utf-8")
+                parts: list[Chunk] = [b"[\n", piece, b"\n]"]
             else:
-                data = splice_append(raw, entry)
-            atomic_write_bytes(path, data)
-            _remember(path)
+                parts = splice_parts(raw, piece)
+            atomic_write_bytes(path, parts)
+            _remember(path, parts[:-1])
         self.home.emit(InboxChanged(self.team, agent))
 
     # ------------------------------------------------------------------ read
@@ -196,8 +295,9 @@ class Mailbox:
                     entry["read"] = True
                     flipped += 1
             if flipped:
-                atomic_write_bytes(path, dumps_array(raw).encode("utf-8"))
-                _remember(path)
+                data = encode_text(dumps_array(raw))
+                atomic_write_bytes(path, data)
+                _remember(path, [memoryview(data)[: array_head_end(data)]])
         if flipped:
             self.home.emit(InboxChanged(self.team, agent))
         return flipped

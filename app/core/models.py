@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic.alias_generators import to_camel
 
 TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
@@ -58,7 +58,42 @@ class FileModel(BaseModel):
         return dict(self.__pydantic_extra__ or {})
 
 
-class TeamMember(FileModel):
+class OrderedFileModel(FileModel):
+    """A record read from a dict remembers the dict's key order and writes its keys back in
+    that order (new keys last), so rewriting a Claude Code file changes only what changed."""
+
+    _key_order: tuple[str, ...] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: Any) -> Any:
+        model = handler(data)
+        if isinstance(data, dict) and isinstance(model, OrderedFileModel):
+            aliases = cls._aliases()
+            model._key_order = tuple(aliases.get(str(k), str(k)) for k in data)
+        return model
+
+    @classmethod
+    def _aliases(cls) -> dict[str, str]:
+        """Field name -> JSON key (keyword construction uses the names)."""
+        cached = cls.__dict__.get("_alias_cache")
+        if cached is None:
+            cached = {name: f.alias or name for name, f in cls.model_fields.items()}
+            cls._alias_cache = cached  # type: ignore[attr-defined]
+        return cached
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = super().to_json_dict()
+        order = self._key_order
+        if not order:
+            return data
+        ordered = {k: data[k] for k in order if k in data}
+        if len(ordered) != len(data):
+            ordered.update((k, v) for k, v in data.items() if k not in ordered)
+        return ordered
+
+
+class TeamMember(OrderedFileModel):
     agent_id: str
     name: str
     agent_type: str | None = None
@@ -76,7 +111,7 @@ class TeamMember(FileModel):
     is_active: bool | None = None
 
 
-class TeamConfig(FileModel):
+class TeamConfig(OrderedFileModel):
     name: str
     description: str | None = None
     created_at: int = 0
@@ -103,7 +138,7 @@ class TeamConfig(FileModel):
         return data
 
 
-class Task(FileModel):
+class Task(OrderedFileModel):
     id: str
     subject: str = ""
     description: str = ""

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +21,7 @@ USER_NAME = "user"
 LockStyle = Literal["flock", "mkdir"]
 
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+_TASK_ID = re.compile(r"[0-9]{1,18}")
 _FORBIDDEN = ("/", "\\", "\x00", "\n", "\r")
 MAX_NAME_LENGTH = 100
 
@@ -66,6 +69,11 @@ def path_component(name: str, kind: str = "name") -> str:
     return name.replace("@", "-")
 
 
+def is_task_id(value: str) -> bool:
+    """A task id is a decimal number in ASCII digits (``"²"`` passes ``str.isdigit``, not this)."""
+    return _TASK_ID.fullmatch(value) is not None
+
+
 def agent_id(name: str, team: str) -> str:
     return f"{name}@{team}"
 
@@ -105,7 +113,7 @@ class Layout:
         return self.team_dir(team) / "config.json"
 
     def inboxes_dir(self, team: str) -> Path:
-        return self.team_dir(team) / "inboxes"
+        return self.confine(self.teams_dir / path_component(team, "team name") / "inboxes")
 
     def inbox_path(self, team: str, agent: str) -> Path:
         return self.inboxes_dir(team) / f"{path_component(agent, 'agent name')}.json"
@@ -113,8 +121,9 @@ class Layout:
     def task_dir(self, team: str) -> Path:
         return self.confine(self.tasks_dir / path_component(team, "team name"))
 
-    def task_path(self, team: str, task_id: str) -> Path:
-        if not task_id.isdigit():
+    def task_path(self, team: str, task_id: str | int) -> Path:
+        task_id = str(task_id)
+        if not is_task_id(task_id):
             raise InvalidNameError(f"task id {task_id!r} is not a number")
         return self.task_dir(team) / f"{int(task_id)}.json"
 
@@ -124,9 +133,33 @@ class Layout:
     def highwatermark_path(self, team: str) -> Path:
         return self.task_dir(team) / ".highwatermark"
 
+    @cached_property
+    def _resolved_root(self) -> Path:
+        return self.root.resolve()
+
     def confine(self, path: Path) -> Path:
-        """Refuse a path that resolves outside the root (e.g. through a planted symlink)."""
-        root = self.root.resolve()
+        """Refuse a path that resolves outside the root (e.g. through a planted symlink).
+
+        Fast path: no component below the root is a symlink (one ``lstat`` each, stopping at
+        the first that does not exist). Otherwise the path is resolved in full; a symlink that
+        stays inside the root is accepted."""
+        try:
+            parts = path.relative_to(self.root).parts
+        except ValueError:
+            parts = None
+        if parts is not None and ".." not in parts:
+            current = self.root
+            for part in parts:
+                current = current / part
+                try:
+                    mode = os.lstat(current).st_mode
+                except (FileNotFoundError, NotADirectoryError):
+                    return path  # nothing below exists, so there is nothing to follow
+                if stat.S_ISLNK(mode):
+                    break
+            else:
+                return path
+        root = self._resolved_root
         resolved = path.resolve()
         if resolved != root and root not in resolved.parents:
             raise UnsafePathError(f"{path} resolves outside {root}")

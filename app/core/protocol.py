@@ -17,7 +17,7 @@ import json
 import re
 import threading
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
@@ -171,17 +171,20 @@ _FRAME_ADAPTER: TypeAdapter[Frame] = TypeAdapter(Frame)
 
 def parse_frame(text: str | None) -> Frame | None:
     """The typed frame in ``text``, or ``None`` for a plain (or unknown, or malformed) message."""
-    if not text or text.lstrip()[:1] != "{":
+    if not isinstance(text, str) or text.lstrip()[:1] != "{":
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         return None
-    if not isinstance(data, dict) or data.get("type") not in FRAME_TYPES:
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in FRAME_TYPES:  # a list "type" is unhashable
         return None
     try:
         return _FRAME_ADAPTER.validate_python(data)
-    except ValidationError:
+    except (ValidationError, ValueError, RecursionError):
         return None
 
 
@@ -200,29 +203,37 @@ def make_request_id(kind: str, target: str) -> str:
 
 # ----------------------------------------------------------------------------- builders
 
+_F = TypeVar("_F", bound=_Frame)
+
+
+def _build(cls: type[_F], sender: str, **fields: Any) -> _F:
+    """``cls(from=sender, **fields)`` -- ``from`` is a keyword, so it goes in by its alias."""
+    return cls.model_validate({"from": sender, **fields})
+
 
 def shutdown_request(request_id: str, sender: str, reason: str | None = None) -> ShutdownRequest:
-    return ShutdownRequest(request_id=request_id, sender=sender, reason=reason)
+    return _build(ShutdownRequest, sender, request_id=request_id, reason=reason)
 
 
 def shutdown_approved(
     request_id: str, sender: str, pane_id: str | None = None, backend_type: str | None = None
 ) -> ShutdownApproved:
-    return ShutdownApproved(
-        request_id=request_id, sender=sender, pane_id=pane_id, backend_type=backend_type
+    return _build(
+        ShutdownApproved, sender, request_id=request_id, pane_id=pane_id, backend_type=backend_type
     )
 
 
 def shutdown_rejected(request_id: str, sender: str, reason: str) -> ShutdownRejected:
-    return ShutdownRejected(request_id=request_id, sender=sender, reason=reason)
+    return _build(ShutdownRejected, sender, request_id=request_id, reason=reason)
 
 
 def plan_approval_request(
     request_id: str, sender: str, plan_content: str, plan_file_path: str = ""
 ) -> PlanApprovalRequest:
-    return PlanApprovalRequest(
+    return _build(
+        PlanApprovalRequest,
+        sender,
         request_id=request_id,
-        sender=sender,
         plan_content=plan_content,
         plan_file_path=plan_file_path,
     )
@@ -250,8 +261,9 @@ def idle_notification(
     completed_status: str | None = None,
     failure_reason: str | None = None,
 ) -> IdleNotification:
-    return IdleNotification(
-        sender=sender,
+    return _build(
+        IdleNotification,
+        sender,
         idle_reason=idle_reason,
         summary=summary,
         completed_task_id=completed_task_id,
@@ -261,7 +273,7 @@ def idle_notification(
 
 
 def task_completed(sender: str, task_id: str, task_subject: str) -> TaskCompleted:
-    return TaskCompleted(sender=sender, task_id=task_id, task_subject=task_subject)
+    return _build(TaskCompleted, sender, task_id=task_id, task_subject=task_subject)
 
 
 def permission_request(
@@ -304,7 +316,10 @@ def permission_response(
 
 # ----------------------------------------------------------------------------- model-facing text
 
-_WRAPPER_TAG = re.compile(r"<(/?)(teammate_message)", re.IGNORECASE)
+# "<teammate_message", "</teammate_message", "< / TEAMMATE_MESSAGE"...: anything a reader could
+# take for the wrapper's own tag.
+_ATTR_BREAKS = str.maketrans({"\n": "&#10;", "\r": "&#13;"})
+_WRAPPER_TAG = re.compile(r"<(\s*/?\s*)(teammate_message)", re.IGNORECASE)
 
 
 def wrap_teammate_message(
@@ -317,7 +332,8 @@ def wrap_teammate_message(
     """
 
     def attr(value: str) -> str:
-        return html.escape(value, quote=True)
+        # Line breaks as character references too: the opening tag stays on one line.
+        return html.escape(value, quote=True).translate(_ATTR_BREAKS)
 
     color_attr = f' color="{attr(color)}"' if color else ""
     summary_attr = f' summary="{attr(summary)}"' if summary else ""

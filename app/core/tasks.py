@@ -9,7 +9,9 @@ ever overwritten by a create -- even if ``.highwatermark`` is missing, corrupt o
 
 from __future__ import annotations
 
+import builtins
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -26,6 +28,7 @@ from app.core.files import (
     read_bytes,
 )
 from app.core.models import TASK_STATUSES, Task
+from app.core.paths import is_task_id
 
 if TYPE_CHECKING:
     from app.core.home import Home
@@ -34,6 +37,7 @@ ClaimReason = Literal[
     "task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"
 ]
 _UNSET: Any = object()
+_LEADING_INT = re.compile(r"\s*([0-9]+)")
 
 
 @dataclass
@@ -93,20 +97,23 @@ class TaskList:
         ids = []
         for entry in os.scandir(self.dir):
             name = entry.name
-            if name.endswith(".json") and name[:-5].isdigit():
+            if name.endswith(".json") and is_task_id(name[:-5]):
                 ids.append(int(name[:-5]))
         return sorted(ids)
 
     def highwatermark(self) -> int:
-        """The stored watermark; 0 if missing. A corrupt one is moved aside and reads as 0."""
+        """The stored watermark; 0 if missing. Read like Claude Code's ``parseInt``: leading
+        digits count (``"12\\n"``, ``"12abc"``). A file without them is corrupt: a copy is saved
+        aside and it reads as 0 -- ids still never collide, as ``create`` also takes the highest
+        id on disk (only an id deleted above that could be reused)."""
         path = self.layout.highwatermark_path(self.team)
         data = read_bytes(path)
         if data is None:
             return 0
-        text = data.decode("utf-8", "replace").strip()
-        if text.isdigit():
-            return int(text)
-        quarantine(path)
+        match = _LEADING_INT.match(data.decode("utf-8", "replace"))
+        if match:
+            return int(match.group(1))
+        quarantine(path, data)
         return 0
 
     def _write_highwatermark(self, value: int) -> None:
@@ -115,8 +122,16 @@ class TaskList:
     # ------------------------------------------------------------------ read
 
     def get(self, task_id: str) -> Task | None:
-        """The task, ``None`` if it does not exist; CorruptFileError if it cannot be read."""
-        return parse_with_retry(self.layout.task_path(self.team, str(task_id)), _parse_task)
+        """The task, ``None`` if it does not exist; CorruptFileError if it cannot be read.
+
+        The id is the file's: a file whose ``id`` field disagrees with its name is read with
+        the name's id (as Claude Code's update does), so a rewrite can never land on -- and
+        overwrite -- another task's file."""
+        path = self.layout.task_path(self.team, task_id)
+        task = parse_with_retry(path, _parse_task)
+        if task is not None and task.id != path.stem:
+            task.id = path.stem
+        return task
 
     def require(self, task_id: str) -> Task:
         task = self.get(task_id)
@@ -129,9 +144,9 @@ class TaskList:
         tasks, _ = self.scan(include_internal=include_internal)
         return tasks
 
-    def scan(self, *, include_internal: bool = False) -> tuple[list[Task], dict[str, str]]:
+    def scan(self, *, include_internal: bool = False) -> tuple[builtins.list[Task], dict[str, str]]:
         """Tasks in id order, plus one error line per unreadable task file."""
-        tasks: list[Task] = []
+        tasks: builtins.list[Task] = []
         errors: dict[str, str] = {}
         for task_id in self.ids_on_disk():
             try:
@@ -195,8 +210,8 @@ class TaskList:
         status: str | None = None,
         owner: str | None = _UNSET,
         metadata: dict[str, Any] | None = None,
-        add_blocks: list[str] | tuple[str, ...] = (),
-        add_blocked_by: list[str] | tuple[str, ...] = (),
+        add_blocks: builtins.list[str] | tuple[str, ...] = (),
+        add_blocked_by: builtins.list[str] | tuple[str, ...] = (),
     ) -> Task:
         """Change fields of a task. ``owner=None`` unassigns; ``metadata`` keys are merged
         (a ``None`` value deletes a key). Dependencies are added symmetrically."""
@@ -235,7 +250,11 @@ class TaskList:
         atomic_write_json(self.layout.task_path(self.team, task.id), task.to_json_dict())
 
     def _set_links(
-        self, task_id: str, *, blocks: list[str] | None = None, blocked_by: list[str] | None = None
+        self,
+        task_id: str,
+        *,
+        blocks: builtins.list[str] | None = None,
+        blocked_by: builtins.list[str] | None = None,
     ) -> None:
         with self._task_lock(task_id):
             task = self.get(task_id)
@@ -332,7 +351,7 @@ class TaskList:
                 busy = [
                     t.id
                     for t in self.list(include_internal=True)
-                    if t.owner in (agent,) and t.id != task_id and t.status != "completed"
+                    if t.owner == agent and t.id != task_id and not t.is_resolved
                 ]
                 if busy:
                     return ClaimResult(False, "agent_busy", self.get(task_id), busy_with=busy)
@@ -368,7 +387,7 @@ class TaskList:
     def is_blocked(self, task: Task) -> bool:
         return any(self._is_open(b) for b in task.blocked_by)
 
-    def available(self) -> list[Task]:
+    def available(self) -> builtins.list[Task]:
         """Pending, unowned, unblocked tasks in id order (what an idle teammate may claim)."""
         tasks = self.list()
         done = {t.id for t in tasks if t.is_resolved}
@@ -389,13 +408,21 @@ class TaskList:
         """Return an agent's unfinished tasks to ``pending`` with no owner (on shutdown, kill
         or crash) and build the seeds' notification for the lead."""
         owners = {agent_name, agent_id} - {None}
-        owned = [
-            t
-            for t in self.list(include_internal=True)
-            if t.status != "completed" and t.owner in owners
-        ]
-        for task in owned:
-            self.update(task.id, owner=None, status="pending")
+        owned: builtins.list[Task] = []
+        # Claude Code skips only "completed"; a task marked "deleted" is not brought back either.
+        for candidate in self.list(include_internal=True):
+            if candidate.is_resolved or candidate.owner not in owners:
+                continue
+            # Re-check under the task's lock: it may have been completed or reassigned since.
+            with self._task_lock(candidate.id):
+                task = self.get(candidate.id)
+                if task is None or task.is_resolved or task.owner not in owners:
+                    continue
+                task.owner = None
+                task.status = "pending"
+                self._write(task)
+            owned.append(task)
+            self.home.emit(TaskChanged(self.team, task.id))
         verb = "was terminated" if reason == "terminated" else "has shut down"
         message = f"{agent_name} {verb}."
         if owned:

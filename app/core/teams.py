@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import re
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.errors import (
     CorruptFileError,
+    InvalidNameError,
     NameCollisionError,
     NotFoundError,
     TeamNotEmptyError,
@@ -150,7 +152,7 @@ class Teams:
         self.home.emit(TeamChanged(final))
         return config
 
-    def delete(self, name: str, *, force: bool = False) -> list[str]:
+    def delete(self, name: str, *, force: bool = False) -> builtins.list[str]:
         """Remove the team's directory, its task list and its members' git worktrees.
 
         Refuses (TeamNotEmptyError) while members other than the lead remain, unless ``force``.
@@ -159,7 +161,7 @@ class Teams:
         config = self.get(name)
         if config is None and not self.layout.team_dir(name).exists():
             raise NotFoundError(f"team {name!r} does not exist")
-        removed: list[str] = []
+        removed: builtins.list[str] = []
         if config is not None:
             active = config.teammates
             if active and not force:
@@ -191,17 +193,25 @@ class Teams:
         return f"{clean}-{counter}"
 
     def add_member(self, team: str, member: TeamMember) -> TeamConfig:
-        """Register a member. Its name must be sanitised already and not collide (case-blind)."""
+        """Register a member. Its name must be sanitised already (InvalidNameError otherwise)
+        and must not collide with an existing member after sanitising and lower-casing
+        (NameCollisionError): ``Researcher`` and ``researcher`` would share an inbox."""
         clean = sanitize_name(member.name, "agent name")
-        if clean != member.name:
-            raise NameCollisionError(
-                f"agent name {member.name!r} is not normalised (use {clean!r})"
-            )
 
         def change(config: TeamConfig) -> None:
-            if config.member(member.name) is not None:
-                raise NameCollisionError(
-                    f"team {team!r} already has a member named {member.name!r}"
+            for existing in config.members:
+                if _NON_ALNUM.sub("-", existing.name).lower() == clean:
+                    raise NameCollisionError(
+                        f"team {team!r} already has a member named {existing.name!r}"
+                        + (
+                            f" ({member.name!r} differs only by case or punctuation)"
+                            if existing.name != member.name
+                            else ""
+                        )
+                    )
+            if clean != member.name:
+                raise InvalidNameError(
+                    f"agent name {member.name!r} is not normalised (use {clean!r})"
                 )
             if not member.agent_id:
                 member.agent_id = agent_id(member.name, config.name)
@@ -239,14 +249,14 @@ class Teams:
 
     def update_member(self, team: str, name: str, **fields: Any) -> TeamMember:
         """Set fields on a member (e.g. ``mode="acceptEdits"``, ``is_active=False``)."""
-        found: list[TeamMember] = []
+        found: builtins.list[TeamMember] = []
 
         def change(config: TeamConfig) -> None:
             member = config.member(name)
             if member is None:
                 raise NotFoundError(f"team {team!r} has no member named {name!r}")
             for key, value in fields.items():
-                setattr(member, key, value)
+                setattr(member, _MEMBER_FIELDS.get(key, key), value)
             found.append(member)
 
         self.modify(team, change)
@@ -266,6 +276,13 @@ class Teams:
         atomic_write_json(self.layout.config_path(config.name), config.to_json_dict())
 
 
+_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+# update_member(**fields) takes attribute names or the JSON keys (``isActive``); other keys are
+# kept as extra fields under that name.
+_MEMBER_FIELDS: dict[str, str] = {
+    **{name: name for name in TeamMember.model_fields},
+    **{f.alias: name for name, f in TeamMember.model_fields.items() if f.alias},
+}
 _GITDIR = re.compile(r"^gitdir:\s*(.+)$")
 
 
@@ -292,7 +309,16 @@ def remove_worktree(path: Path) -> bool:
                 text=True,
                 timeout=30,
             )
-            if result.returncode == 0 or "not a working tree" in result.stderr:
+            if result.returncode == 0 and not path.exists():
                 return True
     shutil.rmtree(path, ignore_errors=True)
+    if main_repo is not None and main_repo.is_dir():
+        # The folder is gone; drop the repository's record of it too.
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                ["git", "worktree", "prune"],
+                cwd=main_repo,
+                capture_output=True,
+                timeout=30,
+            )
     return not path.exists()

@@ -1,10 +1,10 @@
 """Token estimates and an in-memory prompt cache, so usage numbers behave like the real API's.
 
-The point is observability: the runtime places `cache_control` markers, and the UI shows cache hits.
-Offline, the first request with a marked prefix reports `cache_creation_input_tokens`, and a later
-request that shares that prefix reports `cache_read_input_tokens`, with the same lookback rule as the
-API (a hit may be found up to 20 blocks before the last breakpoint), so a breakpoint that moves along
-a growing conversation still reads what the previous turn wrote.
+The point is observability: the runtime places `cache_control` markers, and the UI shows cache
+hits. Offline, the first request with a marked prefix reports `cache_creation_input_tokens`, and a
+later request sharing that prefix reports `cache_read_input_tokens`. The API's lookback rule is
+kept (a hit may be found up to 20 blocks before the last breakpoint), so a breakpoint that moves
+along a growing conversation still reads what the previous turn wrote.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What an offline model sees (`ModelRequest`) and what it answers (a `ResponsePlan`).
 
-The offline transport speaks the wire format; a `ModelHandler` only decides *what* to say. Keeping the
-two apart means a policy (or a test script) never builds JSON or SSE by hand, and the same plan can be
-delivered as a JSON `Message` or as a stream, depending on what the client asked for.
+The offline transport speaks the wire format; a `ModelHandler` only decides *what* to say. Keeping
+them apart means a policy (or a test script) never builds JSON or SSE by hand, and the same plan
+is delivered as a JSON `Message` or as a stream, depending on what the client asked for.
 """
 
 from __future__ import annotations
@@ -235,7 +235,9 @@ def text(value: str) -> TextBlock:
     return TextBlock(value)
 
 
-def tool_use(name: str, input: Mapping[str, Any] | None = None, id: str | None = None) -> ToolUseBlock:
+def tool_use(
+    name: str, input: Mapping[str, Any] | None = None, id: str | None = None
+) -> ToolUseBlock:
     """A tool call; the id defaults to a fresh `toolu_...` id like the real API's."""
     return ToolUseBlock(name=name, input=dict(input or {}), id=id or new_id("toolu_"))
 
@@ -289,4 +291,3 @@ def cut_stream(
 def new_id(prefix: str) -> str:
     """An id shaped like the API's (`msg_` / `toolu_` + 24 characters)."""
     return prefix + uuid.uuid4().hex[:24]
-

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import httpx2
@@ -29,7 +30,6 @@ from .plans import (
     Reply,
     ResponsePlan,
     TextBlock,
-    ToolUseBlock,
     new_id,
 )
 
@@ -105,7 +105,7 @@ class OfflineTransport:
 
         model_request = ModelRequest(body)
         try:
-            plan = await self.handler.respond(model_request)
+            return self.encode(await self.handler.respond(model_request), model_request)
         except Exception as exc:  # a handler bug must surface, not be retried into silence
             log.exception("offline model handler failed")
             return error_response(
@@ -116,12 +116,13 @@ class OfflineTransport:
                     should_retry=False,
                 )
             )
-        return self.encode(plan, model_request)
 
     def encode(self, plan: ResponsePlan, request: ModelRequest) -> httpx2.Response:
         """Turn a plan into the HTTP response the API would send for this request."""
         if isinstance(plan, ErrorPlan):
             return error_response(plan)
+        if not isinstance(plan, Reply | CutStream):
+            raise TypeError(f"a ModelHandler must return a ResponsePlan, not {plan!r}")
         reply = plan.reply if isinstance(plan, CutStream) else plan
         cut = plan if isinstance(plan, CutStream) else None
         message = message_json(reply, model=request.model, usage=self._usage(request, reply))
@@ -168,7 +169,9 @@ def validate_request(body: Mapping[str, Any]) -> str | None:
             return f"messages.{index}.role: Input should be 'user' or 'assistant'"
     for index, message in enumerate(messages):
         previous = messages[index - 1] if index else None
-        expected = _ids(previous, "tool_use") if previous and previous["role"] == "assistant" else []
+        expected = (
+            _ids(previous, "tool_use") if previous and previous["role"] == "assistant" else []
+        )
         results = _ids(message, "tool_result") if message["role"] == "user" else []
         unexpected = [i for i in results if i not in expected]
         if unexpected:
@@ -192,9 +195,7 @@ def _ids(message: Mapping[str, Any], kind: str) -> list[str]:
     if not isinstance(content, list):
         return []
     key = "id" if kind == "tool_use" else "tool_use_id"
-    return [
-        str(b.get(key, "")) for b in content if isinstance(b, dict) and b.get("type") == kind
-    ]
+    return [str(b.get(key, "")) for b in content if isinstance(b, dict) and b.get("type") == kind]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,15 +239,17 @@ def error_response(plan: ErrorPlan) -> httpx2.Response:
     return httpx2.Response(plan.status, headers=headers, json=body)
 
 
-def sse_events(message: Mapping[str, Any], reply: Reply, *, cut_at_block: int | None) -> list[Event]:
+def sse_events(
+    message: Mapping[str, Any], reply: Reply, *, cut_at_block: int | None
+) -> list[Event]:
     """The event sequence for `message`; with `cut_at_block`, only what is sent before the cut."""
     usage = dict(message["usage"])
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     events: list[Event] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(reply.blocks):
-        opening = block_json(block)
-        if isinstance(block, ToolUseBlock):
-            opening["input"] = {}
+        # Blocks open empty; their content arrives only as deltas.
+        empty = TextBlock("") if isinstance(block, TextBlock) else replace(block, input={})
+        opening = block_json(empty)
         events.append(
             (
                 "content_block_start",
@@ -275,7 +278,9 @@ def _deltas(block: Block) -> list[dict[str, Any]]:
     if isinstance(block, TextBlock):
         return [{"type": "text_delta", "text": piece} for piece in chunk_text(block.text)]
     encoded = json.dumps(block.input, ensure_ascii=False)
-    pieces = [encoded[i : i + JSON_CHARS_PER_DELTA] for i in range(0, len(encoded), JSON_CHARS_PER_DELTA)]
+    pieces = [
+        encoded[i : i + JSON_CHARS_PER_DELTA] for i in range(0, len(encoded), JSON_CHARS_PER_DELTA)
+    ]
     # The API opens every tool input with an empty partial_json, then streams the JSON text.
     return [{"type": "input_json_delta", "partial_json": p} for p in ["", *pieces]]
 
@@ -314,7 +319,9 @@ def _dropped() -> httpx2.RemoteProtocolError:
     )
 
 
-async def _sse_body(events: list[Event], pace: float, cut: CutStream | None) -> AsyncIterator[bytes]:
+async def _sse_body(
+    events: list[Event], pace: float, cut: CutStream | None
+) -> AsyncIterator[bytes]:
     for name, data in events:
         if pace > 0 and name == "content_block_delta":
             await asyncio.sleep(pace)

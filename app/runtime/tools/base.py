@@ -72,13 +72,21 @@ class TeamServices(Protocol):
         """Validate the recipient and append to its inbox; returns the member name."""
         ...
 
+    def broadcast(self, caller: AgentIdentity, team: str, message: Any) -> list[str]:
+        """Send ``message`` (an InboxMessage) to every member but the caller."""
+        ...
+
+    def note_peer_dm(self, caller: AgentIdentity, recipient: str, summary: str) -> None:
+        """Remember a teammate's last DM to a peer (shown in its panel and idle notification)."""
+        ...
+
     def answer_plan(
         self, caller: AgentIdentity, request_id: str, approve: bool, feedback: str | None
     ) -> str:
         """Answer a plan approval request; returns a result line ("already resolved"...)."""
         ...
 
-    def answer_permission(
+    def answer_permission_from_lead(
         self, caller: AgentIdentity, request_id: str, allow: bool, reason: str | None
     ) -> str: ...
 
@@ -88,7 +96,9 @@ class TeamServices(Protocol):
         """A teammate answers a shutdown request (approval ends its loop)."""
         ...
 
-    def request_shutdown(self, caller: AgentIdentity, recipient: str, reason: str | None) -> str:
+    def request_shutdown_from(
+        self, caller: AgentIdentity, recipient: str, reason: str | None
+    ) -> str:
         """Send a shutdown_request; returns the request id."""
         ...
 

@@ -1,0 +1,134 @@
+"""The lead session: the person's prompts are turns; the lead's inbox is delivered automatically.
+
+* When idle, new mail starts a turn; when busy, it is added at the next tool-result boundary.
+* Pure idle notifications (and task_completed notes) are coalesced and never wake the model by
+  themselves: they ride along with the next real message.
+* Plan, permission and shutdown frames feed the approvals queue. When the lead model decides
+  requests, they are delivered to it; when the person decides, the model only gets a note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING
+
+from app.core.errors import CorruptFileError, TeamdeckError
+from app.core.paths import LEAD_NAME
+from app.core.protocol import (
+    IdleNotification,
+    PermissionRequest,
+    PlanApprovalRequest,
+    ShutdownApproved,
+    ShutdownRejected,
+    TaskCompleted,
+    parse_frame,
+    wrap_teammate_message,
+)
+from app.runtime.loop import TurnOutcome, run_turn
+from app.runtime.session import AgentSession
+from app.runtime.signals import Wakeup
+
+if TYPE_CHECKING:
+    from app.runtime.team import TeamRuntime
+
+
+class Lead:
+    def __init__(self, runtime: TeamRuntime, session: AgentSession) -> None:
+        self.runtime = runtime
+        self.session = session
+        self.prompts: deque[str] = deque()
+        self.wake = Wakeup()
+        self.idle_notes: dict[str, str] = {}
+        self.notes: list[str] = []
+        self.turns = 0
+        self.last_outcome: TurnOutcome | None = None
+        self.busy = False
+
+    def submit(self, text: str) -> None:
+        self.prompts.append(text)
+        self.wake.set()
+
+    async def run(self) -> None:
+        self.wake.bind(asyncio.get_running_loop())
+        while True:
+            self.wake.clear()
+            prompt = self._next_prompt()
+            if prompt is None:
+                self.runtime.lead_idle()
+                await self.wake.wait(5.0)
+                continue
+            self.busy = True
+            self.session.set_status("running")
+            try:
+                outcome = await run_turn(self.session, prompt, drain=self.drain)
+            finally:
+                self.busy = False
+            self.turns += 1
+            self.last_outcome = outcome
+            self.session.set_status("idle")
+            self.runtime.lead_turn_ended(outcome)
+
+    def _next_prompt(self) -> str | None:
+        delivered = self.drain()
+        if self.prompts:
+            parts = [self.prompts.popleft(), *delivered]
+            return "\n\n".join(parts)
+        if delivered:
+            return "\n\n".join(delivered)
+        return None
+
+    def drain(self) -> list[str]:
+        """Read the lead's unread mail: returns the texts to show the model (empty if nothing
+        needs it); idle notifications are coalesced into one line alongside real messages."""
+        team = self.runtime.team
+        if not team:
+            return []
+        box = self.runtime.home.mailbox(team)
+        try:
+            unread = box.unread(LEAD_NAME)
+        except CorruptFileError as exc:
+            self.session.snapshot.error = str(exc)
+            return []
+        except TeamdeckError:
+            return []
+        if not unread:
+            return []
+        box.mark_read(LEAD_NAME, [i for i, _ in unread])
+        wake: list[str] = []
+        for _, message in unread:
+            frame = parse_frame(message.text)
+            self.runtime.observe_lead_frame(message, frame)
+            wrapped = wrap_teammate_message(
+                message.sender, message.text, message.color, message.summary
+            )
+            if isinstance(frame, IdleNotification):
+                self.idle_notes[frame.sender] = frame.summary or frame.idle_reason or "idle"
+            elif isinstance(frame, TaskCompleted):
+                self.notes.append(f"{frame.sender} completed task #{frame.task_id}")
+            elif isinstance(frame, PlanApprovalRequest | PermissionRequest):
+                if self.runtime.decider == "lead":
+                    wake.append(wrapped)
+                else:
+                    what = (
+                        "plan" if isinstance(frame, PlanApprovalRequest) else "permission request"
+                    )
+                    self.notes.append(
+                        f"{message.sender}'s {what} ({frame.request_id}) awaits the person's "
+                        "review in the dashboard; do not answer it."
+                    )
+            elif isinstance(frame, ShutdownApproved | ShutdownRejected):
+                wake.append(wrapped)
+            else:
+                wake.append(wrapped)
+        if not wake:
+            return []
+        extra: list[str] = []
+        if self.idle_notes:
+            idle = ", ".join(f"{n} ({s})" for n, s in sorted(self.idle_notes.items()))
+            extra.append(f"[idle teammates: {idle}]")
+            self.idle_notes.clear()
+        if self.notes:
+            extra.append("[notes: " + "; ".join(self.notes) + "]")
+            self.notes.clear()
+        return wake + extra

@@ -1,0 +1,119 @@
+"""The model client: the real Claude API when a key is set, the offline model otherwise.
+
+Both are an `anthropic.AsyncAnthropic`; offline, its HTTP client routes every request to
+`OfflineTransport` through `httpx2.MockTransport` (anthropic 2.x is built on httpx2, so respx
+cannot intercept it). Callers therefore never branch on the mode: streaming, retries and error
+types are the SDK's own in both cases.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import anthropic
+import httpx2
+
+from app.runtime.offline import EchoModel, ModelHandler, OfflineTransport
+
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+MODEL_ENV = "TEAMDECK_MODEL"
+DEFAULT_MODEL = "sonnet"
+
+MODEL_ALIASES: dict[str, str] = {
+    "sonnet": "claude-sonnet-5-5",
+    "opus": "claude-opus-5-5",
+    "haiku": "claude-haiku-5-5",
+}
+"""Short names accepted wherever a model is chosen (newest of each family in the installed SDK;
+`claude-sonnet-4-5` is already on the SDK's deprecation list and would warn on every call)."""
+
+OFFLINE_HOST = "offline.teamdeck.invalid"
+OFFLINE_BASE_URL = f"http://{OFFLINE_HOST}"
+OFFLINE_DESCRIPTION = "offline model — set ANTHROPIC_API_KEY for Claude"
+POLICY_MODULE = "app.runtime.offline.policies"
+
+MAX_RETRIES = 2
+"""SDK retries for 408/409/429/5xx and dropped connections before a request is sent back as
+failed. Offline errors carry `retry-after-ms`, so the same retries cost ~1 ms in tests."""
+
+MODEL_ERRORS: tuple[type[Exception], ...] = (anthropic.APIError, httpx2.TransportError)
+"""What a model call can raise once the SDK gives up. Mid-stream, a dropped connection surfaces
+as the raw `httpx2.RemoteProtocolError`/`ReadError` (the SDK only wraps errors raised while
+*sending*, as `APIConnectionError`), so the agent loop must catch both families."""
+
+
+def resolve_model(name: str | None = None) -> str:
+    """A model id from an alias or a full id; `None`/'' means `$TEAMDECK_MODEL`, else sonnet."""
+    chosen = (name or "").strip() or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
+    return MODEL_ALIASES.get(chosen.lower(), chosen)
+
+
+def has_api_key() -> bool:
+    return bool(os.environ.get(API_KEY_ENV, "").strip())
+
+
+def make_client(
+    *,
+    handler: ModelHandler | None = None,
+    api_key: str | None = None,
+    max_retries: int = MAX_RETRIES,
+    pace: float | None = None,
+) -> anthropic.AsyncAnthropic:
+    """The client every agent uses.
+
+    Args:
+        handler: Force the offline model with this brain (tests pass a `ScriptedModel`). Without
+            it, an explicit `api_key` or `$ANTHROPIC_API_KEY` selects the real API, and otherwise
+            the offline model runs the installed policies.
+        api_key: Use the real API with this key. The key is handed to the SDK and never logged.
+        max_retries: SDK retry budget, in both modes.
+        pace: Offline seconds per streamed delta; `None` reads `$TEAMDECK_OFFLINE_PACE`.
+    """
+    if handler is None:
+        if api_key:
+            return anthropic.AsyncAnthropic(api_key=api_key, max_retries=max_retries)
+        if has_api_key():
+            return anthropic.AsyncAnthropic(max_retries=max_retries)  # the SDK reads the env
+        handler = default_offline_handler()
+    transport = OfflineTransport(handler, pace=pace)
+    return anthropic.AsyncAnthropic(
+        api_key="offline",  # explicit, so the SDK consults no env vars or profiles
+        base_url=OFFLINE_BASE_URL,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(transport)),
+        max_retries=max_retries,
+    )
+
+
+def default_offline_handler() -> ModelHandler:
+    """The offline brain: `policies.make_offline_model()` when that module exists, else echo.
+
+    Only the module's absence falls back; an error inside it propagates, so a broken policy
+    is never silently replaced.
+    """
+    try:
+        policies = importlib.import_module(POLICY_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name != POLICY_MODULE:
+            raise
+        return EchoModel()
+    factory = getattr(policies, "make_offline_model", None)
+    if factory is None:
+        return EchoModel()
+    handler: ModelHandler = factory()
+    return handler
+
+
+def is_offline(client: anthropic.AsyncAnthropic) -> bool:
+    return client.base_url.host == OFFLINE_HOST
+
+
+def describe_model(client: anthropic.AsyncAnthropic | None = None, model: str | None = None) -> str:
+    """One line for the UI header: which model answers.
+
+    Without a client, the mode `make_client()` would pick is described.
+    """
+    offline = is_offline(client) if client is not None else not has_api_key()
+    if offline:
+        return OFFLINE_DESCRIPTION
+    return f"Claude · {resolve_model(model)}"

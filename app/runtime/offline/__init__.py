@@ -1,0 +1,66 @@
+"""The offline model: a Messages-API server behind `httpx2.MockTransport`.
+
+`make_client()` (in `app.runtime.model`) wires `OfflineTransport` into a real `AsyncAnthropic`, so
+the SDK path is the same with or without a key. A `ModelHandler` decides the replies: policies
+(`app.runtime.offline.policies`), `ScriptedModel` in tests, `EchoModel` as a fallback.
+"""
+
+from __future__ import annotations
+
+from .cache import InputUsage, PromptCache, estimate_input_tokens, estimate_tokens
+from .plans import (
+    Block,
+    CutStream,
+    ErrorPlan,
+    ModelHandler,
+    ModelRequest,
+    Reply,
+    ResponsePlan,
+    StopReason,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    cut_stream,
+    error,
+    new_id,
+    overloaded,
+    rate_limited,
+    reply,
+    text,
+    tool_use,
+)
+from .scripted import EchoModel, ScriptedModel, ScriptStep
+from .transport import DEFAULT_PACE, PACE_ENV, OfflineTransport, pace_from_env
+
+__all__ = [
+    "DEFAULT_PACE",
+    "PACE_ENV",
+    "Block",
+    "CutStream",
+    "EchoModel",
+    "ErrorPlan",
+    "InputUsage",
+    "ModelHandler",
+    "ModelRequest",
+    "OfflineTransport",
+    "PromptCache",
+    "Reply",
+    "ResponsePlan",
+    "ScriptStep",
+    "ScriptedModel",
+    "StopReason",
+    "TextBlock",
+    "ToolResult",
+    "ToolUseBlock",
+    "cut_stream",
+    "error",
+    "estimate_input_tokens",
+    "estimate_tokens",
+    "new_id",
+    "overloaded",
+    "pace_from_env",
+    "rate_limited",
+    "reply",
+    "text",
+    "tool_use",
+]

@@ -1,0 +1,322 @@
+"""The offline lead: turns a goal into a team, tasks, teammates, and sees it through.
+
+Setup (one step per model call, each waiting for the previous results): TeamCreate -> three
+TaskCreate -> TaskUpdate (the report task is blocked by the other two) -> three Task spawns (the
+writer in plan mode) -> TaskUpdate owners. Then it reacts to mail: answers plan and permission
+requests when they are its to decide, checks the task list after each report, nudges the owner
+of a task that became unblocked, asks everyone to shut down once all tasks are completed, calls
+TeamDelete when all have left, and gives the person a final report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.runtime.offline.history import Call, History
+from app.runtime.offline.plans import ModelRequest, ResponsePlan, reply, text, tool_use
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    subject: str
+    action: str  # what the teammate does: inventory | definitions | summarize
+    plan_mode: bool = False
+
+
+ROLES = (
+    Role("researcher", "Inventory the files", "inventory"),
+    Role("analyst", "Map the definitions", "definitions"),
+    Role("writer", "Summarize what each file does", "summarize", plan_mode=True),
+)
+
+
+def team_name_for(goal: str) -> str:
+    words = re.findall(r"[a-zA-Z0-9]+", goal.lower())
+    skip = {"the", "a", "an", "of", "in", "this", "what", "do", "does", "and", "to", "for"}
+    kept = [w for w in words if w not in skip][:3] or ["team"]
+    return "-".join(kept)
+
+
+def file_pattern_for(goal: str) -> str:
+    low = goal.lower()
+    if "python" in low or ".py" in low:
+        return "**/*.py"
+    if "markdown" in low or "docs" in low or ".md" in low:
+        return "**/*.md"
+    return "**/*"
+
+
+class LeadPolicy:
+    def __init__(self, request: ModelRequest) -> None:
+        self.request = request
+        self.history = History.of(request)
+        self.decides_requests = "are yours to decide" in request.system_text
+
+    # ------------------------------------------------------------------ scope
+
+    def _scope(self) -> tuple[int, str]:
+        """(start index, goal) of the current team's story: the person's latest prompt that
+        came before the current TeamCreate -- or after the last team was deleted."""
+        h = self.history
+        prompts = [m for m in h.incoming if m.sender is None]
+        if not prompts:
+            return 0, ""
+        creates = [c for c in h.calls if c.name == "TeamCreate" and c.ok]
+        deletes = [c for c in h.calls if c.name == "TeamDelete" and _success(c)]
+        last_create = creates[-1].index if creates else None
+        last_delete = deletes[-1].index if deletes else None
+        if last_create is not None and (last_delete is None or last_delete < last_create):
+            before = [p for p in prompts if p.index <= last_create]
+            start = before[-1] if before else prompts[0]
+            return start.index, start.text
+        after = [p for p in prompts if last_delete is None or p.index > last_delete]
+        start = after[0] if after else prompts[-1]
+        return start.index, start.text
+
+    # ------------------------------------------------------------------ decide
+
+    def decide(self) -> ResponsePlan:
+        start, goal = self._scope()
+        h = self.history
+        calls = [c for c in h.calls if c.index >= start]
+
+        def named(name: str) -> list[Call]:
+            return [c for c in calls if c.name == name]
+
+        deleted = [c for c in named("TeamDelete") if _success(c)]
+        if deleted:
+            if any(i > deleted[-1].index for i, _ in h.assistant_texts):
+                return reply(text("The team has finished and was cleaned up."))
+            return reply(text(self._final_report(start)))
+        created = [c for c in named("TeamCreate") if c.ok]
+        if not created:
+            return reply(
+                text(f"I'll set up a team for: {goal}"),
+                tool_use("TeamCreate", {"team_name": team_name_for(goal), "description": goal}),
+            )
+        setup = self._setup_step(goal, named)
+        if setup is not None:
+            return setup
+        return self._react(start, named)
+
+    def _setup_step(self, goal: str, named) -> ResponsePlan | None:  # type: ignore[no-untyped-def]
+        creates = named("TaskCreate")
+        if not creates:
+            return reply(
+                *(
+                    tool_use(
+                        "TaskCreate",
+                        {
+                            "subject": role.subject,
+                            "description": f"{role.subject} for the goal: {goal}",
+                            "activeForm": role.subject.replace("Inventory", "Inventorying"),
+                        },
+                    )
+                    for role in ROLES
+                )
+            )
+        ids = [_task_id(c) for c in creates[: len(ROLES)]]
+        if not named("TaskUpdate"):
+            return reply(
+                tool_use("TaskUpdate", {"taskId": ids[2], "addBlockedBy": [ids[0], ids[1]]})
+            )
+        spawns = named("Task")
+        if not spawns:
+            pattern = file_pattern_for(goal)
+            return reply(
+                text("Spawning the team."),
+                *(
+                    tool_use(
+                        "Task",
+                        {
+                            "description": role.subject,
+                            "name": role.name,
+                            "subagent_type": role.name,
+                            "prompt": (
+                                f"You are the {role.name}. Your task is #{ids[i]}: "
+                                f"{role.subject} (action: {role.action}, files: {pattern}). "
+                                f"Goal: {goal}"
+                            ),
+                            **({"mode": "plan"} if role.plan_mode else {}),
+                        },
+                    )
+                    for i, role in enumerate(ROLES)
+                ),
+            )
+        names = [_spawned_name(c) for c in spawns if c.ok]
+        owners = [c for c in named("TaskUpdate") if "owner" in c.input]
+        if not owners:
+            return reply(
+                *(
+                    tool_use("TaskUpdate", {"taskId": ids[i], "owner": name})
+                    for i, name in enumerate(names)
+                    if i < len(ids)
+                )
+            )
+        if calls_after(owners[-1], self.history) == [] and not self.history.incoming_since(
+            owners[-1].index + 1
+        ):
+            return reply(text(f"The team is working: {', '.join(names)}."))
+        return None
+
+    def _react(self, start: int, named) -> ResponsePlan:  # type: ignore[no-untyped-def]
+        h = self.history
+        spawned = [_spawned_name(c) for c in named("Task") if c.ok]
+        gone = self._gone(start)
+        present = [n for n in spawned if n not in gone]
+        # 1. requests that are ours to answer
+        if self.decides_requests:
+            answers = self._answers(start, named)
+            if answers:
+                return reply(*answers)
+        # 2. everyone has left after being asked: clean up
+        asked = {
+            c.input.get("recipient")
+            for c in named("SendMessage")
+            if c.input.get("type") == "shutdown_request"
+        }
+        if spawned and not present and asked:
+            return reply(text("Everyone has shut down; cleaning up."), tool_use("TeamDelete", {}))
+        # 3. after a TaskList: decide
+        last = h.last_calls()
+        tasklist = next((c for c in last if c.name == "TaskList" and c.ok), None)
+        if tasklist is not None and h.incoming_since(tasklist.index + 1):
+            tasklist = None  # mail arrived since: look again
+        if tasklist is not None:
+            tasks = (tasklist.result_json() or {}).get("tasks", [])
+            if tasks and all(t.get("status") == "completed" for t in tasks):
+                to_ask = [n for n in present if n not in asked]
+                if to_ask:
+                    return reply(
+                        text("All tasks are completed; asking the team to shut down."),
+                        *(
+                            tool_use(
+                                "SendMessage",
+                                {
+                                    "type": "shutdown_request",
+                                    "recipient": n,
+                                    "content": "All tasks are completed. Thank you!",
+                                },
+                            )
+                            for n in to_ask
+                        ),
+                    )
+                return reply(text("Waiting for the teammates to approve their shutdown."))
+            nudged = {
+                m
+                for c in named("SendMessage")
+                for m in re.findall(r"Task #(\d+) is unblocked", str(c.input.get("content", "")))
+            }
+            nudges = [
+                t
+                for t in tasks
+                if t.get("status") != "completed"
+                and t.get("owner") in present
+                and not t.get("blockedBy")
+                and t.get("id") in self._blocked_ids(named)
+                and t.get("id") not in nudged
+            ]
+            if nudges:
+                return reply(
+                    *(
+                        tool_use(
+                            "SendMessage",
+                            {
+                                "type": "message",
+                                "recipient": t["owner"],
+                                "content": f"Task #{t['id']} is unblocked now: go ahead with it.",
+                                "summary": f"Task #{t['id']} unblocked",
+                            },
+                        )
+                        for t in nudges
+                    )
+                )
+            done = sum(1 for t in tasks if t.get("status") == "completed")
+            return reply(text(f"Progress: {done}/{len(tasks)} tasks completed."))
+        return reply(tool_use("TaskList", {}))
+
+    def _answers(self, start: int, named) -> list:  # type: ignore[no-untyped-def]
+        answered = {c.input.get("request_id") for c in named("SendMessage")}
+        out = []
+        for message, frame in self.history.frames(start):
+            kind = frame.get("type")
+            if kind == "plan_approval_request" and frame.get("requestId") not in answered:
+                out.append(
+                    tool_use(
+                        "SendMessage",
+                        {
+                            "type": "plan_approval_response",
+                            "request_id": frame["requestId"],
+                            "approve": True,
+                            "recipient": frame.get("from") or message.sender,
+                        },
+                    )
+                )
+                answered.add(frame.get("requestId"))
+            elif kind == "permission_request" and frame.get("request_id") not in answered:
+                tool = str(frame.get("tool_name", ""))
+                allow = tool in ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
+                out.append(
+                    tool_use(
+                        "SendMessage",
+                        {
+                            "type": "permission_response",
+                            "request_id": frame["request_id"],
+                            "approve": allow,
+                            "recipient": message.sender or "",
+                            **({} if allow else {"content": f"{tool} is not needed for this goal"}),
+                        },
+                    )
+                )
+                answered.add(frame.get("request_id"))
+        return out
+
+    def _gone(self, start: int) -> set[str]:
+        gone: set[str] = set()
+        for message in self.history.incoming_since(start):
+            frame = message.frame()
+            if frame and frame.get("type") == "shutdown_approved":
+                gone.add(str(frame.get("from") or message.sender))
+            elif message.sender and (
+                "was terminated" in message.text
+                or f'Teammate "{message.sender}" failed' in message.text
+            ):
+                gone.add(message.sender)
+        return gone
+
+    def _blocked_ids(self, named) -> set[str]:  # type: ignore[no-untyped-def]
+        return {c.input.get("taskId") for c in named("TaskUpdate") if c.input.get("addBlockedBy")}
+
+    def _final_report(self, start: int) -> str:
+        lines = ["Final report:"]
+        for message in self.history.incoming_since(start):
+            if message.sender and message.frame() is None and message.sender != "team-lead":
+                if "was terminated" in message.text or "has shut down" in message.text:
+                    continue
+                lines.append(f"- {message.sender}: {message.text.strip()}")
+        if len(lines) == 1:
+            lines.append("- (no reports were received)")
+        lines.append("The team has been shut down and deleted.")
+        return "\n".join(lines)
+
+
+def calls_after(call: Call, history: History) -> list[Call]:
+    return [c for c in history.calls if c.index > call.index]
+
+
+def _success(call: Call) -> bool:
+    data = call.result_json()
+    return bool(call.ok and isinstance(data, dict) and data.get("success"))
+
+
+def _task_id(call: Call) -> str:
+    data = call.result_json() or {}
+    task = data.get("task") or {}
+    return str(task.get("id", "?"))
+
+
+def _spawned_name(call: Call) -> str:
+    data = call.result_json() or {}
+    return str(data.get("name") or call.input.get("name"))

@@ -1,0 +1,177 @@
+"""AgentSession: one agent's identity, conversation, transcript, usage and status.
+
+The session is state plus event emission; ``loop.run_turn`` drives it. Teammate and lead
+loops own a session each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.runtime.api import AgentSnapshot
+from app.runtime.events import (
+    AgentStatus,
+    RuntimeEvent,
+    StatusChanged,
+    TextDelta,
+    TranscriptEntry,
+    UsageChanged,
+)
+from app.runtime.permissions import PermissionRules
+from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from app.core import Home
+
+Emit = Callable[[RuntimeEvent], None]
+#: Asks someone (the lead, the person) whether a tool call may run: -> (allowed, reason).
+AskPermission = Callable[["AgentSession", Tool, dict[str, Any], str], Awaitable[tuple[bool, str]]]
+TRANSCRIPT_LIMIT = 2000
+
+
+@dataclass
+class TurnStats:
+    """Timing of the last turns, to measure the runtime's own overhead (model time excluded)."""
+
+    turns: int = 0
+    total_seconds: list[float] = field(default_factory=list)
+    model_seconds: list[float] = field(default_factory=list)
+
+    def overheads_ms(self) -> list[float]:
+        return [
+            (t - m) * 1000 for t, m in zip(self.total_seconds, self.model_seconds, strict=False)
+        ]
+
+
+class AgentSession:
+    def __init__(
+        self,
+        identity: AgentIdentity,
+        *,
+        home: Home,
+        client: anthropic.AsyncAnthropic,
+        model: str,
+        system_prompt: str,
+        tools: list[Tool],
+        emit: Emit,
+        mode: str = "default",
+        rules: PermissionRules | None = None,
+        services: TeamServices | None = None,
+        ask_permission: AskPermission | None = None,
+        max_tokens: int = 8192,
+    ) -> None:
+        self.identity = identity
+        self.home = home
+        self.client = client
+        self.model = model
+        self.system_prompt = system_prompt
+        self.tools = tools
+        self.emit = emit
+        self.mode = mode
+        self.rules = rules or PermissionRules()
+        self.services = services
+        self.ask_permission = ask_permission
+        self.max_tokens = max_tokens
+        self.messages: list[dict[str, Any]] = []
+        self.transcript: list[TranscriptEntry] = []
+        self.interrupt_event = asyncio.Event()
+        self.stats = TurnStats()
+        self.snapshot = AgentSnapshot(
+            name=identity.name,
+            color=identity.color,
+            status="idle",
+            is_lead=identity.is_lead,
+            model=model,
+            mode=mode,
+        )
+        #: Set by the ExitPlanMode tool: the plan request we are waiting on.
+        self.pending_plan_request: str | None = None
+        #: Set when this agent approved its own shutdown (its loop ends after the turn).
+        self.shutdown_approved = False
+        #: Task ids this agent marked completed during the current turn.
+        self.completed_this_turn: list[str] = []
+        self.last_peer_dm: str | None = None
+        self._status_detail = ""
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def name(self) -> str:
+        return self.identity.name
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def set_tools(self, tools: list[Tool]) -> None:
+        self.tools = tools
+
+    # ------------------------------------------------------------------ status
+
+    @property
+    def status(self) -> AgentStatus:
+        return self.snapshot.status
+
+    def set_status(self, status: AgentStatus, detail: str = "") -> None:
+        if status == self.snapshot.status and detail in ("", self._status_detail):
+            return
+        self.snapshot.status = status
+        self._status_detail = detail
+        if status in ("completed", "failed", "killed"):
+            self.snapshot.ended_at = time.time()
+        self.emit(StatusChanged(self.name, status, detail))
+
+    def set_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.snapshot.mode = mode
+
+    def set_activity(self, text: str) -> None:
+        self.snapshot.last_activity = text
+
+    # ------------------------------------------------------------------ transcript
+
+    def record(self, kind: Any, text: str, **data: Any) -> None:
+        entry = TranscriptEntry(self.name, kind, text, data)
+        self.transcript.append(entry)
+        if len(self.transcript) > TRANSCRIPT_LIMIT:
+            del self.transcript[: len(self.transcript) - TRANSCRIPT_LIMIT]
+        self.emit(entry)
+
+    def delta(self, text: str) -> None:
+        self.emit(TextDelta(self.name, text))
+
+    def add_usage(self, usage: Any, tool_calls: int = 0) -> None:
+        snap = self.snapshot
+        if usage is not None:
+            snap.input_tokens += getattr(usage, "input_tokens", 0) or 0
+            snap.output_tokens += getattr(usage, "output_tokens", 0) or 0
+            snap.cache_read_tokens += getattr(usage, "cache_read_input_tokens", 0) or 0
+            creation = getattr(usage, "cache_creation_input_tokens", 0) or 0
+            self._cache_creation = getattr(self, "_cache_creation", 0) + creation
+            snap.model_calls += 1
+        snap.tool_calls += tool_calls
+        self.emit(
+            UsageChanged(
+                self.name,
+                snap.input_tokens,
+                snap.output_tokens,
+                snap.cache_read_tokens,
+                getattr(self, "_cache_creation", 0),
+                snap.tool_calls,
+                snap.model_calls,
+            )
+        )
+
+    # ------------------------------------------------------------------ interrupt
+
+    def interrupt(self) -> None:
+        self.interrupt_event.set()
+
+    @property
+    def interrupted(self) -> bool:
+        return self.interrupt_event.is_set()

@@ -1,0 +1,42 @@
+"""A wake-up signal for an agent that waits for mail, safe to set from any thread.
+
+Usage without lost wake-ups: ``clear()``, then look for work, then ``await wait()``. A ``set()``
+between the look and the wait is kept, so the wait returns at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+
+class Wakeup:
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._thread = threading.get_ident()
+
+    def set(self) -> None:
+        loop = self._loop
+        if loop is None or threading.get_ident() == self._thread:
+            self._event.set()
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(self._event.set)
+
+    def clear(self) -> None:
+        self._event.clear()
+
+    async def wait(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """True if woken, False on timeout."""
+        if timeout is None:
+            await self._event.wait()
+            return True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._event.wait(), timeout)
+            return True
+        return False

@@ -1,0 +1,1 @@
+"""The dashboard's screens: the leader and agent views and the modal dialogs."""

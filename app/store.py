@@ -1,0 +1,558 @@
+"""The dashboard's state, read from the files of one team (no Textual here).
+
+``Store.load()`` reads the team's config, tasks and inboxes; ``Store.apply(events)`` re-reads
+only what a batch of change events names: one task file per ``TaskChanged``, and per
+``InboxChanged`` only the messages past the count already seen in that inbox. Both return a
+:class:`StoreDelta` for the UI and run in a worker thread, one call at a time (the store is
+not thread-safe; the UI only ever sees the deltas).
+
+The feed is every inbox merged in time order. A broadcast lands in many inboxes as the same
+``(sender, timestamp, text)``: it is one feed item with several recipients. Feed items keep
+the raw text and are described (``app.feed_format``) only when drawn.
+
+Also here, pure helpers the app uses: :class:`DeckState` (what the panels and the header
+show, merged from the runtime and the files) and :class:`EventBuffer` (runtime events in
+arrival order, streamed text of one agent merged).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.core import (
+    ChangeEvent,
+    CorruptFileError,
+    Home,
+    InboxChanged,
+    Task,
+    TaskChanged,
+    TeamChanged,
+    TeamConfig,
+    TeamdeckError,
+    TeamRemoved,
+)
+from app.core.files import parse_with_retry
+from app.core.mailbox import parse_raw_inbox
+from app.core.paths import LEAD_NAME
+from app.core.protocol import (
+    PermissionRequest,
+    PermissionResponse,
+    PlanApprovalRequest,
+    PlanApprovalResponse,
+    ShutdownApproved,
+    ShutdownRejected,
+    ShutdownRequest,
+    parse_frame,
+)
+from app.feed_format import FeedLine, agent_name, describe, one_line
+from app.runtime.api import AgentSnapshot, Approval
+from app.runtime.events import RuntimeEvent, TextDelta
+
+HIDDEN_STATUSES = frozenset({"deleted"})
+OPEN_STATUSES = frozenset({"pending", "in_progress"})
+
+
+# ============================================================================ feed items
+
+
+@dataclass(slots=True, eq=False)
+class FeedItem:
+    """One message of the team feed (a broadcast is one item with several recipients)."""
+
+    timestamp: str
+    seq: int
+    sender: str
+    recipients: tuple[str, ...]
+    text: str
+    summary: str | None = None
+    _line: FeedLine | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        return (self.timestamp, self.seq)
+
+    @property
+    def line(self) -> FeedLine:
+        """The readable line (computed on first use: only drawn items pay for it)."""
+        if self._line is None:
+            recipient = self.recipients[0] if len(self.recipients) == 1 else ""
+            line = describe(self.sender, recipient, self.text, self.summary)
+            if len(self.recipients) > 1 and line.target is not None:
+                line = dataclasses.replace(line, target=", ".join(self.recipients))
+            self._line = line
+        return self._line
+
+    def involves(self, agent: str) -> bool:
+        return self.sender == agent or agent in self.recipients
+
+    def add_recipient(self, name: str) -> None:
+        if name not in self.recipients:
+            self.recipients = (*self.recipients, name)
+            self._line = None
+
+
+# ============================================================================ deltas
+
+
+@dataclass
+class StoreDelta:
+    """What changed since the previous delta. Maps (errors, summaries) are always complete."""
+
+    team: str | None
+    reset: bool = False  # everything below replaces what the UI had (first load, team switch)
+    feed_reset: bool = False  # the feed is replaced by ``feed_added`` (an inbox shrank)
+    config: TeamConfig | None = None
+    config_changed: bool = False
+    config_error: str | None = None
+    tasks_changed: bool = False
+    task_upserts: list[Task] = field(default_factory=list)
+    task_removals: list[str] = field(default_factory=list)
+    completed: list[Task] = field(default_factory=list)  # tasks that just became completed
+    open_tasks: int = 0
+    current_tasks: dict[str, str] = field(default_factory=dict)  # owner -> "#3 subject"
+    task_errors: dict[str, str] = field(default_factory=dict)  # task id -> error
+    feed_added: list[FeedItem] = field(default_factory=list)
+    feed_updated: list[FeedItem] = field(default_factory=list)
+    inbox_errors: dict[str, str] = field(default_factory=dict)  # agent -> error
+    last_dm: dict[str, str] = field(default_factory=dict)  # sender -> last DM summary
+    pending: list[Approval] = field(default_factory=list)  # requests seen in the files
+    new_errors: list[str] = field(default_factory=list)  # errors not reported before
+
+
+def file_error(exc: Exception) -> str:
+    """A one-line error naming the file (not its whole path)."""
+    if isinstance(exc, CorruptFileError):
+        return str(exc).replace(str(exc.path), exc.path.name)
+    return str(exc) or type(exc).__name__
+
+
+def pick_team(home: Home) -> str | None:
+    """The team to show when none is named: the most recently created one."""
+    best: tuple[int, str] | None = None
+    names = home.teams.names()
+    for name in names:
+        try:
+            config = home.teams.get(name)
+        except (TeamdeckError, OSError):
+            continue
+        if config is not None and (best is None or config.created_at >= best[0]):
+            best = (config.created_at, name)
+    if best is not None:
+        return best[1]
+    return names[0] if names else None  # only unreadable teams: show one with its error
+
+
+def _epoch(timestamp: str) -> float:
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+# ============================================================================ the store
+
+
+class Store:
+    """Config, tasks and inboxes of one team; see the module docstring."""
+
+    def __init__(self, home: Home, team: str | None = None) -> None:
+        self.home = home
+        self.team = team
+        self._clear()
+
+    def _clear(self) -> None:
+        self.config: TeamConfig | None = None
+        self._config_error: str | None = None
+        self._tasks: dict[str, Task] = {}
+        self._task_errors: dict[str, str] = {}
+        self._inbox_counts: dict[str, int] = {}
+        self._inbox_errors: dict[str, str] = {}
+        self._items: dict[tuple[str, str, str], FeedItem] = {}
+        self._seq = 0
+        self._last_dm: dict[str, str] = {}
+        self._pending: dict[str, Approval] = {}
+        self._resolved: set[str] = set()
+        self._reported: set[str] = set()
+        self._summary: tuple[int, dict[str, str]] = (0, {})
+
+    # ------------------------------------------------------------------ entry points
+
+    def wants(self, event: ChangeEvent) -> bool:
+        """Whether ``event`` concerns the team shown (any new team when none is shown yet)."""
+        if self.team is None:
+            return isinstance(event, TeamChanged)
+        return event.team == self.team
+
+    def load(self, team: str | None = None) -> StoreDelta:
+        """Read everything (``team`` switches team; none named: the current or newest one)."""
+        if team is not None:
+            self.team = team
+        if self.team is None:
+            self.team = pick_team(self.home)
+        self._clear()
+        delta = StoreDelta(team=self.team, reset=True, feed_reset=True, config_changed=True)
+        if self.team is None:
+            return self._finish(delta, tasks_changed=True)
+        self._read_config(delta)
+        self._read_all_tasks(delta)
+        self._read_all_inboxes(delta)
+        return self._finish(delta, tasks_changed=True)
+
+    def apply(self, events: Iterable[ChangeEvent]) -> StoreDelta | None:
+        """Re-read what ``events`` name; ``None`` if nothing the UI shows changed."""
+        relevant = [e for e in events if self.wants(e)]
+        if not relevant:
+            return None
+        if self.team is None:  # a first team appeared
+            return self.load(relevant[0].team)
+        if any(isinstance(e, TeamRemoved) for e in relevant):
+            return self.load()
+        delta = StoreDelta(team=self.team)
+        tasks_changed = False
+        for event in relevant:
+            if isinstance(event, TeamChanged):
+                self._read_config(delta)
+            elif isinstance(event, TaskChanged):
+                tasks_changed |= self._read_task(event.task_id, delta)
+            elif isinstance(event, InboxChanged) and self._read_inbox(event.agent, delta):
+                return self._rebuild_feed(delta, tasks_changed)
+        delta.feed_added.sort(key=lambda item: item.sort_key)
+        changed = (
+            delta.config_changed
+            or tasks_changed
+            or delta.feed_added
+            or delta.feed_updated
+            or self._errors_changed(delta)
+        )
+        if not changed:
+            return None
+        return self._finish(delta, tasks_changed=tasks_changed)
+
+    # ------------------------------------------------------------------ config
+
+    def _read_config(self, delta: StoreDelta) -> None:
+        assert self.team is not None
+        try:
+            config = self.home.teams.get(self.team)
+            self._config_error = None
+        except (TeamdeckError, OSError) as exc:
+            self._config_error = file_error(exc)
+            config = self.config  # keep showing what we had
+        if config is not None or self.config is not None:
+            self.config = config
+        delta.config_changed = True
+
+    # ------------------------------------------------------------------ tasks
+
+    def _read_all_tasks(self, delta: StoreDelta) -> None:
+        assert self.team is not None
+        try:
+            tasks, errors = self.home.tasks(self.team).scan()
+        except (TeamdeckError, OSError) as exc:
+            self._task_errors = {"*": file_error(exc)}
+            return
+        self._tasks = {t.id: t for t in tasks if t.status not in HIDDEN_STATUSES}
+        self._task_errors = {tid: self._short(msg) for tid, msg in errors.items()}
+        delta.task_upserts = list(self._tasks.values())
+
+    def _short(self, message: str) -> str:
+        assert self.team is not None
+        return message.replace(str(self.home.layout.task_dir(self.team)) + "/", "")
+
+    def _read_task(self, task_id: str, delta: StoreDelta) -> bool:
+        assert self.team is not None
+        try:
+            task = self.home.tasks(self.team).get(task_id)
+        except (TeamdeckError, OSError) as exc:
+            self._task_errors[task_id] = file_error(exc)
+            return True
+        had_error = self._task_errors.pop(task_id, None) is not None
+        old = self._tasks.get(task_id)
+        if task is None or task.is_internal or task.status in HIDDEN_STATUSES:
+            if old is None:
+                return had_error
+            del self._tasks[task_id]
+            delta.task_removals.append(task_id)
+            return True
+        self._tasks[task_id] = task
+        delta.task_upserts.append(task)
+        if task.status == "completed" and old is not None and old.status != "completed":
+            delta.completed.append(task)
+        return True
+
+    # ------------------------------------------------------------------ inboxes
+
+    def _read_all_inboxes(self, delta: StoreDelta) -> None:
+        assert self.team is not None
+        for agent in self.home.mailbox(self.team).agents():
+            self._read_inbox(agent, delta)
+        delta.feed_added.sort(key=lambda item: item.sort_key)
+
+    def _read_inbox(self, agent: str, delta: StoreDelta) -> bool:
+        """Append the inbox's new messages to the feed. True if it shrank (rebuild needed)."""
+        assert self.team is not None
+        path = self.home.mailbox(self.team).path(agent)
+        try:
+            entries = parse_with_retry(path, parse_raw_inbox) or []
+        except (TeamdeckError, OSError) as exc:
+            self._inbox_errors[agent] = file_error(exc)
+            return False
+        self._inbox_errors.pop(agent, None)
+        seen = self._inbox_counts.get(agent, 0)
+        if len(entries) < seen:
+            return True
+        self._inbox_counts[agent] = len(entries)
+        for entry in entries[seen:]:
+            self._add_message(agent, entry, delta)
+        return False
+
+    def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:
+        sender = str(entry.get("from") or "?")
+        text = entry.get("text")
+        text = text if isinstance(text, str) else json.dumps(text)
+        timestamp = str(entry.get("timestamp") or "")
+        summary = entry.get("summary") if isinstance(entry.get("summary"), str) else None
+        key = (sender, timestamp, text)
+        item = self._items.get(key)
+        if item is not None:  # the same broadcast, seen in another inbox
+            if recipient not in item.recipients:
+                item.add_recipient(recipient)
+                if not delta.feed_reset:
+                    delta.feed_updated.append(item)
+            return
+        self._seq += 1
+        item = FeedItem(timestamp, self._seq, sender, (recipient,), text, summary)
+        self._items[key] = item
+        delta.feed_added.append(item)
+        if text.lstrip()[:1] == "{":
+            self._track_frame(sender, recipient, text, timestamp)
+        elif summary and recipient != LEAD_NAME:
+            self._last_dm[sender] = f"✉ {recipient}: {one_line(summary, 60)}"
+
+    def _track_frame(self, sender: str, recipient: str, text: str, timestamp: str) -> None:
+        """Requests and answers seen in the files (the read-only viewer's approvals queue)."""
+        frame = parse_frame(text)
+        approval: Approval | None = None
+        match frame:
+            case PlanApprovalRequest():
+                who = frame.sender or sender
+                approval = Approval(
+                    frame.request_id, "plan", who, f"{who}: plan approval requested",
+                    body=frame.plan_content, created_at=_epoch(timestamp),
+                )  # fmt: skip
+            case PermissionRequest():
+                who = agent_name(frame.agent_id) if frame.agent_id else sender
+                tool_input = frame.input if isinstance(frame.input, dict) else None
+                approval = Approval(
+                    frame.request_id, "permission", who, f"{who}: {frame.tool_name}",
+                    body=json.dumps(frame.input, indent=2, ensure_ascii=False, default=str),
+                    tool_name=frame.tool_name, tool_input=tool_input,
+                    created_at=_epoch(timestamp),
+                )  # fmt: skip
+            case ShutdownRequest():
+                approval = Approval(
+                    frame.request_id, "shutdown", recipient, f"{recipient}: shutdown requested",
+                    body=frame.reason or "", created_at=_epoch(timestamp),
+                )  # fmt: skip
+            case (
+                PlanApprovalResponse()
+                | PermissionResponse()
+                | ShutdownApproved()
+                | ShutdownRejected()
+            ):
+                self._resolved.add(frame.request_id)
+                self._pending.pop(frame.request_id, None)
+        if approval is not None and approval.request_id not in self._resolved:
+            self._pending[approval.request_id] = approval
+
+    def _rebuild_feed(self, delta: StoreDelta, tasks_changed: bool) -> StoreDelta:
+        """An inbox got shorter (rewritten by someone): read every inbox again."""
+        self._inbox_counts.clear()
+        self._items.clear()
+        self._last_dm.clear()
+        self._pending.clear()
+        self._resolved.clear()
+        delta.feed_reset = True
+        delta.feed_added = []
+        delta.feed_updated = []
+        self._read_all_inboxes(delta)
+        return self._finish(delta, tasks_changed=tasks_changed)
+
+    # ------------------------------------------------------------------ summaries
+
+    def _errors_changed(self, delta: StoreDelta) -> bool:
+        return bool(self._current_errors() ^ self._reported)
+
+    def _current_errors(self) -> set[str]:
+        errors = set(self._task_errors.values()) | set(self._inbox_errors.values())
+        if self._config_error:
+            errors.add(self._config_error)
+        return errors
+
+    def _finish(self, delta: StoreDelta, *, tasks_changed: bool) -> StoreDelta:
+        delta.tasks_changed = tasks_changed
+        delta.config = self.config
+        delta.config_error = self._config_error
+        if tasks_changed:
+            open_count = 0
+            current: dict[str, str] = {}
+            for task in self._tasks.values():
+                if task.status in OPEN_STATUSES:
+                    open_count += 1
+                if task.status == "in_progress" and task.owner:
+                    current.setdefault(agent_name(task.owner), f"#{task.id} {task.subject}")
+            self._summary = (open_count, current)
+        delta.open_tasks, current_tasks = self._summary
+        delta.current_tasks = dict(current_tasks)
+        delta.task_errors = dict(self._task_errors)
+        delta.inbox_errors = dict(self._inbox_errors)
+        delta.last_dm = dict(self._last_dm)
+        delta.pending = sorted(self._pending.values(), key=lambda a: a.created_at)
+        errors = self._current_errors()
+        delta.new_errors = sorted(errors - self._reported)
+        self._reported = errors
+        return delta
+
+
+# ============================================================================ view state
+
+
+@dataclass
+class DeckState:
+    """What the header and the teammate panels show, merged from the runtime and the files.
+
+    ``agents`` is the lead first, then teammates (runtime order, then members only the files
+    know about). The runtime knows status and usage; the files know current tasks (live,
+    even for another process's team) and the last peer DMs.
+    """
+
+    team: str | None = None
+    model_description: str = ""
+    read_only: bool = False
+    demo: bool = False
+    config: TeamConfig | None = None
+    config_error: str | None = None
+    agents: list[AgentSnapshot] = field(default_factory=list)
+    inbox_errors: dict[str, str] = field(default_factory=dict)
+    task_errors: dict[str, str] = field(default_factory=dict)
+    approvals: list[Approval] = field(default_factory=list)
+    open_tasks: int = 0
+    current_tasks: dict[str, str] = field(default_factory=dict)
+    last_dm: dict[str, str] = field(default_factory=dict)
+    selected: str | None = None
+    feed_filter: str | None = None
+    board_visible: bool = True
+
+    @property
+    def teammates(self) -> list[AgentSnapshot]:
+        return [a for a in self.agents if not a.is_lead]
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.agents]
+
+    @property
+    def colors(self) -> dict[str, str]:
+        colors = {m.name: m.color for m in self.config.members if m.color} if self.config else {}
+        colors.update({a.name: a.color for a in self.agents if a.color})
+        return colors
+
+    def agent(self, name: str | None) -> AgentSnapshot | None:
+        return next((a for a in self.agents if a.name == name), None)
+
+    def merge_agents(self, snapshots: list[AgentSnapshot] | None) -> None:
+        """Rebuild ``agents`` from the runtime's snapshots (``None``: read-only) + files."""
+        merged: dict[str, AgentSnapshot] = {}
+        for snap in snapshots or []:
+            merged.setdefault(snap.name, snap)
+        if self.config is not None:
+            for member in self.config.members:
+                if member.name in merged:
+                    continue
+                is_lead = member.agent_id == self.config.lead_agent_id or member.name == LEAD_NAME
+                merged[member.name] = AgentSnapshot(
+                    name=member.name,
+                    color=member.color,
+                    status="running" if member.is_active else "idle",
+                    is_lead=is_lead,
+                    model=member.model or "",
+                    started_at=member.joined_at / 1000 if member.joined_at else 0.0,
+                )
+        agents: list[AgentSnapshot] = []
+        for snap in merged.values():
+            current = self.current_tasks.get(snap.name, snap.current_task)
+            activity = snap.last_activity or self.last_dm.get(snap.name, "")
+            if current != snap.current_task or activity != snap.last_activity:
+                snap = dataclasses.replace(snap, current_task=current, last_activity=activity)
+            agents.append(snap)
+        agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
+        self.agents = agents
+        if self.selected not in self.names:
+            self.selected = agents[0].name if agents else None
+
+    def apply(self, delta: StoreDelta) -> None:
+        """Take the file-derived parts of a store delta."""
+        self.team = delta.team or self.team
+        if delta.config_changed or delta.reset:
+            self.config = delta.config
+        self.config_error = delta.config_error
+        self.inbox_errors = delta.inbox_errors
+        self.task_errors = delta.task_errors
+        self.open_tasks = delta.open_tasks
+        self.current_tasks = delta.current_tasks
+        self.last_dm = delta.last_dm
+        if self.read_only:
+            self.approvals = delta.pending
+
+
+# ============================================================================ runtime events
+
+
+class EventBuffer:
+    """Runtime events in arrival order, streamed text merged per agent.
+
+    ``push`` may be called from any thread; ``drain`` returns what arrived since the last call.
+    Consecutive ``TextDelta`` of one agent (with no other event of that agent in between) are
+    joined, so a 50 ms flush renders a burst of tokens once.
+    """
+
+    def __init__(self) -> None:
+        self._events: list[RuntimeEvent] = []
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def push(self, event: RuntimeEvent) -> bool:
+        """Queue ``event``; True if it should be flushed promptly (anything but text)."""
+        with self._lock:
+            if isinstance(event, TextDelta):
+                index = self._open.get(event.agent)
+                if index is not None:
+                    previous = self._events[index]
+                    assert isinstance(previous, TextDelta)
+                    self._events[index] = TextDelta(event.agent, previous.text + event.text)
+                else:
+                    self._open[event.agent] = len(self._events)
+                    self._events.append(event)
+                return False
+            agent = getattr(event, "agent", None)
+            if agent is None:
+                self._open.clear()
+            else:
+                self._open.pop(agent, None)
+            self._events.append(event)
+            return True
+
+    def drain(self) -> list[RuntimeEvent]:
+        with self._lock:
+            events, self._events = self._events, []
+            self._open.clear()
+        return events
+
+    def __len__(self) -> int:
+        return len(self._events)

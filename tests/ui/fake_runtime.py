@@ -1,0 +1,152 @@
+"""A RuntimeAPI for UI tests: records every call, answers approvals once, emits events on demand."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import Any
+
+from app.runtime.api import AgentSnapshot, Approval, Decider
+from app.runtime.events import (
+    AgentStatus,
+    ApprovalChanged,
+    RuntimeEvent,
+    StatusChanged,
+    TextDelta,
+    TranscriptEntry,
+)
+
+T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z: every fixed time in the UI tests starts here
+
+
+class FakeRuntime:
+    """Implements ``RuntimeAPI``; ``calls`` lists ``(method, *args)`` in call order."""
+
+    def __init__(
+        self,
+        team: str | None = "alpha",
+        agents: list[AgentSnapshot] | None = None,
+        approvals: list[Approval] | None = None,
+        transcripts: dict[str, list[TranscriptEntry]] | None = None,
+    ) -> None:
+        self.team = team
+        self.model_description = "offline model — set ANTHROPIC_API_KEY for Claude"
+        self.decider: Decider = "person"
+        self.agents: list[AgentSnapshot] = agents or []
+        self._approvals: dict[str, Approval] = {a.request_id: a for a in approvals or []}
+        self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
+        self.calls: list[tuple[Any, ...]] = []
+        self.spawner: Any = None
+        self._listeners: list[Callable[[RuntimeEvent], None]] = []
+        self.started = False
+
+    # ------------------------------------------------------------------ events
+
+    def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]:
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback)
+
+    async def events(self) -> AsyncIterator[RuntimeEvent]:
+        queue: asyncio.Queue[RuntimeEvent] = asyncio.Queue()
+        unsubscribe = self.subscribe(queue.put_nowait)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            unsubscribe()
+
+    def emit(self, event: RuntimeEvent) -> None:
+        if isinstance(event, TranscriptEntry):
+            self.transcripts.setdefault(event.agent, []).append(event)
+        for listener in list(self._listeners):
+            listener(event)
+
+    def stream(self, agent: str, *chunks: str) -> None:
+        """Stream text, then record the whole assistant entry (as the real loop does)."""
+        for chunk in chunks:
+            self.emit(TextDelta(agent, chunk))
+        self.emit(TranscriptEntry(agent, "assistant", "".join(chunks)))
+
+    def set_status(self, agent: str, status: AgentStatus, detail: str = "") -> None:
+        self.agents = [replace(a, status=status) if a.name == agent else a for a in self.agents]
+        self.emit(StatusChanged(agent, status, detail))
+
+    def add_approval(self, approval: Approval) -> None:
+        self._approvals[approval.request_id] = approval
+        self.emit(ApprovalChanged(approval.request_id, approval.kind, approval.agent, False))
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        self.started = True
+
+    async def stop(self) -> None:
+        self.calls.append(("stop",))
+
+    # ------------------------------------------------------------------ the person's API
+
+    def submit(self, text: str) -> None:
+        self.calls.append(("submit", text))
+
+    def inject_message(self, agent: str, text: str) -> None:
+        self.calls.append(("inject_message", agent, text))
+
+    def request_shutdown(self, agent: str, reason: str | None = None) -> str:
+        self.calls.append(("request_shutdown", agent, reason))
+        return f"shutdown requested from {agent}"
+
+    def kill(self, agent: str) -> None:
+        self.calls.append(("kill", agent))
+        self.set_status(agent, "killed")
+
+    def interrupt(self, agent: str) -> None:
+        self.calls.append(("interrupt", agent))
+
+    def _resolve(self, request_id: str, outcome: str) -> str:
+        approval = self._approvals.get(request_id)
+        if approval is None:
+            return f"unknown request id {request_id!r}"
+        if approval.outcome is not None:
+            return f"already resolved ({approval.outcome})"
+        approval.outcome = outcome
+        self.emit(ApprovalChanged(request_id, approval.kind, approval.agent, True, outcome))
+        return outcome
+
+    def approve_plan(self, request_id: str) -> str:
+        self.calls.append(("approve_plan", request_id))
+        return self._resolve(request_id, "approved")
+
+    def reject_plan(self, request_id: str, feedback: str) -> str:
+        self.calls.append(("reject_plan", request_id, feedback))
+        return self._resolve(request_id, "rejected")
+
+    def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> str:
+        self.calls.append(("answer_permission", request_id, allow, always))
+        return self._resolve(request_id, "allowed" if allow else "denied")
+
+    def approve_shutdown(self, request_id: str) -> str:
+        self.calls.append(("approve_shutdown", request_id))
+        return self._resolve(request_id, "approved")
+
+    def reject_shutdown(self, request_id: str, reason: str) -> str:
+        self.calls.append(("reject_shutdown", request_id, reason))
+        return self._resolve(request_id, "rejected")
+
+    def snapshot(self) -> list[AgentSnapshot]:
+        return list(self.agents)
+
+    def approvals(self) -> list[Approval]:
+        pending = [a for a in self._approvals.values() if a.outcome is None]
+        return sorted(pending, key=lambda a: a.created_at)
+
+    def transcript(self, agent: str) -> list[TranscriptEntry]:
+        return list(self.transcripts.get(agent, []))
+
+    async def spawn_teammate(
+        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
+    ) -> str:
+        self.calls.append(("spawn_teammate", name, prompt, plan_mode))
+        self.agents.append(AgentSnapshot(name=name, color="cyan", status="running", started_at=T0))
+        self.emit(StatusChanged(name, "running"))
+        return f"spawned {name}"

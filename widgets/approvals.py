@@ -1,0 +1,67 @@
+"""The approvals queue: pending plan, permission and shutdown requests, oldest first."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from app.runtime.api import Approval
+
+KINDS: dict[str, tuple[str, str]] = {
+    "plan": ("plan", "bold magenta"),
+    "permission": ("perm", "bold yellow"),
+    "shutdown": ("stop", "bold red"),
+}
+EMPTY_ID = "-empty-"
+
+
+def approval_prompt(approval: Approval) -> Text:
+    label, style = KINDS.get(approval.kind, (approval.kind, "bold"))
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(f"{label:<4} ", style=style)
+    text.append(approval.title)
+    return text
+
+
+class ApprovalsQueue(OptionList):
+    """Options keyed by request id; the highlight survives updates while its request is pending."""
+
+    DEFAULT_CSS = """
+    ApprovalsQueue { height: auto; max-height: 8; scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.approvals: list[Approval] = []
+
+    def set_approvals(self, approvals: list[Approval]) -> None:
+        ids = [a.request_id for a in approvals]
+        if ids == [a.request_id for a in self.approvals] and self.option_count:
+            self.approvals = list(approvals)
+            return
+        keep = self.selected_id
+        self.approvals = list(approvals)
+        self.clear_options()
+        if not approvals:
+            self.add_option(Option(Text("nothing to approve", style="dim italic"), EMPTY_ID, True))
+            return
+        self.add_options(Option(approval_prompt(a), id=a.request_id) for a in approvals)
+        self.highlighted = ids.index(keep) if keep in ids else 0
+
+    @property
+    def selected_id(self) -> str | None:
+        """The highlighted request's id (``None`` when the queue is empty)."""
+        if self.highlighted is None or not self.approvals:
+            return None
+        option_id = self.get_option_at_index(self.highlighted).id
+        return None if option_id == EMPTY_ID else option_id
+
+    @property
+    def selected(self) -> Approval | None:
+        """The highlighted request, else the oldest one."""
+        chosen = self.selected_id
+        for approval in self.approvals:
+            if approval.request_id == chosen:
+                return approval
+        return self.approvals[0] if self.approvals else None

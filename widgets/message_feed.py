@@ -1,0 +1,158 @@
+"""The team's message feed: every inbox merged in time order, one line per message.
+
+A virtual list (``ScrollView`` + ``render_line``): only the visible lines are described and
+drawn, and drawn lines are cached, so 50,000 messages cost what a screenful does. New items
+usually go at the end; an out-of-order one (an older timestamp from another writer) is
+inserted in place. The filter shows only what one agent sent or received.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Iterable
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from app.feed_format import rich_color, short_time
+from app.store import FeedItem
+
+FRAME_STYLE = "italic"
+
+
+class MessageFeed(ScrollView, can_focus=True):
+    """Feed items in time order; see the module docstring."""
+
+    DEFAULT_CSS = """
+    MessageFeed {
+        height: 1fr;
+        overflow-x: hidden;
+        overflow-y: scroll;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._items: list[FeedItem] = []
+        self._view: list[FeedItem] = self._items
+        self.agent_filter: str | None = None
+        self.colors: dict[str, str] = {}
+        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
+
+    # ------------------------------------------------------------------ data
+
+    @property
+    def item_count(self) -> int:
+        """Items shown (after the filter)."""
+        return len(self._view)
+
+    def lines(self) -> list[str]:
+        """The shown items as plain lines (tests, benchmarks)."""
+        return [item.line.plain() for item in self._view]
+
+    def set_items(self, items: list[FeedItem]) -> None:
+        """Replace everything (``items`` sorted)."""
+        self._items = list(items)
+        self._rebuild_view()
+
+    def add_items(self, items: Iterable[FeedItem]) -> None:
+        """Add items (each batch sorted); keep the view pinned to the end if it was."""
+        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        new = list(items)
+        if not new:
+            return
+        if not self._items or self._items[-1].sort_key <= new[0].sort_key:
+            self._items.extend(new)
+            if self._view is not self._items:
+                self._view.extend(i for i in new if self._shown(i))
+        else:
+            for item in new:
+                insort(self._items, item, key=lambda i: i.sort_key)
+            self._cache.clear()
+            if self._view is not self._items:
+                self._view = [i for i in self._items if self._shown(i)]
+        self._resize(at_end)
+
+    def touch(self, items: Iterable[FeedItem]) -> None:
+        """Items whose recipients changed: redraw."""
+        if any(True for _ in items):
+            if self.agent_filter is not None:
+                self._rebuild_view()
+            self._cache.clear()
+            self.refresh()
+
+    def set_filter(self, agent: str | None) -> None:
+        """Show only ``agent``'s messages (sent or received); ``None`` shows everything."""
+        if agent != self.agent_filter:
+            self.agent_filter = agent
+            self._rebuild_view()
+
+    def set_colors(self, colors: dict[str, str]) -> None:
+        if colors != self.colors:
+            self.colors = dict(colors)
+            self._cache.clear()
+            self.refresh()
+
+    def _shown(self, item: FeedItem) -> bool:
+        return self.agent_filter is None or item.involves(self.agent_filter)
+
+    def _rebuild_view(self) -> None:
+        if self.agent_filter is None:
+            self._view = self._items
+        else:
+            self._view = [i for i in self._items if self._shown(i)]
+        self._cache.clear()
+        self._resize(True)
+
+    def _resize(self, scroll_end: bool) -> None:
+        self.virtual_size = Size(self.size.width, len(self._view))
+        if scroll_end:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+
+    # ------------------------------------------------------------------ drawing
+
+    def _text(self, item: FeedItem) -> Text:
+        line = item.line
+        text = Text(no_wrap=True, end="")
+        text.append(short_time(item.timestamp), style="dim")
+        text.append(" ")
+        text.append(line.actor, style=f"bold {rich_color(self.colors.get(line.actor))}")
+        if line.target:
+            text.append(" -> ", style="dim")
+            text.append(line.target, style=rich_color(self.colors.get(line.target)))
+            text.append(":")
+        text.append(" ")
+        text.append(line.text, style=FRAME_STYLE if line.kind != "message" else "")
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        index = self.scroll_offset.y + y
+        style = self.rich_style
+        if not self._view:
+            if y == 0:
+                empty = Text("no messages yet", style="dim italic", end="")
+                return Strip(empty.render(self.app.console)).crop_extend(0, width, style)
+            return Strip.blank(width, style)
+        if index >= len(self._view):
+            return Strip.blank(width, style)
+        item = self._view[index]
+        key = (item.seq, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            text = self._text(item)
+            text.truncate(width, overflow="ellipsis")
+            strip = Strip(text.render(self.app.console), cell_len(text.plain))
+            strip = strip.crop_extend(0, width, style)
+            self._cache.set(key, strip)
+        return strip.apply_offsets(0, index)
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(self._view))

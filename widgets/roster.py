@@ -1,0 +1,121 @@
+"""The roster: one ``TeammatePanel`` per agent (the lead first), with the selection."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+
+from app.runtime.api import AgentSnapshot
+from widgets.teammate_panel import TeammatePanel
+
+
+def jump_key(index: int, agent: AgentSnapshot) -> str:
+    """The digit that jumps to this agent: 0 for the lead, 1-9 for the first teammates."""
+    if agent.is_lead:
+        return "0"
+    return str(index) if 1 <= index <= 9 else ""
+
+
+class Roster(VerticalScroll, can_focus=True):
+    """Panels keyed by agent name; diffed on update, never recomposed."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Open", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+        Binding("down", "move(1)", "Next", show=False),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | enter | Open the selected agent's view. |
+    | up/down | Select the previous/next agent. |
+    """
+
+    DEFAULT_CSS = """
+    Roster { height: 1fr; scrollbar-size-vertical: 1; }
+    """
+
+    @dataclass
+    class Selected(Message):
+        """The person moved the selection to ``name``."""
+
+        name: str
+
+    @dataclass
+    class Opened(Message):
+        """The person asked for ``name``'s view."""
+
+        name: str
+
+    def __init__(self, *, clock: Callable[[], float] = time.time, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self._panels: dict[str, TeammatePanel] = {}
+        self._order: list[str] = []
+        self.selected: str | None = None
+
+    def set_agents(
+        self, agents: list[AgentSnapshot], errors: dict[str, str], selected: str | None
+    ) -> None:
+        """Show ``agents`` in order, with file errors by agent name, and the selection."""
+        names = [a.name for a in agents]
+        for name in [n for n in self._order if n not in names]:
+            self._panels.pop(name).remove()
+        teammate_index = 0
+        for position, agent in enumerate(agents):
+            if not agent.is_lead:
+                teammate_index += 1
+            key = jump_key(teammate_index, agent)
+            panel = self._panels.get(agent.name)
+            if panel is None:
+                panel = TeammatePanel(
+                    agent, key=key, file_error=errors.get(agent.name), clock=self.clock
+                )
+                self._panels[agent.name] = panel
+                existing = [self._panels[n] for n in names[position + 1 :] if n in self._order]
+                self.mount(panel, before=existing[0] if existing else None)
+            else:
+                panel.set_agent(agent, key, errors.get(agent.name))
+        self._order = names
+        self.select(selected)
+
+    def select(self, name: str | None) -> None:
+        previous, self.selected = self.selected, name
+        if previous != name and previous in self._panels:
+            self._panels[previous].remove_class("-selected")
+        panel = self._panels.get(name) if name is not None else None
+        if panel is not None and not panel.has_class("-selected"):
+            panel.add_class("-selected")
+            self.call_after_refresh(self.scroll_to_widget, panel, animate=False)
+
+    def tick(self) -> None:
+        """Redraw elapsed times."""
+        for panel in self._panels.values():
+            panel.refresh()
+
+    def neighbour(self, step: int) -> str | None:
+        """The name ``step`` places away from the selection (wrapping)."""
+        if not self._order:
+            return None
+        if self.selected not in self._order:
+            return self._order[0]
+        index = self._order.index(self.selected)
+        return self._order[(index + step) % len(self._order)]
+
+    def action_move(self, step: int) -> None:
+        name = self.neighbour(step)
+        if name is not None:
+            self.post_message(self.Selected(name))
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            self.post_message(self.Opened(self.selected))
+
+    def on_teammate_panel_clicked(self, event: TeammatePanel.Clicked) -> None:
+        event.stop()
+        self.post_message(self.Selected(event.name))

@@ -1,0 +1,57 @@
+"""The header line: team, model, counts of teammates, open tasks and pending approvals."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+class StatusBar(Static):
+    """One line at the top of every view. Text only (no markup): names are never parsed."""
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        width: 1fr;
+        background: $panel;
+        color: $foreground;
+        padding: 0 1;
+    }
+    """
+
+    def show(
+        self,
+        *,
+        team: str | None,
+        model: str,
+        teammates: int,
+        open_tasks: int,
+        approvals: int,
+        view: str = "",
+        read_only: bool = False,
+        demo: bool = False,
+        error: str | None = None,
+    ) -> None:
+        """Redraw the line from these values."""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("teamdeck", style="bold")
+        if demo:
+            text.append(" demo", style="bold magenta")
+        text.append(" · ")
+        text.append(team or "no team yet", style="bold" if team else "dim italic")
+        if view:
+            text.append(f" · {view}", style="italic")
+        text.append(" · ")
+        text.append(f"{teammates} teammate{'s' if teammates != 1 else ''}")
+        text.append(" · ")
+        text.append(f"{open_tasks} open task{'s' if open_tasks != 1 else ''}")
+        text.append(" · ")
+        text.append(
+            f"{approvals} pending approval{'s' if approvals != 1 else ''}",
+            style="bold yellow" if approvals else "",
+        )
+        if error:
+            text.append(f"  ⚠ {error}", style="bold red")
+        text.append(" · ")
+        text.append("read-only viewer" if read_only else model, style="dim")
+        self.update(text)

@@ -1,0 +1,126 @@
+"""The task board: a DataTable keyed by task id, updated row by row.
+
+Columns have fixed widths (the subject takes what is left), so adding thousands of rows never
+re-measures the table and a resize only changes one width. Completed tasks are dimmed; the
+owner is drawn in the owner's colour. ``_internal`` and deleted tasks never reach the board
+(the store drops them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.widgets import DataTable
+
+from app.core import Task
+from app.feed_format import agent_name, one_line, rich_color
+
+#: (label, key, width); the subject's width is computed from the board's width.
+COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("#", "id", 4),
+    ("Subject", "subject", 30),
+    ("Status", "status", 11),
+    ("Owner", "owner", 12),
+    ("Blocked by", "blocked", 10),
+)
+STATUS_STYLES = {"pending": "", "in_progress": "bold yellow", "completed": "green"}
+Row = tuple[Text, Text, Text, Text, Text]
+
+
+def _same(a: Text, b: Text) -> bool:
+    """Rich's ``Text.__eq__`` ignores the base style; a dimmed cell must count as changed."""
+    return a.plain == b.plain and a.style == b.style and a.spans == b.spans
+
+
+class TaskBoard(DataTable[Text]):
+    """Tasks of the team shown; ``apply`` takes the store's upserts and removals."""
+
+    DEFAULT_CSS = """
+    TaskBoard { height: 1fr; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False, cell_padding=1)
+        self._rows: dict[str, Row] = {}
+        self._owners: dict[str, str | None] = {}
+        self.colors: dict[str, str] = {}
+
+    def on_mount(self) -> None:
+        for label, key, width in COLUMNS:
+            self.add_column(label, width=width, key=key)
+
+    def on_resize(self, event: events.Resize) -> None:
+        fixed = sum(w + 2 * self.cell_padding for _, key, w in COLUMNS if key != "subject")
+        width = max(12, event.size.width - fixed - 2 * self.cell_padding - 1)
+        column = self.columns.get("subject")  # type: ignore[call-overload]
+        if column is not None and column.width != width:
+            column.width = width
+            total = sum(c.get_render_width(self) for c in self.columns.values())
+            self.virtual_size = Size(total, self.virtual_size.height)
+            self.refresh()
+
+    # ------------------------------------------------------------------ data
+
+    def _row(self, task: Task) -> Row:
+        dim = "dim" if task.status == "completed" else ""
+        owner = agent_name(task.owner) if task.owner else ""
+        owner_style = f"{rich_color(self.colors.get(owner))} {dim}".strip() if owner else ""
+        blocked = " ".join(f"#{b}" for b in task.blocked_by)
+        return (
+            Text(task.id, style=dim, justify="right"),
+            Text(one_line(task.subject, 200), style=dim, no_wrap=True, overflow="ellipsis"),
+            Text(task.status, style=dim or STATUS_STYLES.get(task.status, "")),
+            Text(owner or "—", style=owner_style or "dim"),
+            Text(blocked, style=dim or "red"),
+        )
+
+    def apply(self, upserts: Iterable[Task], removals: Iterable[str], *, reset: bool) -> None:
+        """Add or update rows by key (changed cells only) and remove rows; ``reset`` first
+        clears the board. Call inside ``app.batch_update()``."""
+        if reset:
+            self.clear()
+            self._rows.clear()
+            self._owners.clear()
+        out_of_order = False
+        last_id = max((int(k) for k in self._rows), default=0) if not reset else 0
+        for task in upserts:
+            row = self._row(task)
+            old = self._rows.get(task.id)
+            self._owners[task.id] = agent_name(task.owner) if task.owner else None
+            if old is None:
+                self.add_row(*row, key=task.id)
+                task_no = int(task.id) if task.id.isdigit() else 0
+                out_of_order |= task_no < last_id
+                last_id = max(last_id, task_no)
+            else:
+                for (_, key, _), new_cell, old_cell in zip(COLUMNS, row, old, strict=True):
+                    if not _same(new_cell, old_cell):
+                        self.update_cell(task.id, key, new_cell)
+            self._rows[task.id] = row
+        for task_id in removals:
+            if self._rows.pop(task_id, None) is not None:
+                self._owners.pop(task_id, None)
+                self.remove_row(task_id)
+        if out_of_order:
+            self.sort("id", key=lambda cell: int(cell.plain) if cell.plain.isdigit() else 0)
+
+    def recolor(self, colors: dict[str, str]) -> None:
+        """New member colours: redraw the owner cells whose colour changed."""
+        if colors == self.colors:
+            return
+        old, self.colors = self.colors, dict(colors)
+        for task_id, owner in self._owners.items():
+            if owner and old.get(owner) != colors.get(owner):
+                cell = self._rows[task_id][3]
+                dim = " dim" if "dim" in str(cell.style) else ""
+                new = Text(owner, style=f"{rich_color(colors.get(owner))}{dim}")
+                row = self._rows[task_id]
+                self._rows[task_id] = (row[0], row[1], row[2], new, row[4])
+                self.update_cell(task_id, "owner", new)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self._rows)

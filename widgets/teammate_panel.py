@@ -1,0 +1,159 @@
+"""One teammate's panel: colour, name, status badge, current task, last activity, counters.
+
+Four lines when the layout gives it room, one compact row when its height is 1 (narrow
+terminals). Rendered from an ``AgentSnapshot`` the app passes in; elapsed time comes from an
+injected clock so snapshots of the UI are stable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual import events
+from textual.message import Message
+from textual.widget import Widget
+
+from app.feed_format import format_count, format_elapsed, rich_color
+from app.runtime.api import AgentSnapshot
+
+BADGE_STYLES: dict[str, str] = {
+    "running": "bold green",
+    "idle": "dim",
+    "stopping": "bold yellow",
+    "awaiting approval": "bold magenta",
+    "completed": "green",
+    "failed": "bold red",
+    "killed": "red",
+}
+
+
+def badge(status: str) -> Text:
+    return Text(status, style=BADGE_STYLES.get(status, ""))
+
+
+class TeammatePanel(Widget):
+    """A teammate (or the lead) at a glance."""
+
+    DEFAULT_CSS = """
+    TeammatePanel {
+        height: 4;
+        width: 1fr;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        &.-selected { background: $boost; text-style: none; }
+    }
+    """
+
+    @dataclass
+    class Clicked(Message):
+        """The panel was clicked: select this teammate."""
+
+        name: str
+
+    def __init__(
+        self,
+        agent: AgentSnapshot,
+        *,
+        key: str = "",
+        file_error: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.agent = agent
+        self.key = key
+        self.file_error = file_error
+        self.clock = clock
+
+    def set_agent(self, agent: AgentSnapshot, key: str, file_error: str | None) -> None:
+        if (agent, key, file_error) != (self.agent, self.key, self.file_error):
+            self.agent, self.key, self.file_error = agent, key, file_error
+            self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        self.post_message(self.Clicked(self.agent.name))
+
+    # ------------------------------------------------------------------ rendering
+
+    def _elapsed(self) -> str:
+        agent = self.agent
+        if not agent.started_at:
+            return ""
+        end = agent.ended_at or self.clock()
+        return format_elapsed(end - agent.started_at)
+
+    def _head(self, width: int) -> Text:
+        agent = self.agent
+        color = rich_color(agent.color, "bold")
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append("▌", style=color)
+        head.append(f"{self.key} " if self.key else "  ", style="dim")
+        head.append(agent.name, style=f"bold {color}")
+        if agent.is_lead:
+            head.append(" (lead)", style="dim")
+        right = Text(no_wrap=True)
+        right.append_text(badge(agent.status))
+        elapsed = self._elapsed()
+        if elapsed:
+            right.append(f" {elapsed}", style="dim")
+        gap = width - cell_len(head.plain) - cell_len(right.plain)
+        head.append(" " * max(1, gap))
+        head.append_text(right)
+        head.truncate(width)
+        return head
+
+    def _line(self, text: str, style: str = "") -> Text:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append("▌", style=rich_color(self.agent.color, "bold"))
+        line.append("  ")
+        line.append(text, style=style)
+        return line
+
+    def _problem(self) -> str | None:
+        if self.file_error:
+            return f"⚠ {self.file_error}"
+        if self.agent.error and self.agent.status == "failed":
+            return f"✗ {self.agent.error}"
+        return None
+
+    def render(self) -> Text:
+        width = max(10, self.size.width)
+        agent = self.agent
+        if self.size.height <= 1:
+            return self._compact(width)
+        task = agent.current_task or "no task"
+        lines = [
+            self._head(width),
+            self._line(task, "" if agent.current_task else "dim italic"),
+            self._line(agent.last_activity or "—", "italic" if agent.last_activity else "dim"),
+        ]
+        problem = self._problem()
+        if problem:
+            lines.append(self._line(problem, "bold red"))
+        else:
+            tokens = agent.input_tokens + agent.output_tokens
+            counters = f"{format_count(tokens)} tok · {agent.tool_calls} tools"
+            lines.append(self._line(counters, "dim"))
+        for line in lines:
+            line.truncate(width, overflow="ellipsis")
+        return Text("\n", no_wrap=True).join(lines[: max(1, self.size.height)])
+
+    def _compact(self, width: int) -> Text:
+        agent = self.agent
+        color = rich_color(agent.color, "bold")
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("▌", style=color)
+        text.append(f"{self.key} " if self.key else "  ", style="dim")
+        text.append(agent.name, style=f"bold {color}")
+        text.append(" ")
+        text.append_text(badge(agent.status))
+        problem = self._problem()
+        if problem:
+            text.append(f" {problem}", style="bold red")
+        elif agent.current_task:
+            text.append(f" {agent.current_task}")
+        text.truncate(width, overflow="ellipsis")
+        return text

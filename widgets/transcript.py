@@ -1,0 +1,185 @@
+"""One agent's transcript: the person's prompts, streamed assistant text (Markdown), tool
+calls with their inputs and results (``Collapsible``, collapsed when long), notices, errors.
+
+Text streams in as ``add_text`` chunks (already batched by the app); the whole assistant
+entry that follows replaces the streamed copy, so nothing is shown twice. Only the newest
+``MAX_ITEMS`` entries stay mounted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+
+from app.feed_format import one_line
+from app.runtime.events import TranscriptEntry
+
+MAX_ITEMS = 200
+LONG_LINES = 8
+LONG_CHARS = 600
+
+
+def _is_long(text: str) -> bool:
+    return text.count("\n") >= LONG_LINES or len(text) > LONG_CHARS
+
+
+def _input_summary(tool_input: Any) -> str:
+    if isinstance(tool_input, dict):
+        for key in ("command", "file_path", "path", "pattern", "recipient", "subject", "name"):
+            if isinstance(tool_input.get(key), str):
+                return one_line(tool_input[key], 60)
+        return one_line(", ".join(f"{k}={v}" for k, v in tool_input.items()), 60)
+    return one_line(str(tool_input), 60) if tool_input is not None else ""
+
+
+class ToolCall(Collapsible):
+    """A tool call and (once it arrives) its result."""
+
+    def __init__(self, entry: TranscriptEntry) -> None:
+        self.tool = str(entry.data.get("tool") or entry.text)
+        tool_input = entry.data.get("input")
+        self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
+        self.summary = _input_summary(tool_input)
+        super().__init__(
+            Static(Text(self.body), classes="tool-input"),
+            title=self._title(""),
+            collapsed=_is_long(self.body),
+            classes="tool-call",
+        )
+
+    def _title(self, mark: str) -> str:
+        title = f"⚙ {self.tool}" + (f"  {self.summary}" if self.summary else "")
+        return escape(title + (f"  {mark}" if mark else ""))
+
+    _pending: TranscriptEntry | None = None
+
+    def on_mount(self) -> None:
+        if self._pending is not None:
+            self.set_result(self._pending)
+
+    def set_result(self, entry: TranscriptEntry) -> None:
+        if not self.is_mounted:
+            self._pending = entry
+            return
+        self._pending = None
+        failed = bool(entry.data.get("is_error"))
+        self.title = self._title("✗" if failed else "✓")
+        result = Static(Text(entry.text, style="red" if failed else ""), classes="tool-result")
+        self.query_one(Collapsible.Contents).mount(result)
+        if _is_long(entry.text) or _is_long(self.body):
+            self.collapsed = True
+
+
+class Transcript(VerticalScroll):
+    """See the module docstring. ``agent`` is the agent shown (``None``: nobody yet)."""
+
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+        & > .user { color: $text-accent; text-style: bold; padding: 0 1; }
+        & > .notice { color: $text-muted; text-style: italic; padding: 0 1; }
+        & > .error { color: $text-error; padding: 0 1; }
+        & > Markdown { margin: 0; padding: 0 1; }
+        & > .tool-call { padding: 0; margin: 0; border: none; }
+        & .tool-result { color: $text-muted; }
+        & > .empty { color: $text-muted; text-style: italic; padding: 0 1; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.agent: str | None = None
+        self._stream: Markdown | None = None
+        self._stream_text = ""
+        self._stream_given = 0
+        self._calls: dict[str, ToolCall] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def show(self, agent: str | None, entries: list[TranscriptEntry], partial: str = "") -> None:
+        """Replace the content with ``agent``'s transcript (+ text still streaming)."""
+        self.agent = agent
+        self._stream = None
+        self._calls.clear()
+        self.remove_children()
+        widgets: list[Widget] = []
+        for entry in entries[-MAX_ITEMS:]:
+            widget = self._widget_for(entry)
+            if widget is not None:
+                widgets.append(widget)
+        if not widgets and not partial:
+            widgets.append(Static("nothing yet", classes="empty"))
+        self.mount_all(widgets)
+        if partial:
+            self.add_text(partial)
+        self.anchor()
+
+    def add_entry(self, entry: TranscriptEntry) -> None:
+        if entry.kind == "assistant" and self._stream is not None:
+            self._stream.update(entry.text)  # the whole entry replaces the streamed copy
+            self._end_stream()
+            return
+        self._end_stream()
+        widget = self._widget_for(entry)
+        if widget is not None:
+            self._append(widget)
+
+    def add_text(self, text: str) -> None:
+        """A chunk of streamed assistant text."""
+        if self._stream is None:
+            self._stream = Markdown(text, classes="assistant")
+            self._stream_text = text
+            self._stream_given = len(text)
+            self._append(self._stream)
+            return
+        self._stream_text += text
+        if self._stream.is_mounted:
+            self._stream.append(self._stream_text[self._stream_given :])
+            self._stream_given = len(self._stream_text)
+
+    def _end_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None and self._stream_given < len(self._stream_text):
+            stream.update(self._stream_text)
+        self._stream_text = ""
+        self._stream_given = 0
+
+    def _widget_for(self, entry: TranscriptEntry) -> Widget | None:
+        match entry.kind:
+            case "user":
+                source = "you" if entry.data.get("source") == "person" else "prompt"
+                return Static(Text(f"› {source}: {entry.text}"), classes="user")
+            case "assistant":
+                return Markdown(entry.text, classes="assistant")
+            case "tool_call":
+                call = ToolCall(entry)
+                tool_use_id = entry.data.get("tool_use_id")
+                if tool_use_id:
+                    self._calls[str(tool_use_id)] = call
+                return call
+            case "tool_result":
+                call = self._calls.pop(str(entry.data.get("tool_use_id")), None)
+                if call is not None:
+                    call.set_result(entry)
+                    return None
+                return Static(Text(f"↳ {one_line(entry.text, 400)}"), classes="notice")
+            case "notice":
+                return Static(Text(entry.text), classes="notice")
+            case _:
+                return Static(Text(f"✗ {entry.text}"), classes="error")
+
+    def _append(self, widget: Widget) -> None:
+        for empty in self.query(".empty"):
+            empty.remove()
+        self.mount(widget)
+        excess = len(self.children) - MAX_ITEMS
+        for old in list(self.children[: max(0, excess)]):
+            old.remove()
