@@ -122,6 +122,7 @@ class StoreDelta:
     inbox_errors: dict[str, str] = field(default_factory=dict)  # agent -> error
     last_dm: dict[str, str] = field(default_factory=dict)  # sender -> last DM summary
     pending: list[Approval] = field(default_factory=list)  # requests seen in the files
+    teams: list[str] | None = None  # every team in the home, when that list may have changed
     new_errors: list[str] = field(default_factory=list)  # errors not reported before
 
 
@@ -185,8 +186,8 @@ class Store:
 
     def wants(self, event: ChangeEvent) -> bool:
         """Whether ``event`` concerns the team shown (any new team when none is shown yet)."""
-        if self.team is None:
-            return isinstance(event, TeamChanged)
+        if isinstance(event, TeamChanged | TeamRemoved):
+            return True  # the list of teams changed, if nothing else
         return event.team == self.team
 
     def load(self, team: str | None = None) -> StoreDelta:
@@ -197,6 +198,7 @@ class Store:
             self.team = pick_team(self.home)
         self._clear()
         delta = StoreDelta(team=self.team, reset=True, feed_reset=True, config_changed=True)
+        delta.teams = self.home.teams.names()
         if self.team is None:
             return self._finish(delta, tasks_changed=True)
         self._read_config(delta)
@@ -209,15 +211,18 @@ class Store:
         relevant = [e for e in events if self.wants(e)]
         if not relevant:
             return None
-        if self.team is None:  # a first team appeared
-            return self.load(relevant[0].team)
-        if any(isinstance(e, TeamRemoved) for e in relevant):
+        if self.team is None:  # a first team appeared?
+            first = next((e.team for e in relevant if isinstance(e, TeamChanged)), None)
+            return self.load(first) if first is not None else None
+        if TeamRemoved(self.team) in relevant:
             return self.load()
         delta = StoreDelta(team=self.team)
         tasks_changed = False
         for event in relevant:
-            if isinstance(event, TeamChanged):
-                self._read_config(delta)
+            if isinstance(event, TeamChanged | TeamRemoved):
+                delta.teams = self.home.teams.names()
+                if event.team == self.team:
+                    self._read_config(delta)
             elif isinstance(event, TaskChanged):
                 tasks_changed |= self._read_task(event.task_id, delta)
             elif isinstance(event, InboxChanged) and self._read_inbox(event.agent, delta):
@@ -225,6 +230,7 @@ class Store:
         delta.feed_added.sort(key=lambda item: item.sort_key)
         changed = (
             delta.config_changed
+            or delta.teams is not None
             or tasks_changed
             or delta.feed_added
             or delta.feed_updated
@@ -445,6 +451,7 @@ class DeckState:
     open_tasks: int = 0
     current_tasks: dict[str, str] = field(default_factory=dict)
     last_dm: dict[str, str] = field(default_factory=dict)
+    teams: list[str] = field(default_factory=list)
     selected: str | None = None
     feed_filter: str | None = None
     board_visible: bool = True
@@ -499,6 +506,8 @@ class DeckState:
     def apply(self, delta: StoreDelta) -> None:
         """Take the file-derived parts of a store delta."""
         self.team = delta.team or self.team
+        if delta.teams is not None:
+            self.teams = delta.teams
         if delta.config_changed or delta.reset:
             self.config = delta.config
         self.config_error = delta.config_error

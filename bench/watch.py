@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -91,10 +92,12 @@ async def run_child(root: Path, agent: str, count: int) -> list[float]:
 class Recorder:
     """Reads the inbox when told it changed; one latency per newly visible message."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, expected: int) -> None:
         self.path = path
+        self.expected = expected
         self.seen = 0
         self.latencies: list[float] = []
+        self.complete = asyncio.Event()
 
     def check(self, arrived: float) -> None:
         try:
@@ -107,6 +110,14 @@ class Recorder:
                 break
             self.latencies.append(arrived - sent)
             self.seen += 1
+        if self.seen >= self.expected:
+            self.complete.set()
+
+    async def wait(self) -> None:
+        """Until every message was seen (or 5 s: a missed one shows as a short count)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5.0):
+                await self.complete.wait()
 
 
 def watcher_callback(recorder: Recorder, agent: str) -> Callable[[list[ChangeEvent]], None]:
@@ -119,23 +130,19 @@ def watcher_callback(recorder: Recorder, agent: str) -> Callable[[list[ChangeEve
     return on_batch
 
 
-async def wait_until(done: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not done() and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-
-
-async def cross_process(home: Home, agent: str, count: int, **params: int) -> tuple[Recorder, list[float]]:
-    recorder = Recorder(home.layout.inbox_path(TEAM, agent))
-    async with Watcher(home, **params) as watcher:
+async def cross_process(
+    home: Home, agent: str, count: int, step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS
+) -> tuple[Recorder, list[float]]:
+    recorder = Recorder(home.layout.inbox_path(TEAM, agent), count)
+    async with Watcher(home, step_ms=step_ms, debounce_ms=debounce_ms) as watcher:
         watcher.subscribe(watcher_callback(recorder, agent))
         durations = await run_child(home.root, agent, count)
-        await wait_until(lambda: recorder.seen >= count, 5.0)
+        await recorder.wait()
     return recorder, durations
 
 
 async def in_process(home: Home, agent: str, count: int) -> tuple[Recorder, list[float]]:
-    recorder = Recorder(home.layout.inbox_path(TEAM, agent))
+    recorder = Recorder(home.layout.inbox_path(TEAM, agent), count)
     durations: list[float] = []
 
     def writer() -> None:
@@ -150,13 +157,13 @@ async def in_process(home: Home, agent: str, count: int) -> tuple[Recorder, list
     async with Watcher(home) as watcher:
         watcher.subscribe(watcher_callback(recorder, agent))
         await asyncio.to_thread(writer)
-        await wait_until(lambda: recorder.seen >= count, 5.0)
+        await recorder.wait()
     return recorder, durations
 
 
 async def poller(home: Home, agent: str, count: int) -> tuple[Recorder, list[float]]:
     """Claude Code's design: read the inbox every 500 ms, whatever happens."""
-    recorder = Recorder(home.layout.inbox_path(TEAM, agent))
+    recorder = Recorder(home.layout.inbox_path(TEAM, agent), count)
     stop = asyncio.Event()
 
     async def poll() -> None:
@@ -166,7 +173,7 @@ async def poller(home: Home, agent: str, count: int) -> tuple[Recorder, list[flo
 
     task = asyncio.create_task(poll())
     durations = await run_child(home.root, agent, count)
-    await wait_until(lambda: recorder.seen >= count, 5.0)
+    await recorder.wait()
     stop.set()
     await task
     return recorder, durations
@@ -183,9 +190,9 @@ async def idle_cpu(make: Callable[[], Awaitable[Callable[[], Awaitable[None]]]])
     return (cpu1 - cpu0) / (wall1 - wall0) * 100
 
 
-async def idle_watcher(home: Home, **params: int) -> float:
+async def idle_watcher(home: Home, step_ms: int = STEP_MS, debounce_ms: int = DEBOUNCE_MS) -> float:
     async def make() -> Callable[[], Awaitable[None]]:
-        watcher = Watcher(home, **params)
+        watcher = Watcher(home, step_ms=step_ms, debounce_ms=debounce_ms)
         await watcher.start()
         return watcher.stop
 
@@ -194,7 +201,7 @@ async def idle_watcher(home: Home, **params: int) -> float:
 
 async def idle_poller(home: Home, agent: str) -> float:
     async def make() -> Callable[[], Awaitable[None]]:
-        recorder = Recorder(home.layout.inbox_path(TEAM, agent))
+        recorder = Recorder(home.layout.inbox_path(TEAM, agent), 0)
         recorder.seen = 1 << 30  # nothing new arrives; the poller still reads every time
         stop = asyncio.Event()
 

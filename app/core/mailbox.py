@@ -79,8 +79,8 @@ def _remember(path: Path, head: list[Chunk]) -> None:
             _known.pop(str(path), None)
             return
         _known.pop(str(path), None)
-        if len(_known) >= _KNOWN_MAX:
-            _known.pop(next(iter(_known)))
+        while _known and len(_known) >= _KNOWN_MAX:
+            _known.pop(next(iter(_known)))  # the least recently written
         _known[str(path)] = _Known(key, head)
 
 
@@ -228,10 +228,10 @@ class Mailbox:
         return name
 
     def broadcast(self, message: InboxMessage, *, exclude: str | None = None) -> list[str]:
-        """Send to every member except the sender (or ``exclude``); returns the recipients."""
+        """Send to every member except the sender (and ``exclude``); returns the recipients."""
         config = self.home.teams.require(self.team)
-        skip = (exclude or message.sender).lower()
-        recipients = [m.name for m in config.members if m.name.lower() != skip]
+        skip = {message.sender.lower(), (exclude or "").lower()}
+        recipients = [m.name for m in config.members if m.name.lower() not in skip]
         for name in recipients:
             self.append(name, message.model_copy())
         return recipients

@@ -82,6 +82,18 @@ class OrderedFileModel(FileModel):
             cls._alias_cache = cached  # type: ignore[attr-defined]
         return cached
 
+    def __eq__(self, other: object) -> bool:
+        """Pydantic's equality (fields and extra fields), ignoring the remembered key order."""
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return (
+            type(self) is type(other)
+            and self.__dict__ == other.__dict__
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
     def to_json_dict(self) -> dict[str, Any]:
         data = super().to_json_dict()
         order = self._key_order

@@ -47,7 +47,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -295,18 +295,18 @@ class Watcher:
 
         return unsubscribe
 
-    async def events(self) -> AsyncIterator[list[ChangeEvent]]:
+    async def events(self) -> AsyncGenerator[list[ChangeEvent], None]:
         """Batches of events as they happen, until the watcher stops.
 
         Batches that pile up while the consumer is busy are merged (and deduplicated) into
         one. Starts the watcher if it is not running, and then stops it when the iteration
         ends (close the iterator, e.g. with ``contextlib.aclosing``, to make that prompt)."""
-        owned = not self.running
-        if owned:
-            await self.start()
         queue: asyncio.Queue[list[ChangeEvent] | None] = asyncio.Queue()
         self._queues.append(queue)
+        owned = not self.running
         try:
+            if owned:
+                await self.start()
             while True:
                 batch = await queue.get()
                 if batch is None:

@@ -72,7 +72,7 @@ async def run_team(
     *,
     json_output: bool = False,
     out: IO[str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    time_limit: float = DEFAULT_TIMEOUT,
     cwd: Path | None = None,
     **runtime_options: Any,
 ) -> tuple[int, str]:
@@ -114,9 +114,9 @@ async def run_team(
     await runtime.start()
     runtime.submit(goal)
     try:
-        code, reason = await asyncio.wait_for(done, timeout)
+        code, reason = await asyncio.wait_for(done, time_limit)
     except TimeoutError:
-        code, reason = 1, f"timed out after {timeout:g}s with the team still running"
+        code, reason = 1, f"timed out after {time_limit:g}s with the team still running"
     finally:
         await runtime.stop()
     return code, reason

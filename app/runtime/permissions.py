@@ -40,7 +40,9 @@ Decision order (``decide``)
 4. ``bypassPermissions`` allows everything else.
 5. ``plan`` mode denies every tool that is not read-only for this input
    (``tool.is_read_only(input)``), telling the model to call ExitPlanMode and wait.
-6. A matching ask rule asks.
+6. A matching ask rule asks. So does a search (Glob, Grep: a read-only path tool on a
+   directory) over a directory containing a path a deny rule protects: the search would read
+   through it, so it is never allowed without the person.
 7. A matching allow rule allows.
 8. A read-only file tool on a path inside the cwd (or an extra root) is allowed.
 9. ``acceptEdits``: an ``edits_files`` tool on a path inside the cwd (or an extra root) is
@@ -198,9 +200,8 @@ def _has_glob(text: str) -> bool:
     return any(ch in _GLOB_CHARS for ch in text)
 
 
-def _path_pattern_regexes(pattern: str, cwd: Path) -> list[re.Pattern[str]]:
-    """The absolute-path regexes of a rule's path pattern: as written, and with the literal
-    directory prefix resolved through symlinks (when that differs)."""
+def _split_path_pattern(pattern: str, cwd: Path) -> tuple[str, str]:
+    """A rule's path pattern as (absolute literal directory prefix, glob rest)."""
     text = pattern
     if text.startswith("//"):
         text = text[1:]
@@ -222,7 +223,13 @@ def _path_pattern_regexes(pattern: str, cwd: Path) -> list[re.Pattern[str]]:
             break
         literal.append(seg)
     rest = "/".join(segments[len(literal) :])
-    prefix = os.path.normpath("/".join(literal) or "/")
+    return os.path.normpath("/".join(literal) or "/"), rest
+
+
+def _path_pattern_regexes(pattern: str, cwd: Path) -> list[re.Pattern[str]]:
+    """The absolute-path regexes of a rule's path pattern: as written, and with the literal
+    directory prefix resolved through symlinks (when that differs)."""
+    prefix, rest = _split_path_pattern(pattern, cwd)
     prefixes = [prefix]
     real = os.path.realpath(prefix)
     if real != prefix:
@@ -580,6 +587,30 @@ def _subject_path_inside(
     return all(is_inside(c, roots) for c in _path_candidates(subject, cwd))
 
 
+def _denied_inside_search(
+    tool: Tool, tool_input: dict[str, Any], rules: PermissionRules, cwd: Path
+) -> tuple[Rule, str] | None:
+    """For a search over a directory (Glob, Grep): a deny rule protecting something below
+    that directory (the search would read through it), with the protected prefix."""
+    if subject_kind(tool) != "path" or not tool.read_only or not rules.deny:
+        return None
+    subject = tool.permission_subject(tool_input)
+    if subject is None:
+        return None
+    searched = [Path(c) for c in _path_candidates(subject, cwd) if os.path.isdir(c)]
+    if not searched:
+        return None
+    for rule in rules.deny:
+        if rule.pattern is None or not rule.applies_to(tool):
+            continue
+        prefix = _split_path_pattern(rule.pattern, cwd)[0]
+        for form in {prefix, os.path.realpath(prefix)}:
+            protected = Path(form)
+            if any(protected == d or d in protected.parents for d in searched):
+                return rule, form
+    return None
+
+
 def decide(
     tool: Tool,
     tool_input: dict[str, Any],
@@ -613,7 +644,15 @@ def decide(
             "approved. Finish the plan, call ExitPlanMode with it and wait for approval.",
         )
     decision: Decision | None = None
-    for rule in rules.ask:
+    shadow = _denied_inside_search(tool, tool_input, rules, cwd)
+    if shadow is not None:
+        decision = Decision(
+            "ask",
+            f"{what} searches a directory that contains {shadow[1]}, which the rule "
+            f"{shadow[0]} denies; it needs approval",
+            shadow[0],
+        )
+    for rule in rules.ask if decision is None else ():
         if rule.matches(tool, tool_input, cwd, any_part=True):
             decision = Decision("ask", f"{what} needs approval (rule {rule})", rule)
             break
@@ -671,6 +710,24 @@ def suggest_rule(tool: Tool, tool_input: dict[str, Any], cwd: Path | None = None
         text = directory.as_posix().rstrip("/")
         return f"{family}({text}/**)"
     return tool.name
+
+
+def allowed_roots(rules: PermissionRules, cwd: Path) -> tuple[Path, ...]:
+    """Directories (or files) that allow rules for file tools open outside the cwd: the
+    literal part of each pattern (``Read(~/notes/**)`` -> ``~/notes``). Pass them as the
+    tools' ``extra_roots`` so the tools' own confinement lets an allowed path through (the
+    permission check still decides each call)."""
+    cwd_abs = Path(os.path.normpath(cwd.absolute()))
+    roots: list[Path] = []
+    for rule in rules.allow:
+        if rule.pattern is None or rule.pattern == "*":
+            continue
+        if rule.tool not in FILE_TOOL_NAMES:
+            continue
+        root = Path(_split_path_pattern(rule.pattern, cwd)[0])
+        if root != cwd_abs and cwd_abs not in root.parents and root not in roots:
+            roots.append(root)
+    return tuple(roots)
 
 
 T = TypeVar("T", bound="Tool")

@@ -15,6 +15,7 @@ from app.runtime.permissions import (
     PermissionMode,
     PermissionRules,
     Rule,
+    allowed_roots,
     command_parts,
     compile_glob,
     decide,
@@ -609,3 +610,45 @@ def test_permission_subjects() -> None:
     assert READ.permission_subject({}) is None
     assert BASH.describe(sh("ls")) == "Bash(ls)"
     assert READ.describe({"file_path": "/a"}) == "Read(/a)"
+
+
+def test_allowed_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    rules = PermissionRules.from_strings(
+        allow=[
+            "Read(~/notes/**)",
+            "Edit(/srv/data/*.csv)",
+            "Write(//tmp/out.txt)",
+            "Edit(src/**)",
+            "Read",
+            "Bash(ls:*)",
+            "Read(~/notes/**)",
+        ]
+    )
+    assert allowed_roots(rules, tmp_path / "project") == (
+        tmp_path / "home" / "notes",
+        Path("/srv/data"),
+        Path("/tmp/out.txt"),
+    )
+
+
+def test_glob_absolute_pattern_subject(tmp_path: Path) -> None:
+    assert GLOB.permission_subject({"pattern": "/etc/**/*.conf"}) == "/etc"
+    assert run(GLOB, {"pattern": "/etc/*.conf"}, tmp_path).behavior == "ask"
+    assert GREP.permission_subject({"pattern": "/etc"}) == "."
+
+
+def test_search_over_denied_subtree_is_not_auto_allowed(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "src").mkdir()
+    deny = ["Read(secrets/**)"]
+    grep_all = {"pattern": "TOKEN", "path": str(tmp_path)}
+    decision = run(GREP, grep_all, tmp_path, deny=deny)
+    assert decision.behavior == "ask" and "secrets" in decision.reason
+    assert decision.rule == Rule("Read", "secrets/**")
+    assert run(GREP, grep_all, tmp_path, deny=deny, allow=["Read"]).behavior == "ask"
+    assert run(GLOB, {"pattern": "**"}, tmp_path, deny=deny, mode="dontAsk").behavior == "deny"
+    assert run(GREP, {"pattern": "x", "path": "src"}, tmp_path, deny=deny).allowed
+    assert run(GREP, {"pattern": "x", "path": "secrets"}, tmp_path, deny=deny).behavior == "deny"
+    # a file Read of an unrelated file is unaffected
+    assert run(READ, {"file_path": str(tmp_path / "a.txt")}, tmp_path, deny=deny).allowed

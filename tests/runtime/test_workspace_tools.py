@@ -493,3 +493,18 @@ async def test_cancelling_bash_kills_the_command(ctx: ToolContext, cwd: Path) ->
         await asyncio.sleep(0.02)
     else:
         pytest.fail("the background process survived the cancellation")
+
+
+async def test_os_errors_become_tool_errors(ctx: ToolContext, cwd: Path) -> None:
+    (cwd / "plain").write_text("x")
+    with pytest.raises(ToolError, match="plain/child.txt"):
+        await call(Write(), ctx, file_path="plain/child.txt", content="y")
+
+
+async def test_grep_skips_special_files(ctx: ToolContext, cwd: Path) -> None:
+    os.mkfifo(cwd / "pipe")
+    (cwd / "a.txt").write_text("needle\n")
+    assert (await call(Grep(), ctx, pattern="needle", path="pipe")).content == "No files found"
+    assert str(cwd / "a.txt") in (await call(Grep(), ctx, pattern="needle")).content
+    with pytest.raises(ToolError, match="not a regular file"):
+        await call(Read(), ctx, file_path="pipe")

@@ -28,7 +28,7 @@ import re
 import shutil
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -191,6 +191,15 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
+async def _in_thread(shown: str, func: Callable[..., ToolResult], *args: Any) -> ToolResult:
+    """Run blocking file work in a thread; an OSError becomes a one-line ToolError."""
+    try:
+        return await asyncio.to_thread(func, *args)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ToolError(f"{shown}: {reason}") from None
+
+
 class _FileTool(Tool):
     subject_kind: ClassVar[str] = "path"
     path_key: ClassVar[str] = "file_path"
@@ -258,7 +267,7 @@ class Read(_FileTool):
         if limit is not None and limit <= 0:
             raise ToolError("limit must be a positive number of lines")
         path = resolve_path(ctx, raw)
-        return await asyncio.to_thread(self._read, path, raw, offset, limit)
+        return await _in_thread(raw, self._read, path, raw, offset, limit)
 
     def _read(self, path: Path, shown: str, offset: int | None, limit: int | None) -> ToolResult:
         _check_regular_file(path, shown)
@@ -332,7 +341,7 @@ class Write(_FileTool):
         content = _str_arg(tool_input, "content")
         assert raw is not None and content is not None
         path = resolve_path(ctx, raw)
-        return await asyncio.to_thread(self._write, path, content, ctx)
+        return await _in_thread(raw, self._write, path, content, ctx)
 
     def _write(self, path: Path, content: str, ctx: ToolContext) -> ToolResult:
         if path.is_dir():
@@ -387,7 +396,7 @@ class Edit(_FileTool):
         assert raw is not None and old is not None and new is not None
         replace_all = bool(tool_input.get("replace_all", False))
         path = resolve_path(ctx, raw)
-        return await asyncio.to_thread(self._edit, path, raw, old, new, replace_all)
+        return await _in_thread(raw, self._edit, path, raw, old, new, replace_all)
 
     def _edit(self, path: Path, shown: str, old: str, new: str, replace_all: bool) -> ToolResult:
         if old == new:
@@ -457,6 +466,14 @@ class Glob(_SearchTool):
     }
     read_only = True
 
+    def permission_subject(self, tool_input: dict[str, Any]) -> str | None:
+        """The directory searched: ``path``, the literal directory of an absolute pattern,
+        or ``.`` (the cwd)."""
+        pattern = tool_input.get("pattern")
+        if not tool_input.get("path") and isinstance(pattern, str) and pattern.startswith("/"):
+            return os.path.normpath(_split_absolute_pattern(pattern)[0])
+        return super().permission_subject(tool_input)
+
     async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = _str_arg(tool_input, "pattern")
         assert pattern is not None
@@ -473,7 +490,7 @@ class Glob(_SearchTool):
         base = resolve_path(ctx, raw_path or ".")
         if not base.is_dir():
             raise ToolError(f"{raw_path} is not a directory")
-        return await asyncio.to_thread(self._glob, base, pattern, _roots(ctx))
+        return await _in_thread(raw_path or ".", self._glob, base, pattern, _roots(ctx))
 
     def _glob(self, base: Path, pattern: str, roots: list[Path]) -> ToolResult:
         regex = compile_glob(pattern, braces=True)
@@ -561,8 +578,16 @@ class Grep(_SearchTool):
         if not base.exists():
             raise ToolError(f"Path does not exist: {raw_path}")
         line_numbers = bool(tool_input.get("-n", True))
-        return await asyncio.to_thread(
-            self._grep, regex, base, file_glob, mode, head_limit, line_numbers, _roots(ctx)
+        return await _in_thread(
+            raw_path or ".",
+            self._grep,
+            regex,
+            base,
+            file_glob,
+            mode,
+            head_limit,
+            line_numbers,
+            _roots(ctx),
         )
 
     def _grep(
@@ -624,7 +649,9 @@ class Grep(_SearchTool):
     @staticmethod
     def _search_file(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]]:
         try:
-            if path.stat().st_size > GREP_MAX_FILE_BYTES or _is_binary(_sniff(path)):
+            if not path.is_file() or path.stat().st_size > GREP_MAX_FILE_BYTES:
+                return []
+            if _is_binary(_sniff(path)):
                 return []
             hits = []
             with path.open("r", encoding="utf-8", errors="replace") as fh:

@@ -1,0 +1,116 @@
+"""The agent view: one agent's streamed transcript and an input that messages it (a
+teammate gets the text injected before any other mail; the lead gets it as a prompt)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Input
+
+from app.feed_format import format_count
+from app.runtime.events import TranscriptEntry
+from app.screens.deck import ALL_PARTS, DeckScreen
+from widgets.roster import Roster
+from widgets.status_bar import StatusBar
+from widgets.transcript import Transcript
+
+
+class AgentScreen(DeckScreen):
+    """Shows ``agent``; follows the selection (shift+up/down, 0-9) while open."""
+
+    BINDINGS = [Binding("escape", "back", "Leader view", id="back")]
+
+    def __init__(self, agent: str) -> None:
+        super().__init__()
+        self.agent = agent
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="main"):
+            yield Roster(clock=self.deck_app.clock, id="roster")
+            yield Transcript(id="transcript")
+        yield Input(id="inject")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#roster").border_title = "Team"
+        self.show_agent(self.agent)
+        self.refresh_deck(ALL_PARTS)
+        inject = self.query_one("#inject", Input)
+        if self.runtime is None:
+            inject.disabled = True
+            self.query_one(Transcript).focus()
+        else:
+            inject.focus()
+
+    def show_agent(self, agent: str) -> None:
+        self.agent = agent
+        runtime = self.runtime
+        entries = runtime.transcript(agent) if runtime is not None else []
+        self.query_one(Transcript).show(agent, entries, self.deck_app.partial.get(agent, ""))
+        inject = self.query_one("#inject", Input)
+        snap = self.deck.agent(agent)
+        if runtime is None:
+            inject.placeholder = "Read-only viewer: no runtime to send to"
+        elif snap is not None and snap.is_lead:
+            inject.placeholder = f"Message {agent}… (enter sends)"
+        else:
+            inject.placeholder = f"Message {agent} (delivered before other mail)… (enter sends)"
+        self._title()
+
+    def _title(self) -> None:
+        transcript = self.query_one(Transcript)
+        snap = self.deck.agent(self.agent)
+        title = Text(self.agent, style="bold")
+        if snap is not None:
+            title.append(f" · {snap.status}")
+            if snap.current_task:
+                title.append(f" · {snap.current_task}")
+            tokens = snap.input_tokens + snap.output_tokens
+            transcript.border_subtitle = f"{format_count(tokens)} tok · {snap.tool_calls} tools"
+        transcript.border_title = title
+
+    def refresh_deck(self, parts: frozenset[str] | set[str]) -> None:
+        deck = self.deck
+        if deck.selected and deck.selected != self.agent and deck.agent(deck.selected):
+            self.show_agent(deck.selected)
+        if "agents" in parts or "header" in parts or "approvals" in parts:
+            self.query_one(StatusBar).show(
+                team=deck.team,
+                model=deck.model_description,
+                teammates=len(deck.teammates),
+                open_tasks=deck.open_tasks,
+                approvals=len(deck.approvals),
+                view=f"view: {self.agent}",
+                read_only=deck.read_only,
+                demo=deck.demo,
+                error=deck.config_error,
+            )
+        if "agents" in parts:
+            self.query_one(Roster).set_agents(deck.agents, deck.inbox_errors, deck.selected)
+            self._title()
+
+    def on_text(self, agent: str, text: str) -> None:
+        if agent == self.agent:
+            self.query_one(Transcript).add_text(text)
+
+    def on_entry(self, entry: TranscriptEntry) -> None:
+        if entry.agent == self.agent:
+            self.query_one(Transcript).add_entry(entry)
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    @on(Input.Submitted, "#inject")
+    def _inject(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if text:
+            self.send_to(self.agent, text)
+            event.input.clear()
+
+    @on(Roster.Selected)
+    def _selected(self, event: Roster.Selected) -> None:
+        self.deck_app.select_agent(event.name)

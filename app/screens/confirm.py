@@ -1,0 +1,46 @@
+"""A yes/no question (``ModalScreen[bool]``): y or enter confirms, n or esc cancels."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask ``question``; dismissed with True (confirmed) or False."""
+
+    BINDINGS = [
+        Binding("y,enter", "confirm", "Yes", id="confirm-yes"),
+        Binding("n,escape", "cancel", "No", id="confirm-no"),
+    ]
+
+    def __init__(self, question: str, *, confirm_label: str = "Yes") -> None:
+        super().__init__(classes="dialog-screen")
+        self.question = question
+        self.confirm_label = confirm_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.question), classes="dialog-question")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(f"{self.confirm_label} (y)", variant="error", id="yes")
+                yield Button("Cancel (n)", id="no")
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,75 @@
+"""``?``: every key of the dashboard, by where it works."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+#: (key, what it does); a row with an empty description is a section title.
+KEYS: tuple[tuple[str, str], ...] = (
+    ("Leader and agent views", ""),
+    ("shift+up / shift+down", "select the previous / next agent"),
+    ("1-9 / 0", "jump to teammate 1-9 / to the lead"),
+    ("enter", "roster: open the agent's view · approvals: review the request"),
+    ("esc", "agent view: back to the leader view · input: back to the roster"),
+    ("a", "approve the selected (else the oldest) request"),
+    ("r", "reject it: asks for plan feedback or a shutdown reason; denies a permission"),
+    ("s", "ask the selected teammate to shut down"),
+    ("K", "kill the selected teammate (asks first)"),
+    ("f", "feed: only the selected agent's messages / everything"),
+    ("ctrl+t", "show / hide the task board"),
+    ("i", "type a message (to the lead, or to the agent shown)"),
+    ("tab / shift+tab", "move between panels"),
+    ("up / down", "roster: select · queue, board, feed: move"),
+    ("ctrl+p", "command palette: spawn, shut down, kill, views, filter, theme"),
+    ("?", "this help"),
+    ("ctrl+q", "quit"),
+    ("Plan or shutdown review", ""),
+    ("a", "approve"),
+    ("r", "reject (asks for feedback / a reason)"),
+    ("esc", "close without answering"),
+    ("Permission request", ""),
+    ("y", "allow once"),
+    ("A", "always allow (adds the suggested rule)"),
+    ("n", "deny"),
+    ("esc", "close without answering"),
+    ("Dialogs", ""),
+    ("y / enter", "confirm"),
+    ("n / esc", "cancel"),
+)
+
+
+def keys_table() -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for key, description in KEYS:
+        if description:
+            table.add_row(Text(key), Text(description))
+        else:
+            table.add_row(Text(key, style="bold underline"), Text(""))
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key; esc, q or ? closes."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog-screen")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="help"):
+            yield Static(Text("teamdeck keys", style="bold"), classes="dialog-question")
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(keys_table())
+            yield Static(Text("esc to close", style="dim"), classes="dialog-hint")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
