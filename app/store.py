@@ -162,9 +162,10 @@ def _epoch(timestamp: str) -> float:
 class Store:
     """Config, tasks and inboxes of one team; see the module docstring."""
 
-    def __init__(self, home: Home, team: str | None = None) -> None:
+    def __init__(self, home: Home, team: str | None = None, *, pick: bool = True) -> None:
         self.home = home
         self.team = team
+        self.pick = pick  # with no team named, show the newest (else wait to be told)
         self._clear()
 
     def _clear(self) -> None:
@@ -190,11 +191,12 @@ class Store:
             return True  # the list of teams changed, if nothing else
         return event.team == self.team
 
-    def load(self, team: str | None = None) -> StoreDelta:
-        """Read everything (``team`` switches team; none named: the current or newest one)."""
-        if team is not None:
+    def load(self, team: str | None = None, *, switch: bool = False) -> StoreDelta:
+        """Read everything. ``team`` (or ``switch=True``, even to ``None``) changes the team
+        shown; with none, ``pick`` chooses the newest."""
+        if team is not None or switch:
             self.team = team
-        if self.team is None:
+        if self.team is None and self.pick:
             self.team = pick_team(self.home)
         self._clear()
         delta = StoreDelta(team=self.team, reset=True, feed_reset=True, config_changed=True)
@@ -213,7 +215,9 @@ class Store:
             return None
         if self.team is None:  # a first team appeared?
             first = next((e.team for e in relevant if isinstance(e, TeamChanged)), None)
-            return self.load(first) if first is not None else None
+            if first is not None and self.pick:
+                return self.load(first)
+            return StoreDelta(team=None, teams=self.home.teams.names())
         if TeamRemoved(self.team) in relevant:
             return self.load()
         delta = StoreDelta(team=self.team)

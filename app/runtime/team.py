@@ -36,6 +36,7 @@ from app.core.protocol import (
     shutdown_request,
 )
 from app.core.teams import COLORS
+from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, permission_body
 from app.runtime.events import (
@@ -78,8 +79,13 @@ class TeamRuntime:
         teammate_mode: str = "default",
         rules: PermissionRules | None = None,
         headless: bool = False,
+        watcher: Watcher | None = None,
     ) -> None:
         self.home = home
+        #: Cross-process changes (another terminal, a Claude Code teammate) arrive through the
+        #: core watcher; in-process writes wake agents directly through ``home.subscribe``.
+        self.watcher = watcher
+        self._owns_watcher = watcher is None
         self.client = client or make_client()
         self.model = resolve_model(model)
         self.model_description = describe_model(self.client, self.model)
@@ -99,6 +105,7 @@ class TeamRuntime:
         self.departed: dict[str, AgentSnapshot] = {}
         self._lead_permission: dict[str, asyncio.Future[tuple[bool, str]]] = {}
         self._unsubscribe: Callable[[], None] | None = None
+        self._unwatch: Callable[[], None] | None = None
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         identity = AgentIdentity(
@@ -125,7 +132,16 @@ class TeamRuntime:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._unsubscribe = self.home.subscribe(self.on_file_change)
+        if self.watcher is None:
+            self.watcher = Watcher(self.home)
+        if not self.watcher.running:
+            await self.watcher.start()
+        self._unwatch = self.watcher.subscribe(self._on_watch_batch)
         self._lead_task = self.spawner(LEAD_NAME, self.lead.run)
+
+    def _on_watch_batch(self, batch: list[ChangeEvent]) -> None:
+        for event in batch:
+            self.on_file_change(event)
 
     async def stop(self) -> None:
         """Stop every agent (quitting the app): teammates are cancelled, files stay as they are."""
@@ -136,6 +152,11 @@ class TeamRuntime:
         if self._unsubscribe:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unwatch:
+            self._unwatch()
+            self._unwatch = None
+        if self._owns_watcher and self.watcher is not None:
+            await self.watcher.stop()
         await asyncio.sleep(0)
 
     # ================================================================== events

@@ -21,6 +21,7 @@ from app.screens.feedback import FeedbackScreen
 from app.screens.help import HelpScreen
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
+from widgets.roster import Roster
 
 if TYPE_CHECKING:
     from app.app import TeamDeckApp
@@ -82,6 +83,11 @@ class DeckScreen(Screen[None]):
 
     def on_entry(self, entry: TranscriptEntry) -> None:
         """A whole transcript entry."""
+
+    def tick(self) -> None:
+        """Once a second: redraw elapsed times."""
+        for roster in self.query(Roster):
+            roster.tick()
 
     def selected_approval(self) -> Approval | None:
         """The request ``a``/``r`` answer: by default the selected agent's, else the oldest."""
