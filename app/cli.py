@@ -149,12 +149,21 @@ def optional_module(name: str, what: str) -> ModuleType:
         raise
 
 
-def run_tui(home: Home, demo: bool, goal: str | None = None) -> int:
-    """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt)."""
-    module = optional_module("app.app", "the dashboard")
-    app = module.TeamDeckApp(home=home, demo=demo, goal=goal)
-    app.run()
-    return int(getattr(app, "return_code", 0) or 0)
+def run_tui(
+    home: Home,
+    demo: bool,
+    goal: str | None = None,
+    *,
+    lead_approves: bool = False,
+    viewer: bool = False,
+) -> int:
+    """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
+    lead; ``viewer``: watch the files only, e.g. a Claude Code home)."""
+    module = optional_module("app.launch", "the dashboard")
+    return int(
+        module.run_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer)
+        or 0
+    )
 
 
 def run_headless(home: Home, goal: str, json_output: bool) -> int:
@@ -221,11 +230,11 @@ def _team_status(home: Home, team: str, members: int) -> list[str]:
 
 
 def cmd_tui(home: Home, args: argparse.Namespace) -> int:
-    return run_tui(home, demo=False)
+    return run_tui(home, demo=False, lead_approves=args.lead_approves, viewer=bool(args.claude))
 
 
 def cmd_demo(home: Home, args: argparse.Namespace) -> int:
-    return run_tui(home, demo=True)
+    return run_tui(home, demo=True, lead_approves=args.lead_approves)
 
 
 def cmd_run(home: Home, args: argparse.Namespace) -> int:
@@ -235,7 +244,7 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
         return run_headless(home, args.goal, args.json)
     if args.json:
         args.parser.error("--json needs --headless")
-    return run_tui(home, demo=False, goal=args.goal)
+    return run_tui(home, demo=False, goal=args.goal, lead_approves=args.lead_approves)
 
 
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:
@@ -475,9 +484,15 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler, parser=sub)
         return sub
 
-    command(commands, "tui", "the dashboard (offline model when no API key)", cmd_tui)
-    command(commands, "demo", "the dashboard running a scripted team scenario", cmd_demo)
+    tui = command(commands, "tui", "the dashboard (offline model when no API key)", cmd_tui)
+    demo = command(commands, "demo", "the dashboard running a scripted team scenario", cmd_demo)
     run = command(commands, "run", "run a team on a goal", cmd_run)
+    for sub in (tui, demo, run):
+        sub.add_argument(
+            "--lead-approves",
+            action="store_true",
+            help="the lead model decides plan and permission requests (default: you do)",
+        )
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     _json_option(run)
@@ -567,7 +582,9 @@ def run_command(args: argparse.Namespace) -> int:
     if args.home is not None and not args.home.strip():
         parser.error("argument --home: must not be empty")
     handler: Handler | None = args.handler
-    if handler is None:  # no command: until the dashboard lands, a status and the help
+    if handler is None and sys.stdin.isatty() and sys.stdout.isatty():
+        return run_tui(open_home(args), demo=False, viewer=bool(args.claude))
+    if handler is None:  # no terminal to draw on: a short status of the home and the help
         show_home_status(args)
         print()
         parser.print_help()

@@ -799,34 +799,32 @@ def test_optional_module_reraises_inner_import_errors(
 def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
 
-    class FakeApp:
-        return_code = 3
-
-        def __init__(self, *, home: Home, demo: bool, goal: str | None) -> None:
-            calls.append(("app", (home.root, demo, goal)))
-
-        def run(self) -> None:
-            calls.append(("run", None))
+    def fake_dashboard(
+        home: Home, *, demo: bool, goal: str | None, lead_approves: bool, viewer: bool
+    ) -> int:
+        calls.append(("app", (home.root, demo, goal, lead_approves, viewer)))
+        return 3
 
     async def fake_headless(home: Home, goal: str, json_output: bool) -> int:
         calls.append(("headless", (home.root, goal, json_output)))
         return 0
 
-    monkeypatch.setitem(sys.modules, "app.app", types.SimpleNamespace(TeamDeckApp=FakeApp))
+    monkeypatch.setitem(
+        sys.modules, "app.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
+    )
     monkeypatch.setitem(
         sys.modules, "app.runtime.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     assert run("tui").code == 3
     assert run("demo").code == 3
     assert run("run", "build it").code == 3
+    assert run("run", "build it", "--lead-approves").code == 3
     assert run("run", "build it", "--headless", "--json").code == 0
     assert calls == [
-        ("app", (home_dir, False, None)),
-        ("run", None),
-        ("app", (home_dir, True, None)),
-        ("run", None),
-        ("app", (home_dir, False, "build it")),
-        ("run", None),
+        ("app", (home_dir, False, None, False, False)),
+        ("app", (home_dir, True, None, False, False)),
+        ("app", (home_dir, False, "build it", False, False)),
+        ("app", (home_dir, False, "build it", True, False)),
         ("headless", (home_dir, "build it", True)),
     ]
 

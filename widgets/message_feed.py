@@ -41,7 +41,7 @@ class MessageFeed(ScrollView, can_focus=True):
         self._items: list[FeedItem] = []
         self._view: list[FeedItem] = self._items
         self.agent_filter: str | None = None
-        self.colors: dict[str, str] = {}
+        self.name_colors: dict[str, str] = {}
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
 
     # ------------------------------------------------------------------ data
@@ -93,8 +93,8 @@ class MessageFeed(ScrollView, can_focus=True):
             self._rebuild_view()
 
     def set_colors(self, colors: dict[str, str]) -> None:
-        if colors != self.colors:
-            self.colors = dict(colors)
+        if colors != self.name_colors:
+            self.name_colors = dict(colors)
             self._cache.clear()
             self.refresh()
 
@@ -122,10 +122,10 @@ class MessageFeed(ScrollView, can_focus=True):
         text = Text(no_wrap=True, end="")
         text.append(short_time(item.timestamp), style="dim")
         text.append(" ")
-        text.append(line.actor, style=f"bold {rich_color(self.colors.get(line.actor))}")
+        text.append(line.actor, style=f"bold {rich_color(self.name_colors.get(line.actor))}")
         if line.target:
             text.append(" -> ", style="dim")
-            text.append(line.target, style=rich_color(self.colors.get(line.target)))
+            text.append(line.target, style=rich_color(self.name_colors.get(line.target)))
             text.append(":")
         text.append(" ")
         text.append(line.text, style=FRAME_STYLE if line.kind != "message" else "")

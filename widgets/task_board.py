@@ -46,7 +46,7 @@ class TaskBoard(DataTable[Text]):
         super().__init__(id=id, cursor_type="row", zebra_stripes=False, cell_padding=1)
         self._rows: dict[str, Row] = {}
         self._owners: dict[str, str | None] = {}
-        self.colors: dict[str, str] = {}
+        self.owner_colors: dict[str, str] = {}
 
     def on_mount(self) -> None:
         for label, key, width in COLUMNS:
@@ -67,7 +67,7 @@ class TaskBoard(DataTable[Text]):
     def _row(self, task: Task) -> Row:
         dim = "dim" if task.status == "completed" else ""
         owner = agent_name(task.owner) if task.owner else ""
-        owner_style = f"{rich_color(self.colors.get(owner))} {dim}".strip() if owner else ""
+        owner_style = f"{rich_color(self.owner_colors.get(owner))} {dim}".strip() if owner else ""
         blocked = " ".join(f"#{b}" for b in task.blocked_by)
         return (
             Text(task.id, style=dim, justify="right"),
@@ -109,9 +109,9 @@ class TaskBoard(DataTable[Text]):
 
     def recolor(self, colors: dict[str, str]) -> None:
         """New member colours: redraw the owner cells whose colour changed."""
-        if colors == self.colors:
+        if colors == self.owner_colors:
             return
-        old, self.colors = self.colors, dict(colors)
+        old, self.owner_colors = self.owner_colors, dict(colors)
         for task_id, owner in self._owners.items():
             if owner and old.get(owner) != colors.get(owner):
                 cell = self._rows[task_id][3]

@@ -771,16 +771,25 @@ class Bash(Tool):
 async def run_command(command: str, cwd: Path, timeout: float) -> ToolResult:  # noqa: ASYNC109
     """Run ``command`` in a shell in ``cwd`` (own process group, no stdin, no credentials) and
     report its merged output (capped), exit code and any timeout."""
-    proc = await asyncio.create_subprocess_shell(
-        command,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        env=child_env(),
-        start_new_session=True,
-        executable=shutil.which("bash") or None,
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_shell(
+            command,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=child_env(),
+            start_new_session=True,
+            executable=shutil.which("bash") or None,
+        )
     )
+    try:
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while starting: the child may already run; kill it once it exists.
+        with contextlib.suppress(Exception):
+            _kill_group(await spawn)
+        raise
     head = bytearray()
     tail = bytearray()
     total = 0

@@ -1,0 +1,65 @@
+"""Building the dashboard: the runtime it drives, the demo scenario, the read-only viewer.
+
+Kept out of ``app.py`` (the App stays thin) and out of the CLI (which only parses arguments).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from app.core import Home
+
+DEMO_GOAL = "Summarize what the Python files in this folder do"
+#: Seconds between streamed chunks in the demo, so a person can watch the agents work.
+DEMO_PACE = "0.03"
+
+
+def demo_workspace() -> Path:
+    """The folder the demo team studies: teamdeck's own ``app`` package (real Python files)."""
+    return Path(__file__).resolve().parent
+
+
+def build_dashboard(
+    home: Home,
+    *,
+    demo: bool = False,
+    goal: str | None = None,
+    lead_approves: bool = False,
+    viewer: bool = False,
+    cwd: Path | None = None,
+):  # type: ignore[no-untyped-def]
+    """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
+    Code home). In the demo, a temporary home, a visible pace, and the person approves the plan
+    and every shutdown."""
+    from app.app import TeamDeckApp
+    from app.runtime.team import TeamRuntime
+
+    if viewer:
+        return TeamDeckApp(home, None)
+    if demo:
+        os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
+        home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
+        goal = goal or DEMO_GOAL
+        cwd = cwd or demo_workspace()
+    runtime = TeamRuntime(
+        home,
+        cwd=cwd,
+        decider="lead" if lead_approves else "person",
+        shutdown_decider="person" if demo else "teammate",
+    )
+    return TeamDeckApp(home, runtime, demo=demo, goal=goal)
+
+
+def run_dashboard(
+    home: Home,
+    *,
+    demo: bool = False,
+    goal: str | None = None,
+    lead_approves: bool = False,
+    viewer: bool = False,
+) -> int:
+    app = build_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer)
+    app.run()
+    return int(getattr(app, "return_code", 0) or 0)
