@@ -15,16 +15,17 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import styles
 from textual import on, work
 from textual.app import App
 from textual.markup import escape
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+import styles
 from app.commands import DeckCommands
 from app.core import ChangeEvent, Home, InboxChanged
 from app.core.watch import Watcher
@@ -184,7 +185,7 @@ class TeamDeckApp(App[None]):
 
     @work(group="store", exit_on_error=False, name="store")
     async def _refresh_store(self) -> None:
-        await self._store_step(lambda: self.store.load())
+        await self._store_step(self.store.load)
         while True:
             await self._changes_ready.wait()
             await asyncio.sleep(self.COALESCE_SECONDS)
@@ -192,9 +193,9 @@ class TeamDeckApp(App[None]):
             reload, self._reload = self._reload, None
             events, self._changes = list(self._changes), {}
             if reload is not None:
-                await self._store_step(lambda: self.store.load(reload[0], switch=True))
+                await self._store_step(partial(self.store.load, reload[0], switch=True))
             elif events:
-                await self._store_step(lambda: self.store.apply(events))
+                await self._store_step(partial(self.store.apply, events))
 
     async def _store_step(self, step: Callable[[], StoreDelta | None]) -> None:
         try:
@@ -271,7 +272,11 @@ class TeamDeckApp(App[None]):
                 case TeamLifecycle(event="deleted"):
                     self.switch_team(None)
                 case RunFinished(ok=ok, reason=reason):
-                    self.notify(escape(reason), title="Run finished", severity="information" if ok else "error")
+                    self.notify(
+                        escape(reason),
+                        title="Run finished",
+                        severity="information" if ok else "error",
+                    )
         if agents:
             self.pull_agents()
         if approvals:
@@ -279,9 +284,15 @@ class TeamDeckApp(App[None]):
 
     def _announce(self, agent: str, kind: str) -> None:
         if kind == "plan":
-            self.notify(escape(f"{agent} asks you to approve a plan (a approve · enter review)"), title="Plan")
+            self.notify(
+                escape(f"{agent} asks you to approve a plan (a approve · enter review)"),
+                title="Plan",
+            )
         elif kind == "permission":
-            self.notify(escape(f"{agent} asks for a permission (a allow · enter review)"), title="Permission")
+            self.notify(
+                escape(f"{agent} asks for a permission (a allow · enter review)"),
+                title="Permission",
+            )
 
     def pull_agents(self) -> None:
         self.deck.merge_agents(self.runtime.snapshot() if self.runtime is not None else None)

@@ -31,16 +31,32 @@ class DeckCommands(Provider):
         deck = app.deck
         yield "Spawn teammate…", "Start a new in-process teammate", screen.spawn_teammate
         yield "Leader view", "Back to the leader view", app.show_leader
-        yield "Toggle task board", "Show or hide the task board (ctrl+t)", screen.action_toggle_board
+        yield (
+            "Toggle task board",
+            "Show or hide the task board (ctrl+t)",
+            screen.action_toggle_board,
+        )
         yield "Feed: show all messages", "Clear the feed filter", partial(app.set_feed_filter, None)
         yield "Change theme", "Pick a colour theme", app.action_change_theme
         for agent in deck.agents:
             name = agent.name
             yield f"Open view: {name}", f"{name}'s transcript", partial(app.open_agent, name)
-            yield f"Feed: only {name}", f"Messages {name} sent or received", partial(app.set_feed_filter, name)
+            yield (
+                f"Feed: only {name}",
+                f"Messages {name} sent or received",
+                partial(app.set_feed_filter, name),
+            )
             if not agent.is_lead:
-                yield f"Request shutdown: {name}", f"Ask {name} to shut down", partial(screen.request_shutdown, name)
-                yield f"Kill: {name}", f"Stop {name} now (asks first)", partial(screen.confirm_kill, name)
+                yield (
+                    f"Request shutdown: {name}",
+                    f"Ask {name} to shut down",
+                    partial(screen.request_shutdown, name),
+                )
+                yield (
+                    f"Kill: {name}",
+                    f"Stop {name} now (asks first)",
+                    partial(screen.confirm_kill, name),
+                )
         for team in deck.teams:
             if team != deck.team:
                 yield f"Switch team: {team}", f"Show team {team}", partial(app.switch_team, team)

@@ -98,7 +98,9 @@ def describe(sender: str, recipient: str, text: str, summary: str | None = None)
             return FeedLine(frame.sender or sender, None, _idle_text(frame), kind)
         case TaskCompleted():
             subject = f" {one_line(frame.task_subject, 120)}" if frame.task_subject else ""
-            return FeedLine(frame.sender or sender, None, f"completed #{frame.task_id}{subject}", kind)
+            return FeedLine(
+                frame.sender or sender, None, f"completed #{frame.task_id}{subject}", kind
+            )
         case PermissionRequest():
             what = frame.tool_name
             if frame.description:

@@ -51,6 +51,7 @@ POLL_INTERVAL = 0.5
 TARGET_P50_MS = 20.0
 TARGET_P99_MS = 60.0
 TARGET_IDLE_PCT = 1.0
+W = 38  # width of the first column
 
 
 # ----------------------------------------------------------------------------- the writer child
@@ -243,9 +244,9 @@ def pct(values: list[float], q: float) -> float:
 def row(name: str, lat: list[float], target: str = "") -> str:
     ms = [v * 1000 for v in lat]
     if not ms:
-        return f"{name:<34} {'(no events)':>9}"
+        return f"{name:<{W}} {'(no events)':>9}"
     return (
-        f"{name:<34} {len(ms):>5} {statistics.median(ms):>9.1f} {pct(ms, 99):>9.1f}"
+        f"{name:<{W}} {len(ms):>5} {statistics.median(ms):>9.1f} {pct(ms, 99):>9.1f}"
         f" {max(ms):>9.1f}   {target}"
     )
 
@@ -273,21 +274,21 @@ async def main_async(args: argparse.Namespace) -> int:
         idle_p = await idle_poller(home, "poll")
         idle_0 = await idle_loop()
 
-        header = f"{'latency (ms)':<34} {'n':>5} {'p50':>9} {'p99':>9} {'max':>9}   target"
+        header = f"{'latency (ms)':<{W}} {'n':>5} {'p50':>9} {'p99':>9} {'max':>9}   target"
         print(header)
         print("-" * (len(header) + 20))
         target = f"p50 <= {TARGET_P50_MS:g}, p99 <= {TARGET_P99_MS:g}"
         print(row("cross-process, watcher", cross.latencies, target))
+        print(row("  of which the write (send(), child)", cross_writes))
         print(row("in-process (worker thread), watcher", local.latencies))
+        print(row("  of which the write (send(), thread)", local_writes))
         print(row("cross-process, poll every 500 ms", polled.latencies, "(Claude Code baseline)"))
-        print(row("  the write itself (send(), child)", cross_writes))
-        print(row("  the write itself (send(), thread)", local_writes))
         print()
-        print(f"{'idle CPU (% of one core)':<34} {'':>5} {'':>9} {'':>9} {'':>9}   target")
+        print(f"{'idle CPU over 5 s (% of one core)':<{W}} {'':>5} {'CPU':>9} {'':>19}   target")
         print("-" * (len(header) + 20))
-        print(f"{'watcher running':<34} {idle_w:>25.2f}%{'':>10}   < {TARGET_IDLE_PCT:g}%")
-        print(f"{'poll every 500 ms (baseline)':<34} {idle_p:>25.2f}%")
-        print(f"{'bare event loop (reference)':<34} {idle_0:>25.2f}%")
+        print(f"{'watcher running':<{W}} {'':>5} {idle_w:>8.2f}% {'':>19}   < {TARGET_IDLE_PCT:g}%")
+        print(f"{'poll every 500 ms (baseline)':<{W}} {'':>5} {idle_p:>8.2f}%")
+        print(f"{'bare event loop (reference)':<{W}} {'':>5} {idle_0:>8.2f}%")
 
         if args.sweep:
             print("\nsweep (cross-process latency, idle CPU) by step_ms, debounce 10 ms:")

@@ -28,7 +28,13 @@ class ApprovalsQueue(OptionList):
     """Options keyed by request id; the highlight survives updates while its request is pending."""
 
     DEFAULT_CSS = """
-    ApprovalsQueue { height: auto; max-height: 8; scrollbar-size-vertical: 1; }
+    ApprovalsQueue {
+        height: auto;
+        max-height: 8;
+        scrollbar-size-vertical: 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

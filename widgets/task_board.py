@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import events
 from textual.geometry import Size
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey
 
 from app.core import Task
 from app.feed_format import agent_name, one_line, rich_color
@@ -26,6 +27,8 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Owner", "owner", 12),
     ("Blocked by", "blocked", 10),
 )
+WIDE = {"id": 4, "status": 11, "owner": 12, "blocked": 10}
+NARROW = {"id": 3, "status": 11, "owner": 9, "blocked": 6}
 STATUS_STYLES = {"pending": "", "in_progress": "bold yellow", "completed": "green"}
 Row = tuple[Text, Text, Text, Text, Text]
 
@@ -39,7 +42,7 @@ class TaskBoard(DataTable[Text]):
     """Tasks of the team shown; ``apply`` takes the store's upserts and removals."""
 
     DEFAULT_CSS = """
-    TaskBoard { height: 1fr; }
+    TaskBoard { height: 1fr; overflow-x: hidden; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -47,20 +50,51 @@ class TaskBoard(DataTable[Text]):
         self._rows: dict[str, Row] = {}
         self._owners: dict[str, str | None] = {}
         self.owner_colors: dict[str, str] = {}
+        self._error: str = ""
 
     def on_mount(self) -> None:
         for label, key, width in COLUMNS:
             self.add_column(label, width=width, key=key)
 
     def on_resize(self, event: events.Resize) -> None:
-        fixed = sum(w + 2 * self.cell_padding for _, key, w in COLUMNS if key != "subject")
-        width = max(12, event.size.width - fixed - 2 * self.cell_padding - 1)
-        column = self.columns.get("subject")  # type: ignore[call-overload]
-        if column is not None and column.width != width:
-            column.width = width
+        """Give the subject whatever the other (fixed) columns leave."""
+        inner = event.size.width - 1  # room for the vertical scrollbar
+        fixed = WIDE if inner >= 70 else NARROW
+        padding = 2 * self.cell_padding * len(COLUMNS)
+        widths = {**fixed, "subject": max(8, inner - sum(fixed.values()) - padding)}
+        changed = False
+        for key, width in widths.items():
+            column = self.columns.get(ColumnKey(key))
+            if column is not None and column.width != width:
+                column.width = width
+                changed = True
+        if changed:
             total = sum(c.get_render_width(self) for c in self.columns.values())
             self.virtual_size = Size(total, self.virtual_size.height)
             self.refresh()
+
+    # ------------------------------------------------------------------ subtitle
+
+    def set_error(self, error: str) -> None:
+        """An unreadable task file: shown in the subtitle until it is readable again."""
+        self._error = error
+        self._subtitle()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._subtitle()
+
+    def _subtitle(self) -> None:
+        if self._error:
+            self.border_subtitle = Text(f"⚠ {self._error}", style="bold red")
+            return
+        row = self._rows.get(self._highlighted_key() or "")
+        self.border_subtitle = Text(f"#{row[0].plain} {row[1].plain}") if row else ""
+
+    def _highlighted_key(self) -> str | None:
+        if not self.row_count or not self.is_valid_row_index(self.cursor_row):
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return key
 
     # ------------------------------------------------------------------ data
 

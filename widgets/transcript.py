@@ -48,12 +48,12 @@ class ToolCall(Collapsible):
         self.summary = _input_summary(tool_input)
         super().__init__(
             Static(Text(self.body), classes="tool-input"),
-            title=self._title(""),
+            title=self._label_text(""),
             collapsed=_is_long(self.body),
             classes="tool-call",
         )
 
-    def _title(self, mark: str) -> str:
+    def _label_text(self, mark: str) -> str:
         title = f"⚙ {self.tool}" + (f"  {self.summary}" if self.summary else "")
         return escape(title + (f"  {mark}" if mark else ""))
 
@@ -61,15 +61,19 @@ class ToolCall(Collapsible):
 
     def on_mount(self) -> None:
         if self._pending is not None:
-            self.set_result(self._pending)
+            self._show_result()
 
     def set_result(self, entry: TranscriptEntry) -> None:
-        if not self.is_mounted:
-            self._pending = entry
+        self._pending = entry
+        if self.is_mounted:
+            self._show_result()
+
+    def _show_result(self) -> None:
+        entry, self._pending = self._pending, None
+        if entry is None:
             return
-        self._pending = None
         failed = bool(entry.data.get("is_error"))
-        self.title = self._title("✗" if failed else "✓")
+        self.title = self._label_text("✗" if failed else "✓")
         result = Static(Text(entry.text, style="red" if failed else ""), classes="tool-result")
         self.query_one(Collapsible.Contents).mount(result)
         if _is_long(entry.text) or _is_long(self.body):
@@ -155,8 +159,8 @@ class Transcript(VerticalScroll):
     def _widget_for(self, entry: TranscriptEntry) -> Widget | None:
         match entry.kind:
             case "user":
-                source = "you" if entry.data.get("source") == "person" else "prompt"
-                return Static(Text(f"› {source}: {entry.text}"), classes="user")
+                you = "you: " if entry.data.get("source") == "person" else ""
+                return Static(Text(f"› {you}{entry.text}"), classes="user")
             case "assistant":
                 return Markdown(entry.text, classes="assistant")
             case "tool_call":
@@ -166,9 +170,9 @@ class Transcript(VerticalScroll):
                     self._calls[str(tool_use_id)] = call
                 return call
             case "tool_result":
-                call = self._calls.pop(str(entry.data.get("tool_use_id")), None)
-                if call is not None:
-                    call.set_result(entry)
+                found = self._calls.pop(str(entry.data.get("tool_use_id")), None)
+                if found is not None:
+                    found.set_result(entry)
                     return None
                 return Static(Text(f"↳ {one_line(entry.text, 400)}"), classes="notice")
             case "notice":

@@ -65,9 +65,15 @@ def ensure_dir(path: Path) -> None:
 
 
 def check_not_symlink(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            raise UnsafePathError(f"{path} is a symlink; refusing to follow it")
+    """Refuse to replace anything but a regular file (a symlink, a directory, a FIFO...)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise UnsafePathError(f"{path} is a symlink; refusing to follow it")
+    if not stat.S_ISREG(mode):
+        raise UnsafePathError(f"{path} is not a regular file")
 
 
 def is_temp_name(name: str) -> bool:
@@ -135,9 +141,11 @@ def atomic_write_json(path: Path, data: Any) -> None:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, or ``None`` if it does not exist. Never follows a symlink."""
+    """The file's bytes, or ``None`` if it does not exist. Never follows a symlink, never
+    blocks on a FIFO (``O_NONBLOCK``), and refuses anything that is not a regular file."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -145,6 +153,8 @@ def read_bytes(path: Path) -> bytes | None:
             raise UnsafePathError(f"{path} is a symlink; refusing to follow it") from None
         raise exc
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePathError(f"{path} is not a regular file")
         return fh.read()
 
 

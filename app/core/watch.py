@@ -82,8 +82,6 @@ Predicate = Callable[[ChangeEvent], bool]
 FileIdentity = tuple[int, int, int, int] | None
 RawChange = tuple[Change, str]
 
-_ORDER = {TeamChanged: 0, TeamRemoved: 0, TaskChanged: 1, InboxChanged: 2}
-
 
 def is_ignored_name(name: str) -> bool:
     """Names the watcher never reports: temp files, dot files (``.lock``, ``.highwatermark``),
@@ -509,9 +507,8 @@ class Watcher:
 
     def _path_of(self, event: ChangeEvent) -> Path:
         if isinstance(event, InboxChanged):
-            return (
-                self._teams_dir / event.team / "inboxes" / f"{event.agent.replace('@', '-')}.json"
-            )
+            name = event.agent.replace("@", "-")  # as in the inbox file's name
+            return self._teams_dir / event.team / "inboxes" / f"{name}.json"
         if isinstance(event, TaskChanged):
             return self._tasks_dir / event.team / f"{event.task_id}.json"
         return self._teams_dir / event.team / "config.json"

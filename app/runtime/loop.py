@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.runtime.model import MODEL_ERRORS
-from app.runtime.permissions import decide
+from app.runtime.permissions import allowed_roots, decide
 from app.runtime.session import AgentSession
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
@@ -236,7 +236,15 @@ async def execute_tool(session: AgentSession, block: dict[str, Any]) -> dict[str
 async def _checked_call(
     session: AgentSession, tool: Tool, tool_input: dict[str, Any], tool_use_id: str
 ) -> ToolResult:
-    decision = decide(tool, tool_input, session.mode, session.rules, session.identity.cwd)  # type: ignore[arg-type]
+    roots = allowed_roots(session.rules, session.identity.cwd)
+    decision = decide(
+        tool,
+        tool_input,
+        session.mode,  # type: ignore[arg-type]
+        session.rules,
+        session.identity.cwd,
+        roots,
+    )
     if decision.behavior == "deny":
         return ToolResult(f"Permission denied: {decision.reason}", True)
     if decision.behavior == "ask":
@@ -250,6 +258,7 @@ async def _checked_call(
         agent=session.identity,
         services=session.services,
         tool_use_id=tool_use_id,
+        extra_roots=roots,
     )
     try:
         return await tool.call(tool_input, ctx)

@@ -38,7 +38,10 @@ class DeckScreen(Screen[None]):
     BINDINGS = [
         Binding("shift+down", "select(1)", "Next", id="select-next"),
         Binding("shift+up", "select(-1)", "Prev", id="select-prev"),
-        *(Binding(str(n), f"jump({n})", f"Agent {n}", show=False, id=f"jump-{n}") for n in range(10)),
+        *(
+            Binding(str(n), f"jump({n})", f"Agent {n}", show=False, id=f"jump-{n}")
+            for n in range(10)
+        ),
         Binding("a", "approve", "Approve", id="approve"),
         Binding("r", "reject", "Reject", id="reject"),
         Binding("s", "shutdown", "Shutdown", id="shutdown"),
@@ -93,7 +96,8 @@ class DeckScreen(Screen[None]):
         """The request ``a``/``r`` answer: by default the selected agent's, else the oldest."""
         approvals = self.deck.approvals
         mine = [a for a in approvals if a.agent == self.deck.selected]
-        return (mine or approvals or [None])[0]
+        chosen = mine or approvals
+        return chosen[0] if chosen else None
 
     # ------------------------------------------------------------------ selection
 
@@ -147,7 +151,10 @@ class DeckScreen(Screen[None]):
         if answer is None:
             return
         bad = answer.startswith(("already", "unknown", "not ", "no "))
-        self.notify(escape(f"{what}: {answer}" if answer else what), severity="warning" if bad else "information")
+        self.notify(
+            escape(f"{what}: {answer}" if answer else what),
+            severity="warning" if bad else "information",
+        )
 
     def _teammate(self, verb: str) -> str | None:
         name = self.deck.selected
@@ -202,9 +209,7 @@ class DeckScreen(Screen[None]):
                 answer = self._call("reject shutdown", "reject_shutdown", rid, text)
         else:
             allow = action in ("approve", "allow", "always")
-            answer = self._call(
-                "permission", "answer_permission", rid, allow, action == "always"
-            )
+            answer = self._call("permission", "answer_permission", rid, allow, action == "always")
         self._report(approval.title, answer)
 
     @work(group="ui", exit_on_error=False)

@@ -55,7 +55,11 @@ class LeaderScreen(DeckScreen):
             prompt.disabled = True
         lead = self.query_one("#lead", Transcript)
         if self.runtime is not None:
-            lead.show(LEAD_NAME, self.runtime.transcript(LEAD_NAME), self.deck_app.partial.get(LEAD_NAME, ""))
+            lead.show(
+                LEAD_NAME,
+                self.runtime.transcript(LEAD_NAME),
+                self.deck_app.partial.get(LEAD_NAME, ""),
+            )
         else:
             lead.show(None, [])
         self.refresh_deck(ALL_PARTS)
@@ -79,14 +83,18 @@ class LeaderScreen(DeckScreen):
         if "agents" in parts:
             roster = self.query_one(Roster)
             roster.set_agents(deck.agents, deck.inbox_errors, deck.selected)
-            roster.border_subtitle = Text(f"⚠ {deck.config_error}", style="bold red") if deck.config_error else ""
+            roster.border_subtitle = (
+                Text(f"⚠ {deck.config_error}", style="bold red") if deck.config_error else ""
+            )
             feed = self.query_one(MessageFeed)
             feed.set_colors(deck.colors)
             self.query_one(TaskBoard).recolor(deck.colors)
         if "approvals" in parts:
             queue = self.query_one(ApprovalsQueue)
             queue.set_approvals(deck.approvals)
-            queue.border_title = f"Approvals ({len(deck.approvals)})" if deck.approvals else "Approvals"
+            queue.border_title = (
+                f"Approvals ({len(deck.approvals)})" if deck.approvals else "Approvals"
+            )
         if "filter" in parts or "agents" in parts:
             self._show_filter()
         if "board" in parts:
@@ -95,12 +103,9 @@ class LeaderScreen(DeckScreen):
             board = self.query_one(TaskBoard)
             board.border_title = f"Tasks ({deck.open_tasks} open)"
             errors = deck.task_errors
-            if errors:
-                first = next(iter(errors.values()))
-                more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-                board.border_subtitle = Text(f"⚠ {first}{more}", style="bold red")
-            else:
-                board.border_subtitle = ""
+            first = next(iter(errors.values()), "")
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            board.set_error(f"{first}{more}")
 
     def _show_filter(self) -> None:
         feed = self.query_one(MessageFeed)

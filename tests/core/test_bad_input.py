@@ -223,7 +223,7 @@ def test_mark_read_keeps_unknown_fields_byte_for_byte(home: Home) -> None:
     entries: list[dict[str, Any]] = [
         {**VALID_ENTRY, "msgV": 2, "msg_id": "a1", "type": "message"},
         {"read": False, "text": "odd key order", "from": "x", "extra": [1, {"y": None}]},
-        {**VALID_ENTRY, "text": "ünïcödé \u2028 \\ \"q\"", "big": 12345678901234567890},
+        {**VALID_ENTRY, "text": 'ünïcödé \u2028 \\ "q"', "big": 12345678901234567890},
         {**VALID_ENTRY, "float": 1.5, "empty": {}, "list": []},
     ]
     original = dumps(entries)
@@ -239,7 +239,21 @@ def test_mark_read_keeps_unknown_fields_byte_for_byte(home: Home) -> None:
 
 # ----------------------------------------------------------------------------- names
 
-BAD_NAMES = ["", "   ", ".", "..", "a/b", "../etc", "a\\b", "a\x00b", "a\nb", "a\rb", "---", "!!!", "ü"]
+BAD_NAMES = [
+    "",
+    "   ",
+    ".",
+    "..",
+    "a/b",
+    "../etc",
+    "a\\b",
+    "a\x00b",
+    "a\nb",
+    "a\rb",
+    "---",
+    "!!!",
+    "ü",
+]
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
@@ -561,3 +575,35 @@ def test_live_mkdir_lock_times_out_without_damage(tmp_path: Path) -> None:
         box.send("researcher", msg("second"))
     assert box.path("researcher").read_bytes() == before
     assert lock_dir.is_dir()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_inbox_path_that_is_not_a_file(home: Home, kind: str) -> None:
+    box = home.mailbox(TEAM)
+    path = box.path("researcher")
+    if kind == "directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    for operation in (
+        lambda: box.read("researcher"),
+        lambda: box.send("researcher", msg()),
+        lambda: box.mark_all_read("researcher"),
+    ):
+        with pytest.raises(UnsafePathError, match="not a regular file"):
+            operation()  # an error, not a hang on the FIFO or a crash
+    assert path.is_dir() if kind == "directory" else path.is_fifo()
+
+
+def test_symlink_at_the_lock_path(home: Home, tmp_path: Path) -> None:
+    box = home.mailbox(TEAM)
+    box.send("researcher", msg("before"))
+    target = tmp_path / "victim"
+    target.write_text("precious")
+    lock = box.path("researcher").with_name("researcher.json.lock")
+    lock.unlink()
+    lock.symlink_to(target)
+    with pytest.raises(OSError):
+        box.send("researcher", msg("after"))
+    assert target.read_text() == "precious"
+    assert [m.text for m in box.read("researcher")] == ["before"]

@@ -66,7 +66,7 @@ def test_send_read_unread_mark_read(home: Home) -> None:
 def test_file_format_is_claude_codes(home: Home) -> None:
     box = home.mailbox(TEAM)
     box.send("researcher", msg("hello", summary="greeting", color="cyan"))
-    box.send("researcher", msg("ünïcödé ✓ \"quoted\"\nnew line"))
+    box.send("researcher", msg('ünïcödé ✓ "quoted"\nnew line'))
     raw = box.path("researcher").read_text("utf-8")
     data = json.loads(raw)
     assert raw == dumps(data)  # JSON.stringify(x, null, 2): two spaces, no trailing newline
@@ -74,9 +74,7 @@ def test_file_format_is_claude_codes(home: Home) -> None:
     assert list(data[1]) == ["from", "text", "timestamp", "read"]
     assert "ünïcödé ✓" in raw  # not \\u-escaped, like JavaScript
     box.mark_read("researcher", 0)
-    assert box.path("researcher").read_text("utf-8") == dumps(
-        [{**data[0], "read": True}, data[1]]
-    )
+    assert box.path("researcher").read_text("utf-8") == dumps([{**data[0], "read": True}, data[1]])
 
 
 def test_mark_read_leaves_the_file_alone_when_nothing_changes(home: Home) -> None:
@@ -89,7 +87,9 @@ def test_mark_read_leaves_the_file_alone_when_nothing_changes(home: Home) -> Non
     assert (before.st_ino, before.st_mtime_ns) == (after.st_ino, after.st_mtime_ns)
 
 
-@pytest.mark.parametrize("address", ["researcher", "Researcher", " researcher ", "researcher@my-team"])
+@pytest.mark.parametrize(
+    "address", ["researcher", "Researcher", " researcher ", "researcher@my-team"]
+)
 def test_recipient_forms(home: Home, address: str) -> None:
     assert home.mailbox(TEAM).send(address, msg("hi")) == "researcher"
     assert inboxes(home) == ["researcher.json", "researcher.json.lock"]
@@ -221,10 +221,10 @@ def test_fast_path_accepts_a_valid_extension_by_another_writer(box_with_history)
         lambda raw: raw[:-2],  # truncated: no closing bracket
         lambda raw: raw[:-2] + b",\n]",  # trailing comma
         lambda raw: raw[:-2] + b",\n  5\n]",  # a non-object entry
-        lambda raw: raw[:-2] + b",\n  {\"a\": \n]",  # half an entry
+        lambda raw: raw[:-2] + b',\n  {"a": \n]',  # half an entry
         lambda raw: raw + b"\n]",  # junk after the array
         lambda raw: raw[:-2] + b"\n}",  # wrong closer
-        lambda raw: raw[:-2] + b",\n  {\"a\": NaN}\n]",  # not JSON.parse-able
+        lambda raw: raw[:-2] + b',\n  {"a": NaN}\n]',  # not JSON.parse-able
         lambda raw: raw[:10] + b"]",  # truncated mid-way, then "fixed" by a bad editor
         lambda raw: raw.replace(b'"m1"', b'"m1'),  # damage inside the known part
         lambda raw: b"",

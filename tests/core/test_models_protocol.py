@@ -129,7 +129,7 @@ def test_frame_round_trip_with_exact_keys(kind: str, build: Any, keys: set[str])
 
 
 def test_snake_case_only_for_permission_frames() -> None:
-    for kind, build, keys in FRAMES:
+    for kind, _build, keys in FRAMES:
         underscored = {k for k in keys if "_" in k}
         if kind.startswith("permission_"):
             assert underscored, kind
@@ -225,8 +225,9 @@ def test_parse_frame_never_raises_on_text(text: str) -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=12,
 )
 _keys = st.sampled_from(
@@ -391,7 +392,12 @@ def test_member_and_config_use_camel_case() -> None:
 
 def test_task_keys_and_flags() -> None:
     task = Task(id="1", subject="s", blocked_by=["2"], active_form="Doing s")
-    assert task.to_json_dict() == {"id": "1", "subject": "s", "activeForm": "Doing s", "blockedBy": ["2"]}
+    assert task.to_json_dict() == {
+        "id": "1",
+        "subject": "s",
+        "activeForm": "Doing s",
+        "blockedBy": ["2"],
+    }
     hidden = Task.model_validate({"id": "2", "metadata": {"_internal": True}})
     assert hidden.is_internal and not task.is_internal
     assert Task(id="3", status="completed").is_resolved

@@ -409,11 +409,11 @@ async def test_bash_timeout_kills_process_group(ctx: ToolContext, cwd: Path) -> 
         command="sleep 30 & echo $! > bg.pid; echo started; sleep 30",
         timeout=300,
     )
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # far less than the 30 s the command wants
     assert result.is_error and result.data["timed_out"]
     assert "timed out after 0.3s" in result.content and "started" in result.content
     background = int((cwd / "bg.pid").read_text())
-    for _ in range(100):  # the background child was in the group: it is dead too
+    for _ in range(250):  # the background child was in the group: it is dead too
         if not _alive(background):
             break
         await asyncio.sleep(0.02)
@@ -479,15 +479,17 @@ async def test_cancelling_bash_kills_the_command(ctx: ToolContext, cwd: Path) ->
     task = asyncio.ensure_future(
         call(Bash(), ctx, command="sleep 30 & echo $! > bg.pid; sleep 30", timeout=60_000)
     )
-    for _ in range(200):
-        if (cwd / "bg.pid").exists() and (cwd / "bg.pid").read_text().strip():
+    for _ in range(500):
+        if (cwd / "bg.pid").exists() and (cwd / "bg.pid").read_text().endswith("\n"):
             break
         await asyncio.sleep(0.01)
+    else:
+        pytest.fail("the command did not start")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     background = int((cwd / "bg.pid").read_text())
-    for _ in range(100):
+    for _ in range(250):
         if not _alive(background):
             break
         await asyncio.sleep(0.02)

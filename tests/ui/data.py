@@ -69,8 +69,16 @@ def build_home(root: Path) -> Home:
         box.append(to, InboxMessage(sender=sender, text=text, summary=summary, timestamp=ts(at)))
 
     send("researcher", "team-lead", "Survey auth/ and report the entry points.", 1, "survey auth")
-    send("engineer", "team-lead", "Implement token refresh once #2 is done.", 2, "implement refresh")
-    send("engineer", "researcher", "Entry points: login(), refresh(), logout().", 20, "entry points found")
+    send(
+        "engineer", "team-lead", "Implement token refresh once #2 is done.", 2, "implement refresh"
+    )
+    send(
+        "engineer",
+        "researcher",
+        "Entry points: login(), refresh(), logout().",
+        20,
+        "entry points found",
+    )
     idle = idle_notification("researcher", summary="survey done", completed_task_id="1")
     send("team-lead", "researcher", idle.to_text(), 25)
     plan = plan_approval_request("plan_approval-1767225630000@engineer", "engineer", PLAN)
@@ -127,7 +135,9 @@ def transcripts() -> dict[str, list[TranscriptEntry]]:
         TranscriptEntry("team-lead", "user", "Build the auth module with token refresh."),
         TranscriptEntry("team-lead", "assistant", "I'll create a team and split the work."),
         TranscriptEntry(
-            "team-lead", "tool_call", "TeamCreate",
+            "team-lead",
+            "tool_call",
+            "TeamCreate",
             {"tool": "TeamCreate", "tool_use_id": "t1", "input": {"team_name": "alpha"}},
         ),
         TranscriptEntry("team-lead", "tool_result", "created team alpha", {"tool_use_id": "t1"}),
@@ -142,7 +152,7 @@ def transcripts() -> dict[str, list[TranscriptEntry]]:
             "researcher", "tool_result", "\n".join(f"auth/x.py:{i}: def f{i}()" for i in range(30)),
             {"tool_use_id": "b1"},
         ),
-        TranscriptEntry("researcher", "assistant", "Found **three** entry points:\n\n- login\n- refresh\n- logout"),
+        TranscriptEntry("researcher", "assistant", "Found **two**:\n\n- login\n- logout"),
     ]  # fmt: skip
     return {"team-lead": lead, "researcher": researcher}
 

@@ -105,8 +105,8 @@ def _lexically_inside(path: str, roots: list[Path]) -> bool:
 
 def resolve_path(ctx: ToolContext, raw: str) -> Path:
     """The absolute path of ``raw`` (relative to the agent's cwd, ``~`` expanded), refused with
-    a ToolError unless it stays inside the cwd or an extra root, with and without resolving
-    symlinks. Returns the symlink-resolved path."""
+    a ToolError unless it is inside the cwd or an extra root once symlinks are resolved (so a
+    symlink never leads out). Returns the symlink-resolved path."""
     if not raw.strip():
         raise ToolError("the path is empty")
     if "\x00" in raw:

@@ -1,0 +1,27 @@
+"""UI test setup: times shown in UTC, a deterministic team, a FakeRuntime and the app."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.app import TeamDeckApp
+from tests.ui.data import make_app, make_runtime
+from tests.ui.fake_runtime import FakeRuntime
+
+os.environ["TZ"] = "UTC"  # feed timestamps are drawn in local time
+time.tzset()
+
+
+@pytest.fixture
+def runtime() -> FakeRuntime:
+    return make_runtime()
+
+
+@pytest.fixture
+def deck(tmp_path: Path, runtime: FakeRuntime) -> TeamDeckApp:
+    """The dashboard over the test team, steered through ``runtime``."""
+    return make_app(tmp_path, runtime)

@@ -1,0 +1,508 @@
+"""Every key and flow of the dashboard, against a FakeRuntime that records the calls."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+
+from app.app import TeamDeckApp
+from app.screens.agent import AgentScreen
+from app.screens.confirm import ConfirmScreen
+from app.screens.deck import DeckScreen
+from app.screens.feedback import FeedbackScreen
+from app.screens.help import KEYS, HelpScreen
+from app.screens.leader import LeaderScreen
+from app.screens.permission import PermissionScreen
+from app.screens.plan_review import PlanReviewScreen
+from tests.ui.fake_runtime import FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+from widgets.approvals import ApprovalsQueue
+from widgets.message_feed import MessageFeed
+from widgets.task_board import TaskBoard
+from widgets.transcript import Transcript
+
+PLAN_ID = "plan_approval-1767225630000@engineer"
+PERM_ID = "perm-1767225650000@researcher"
+STOP_ID = "shutdown-1767225660000@tester"
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    return app
+
+
+def notes(app: TeamDeckApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def type_text(pilot: Pilot[None], text: str) -> None:
+    await pilot.press(*["space" if c == " " else c for c in text])
+
+
+async def highlight(pilot: Pilot[None], request_id: str) -> None:
+    queue = pilot.app.screen.query_one(ApprovalsQueue)
+    ids = [a.request_id for a in queue.approvals]
+    queue.highlighted = ids.index(request_id)
+    await pilot.pause()
+
+
+# ---------------------------------------------------------------------- selection
+
+
+async def test_shift_arrows_select_agents_and_wrap(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert deck.deck.selected == "team-lead"
+        await pilot.press("shift+down")
+        assert deck.deck.selected == "researcher"
+        await pilot.press("shift+down", "shift+down")
+        assert deck.deck.selected == "tester"
+        await pilot.press("shift+down")
+        assert deck.deck.selected == "team-lead"
+        await pilot.press("shift+up")
+        assert deck.deck.selected == "tester"
+        panel = deck.screen.query_one("#roster").query(".-selected").first()
+        assert panel.agent.name == "tester"  # type: ignore[attr-defined]
+
+
+async def test_digits_jump_to_teammates_and_zero_to_the_lead(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("2")
+        assert deck.deck.selected == "engineer"
+        await pilot.press("3")
+        assert deck.deck.selected == "tester"
+        await pilot.press("0")
+        assert deck.deck.selected == "team-lead"
+        await pilot.press("9")
+        assert deck.deck.selected == "team-lead"
+        assert "No agent 9." in notes(deck)
+
+
+async def test_roster_arrows_and_click_select(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("down", "down")
+        assert deck.deck.selected == "engineer"
+        await pilot.click("TeammatePanel", offset=(5, 1))
+        assert deck.deck.selected == "team-lead"
+
+
+# ---------------------------------------------------------------------- agent view
+
+
+async def test_enter_opens_agent_view_and_esc_returns(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("1", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        screen = deck.screen
+        assert isinstance(screen, AgentScreen) and screen.agent == "researcher"
+        text = screen_text(deck)
+        assert "Survey auth/ and report the entry points." in text
+        assert "⚙ Bash  grep -rn def auth/  ✓" in text  # long result: collapsed
+        assert "auth/x.py:29" not in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+
+
+async def test_agent_view_follows_selection(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("1", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await pilot.press("shift+down")
+        screen = deck.screen
+        assert isinstance(screen, AgentScreen)
+        assert screen.agent == "engineer"
+        await pilot.press("shift+up", "shift+up")
+        assert screen.agent == "team-lead"
+
+
+async def test_inject_message_into_a_teammate(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("2", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await type_text(pilot, "use the new API")
+        await pilot.press("enter")
+        assert ("inject_message", "engineer", "use the new API") in runtime.calls
+        assert deck.screen.query_one("#inject").value == ""  # type: ignore[attr-defined]
+
+
+async def test_agent_view_of_the_lead_submits(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("0", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await type_text(pilot, "status?")
+        await pilot.press("enter")
+        assert ("submit", "status?") in runtime.calls
+
+
+async def test_prompt_to_the_lead_from_the_leader_view(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("i")
+        await type_text(pilot, "ship it")
+        await pilot.press("enter")
+        assert ("submit", "ship it") in runtime.calls
+        await pilot.press("escape")  # leaves the input: single keys work again
+        await pilot.press("1")
+        assert deck.deck.selected == "researcher"
+
+
+# ---------------------------------------------------------------------- approvals by key
+
+
+async def test_a_approves_the_oldest_plan(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("a")
+        assert ("approve_plan", PLAN_ID) in runtime.calls
+        await pilot.pause()
+        queue = deck.screen.query_one(ApprovalsQueue)
+        assert [a.request_id for a in queue.approvals] == [PERM_ID, STOP_ID]
+        assert any("approved" in n for n in notes(deck))
+
+
+async def test_r_rejects_a_plan_with_feedback(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await type_text(pilot, "add tests first")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ("reject_plan", PLAN_ID, "add tests first") in runtime.calls)
+        assert isinstance(deck.screen, LeaderScreen)
+
+
+async def test_reject_cancelled_with_esc_sends_nothing(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await pilot.press("enter")  # empty feedback is refused
+        assert isinstance(deck.screen, FeedbackScreen)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+        assert not [c for c in runtime.calls if c[0] == "reject_plan"]
+
+
+@pytest.mark.parametrize(
+    ("key", "allow", "always"), [("y", True, False), ("A", True, True), ("n", False, False)]
+)
+async def test_permission_modal_keys(
+    deck: TeamDeckApp, runtime: FakeRuntime, key: str, allow: bool, always: bool
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PermissionScreen))
+        assert "git status --short" in screen_text(deck)
+        await pilot.press(key)
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+        assert ("answer_permission", PERM_ID, allow, always) in runtime.calls
+
+
+async def test_a_and_r_answer_a_permission_directly(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await highlight(pilot, PERM_ID)
+        await pilot.press("r")
+        await pilot.pause()
+        assert ("answer_permission", PERM_ID, False, False) in runtime.calls
+
+
+async def test_plan_modal_shows_markdown_and_approves(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
+        text = screen_text(deck)
+        assert "Plan: auth module" in text and "def refresh(token)" in text
+        await pilot.press("a")
+        await wait_for(pilot, lambda: ("approve_plan", PLAN_ID) in runtime.calls)
+
+
+async def test_plan_modal_rejects_with_feedback(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await type_text(pilot, "smaller steps")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ("reject_plan", PLAN_ID, "smaller steps") in runtime.calls)
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+
+
+async def test_esc_closes_a_review_without_answering(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+        assert runtime.calls == []
+
+
+async def test_pending_shutdown_approved_and_rejected_on_the_teammates_behalf(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await highlight(pilot, STOP_ID)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await type_text(pilot, "one more test")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ("reject_shutdown", STOP_ID, "one more test") in runtime.calls)
+        # a second answer is refused by the runtime: the person is told
+        await highlight(pilot, PERM_ID)
+        runtime._approvals[STOP_ID].outcome = None
+        deck.pull_approvals()
+        await highlight(pilot, STOP_ID)
+        await pilot.press("a")
+        assert ("approve_shutdown", STOP_ID) in runtime.calls
+
+
+async def test_already_resolved_is_shown(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime._approvals[PLAN_ID].outcome = "approved"  # answered, but no event yet
+        await pilot.press("a")
+        await pilot.pause()
+        assert any("already resolved" in n for n in notes(deck))
+        queue = deck.screen.query_one(ApprovalsQueue)
+        assert PLAN_ID not in [a.request_id for a in queue.approvals]
+
+
+async def test_queue_updates_and_modal_closes_when_answered_elsewhere(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
+        runtime._resolve(PLAN_ID, "approved")  # the lead model answered it
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+        queue = deck.screen.query_one(ApprovalsQueue)
+        await wait_for(pilot, lambda: len(queue.approvals) == 2)
+        assert "That request was answered elsewhere." in notes(deck)
+
+
+async def test_new_requests_are_queued_and_announced(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    from app.runtime.api import Approval
+
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.add_approval(Approval("perm-2@engineer", "permission", "engineer", "engineer: Edit"))
+        queue = deck.screen.query_one(ApprovalsQueue)
+        await wait_for(pilot, lambda: len(queue.approvals) == 4)
+        assert any("engineer asks for a permission" in n for n in notes(deck))
+        assert "4 pending approvals" in screen_text(deck)
+
+
+# ---------------------------------------------------------------------- shutdown and kill
+
+
+async def test_s_requests_shutdown_of_the_selected_teammate(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("s")  # the lead is selected: refused
+        assert runtime.calls == []
+        await pilot.press("1", "s")
+        assert ("request_shutdown", "researcher") == runtime.calls[-1][:2]
+        assert any("shutdown requested from researcher" in n for n in notes(deck))
+
+
+async def test_K_kills_after_confirmation(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("2", "K")
+        await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+        assert ("kill", "engineer") not in runtime.calls
+        await pilot.press("K")
+        await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ("kill", "engineer") in runtime.calls)
+        await wait_for(pilot, lambda: deck.deck.agent("engineer").status == "killed")  # type: ignore[union-attr]
+        assert "killed" in screen_text(deck)
+
+
+# ---------------------------------------------------------------------- board, feed, help
+
+
+async def test_ctrl_t_toggles_the_task_board(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        board = deck.screen.query_one(TaskBoard)
+        assert board.display
+        await pilot.press("ctrl+t")
+        assert not board.display
+        await pilot.press("ctrl+t")
+        assert board.display
+
+
+async def test_f_filters_the_feed_by_the_selected_agent(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        feed = deck.screen.query_one(MessageFeed)
+        assert feed.item_count == 9
+        await pilot.press("3", "f")
+        assert feed.lines() == [
+            "team-lead -> tester: shutdown requested (tests are covered)",
+            "tester approved shutdown",
+        ]
+        await pilot.press("f")
+        assert feed.item_count == 9
+
+
+async def test_question_mark_shows_every_key(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(deck.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+
+
+def test_help_lists_every_binding() -> None:
+    documented = " ".join(key for key, _ in KEYS).replace("question_mark", "?")
+    screens = [DeckScreen, LeaderScreen, AgentScreen, PlanReviewScreen, PermissionScreen]
+    for screen in [*screens, ConfirmScreen, FeedbackScreen]:
+        for binding in screen.BINDINGS:
+            assert not isinstance(binding, tuple | str)
+            for key in binding.key.split(","):
+                key = {"question_mark": "?"}.get(key, key)
+                if key.isdigit():
+                    key = "0" if key == "0" else "1-9"
+                assert key in documented, f"{screen.__name__}: {key} is not in the help"
+
+
+# ---------------------------------------------------------------------- runtime events
+
+
+async def test_streamed_text_is_batched_then_replaced_by_the_entry(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        lead = deck.screen.query_one("#lead", Transcript)
+        before = len(lead.children)
+        from app.runtime.events import TextDelta
+
+        for chunk in ("Split", "ting the ", "work ", "now."):
+            runtime.emit(TextDelta("team-lead", chunk))
+        await wait_for(pilot, lambda: "Splitting the work now." in screen_text(deck))
+        assert deck.partial["team-lead"] == "Splitting the work now."
+        runtime.emit(
+            __import__("app.runtime.events", fromlist=["TranscriptEntry"]).TranscriptEntry(
+                "team-lead", "assistant", "Splitting the work now."
+            )
+        )
+        await pilot.pause(0.1)
+        assert len(lead.children) == before + 1  # one Markdown, not two
+        assert "team-lead" not in deck.partial
+
+
+async def test_text_streamed_before_opening_a_view_is_shown(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    from app.runtime.events import TextDelta
+
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.emit(TextDelta("engineer", "Reading the refresh code"))
+        await pilot.pause(0.1)
+        await pilot.press("2", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await wait_for(pilot, lambda: "Reading the refresh code" in screen_text(deck))
+        runtime.stream("engineer", " and the tests")
+        await wait_for(pilot, lambda: "and the tests" in screen_text(deck))
+
+
+async def test_failed_teammate_is_announced(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.set_status("researcher", "failed", "model error 529")
+        await wait_for(pilot, lambda: "researcher failed: model error 529" in notes(deck))
+        assert "failed" in screen_text(deck)
+
+
+async def test_spawn_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Spawn teammate")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await type_text(pilot, "reviewer")
+        await pilot.press("enter")
+        await pilot.pause()
+        await type_text(pilot, "review the diff")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: deck.deck.agent("reviewer") is not None)
+        assert ("spawn_teammate", "reviewer", "review the diff", False) in runtime.calls
+
+
+async def test_kill_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Kill: tester")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: ("kill", "tester") in runtime.calls)
+
+
+async def test_view_switch_from_the_command_palette(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Open view: engineer")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        assert deck.screen.agent == "engineer"  # type: ignore[attr-defined]
+
+
+async def test_compact_rows_at_80x24(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        panels = list(deck.screen.query("TeammatePanel"))
+        assert panels and all(p.size.height == 1 for p in panels)
+        text = screen_text(deck)
+        for name in ("team-lead", "researcher", "engineer", "tester", "Tasks", "Messages"):
+            assert name in text
+        await pilot.press("1", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        assert "Survey auth/" in screen_text(deck)
