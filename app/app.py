@@ -10,17 +10,17 @@ app keeps the shared view state (``DeckState``) and tells each view what changed
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import gc
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from textual import on, work
 from textual.app import App
+from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.message import Message
 from textual.worker import Worker, WorkerState
@@ -43,7 +43,8 @@ from app.runtime.events import (
 from app.screens.agent import AgentScreen
 from app.screens.deck import DeckScreen
 from app.screens.leader import LeaderScreen
-from app.store import DeckState, EventBuffer, Store, StoreDelta
+from app.store import DeckState, EventBuffer, Store, StoreDelta, StoreFeeder
+from widgets.task_board import TaskBoard
 
 Parts = set[str] | frozenset[str]
 
@@ -70,9 +71,11 @@ class TeamDeckApp(App[None]):
         runtime: the running team, or ``None`` for a read-only viewer of the files.
         team: the team to show (default: the runtime's, else the newest in the home).
         demo: mark the header as a demo run.
+        goal: a first prompt for the lead, sent once the runtime has started.
         clock: time source for elapsed times (tests pass a fixed one).
         watch: watch other processes' writes (``False``: only this process's).
-        watcher: a running ``Watcher`` to share (default: the app starts its own).
+        watcher: the process's ``Watcher`` if one exists (default: the runtime's, else a new
+            one, which is also handed to the runtime: one watcher per process).
     """
 
     TITLE = "teamdeck"
@@ -81,8 +84,9 @@ class TeamDeckApp(App[None]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    FLUSH_SECONDS = 0.05
-    COALESCE_SECONDS = 0.02
+    FLUSH_SECONDS = 0.05  # streamed text is drawn this often
+    COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
+    TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
 
     def __init__(
         self,
@@ -91,6 +95,7 @@ class TeamDeckApp(App[None]):
         *,
         team: str | None = None,
         demo: bool = False,
+        goal: str | None = None,
         clock: Callable[[], float] = time.time,
         watch: bool = True,
         watcher: Watcher | None = None,
@@ -98,9 +103,13 @@ class TeamDeckApp(App[None]):
         super().__init__()
         self.home = home
         self.runtime = runtime
+        self.goal = goal
         self.clock = clock
-        self.cross_process = watch
-        self.watcher = watcher
+        self.watcher = (
+            watcher or getattr(runtime, "watcher", None) or Watcher(home, cross_process=watch)
+        )
+        if runtime is not None and getattr(runtime, "watcher", False) is None:
+            runtime.watcher = self.watcher  # type: ignore[attr-defined]
         team = team or (runtime.team if runtime is not None else None)
         self.store = Store(home, team, pick=runtime is None)
         self.deck = DeckState(
@@ -113,9 +122,13 @@ class TeamDeckApp(App[None]):
         self.loaded = False  # the first store load has been shown
         self.store_updates = 0
         self._events = EventBuffer()
-        self._changes: dict[ChangeEvent, None] = {}
-        self._reload: tuple[str | None] | None = None
-        self._changes_ready = asyncio.Event()
+        self.feeder = StoreFeeder(
+            self.store,
+            lambda delta: self.post_message(StoreUpdated(delta)),
+            self._store_failed,
+            coalesce=self.COALESCE_SECONDS,
+            task_burst=self.TASK_BURST_SECONDS,
+        )
         self._unsubscribe: Callable[[], None] | None = None
 
     def get_default_screen(self) -> LeaderScreen:
@@ -153,6 +166,8 @@ class TeamDeckApp(App[None]):
     async def _start_runtime(self) -> None:
         assert self.runtime is not None
         await self.runtime.start()
+        if self.goal:
+            self.runtime.submit(self.goal)
 
     def spawn_agent(self, name: str, factory: Callable[[], Awaitable[None]]) -> Worker[None]:
         """The runtime's spawner: each agent runs as a worker of its own group."""
@@ -168,52 +183,40 @@ class TeamDeckApp(App[None]):
 
     @work(group="watcher", exit_on_error=False, name="watcher")
     async def _watch_files(self) -> None:
-        watcher = self.watcher or Watcher(self.home, cross_process=self.cross_process)
-        async with contextlib.aclosing(watcher.events()) as batches:
+        async with contextlib.aclosing(self.watcher.events()) as batches:
             async for batch in batches:
                 self.queue_changes(batch)
 
     def queue_changes(self, events: list[ChangeEvent]) -> None:
-        for event in events:
-            self._changes[event] = None
-        self._changes_ready.set()
+        self.feeder.queue(events)
 
     def switch_team(self, team: str | None) -> None:
         """Show another team (read everything again)."""
-        self._reload = (team,)
-        self._changes_ready.set()
+        self.feeder.switch_team(team)
 
     @work(group="store", exit_on_error=False, name="store")
     async def _refresh_store(self) -> None:
-        await self._store_step(self.store.load)
-        while True:
-            await self._changes_ready.wait()
-            await asyncio.sleep(self.COALESCE_SECONDS)
-            self._changes_ready.clear()
-            reload, self._reload = self._reload, None
-            events, self._changes = list(self._changes), {}
-            if reload is not None:
-                await self._store_step(partial(self.store.load, reload[0], switch=True))
-            elif events:
-                await self._store_step(partial(self.store.apply, events))
+        await self.feeder.run()
 
-    async def _store_step(self, step: Callable[[], StoreDelta | None]) -> None:
-        try:
-            delta = await asyncio.to_thread(step)
-        except Exception as exc:  # a store failure is shown, and the next change retries
-            self.notify(escape(f"reading the team files failed: {exc}"), severity="error")
-            return
-        if delta is not None:
-            self.post_message(StoreUpdated(delta))
+    def _store_failed(self, exc: Exception) -> None:
+        self.notify(escape(f"reading the team files failed: {exc}"), severity="error")
 
     def on_store_updated(self, message: StoreUpdated) -> None:
+        if not self.screen_stack or not self.leader.is_mounted:
+            self.call_after_refresh(self.on_store_updated, message)  # still starting up
+            return
         delta = message.delta
+        if delta.reset:
+            gc.unfreeze()  # the previous team's objects may be garbage now
         known = {a.request_id for a in self.deck.approvals}
         self.deck.apply(delta)
         self.deck.merge_agents(self.runtime.snapshot() if self.runtime is not None else None)
-        with self.batch_update():
-            self.leader.apply_store(delta)
-            self.broadcast({"agents", "header", "approvals"})
+        try:
+            with self.batch_update():
+                self.leader.apply_store(delta)
+                self.broadcast({"agents", "header", "approvals"})
+        except NoMatches:  # the views are being torn down: we are quitting
+            return
         for task in delta.completed:
             by = f" by {task.owner}" if task.owner else ""
             self.notify(escape(f"#{task.id} {task.subject}{by}"), title="Task completed")
@@ -225,6 +228,12 @@ class TeamDeckApp(App[None]):
                     self._announce(approval.agent, approval.kind)
         self.loaded = True
         self.store_updates += 1
+
+    def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
+        # A big team is loaded: move what was just built out of the collector's way, so
+        # full collections stay short (tens of thousands of long-lived rows and feed items
+        # would otherwise make each one stall the event loop for 100+ ms).
+        gc.freeze()
 
     # ------------------------------------------------------------------ runtime -> views
 
@@ -269,8 +278,6 @@ class TeamDeckApp(App[None]):
                     self.queue_changes([InboxChanged(team, recipient)])
                 case TeamLifecycle(team=team, event="created"):
                     self.switch_team(team)
-                case TeamLifecycle(event="deleted"):
-                    self.switch_team(None)
                 case RunFinished(ok=ok, reason=reason):
                     self.notify(
                         escape(reason),

@@ -46,6 +46,11 @@ class DeckCommands(Provider):
                 f"Messages {name} sent or received",
                 partial(app.set_feed_filter, name),
             )
+            yield (
+                f"Interrupt: {name}",
+                f"Stop {name}'s current turn",
+                partial(screen.interrupt, name),
+            )
             if not agent.is_lead:
                 yield (
                     f"Request shutdown: {name}",

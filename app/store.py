@@ -17,12 +17,16 @@ arrival order, streamed text of one agent merged).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from app.core import (
@@ -55,6 +59,8 @@ from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import RuntimeEvent, TextDelta
 
 HIDDEN_STATUSES = frozenset({"deleted"})
+#: Frames that open or close a request (the rest, e.g. idle notifications, are not parsed here).
+_REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_|shutdown_)')
 OPEN_STATUSES = frozenset({"pending", "in_progress"})
 
 
@@ -106,6 +112,7 @@ class StoreDelta:
 
     team: str | None
     reset: bool = False  # everything below replaces what the UI had (first load, team switch)
+    removed: bool = False  # the team was deleted (what was shown stays)
     feed_reset: bool = False  # the feed is replaced by ``feed_added`` (an inbox shrank)
     config: TeamConfig | None = None
     config_changed: bool = False
@@ -166,6 +173,7 @@ class Store:
         self.home = home
         self.team = team
         self.pick = pick  # with no team named, show the newest (else wait to be told)
+        self.removed = False  # the team was deleted: its last state stays on screen
         self._clear()
 
     def _clear(self) -> None:
@@ -177,11 +185,12 @@ class Store:
         self._inbox_errors: dict[str, str] = {}
         self._items: dict[tuple[str, str, str], FeedItem] = {}
         self._seq = 0
-        self._last_dm: dict[str, str] = {}
+        self._last_dm: dict[str, tuple[str, str]] = {}  # sender -> (recipient, summary)
         self._pending: dict[str, Approval] = {}
         self._resolved: set[str] = set()
         self._reported: set[str] = set()
         self._summary: tuple[int, dict[str, str]] = (0, {})
+        self._dir: Path | None = None  # the task directory, resolved once
 
     # ------------------------------------------------------------------ entry points
 
@@ -199,6 +208,7 @@ class Store:
         if self.team is None and self.pick:
             self.team = pick_team(self.home)
         self._clear()
+        self.removed = False
         delta = StoreDelta(team=self.team, reset=True, feed_reset=True, config_changed=True)
         delta.teams = self.home.teams.names()
         if self.team is None:
@@ -218,8 +228,18 @@ class Store:
             if first is not None and self.pick:
                 return self.load(first)
             return StoreDelta(team=None, teams=self.home.teams.names())
-        if TeamRemoved(self.team) in relevant:
-            return self.load()
+        verdict = [e for e in relevant if isinstance(e, TeamChanged | TeamRemoved)]
+        verdict = [e for e in verdict if e.team == self.team]
+        if verdict and isinstance(verdict[-1], TeamRemoved):
+            # Keep showing the last state (the feed is the record of what happened).
+            self.removed = True
+            return self._finish(
+                StoreDelta(team=self.team, teams=self.home.teams.names()), tasks_changed=False
+            )
+        if self.removed:
+            if not verdict:
+                return None  # stragglers of the deletion
+            return self.load()  # created again: a new team under the old name
         delta = StoreDelta(team=self.team)
         tasks_changed = False
         for event in relevant:
@@ -261,29 +281,47 @@ class Store:
     # ------------------------------------------------------------------ tasks
 
     def _read_all_tasks(self, delta: StoreDelta) -> None:
+        """Every task file, parsed straight from bytes (``TaskList.scan`` is the slow path:
+        it re-resolves the directory for each file)."""
         assert self.team is not None
+        tasks = self.home.tasks(self.team)
         try:
-            tasks, errors = self.home.tasks(self.team).scan()
+            ids = tasks.ids_on_disk()
+            directory = tasks.dir
         except (TeamdeckError, OSError) as exc:
             self._task_errors = {"*": file_error(exc)}
             return
-        self._tasks = {t.id: t for t in tasks if t.status not in HIDDEN_STATUSES}
-        self._task_errors = {tid: self._short(msg) for tid, msg in errors.items()}
+        self._dir = directory
+        for number in ids:
+            task_id = str(number)
+            try:
+                task = parse_with_retry(directory / f"{task_id}.json", Task.model_validate_json)
+            except (TeamdeckError, OSError) as exc:
+                self._task_errors[task_id] = file_error(exc)
+                continue
+            if task is not None and not task.is_internal and task.status not in HIDDEN_STATUSES:
+                self._tasks[task_id] = task
         delta.task_upserts = list(self._tasks.values())
 
-    def _short(self, message: str) -> str:
-        assert self.team is not None
-        return message.replace(str(self.home.layout.task_dir(self.team)) + "/", "")
+    def _task_dir(self) -> Path:
+        if self._dir is None:
+            assert self.team is not None
+            self._dir = self.home.tasks(self.team).dir
+        return self._dir
 
     def _read_task(self, task_id: str, delta: StoreDelta) -> bool:
         assert self.team is not None
+        if not task_id.isdigit():
+            return False
         try:
-            task = self.home.tasks(self.team).get(task_id)
+            task = parse_with_retry(self._task_dir() / f"{task_id}.json", Task.model_validate_json)
         except (TeamdeckError, OSError) as exc:
             self._task_errors[task_id] = file_error(exc)
             return True
         had_error = self._task_errors.pop(task_id, None) is not None
         old = self._tasks.get(task_id)
+        if task is None and not self._task_dir().is_dir():
+            return had_error  # the whole list is going away (team deleted): keep the rows
         if task is None or task.is_internal or task.status in HIDDEN_STATUSES:
             if old is None:
                 return had_error
@@ -309,11 +347,13 @@ class Store:
         assert self.team is not None
         path = self.home.mailbox(self.team).path(agent)
         try:
-            entries = parse_with_retry(path, parse_raw_inbox) or []
+            entries = parse_with_retry(path, parse_raw_inbox)
         except (TeamdeckError, OSError) as exc:
             self._inbox_errors[agent] = file_error(exc)
             return False
         self._inbox_errors.pop(agent, None)
+        if entries is None:  # gone (its team is being deleted): what it said stays in the feed
+            return False
         seen = self._inbox_counts.get(agent, 0)
         if len(entries) < seen:
             return True
@@ -323,11 +363,15 @@ class Store:
         return False
 
     def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:
-        sender = str(entry.get("from") or "?")
+        sender = entry.get("from") or "?"
         text = entry.get("text")
-        text = text if isinstance(text, str) else json.dumps(text)
-        timestamp = str(entry.get("timestamp") or "")
-        summary = entry.get("summary") if isinstance(entry.get("summary"), str) else None
+        timestamp = entry.get("timestamp") or ""
+        summary = entry.get("summary")
+        if not (type(sender) is str and type(text) is str and type(timestamp) is str):
+            sender, timestamp = str(sender), str(timestamp)
+            text = text if isinstance(text, str) else json.dumps(text)
+        if summary is not None and type(summary) is not str:
+            summary = None
         key = (sender, timestamp, text)
         item = self._items.get(key)
         if item is not None:  # the same broadcast, seen in another inbox
@@ -340,10 +384,10 @@ class Store:
         item = FeedItem(timestamp, self._seq, sender, (recipient,), text, summary)
         self._items[key] = item
         delta.feed_added.append(item)
-        if text.lstrip()[:1] == "{":
+        if text[:1] == "{" and _REQUEST_MARKS.search(text):
             self._track_frame(sender, recipient, text, timestamp)
         elif summary and recipient != LEAD_NAME:
-            self._last_dm[sender] = f"✉ {recipient}: {one_line(summary, 60)}"
+            self._last_dm[sender] = (recipient, summary)
 
     def _track_frame(self, sender: str, recipient: str, text: str, timestamp: str) -> None:
         """Requests and answers seen in the files (the read-only viewer's approvals queue)."""
@@ -407,6 +451,7 @@ class Store:
 
     def _finish(self, delta: StoreDelta, *, tasks_changed: bool) -> StoreDelta:
         delta.tasks_changed = tasks_changed
+        delta.removed = self.removed
         delta.config = self.config
         delta.config_error = self._config_error
         if tasks_changed:
@@ -422,12 +467,84 @@ class Store:
         delta.current_tasks = dict(current_tasks)
         delta.task_errors = dict(self._task_errors)
         delta.inbox_errors = dict(self._inbox_errors)
-        delta.last_dm = dict(self._last_dm)
+        delta.last_dm = {
+            sender: f"✉ {to}: {one_line(summary, 60)}"
+            for sender, (to, summary) in self._last_dm.items()
+        }
         delta.pending = sorted(self._pending.values(), key=lambda a: a.created_at)
         errors = self._current_errors()
         delta.new_errors = sorted(errors - self._reported)
         self._reported = errors
         return delta
+
+
+# ============================================================================ feeding the store
+
+
+class StoreFeeder:
+    """Runs a :class:`Store` against a stream of change events (asyncio, no Textual).
+
+    ``queue(events)`` from the event loop; ``run()`` (one task) waits for events, collects
+    them for ``coalesce`` seconds, reads what they name in a thread and hands the delta to
+    ``deliver``. A burst of task-only changes is applied at most every ``task_burst``
+    seconds (an inbox change never waits for that). Errors go to ``fail``; the next change
+    retries.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        deliver: Callable[[StoreDelta], object],
+        fail: Callable[[Exception], object],
+        *,
+        coalesce: float = 0.02,
+        task_burst: float = 0.1,
+    ) -> None:
+        self.store = store
+        self.deliver = deliver
+        self.fail = fail
+        self.coalesce = coalesce
+        self.task_burst = task_burst
+        self._changes: dict[ChangeEvent, None] = {}  # an ordered set
+        self._reload: tuple[str | None] | None = None
+        self._ready = asyncio.Event()
+
+    def queue(self, events: Iterable[ChangeEvent]) -> None:
+        for event in events:
+            self._changes[event] = None
+        self._ready.set()
+
+    def switch_team(self, team: str | None) -> None:
+        """Read everything again, for ``team`` (``None``: no team)."""
+        self._reload = (team,)
+        self._ready.set()
+
+    async def run(self) -> None:
+        await self._step(self.store.load)
+        loop = asyncio.get_running_loop()
+        last = 0.0
+        while True:
+            await self._ready.wait()
+            await asyncio.sleep(self.coalesce)
+            if self._reload is None and all(isinstance(e, TaskChanged) for e in self._changes):
+                await asyncio.sleep(max(0.0, last + self.task_burst - loop.time()))
+            last = loop.time()
+            self._ready.clear()
+            reload, self._reload = self._reload, None
+            events, self._changes = list(self._changes), {}
+            if reload is not None:
+                await self._step(partial(self.store.load, reload[0], switch=True))
+            elif events:
+                await self._step(partial(self.store.apply, events))
+
+    async def _step(self, step: Callable[[], StoreDelta | None]) -> None:
+        try:
+            delta = await asyncio.to_thread(step)
+        except Exception as exc:  # shown by the app; the next change retries
+            self.fail(exc)
+            return
+        if delta is not None:
+            self.deliver(delta)
 
 
 # ============================================================================ view state
@@ -446,6 +563,7 @@ class DeckState:
     model_description: str = ""
     read_only: bool = False
     demo: bool = False
+    removed: bool = False  # the team shown was deleted
     config: TeamConfig | None = None
     config_error: str | None = None
     agents: list[AgentSnapshot] = field(default_factory=list)
@@ -510,6 +628,7 @@ class DeckState:
     def apply(self, delta: StoreDelta) -> None:
         """Take the file-derived parts of a store delta."""
         self.team = delta.team or self.team
+        self.removed = delta.removed
         if delta.teams is not None:
             self.teams = delta.teams
         if delta.config_changed or delta.reset:

@@ -55,6 +55,13 @@ class ApprovalsQueue(OptionList):
         self.add_options(Option(approval_prompt(a), id=a.request_id) for a in approvals)
         self.highlighted = ids.index(keep) if keep in ids else 0
 
+    def highlight_agent(self, agent: str | None) -> None:
+        """Highlight ``agent``'s oldest request, if it has one."""
+        for index, approval in enumerate(self.approvals):
+            if approval.agent == agent:
+                self.highlighted = index
+                return
+
     @property
     def selected_id(self) -> str | None:
         """The highlighted request's id (``None`` when the queue is empty)."""

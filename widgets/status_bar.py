@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
 
 
-class StatusBar(Static):
-    """One line at the top of every view. Text only (no markup): names are never parsed."""
+class StatusBar(Widget):
+    """One line at the top of every view. Text only (no markup): names are never parsed.
+
+    Redrawn in place (no layout pass) and only when the line changes: it is updated on every
+    store delta."""
 
     DEFAULT_CSS = """
     StatusBar {
@@ -54,4 +57,11 @@ class StatusBar(Static):
             text.append(f"  ⚠ {error}", style="bold red")
         text.append(" · ")
         text.append("read-only viewer" if read_only else model, style="dim")
-        self.update(text)
+        if text != self._text or text.spans != self._text.spans:
+            self._text = text
+            self.refresh()
+
+    _text = Text()
+
+    def render(self) -> Text:
+        return self._text

@@ -1,7 +1,8 @@
 """The task board: a DataTable keyed by task id, updated row by row.
 
-Columns have fixed widths (the subject takes what is left), so adding thousands of rows never
-re-measures the table and a resize only changes one width. Completed tasks are dimmed; the
+Columns have fixed widths (the subject takes what is left), so a resize only changes widths,
+never re-measures. New rows are added in chunks, one chunk per timer tick: 5,000 tasks fill
+the board in the background without blocking the screen. Completed tasks are dimmed; the
 owner is drawn in the owner's colour. ``_internal`` and deleted tasks never reach the board
 (the store drops them).
 """
@@ -13,6 +14,8 @@ from collections.abc import Iterable
 from rich.text import Text
 from textual import events
 from textual.geometry import Size
+from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
@@ -29,6 +32,8 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
 )
 WIDE = {"id": 4, "status": 11, "owner": 12, "blocked": 10}
 NARROW = {"id": 3, "status": 11, "owner": 9, "blocked": 6}
+CHUNK = 150  # rows added per timer tick
+CHUNK_PAUSE = 0.005
 STATUS_STYLES = {"pending": "", "in_progress": "bold yellow", "completed": "green"}
 Row = tuple[Text, Text, Text, Text, Text]
 
@@ -41,8 +46,11 @@ def _same(a: Text, b: Text) -> bool:
 class TaskBoard(DataTable[Text]):
     """Tasks of the team shown; ``apply`` takes the store's upserts and removals."""
 
+    class Filled(Message):
+        """Every queued row has been added."""
+
     DEFAULT_CSS = """
-    TaskBoard { height: 1fr; overflow-x: hidden; }
+    TaskBoard { height: 1fr; overflow-x: hidden; scrollbar-size-vertical: 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -51,6 +59,9 @@ class TaskBoard(DataTable[Text]):
         self._owners: dict[str, str | None] = {}
         self.owner_colors: dict[str, str] = {}
         self._error: str = ""
+        self._backlog: dict[str, Task] = {}
+        self._chunk_timer: Timer | None = None
+        self._last_id = 0
 
     def on_mount(self) -> None:
         for label, key, width in COLUMNS:
@@ -58,7 +69,7 @@ class TaskBoard(DataTable[Text]):
 
     def on_resize(self, event: events.Resize) -> None:
         """Give the subject whatever the other (fixed) columns leave."""
-        inner = event.size.width - 1  # room for the vertical scrollbar
+        inner = self.size.width - 1  # room for the vertical scrollbar
         fixed = WIDE if inner >= 70 else NARROW
         padding = 2 * self.cell_padding * len(COLUMNS)
         widths = {**fixed, "subject": max(8, inner - sum(fixed.values()) - padding)}
@@ -112,34 +123,62 @@ class TaskBoard(DataTable[Text]):
         )
 
     def apply(self, upserts: Iterable[Task], removals: Iterable[str], *, reset: bool) -> None:
-        """Add or update rows by key (changed cells only) and remove rows; ``reset`` first
-        clears the board. Call inside ``app.batch_update()``."""
+        """Update rows by key (changed cells only), queue new rows, remove rows; ``reset``
+        first clears the board. New rows are added ``CHUNK`` at a time, one chunk per timer
+        tick, so loading thousands never blocks the screen. Call inside ``batch_update()``."""
         if reset:
             self.clear()
             self._rows.clear()
             self._owners.clear()
-        out_of_order = False
-        last_id = max((int(k) for k in self._rows), default=0) if not reset else 0
+            self._backlog.clear()
+            self._last_id = 0
+            if self._chunk_timer is not None:
+                self._chunk_timer.stop()
+                self._chunk_timer = None
         for task in upserts:
-            row = self._row(task)
             old = self._rows.get(task.id)
-            self._owners[task.id] = agent_name(task.owner) if task.owner else None
             if old is None:
-                self.add_row(*row, key=task.id)
-                task_no = int(task.id) if task.id.isdigit() else 0
-                out_of_order |= task_no < last_id
-                last_id = max(last_id, task_no)
-            else:
-                for (_, key, _), new_cell, old_cell in zip(COLUMNS, row, old, strict=True):
-                    if not _same(new_cell, old_cell):
-                        self.update_cell(task.id, key, new_cell)
+                self._backlog[task.id] = task
+                continue
+            row = self._row(task)
+            self._owners[task.id] = agent_name(task.owner) if task.owner else None
+            for (_, key, _), new_cell, old_cell in zip(COLUMNS, row, old, strict=True):
+                if not _same(new_cell, old_cell):
+                    self.update_cell(task.id, key, new_cell)
             self._rows[task.id] = row
         for task_id in removals:
-            if self._rows.pop(task_id, None) is not None:
+            if task_id in self._backlog:
+                del self._backlog[task_id]
+            elif task_id in self._rows:
+                del self._rows[task_id]
                 self._owners.pop(task_id, None)
                 self.remove_row(task_id)
+        if self._chunk_timer is None:
+            self._add_chunk()
+
+    def _add_chunk(self) -> None:
+        self._chunk_timer = None
+        if not self._backlog:
+            return
+        last_id = self._last_id
+        out_of_order = False
+        for _ in range(min(CHUNK, len(self._backlog))):
+            task_id, task = next(iter(self._backlog.items()))
+            del self._backlog[task_id]
+            row = self._row(task)
+            self.add_row(*row, key=task_id)
+            self._rows[task_id] = row
+            self._owners[task_id] = agent_name(task.owner) if task.owner else None
+            number = int(task_id) if task_id.isdigit() else 0
+            out_of_order |= number < last_id
+            last_id = max(last_id, number)
+        self._last_id = last_id
         if out_of_order:
             self.sort("id", key=lambda cell: int(cell.plain) if cell.plain.isdigit() else 0)
+        if self._backlog:
+            self._chunk_timer = self.set_timer(CHUNK_PAUSE, self._add_chunk)
+        else:
+            self.post_message(self.Filled())
 
     def recolor(self, colors: dict[str, str]) -> None:
         """New member colours: redraw the owner cells whose colour changed."""
@@ -157,4 +196,10 @@ class TaskBoard(DataTable[Text]):
 
     @property
     def task_ids(self) -> list[str]:
-        return list(self._rows)
+        """Every task id shown or about to be (rows not added yet come last)."""
+        return [*self._rows, *self._backlog]
+
+    @property
+    def filling(self) -> bool:
+        """Rows are still being added."""
+        return bool(self._backlog)

@@ -13,6 +13,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
@@ -105,14 +106,18 @@ class Transcript(VerticalScroll):
         self._stream_given = 0
         self._calls: dict[str, ToolCall] = {}
 
-    def on_mount(self) -> None:
-        self.anchor()
+    def watch_virtual_size(self, size: Size) -> None:
+        # Anchor (stay at the bottom while text streams in) only once the content overflows:
+        # Textual bottom-aligns shorter anchored content, leaving a gap at the top.
+        if not self.is_anchored and size.height > self.scrollable_content_region.height:
+            self.anchor()
 
     def show(self, agent: str | None, entries: list[TranscriptEntry], partial: str = "") -> None:
         """Replace the content with ``agent``'s transcript (+ text still streaming)."""
         self.agent = agent
         self._stream = None
         self._calls.clear()
+        self.anchor(False)
         self.remove_children()
         widgets: list[Widget] = []
         for entry in entries[-MAX_ITEMS:]:
@@ -124,7 +129,6 @@ class Transcript(VerticalScroll):
         self.mount_all(widgets)
         if partial:
             self.add_text(partial)
-        self.anchor()
 
     def add_entry(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant" and self._stream is not None:

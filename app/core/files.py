@@ -152,9 +152,15 @@ def read_bytes(path: Path) -> bytes | None:
         if stat.S_ISLNK(os.lstat(path).st_mode):
             raise UnsafePathError(f"{path} is a symlink; refusing to follow it") from None
         raise exc
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise UnsafePathError(f"{path} is not a regular file")
     with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UnsafePathError(f"{path} is not a regular file")
         return fh.read()
 
 

@@ -5,10 +5,13 @@ fields newer Claude Code versions add). Messages are never deleted; only ``read`
 
 Appending is the hot path. Claude Code re-parses and re-serialises the whole array on every
 append; teamdeck splices the new entry onto the bytes already on disk and writes the result
-atomically, so an append costs a copy of the file instead of a parse + encode of every
-message. The file is still validated before it is extended: a per-process cache remembers the
-identity (inode, size, mtime, ctime) of the file this process last validated or wrote, and any
-other file is parsed in full first.
+atomically (fsynced), so an append costs a copy of the file instead of a parse + encode of
+every message. The file is still validated before it is extended, without re-parsing what this
+process already knows to be valid: a per-process cache remembers, per inbox, the identity
+(inode, size, mtime, ctime) of the file it last validated or wrote and the bytes of that
+array's head. An unchanged file needs no check; a file that only grew by entries appended
+after that head (another writer's appends) needs only the new entries parsed; anything else
+is parsed in full.
 """
 
 from __future__ import annotations
@@ -49,16 +52,18 @@ class _Known:
     or wrote it, and the chunks that make up the array's head (everything before the closing
     bracket), which share memory with the buffers written."""
 
-    __slots__ = ("head", "key")
+    __slots__ = ("head", "key", "size")
 
     def __init__(self, key: FileKey, head: list[Chunk]) -> None:
         self.key = key
         self.head = head
+        self.size = sum(len(c) for c in head)
 
 
 _known: dict[str, _Known] = {}
 _known_lock = threading.Lock()
-_KNOWN_MAX = 64  # inboxes remembered per process (each holds one copy of its file's bytes)
+_KNOWN_MAX = 64  # inboxes remembered per process...
+_KNOWN_BUDGET = 128 * 1024 * 1024  # ...holding at most this many bytes of their heads
 
 
 def _file_key(st: os.stat_result) -> FileKey:
@@ -74,19 +79,17 @@ def _stat_key(path: Path) -> FileKey | None:
 
 def _remember(path: Path, head: list[Chunk]) -> None:
     key = _stat_key(path)
+    entry = _Known(key, head) if key is not None else None
+    if entry is not None and entry.size > _KNOWN_BUDGET:
+        entry.head, entry.size = [], 0  # too big to keep: the identity check still works
     with _known_lock:
-        if key is None:
-            _known.pop(str(path), None)
+        _known.pop(str(path), None)
+        if entry is None:
             return
-        _known.pop(str(path), None)
-        while _known and len(_known) >= _KNOWN_MAX:
-            _known.pop(next(iter(_known)))  # the least recently written
-        _known[str(path)] = _Known(key, head)
-
-
-def _forget(path: Path) -> None:
-    with _known_lock:
-        _known.pop(str(path), None)
+        held = sum(k.size for k in _known.values())
+        while _known and (len(_known) >= _KNOWN_MAX or held + entry.size > _KNOWN_BUDGET):
+            held -= _known.pop(next(iter(_known))).size  # the least recently written
+        _known[str(path)] = entry
 
 
 def _is_known(path: Path) -> bool:
@@ -111,7 +114,7 @@ def _validate_extension(path: Path, raw: bytes) -> bool:
     including a file rewritten or truncated by another program -- is parsed in full."""
     with _known_lock:
         known = _known.get(str(path))
-    if known is None:
+    if known is None or not known.head:
         return False
     offset = 0
     for chunk in known.head:

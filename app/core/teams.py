@@ -156,9 +156,15 @@ class Teams:
         """Remove the team's directory, its task list and its members' git worktrees.
 
         Refuses (TeamNotEmptyError) while members other than the lead remain, unless ``force``.
+        A corrupt config is an error too, unless ``force`` (its worktrees are then unknown).
         Returns the worktree paths removed.
         """
-        config = self.get(name)
+        try:
+            config = self.get(name)
+        except CorruptFileError:
+            if not force:
+                raise
+            config = None
         if config is None and not self.layout.team_dir(name).exists():
             raise NotFoundError(f"team {name!r} does not exist")
         removed: builtins.list[str] = []
@@ -184,7 +190,9 @@ class Teams:
         """Sanitise ``name`` and dedupe it within the team (``name-2``, ``name-3``...)."""
         clean = sanitize_name(name, "agent name")
         config = self.require(team)
-        taken = {m.name.lower() for m in config.members}
+        # Compared as add_member does: after sanitising (a Claude Code config may hold names
+        # like "My_Agent", which would collide with "my-agent").
+        taken = {_NON_ALNUM.sub("-", m.name).lower() for m in config.members}
         if clean not in taken:
             return clean
         counter = 2

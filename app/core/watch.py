@@ -69,10 +69,11 @@ STEP_MS = 3
 """How often the watch thread looks at what inotify collected; a batch is reported once one
 step passes with no new change, so a lone write is reported ~1.5 steps after it lands.
 watchfiles wakes the thread (and takes the GIL) every step even when idle, so this trades
-latency for idle CPU. Measured with ``bench/watch.py --sweep`` (2-CPU VM): step 1 ms ->
-p50 3.5 ms, idle 0.9% of a core; 2 -> 4.9 ms, 0.6-1.0%; 3 -> ~7 ms, ~0.5%; 5 -> 12 ms,
-~0.4%; 10 -> 18 ms, ~0.3%. 3 ms keeps idle cost at half the 1% budget and p50 well
-under the 20 ms target."""
+latency for idle CPU. Measured with ``bench/watch.py --sweep`` on a busy 2-CPU VM (cross-
+process p50 including the ~5 ms fsynced write; idle CPU as % of one core): step 1 ms ->
+~4-9 ms, 0.9-1.5%; 2 -> ~5-8 ms, 0.8-1.2%; 3 -> ~7-10 ms, 0.45-0.8%; 5 -> ~12-14 ms,
+0.35-0.7%; 10 -> ~18 ms, 0.3-0.5%. 3 ms is the smallest step that stays under the 1% idle
+budget when the machine is loaded, with p50 about half the 20 ms target."""
 RUST_TIMEOUT_MS = 1_000
 """The watch thread returns to Python this often when idle; bounds how long a *cancelled*
 (rather than stopped) watcher task takes to finish."""

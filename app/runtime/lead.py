@@ -62,6 +62,13 @@ class Lead:
             self.session.set_status("running")
             try:
                 outcome = await run_turn(self.session, prompt, drain=self.drain)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a bug must end the turn visibly, not kill the lead
+                message = f"{type(exc).__name__}: {exc}"
+                self.session.record("error", message)
+                self.session.snapshot.error = message
+                outcome = TurnOutcome("error", "", message)
             finally:
                 self.busy = False
             self.turns += 1

@@ -250,7 +250,12 @@ async def _checked_call(
     if decision.behavior == "ask":
         if session.ask_permission is None:
             return ToolResult(f"Permission denied: {decision.reason} (no one to ask)", True)
-        allowed, reason = await session.ask_permission(session, tool, tool_input, tool_use_id)
+        asked = await _unless_interrupted(
+            session, session.ask_permission(session, tool, tool_input, tool_use_id)
+        )
+        if asked is None:
+            return ToolResult("Interrupted by the user while waiting for permission.", True)
+        allowed, reason = asked
         if not allowed:
             return ToolResult(f"Permission denied: {reason}", True)
     ctx = ToolContext(
@@ -268,6 +273,24 @@ async def _checked_call(
         raise
     except Exception as exc:  # a tool bug must not kill the agent: the model sees it
         return ToolResult(f"{tool.name} failed: {type(exc).__name__}: {exc}", True)
+
+
+async def _unless_interrupted(session: AgentSession, awaitable: Any) -> Any:
+    """Await ``awaitable`` unless the session is interrupted first (then cancel it: ``None``)."""
+    task = asyncio.ensure_future(awaitable)
+    waiter = asyncio.ensure_future(session.interrupt_event.wait())
+    try:
+        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        waiter.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return None
 
 
 def _result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:

@@ -426,7 +426,12 @@ class TeamRuntime:
             plan_dir.mkdir(mode=0o700, exist_ok=True)
             plan_path.write_text(plan, "utf-8")
         frame = plan_approval_request(request_id, caller.name, plan, str(plan_path))
+        previous = teammate.session.pending_plan_request
         teammate.session.pending_plan_request = request_id
+        if previous is not None:
+            # The teammate only acts on the answer to its latest plan: an older request left
+            # pending would look answerable but be ignored. Resolve it.
+            self.queue.claim(previous, "superseded", "plan")
         self.queue.add(
             Approval(
                 request_id,
@@ -591,9 +596,14 @@ class TeamRuntime:
         self._deliver(
             self._team(), session.name, LEAD_NAME, frame.to_text(), None, session.identity.color
         )
-        response = await teammate.wait_for_permission(request_id, self.permission_timeout)
-        if session.status == "awaiting approval":
-            session.set_status(previous if previous != "awaiting approval" else "running")
+        try:
+            response = await teammate.wait_for_permission(request_id, self.permission_timeout)
+        except asyncio.CancelledError:  # given up (interrupted or killed): nothing to answer
+            self.queue.claim(request_id, "cancelled")
+            raise
+        finally:
+            if session.status == "awaiting approval":
+                session.set_status(previous if previous != "awaiting approval" else "running")
         if response is None:
             self.queue.claim(request_id, "timed out")
             return False, f"no answer from the lead within {self.permission_timeout:g}s"
@@ -633,6 +643,7 @@ class TeamRuntime:
             return False, "no answer within the permission timeout"
         finally:
             self._lead_permission.pop(request_id, None)
+            self.queue.claim(request_id, "cancelled")  # no-op when answered or timed out
             session.set_status("running")
 
     def _add_allow_rule(self, agent: str, rule: str) -> None:

@@ -21,6 +21,7 @@ from app.core.protocol import (
     parse_frame,
     wrap_teammate_message,
 )
+from app.runtime.events import AgentStatus
 from app.runtime.loop import TurnOutcome, run_turn
 from app.runtime.session import AgentSession
 from app.runtime.signals import Wakeup
@@ -85,7 +86,9 @@ class Teammate:
     def _go_idle(self, outcome: TurnOutcome) -> None:
         session = self.session
         waiting_plan = session.pending_plan_request is not None
-        session.set_status("awaiting approval" if waiting_plan else "idle")
+        # A shutdown request still unanswered keeps the teammate "stopping" between turns.
+        resting: AgentStatus = "stopping" if self._stopping() else "idle"
+        session.set_status("awaiting approval" if waiting_plan else resting)
         reason = {
             "interrupted": "interrupted",
             "error": "failed",

@@ -78,17 +78,7 @@ class AgentScreen(DeckScreen):
         if deck.selected and deck.selected != self.agent and deck.agent(deck.selected):
             self.show_agent(deck.selected)
         if "agents" in parts or "header" in parts or "approvals" in parts:
-            self.query_one(StatusBar).show(
-                team=deck.team,
-                model=deck.model_description,
-                teammates=len(deck.teammates),
-                open_tasks=deck.open_tasks,
-                approvals=len(deck.approvals),
-                view=f"view: {self.agent}",
-                read_only=deck.read_only,
-                demo=deck.demo,
-                error=deck.config_error,
-            )
+            self.show_status()
         if "agents" in parts:
             self.query_one(Roster).set_agents(deck.agents, deck.inbox_errors, deck.selected)
             self._title()
@@ -100,6 +90,10 @@ class AgentScreen(DeckScreen):
     def on_entry(self, entry: TranscriptEntry) -> None:
         if entry.agent == self.agent:
             self.query_one(Transcript).add_entry(entry)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The board and the feed are on the leader view.
+        return action not in ("toggle_board", "toggle_filter")
 
     def action_back(self) -> None:
         self.dismiss()

@@ -22,6 +22,7 @@ from app.screens.help import HelpScreen
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
 from widgets.roster import Roster
+from widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from app.app import TeamDeckApp
@@ -86,6 +87,20 @@ class DeckScreen(Screen[None]):
 
     def on_entry(self, entry: TranscriptEntry) -> None:
         """A whole transcript entry."""
+
+    def show_status(self) -> None:
+        """Redraw the header line from ``self.deck``."""
+        deck = self.deck
+        self.query_one(StatusBar).show(
+            team=f"{deck.team} (deleted)" if deck.team and deck.removed else deck.team,
+            model=deck.model_description,
+            teammates=len(deck.teammates),
+            open_tasks=deck.open_tasks,
+            approvals=len(deck.approvals),
+            read_only=deck.read_only,
+            demo=deck.demo,
+            error=deck.config_error,
+        )
 
     def tick(self) -> None:
         """Once a second: redraw elapsed times."""
@@ -235,6 +250,9 @@ class DeckScreen(Screen[None]):
             self.notify(f"{name} has already {agent.status}.", severity="warning")
             return
         self._report(f"shutdown {name}", self._call("shutdown", "request_shutdown", name))
+
+    def interrupt(self, name: str) -> None:
+        self._report(f"interrupted {name}", self._call("interrupt", "interrupt", name))
 
     def action_kill(self) -> None:
         name = self._teammate("kill")

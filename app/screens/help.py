@@ -17,7 +17,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("1-9 / 0", "jump to teammate 1-9 / to the lead"),
     ("enter", "roster: open the agent's view · approvals: review the request"),
     ("esc", "agent view: back to the leader view · input: back to the roster"),
-    ("a", "approve the selected (else the oldest) request"),
+    ("a", "approve the highlighted request (selecting a teammate highlights its own)"),
     ("r", "reject it: asks for plan feedback or a shutdown reason; denies a permission"),
     ("s", "ask the selected teammate to shut down"),
     ("K", "kill the selected teammate (asks first)"),
@@ -59,6 +59,7 @@ def keys_table() -> Table:
 class HelpScreen(ModalScreen[None]):
     """Every key; esc, q or ? closes."""
 
+    AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]
 
     def __init__(self) -> None:

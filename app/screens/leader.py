@@ -45,6 +45,8 @@ class LeaderScreen(DeckScreen):
         yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
         yield Footer()
 
+    _shown_selection: str | None = None
+
     def on_mount(self) -> None:
         self.query_one("#roster").border_title = "Team"
         self.query_one("#board").border_title = "Tasks"
@@ -70,16 +72,7 @@ class LeaderScreen(DeckScreen):
     def refresh_deck(self, parts: frozenset[str] | set[str]) -> None:
         deck = self.deck
         if "agents" in parts or "header" in parts or "approvals" in parts:
-            self.query_one(StatusBar).show(
-                team=deck.team,
-                model=deck.model_description,
-                teammates=len(deck.teammates),
-                open_tasks=deck.open_tasks,
-                approvals=len(deck.approvals),
-                read_only=deck.read_only,
-                demo=deck.demo,
-                error=deck.config_error,
-            )
+            self.show_status()
         if "agents" in parts:
             roster = self.query_one(Roster)
             roster.set_agents(deck.agents, deck.inbox_errors, deck.selected)
@@ -89,9 +82,13 @@ class LeaderScreen(DeckScreen):
             feed = self.query_one(MessageFeed)
             feed.set_colors(deck.colors)
             self.query_one(TaskBoard).recolor(deck.colors)
-        if "approvals" in parts:
+        if "approvals" in parts or deck.selected != self._shown_selection:
             queue = self.query_one(ApprovalsQueue)
             queue.set_approvals(deck.approvals)
+            if deck.selected != self._shown_selection:
+                # Selecting a teammate highlights its own request: a / r answer that one.
+                self._shown_selection = deck.selected
+                queue.highlight_agent(deck.selected)
             queue.border_title = (
                 f"Approvals ({len(deck.approvals)})" if deck.approvals else "Approvals"
             )

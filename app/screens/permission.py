@@ -21,6 +21,7 @@ from app.runtime.api import Approval
 class PermissionScreen(ModalScreen[str | None]):
     """See the module docstring."""
 
+    AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [
         Binding("y", "answer('allow')", "Allow once", id="permission-allow"),
         Binding("A", "answer('always')", "Always allow", id="permission-always"),

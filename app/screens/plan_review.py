@@ -23,6 +23,7 @@ Decision = tuple[str, str]
 class PlanReviewScreen(ModalScreen[Decision | None]):
     """See the module docstring. ``request_id`` lets the app close it when answered elsewhere."""
 
+    AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [
         Binding("a", "approve", "Approve", id="plan-approve"),
         Binding("r", "reject", "Reject", id="plan-reject"),

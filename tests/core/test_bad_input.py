@@ -423,6 +423,11 @@ def test_corrupt_team_config(home: Home) -> None:
         home.mailbox(TEAM).send("researcher", msg())
     assert home.teams.create(TEAM).name == "t-2"  # never written over
     assert path.read_bytes() == b'{"name": "t", "members": ['
+    with pytest.raises(CorruptFileError):
+        home.teams.delete(TEAM)
+    assert path.read_bytes() == b'{"name": "t", "members": ['
+    home.teams.delete(TEAM, force=True)  # the way out, on purpose
+    assert not path.parent.exists()
 
 
 # ----------------------------------------------------------------------------- symlinks

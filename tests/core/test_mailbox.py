@@ -262,3 +262,18 @@ def test_cache_is_bounded(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("researcher", "tester", "team-lead", "user"):
         box.append(name, msg("y"))
         assert [m.text for m in box.read(name)] == ["x", "y"]
+
+
+def test_cache_byte_budget(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mailbox_module, "_KNOWN_BUDGET", 600)
+    box = home.mailbox(TEAM)
+    for i in range(6):  # the inbox outgrows the budget: appends go on, validated in full
+        box.append("researcher", msg(f"m{i}"))
+        box.append("tester", msg(f"t{i}"))
+    held = sum(k.size for k in mailbox_module._known.values())
+    assert held <= 600
+    assert [m.text for m in box.read("researcher")] == [f"m{i}" for i in range(6)]
+    path = box.path("researcher")
+    path.write_bytes(path.read_bytes()[:-3])  # damage is still caught
+    with pytest.raises(CorruptFileError):
+        box.append("researcher", msg("no"))

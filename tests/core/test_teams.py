@@ -103,6 +103,8 @@ def test_collision_with_an_unsanitised_claude_code_member(home: Home) -> None:
     home.teams.modify("t", lambda c: c.members.append(member("My_Agent", agent_id="x@t")))
     with pytest.raises(NameCollisionError):
         home.teams.add_member("t", member("my-agent"))
+    assert home.teams.unique_member_name("t", "my agent") == "my-agent-2"
+    home.teams.add_member("t", member("my-agent-2"))
 
 
 def test_add_member_requires_a_normalised_name(home: Home) -> None:

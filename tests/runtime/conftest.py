@@ -12,7 +12,7 @@ import contextlib
 import inspect
 import json
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,13 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEAMDECK_OFFLINE_PACE", "0")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("TEAMDECK_MODEL", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback_polling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents must be woken by events: make the teammates' safety-net poll so slow that a
+    missed wake-up shows up as a hang (caught by the hang guards) instead of a 5 s delay."""
+    monkeypatch.setattr("app.runtime.teammate.FALLBACK_POLL", 120.0)
 
 
 @pytest.fixture
@@ -156,7 +163,7 @@ class Observer:
 
 
 async def until(
-    condition: Callable[[], Any], what: str = "condition", timeout: float = HANG_GUARD
+    condition: Callable[[], Any], what: str = "condition", within: float = HANG_GUARD
 ) -> Any:
     """Wait for ``condition()`` to be truthy (polled); returns its value. A hang guard only."""
 
@@ -168,7 +175,7 @@ async def until(
             await asyncio.sleep(0.005)
 
     try:
-        return await asyncio.wait_for(poll(), timeout)
+        return await asyncio.wait_for(poll(), within)
     except TimeoutError:
         raise AssertionError(f"timed out waiting for {what}") from None
 
@@ -258,10 +265,5 @@ def task_file(home: Home, team: str, task_id: str) -> dict[str, Any]:
     return read_json(home.layout.task_path(team, task_id))  # type: ignore[no-any-return]
 
 
-def last_user_text(request: ModelRequest) -> str:
-    return request.last_user_text
-
-
-def iter_texts(requests: Iterable[ModelRequest]) -> Iterator[str]:
-    for request in requests:
-        yield request.last_user_text
+def file_text(path: str | Path) -> str:
+    return Path(path).read_text("utf-8")

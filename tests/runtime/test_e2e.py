@@ -27,6 +27,7 @@ from tests.runtime.conftest import (
     until,
 )
 
+
 def dirs(path: Path) -> list[str]:
     return sorted(p.name for p in path.iterdir() if p.is_dir())
 
@@ -280,4 +281,3 @@ async def test_headless_run_reports_a_model_error(home: Home, project: Path) -> 
     )
     assert code == 1
     assert reason == "API error 400: bad request"
-

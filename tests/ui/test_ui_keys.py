@@ -6,6 +6,8 @@ import pytest
 from textual.pilot import Pilot
 
 from app.app import TeamDeckApp
+from app.runtime.api import Approval
+from app.runtime.events import TextDelta, TranscriptEntry
 from app.screens.agent import AgentScreen
 from app.screens.confirm import ConfirmScreen
 from app.screens.deck import DeckScreen
@@ -264,7 +266,7 @@ async def test_esc_closes_a_review_without_answering(
         assert runtime.calls == []
 
 
-async def test_pending_shutdown_approved_and_rejected_on_the_teammates_behalf(
+async def test_pending_shutdown_rejected_with_a_reason(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
@@ -274,14 +276,18 @@ async def test_pending_shutdown_approved_and_rejected_on_the_teammates_behalf(
         await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
         await type_text(pilot, "one more test")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: ("reject_shutdown", STOP_ID, "one more test") in runtime.calls)
-        # a second answer is refused by the runtime: the person is told
-        await highlight(pilot, PERM_ID)
-        runtime._approvals[STOP_ID].outcome = None
-        deck.pull_approvals()
-        await highlight(pilot, STOP_ID)
+        rejected = ("reject_shutdown", STOP_ID, "one more test")
+        await wait_for(pilot, lambda: rejected in runtime.calls)
+
+
+async def test_pending_shutdown_approved_on_the_teammates_behalf(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("3")  # the tester's own request is the one a/r answer
         await pilot.press("a")
-        assert ("approve_shutdown", STOP_ID) in runtime.calls
+        assert runtime.calls == [("approve_shutdown", STOP_ID)]
 
 
 async def test_already_resolved_is_shown(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
@@ -313,11 +319,11 @@ async def test_queue_updates_and_modal_closes_when_answered_elsewhere(
 async def test_new_requests_are_queued_and_announced(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
-    from app.runtime.api import Approval
-
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        runtime.add_approval(Approval("perm-2@engineer", "permission", "engineer", "engineer: Edit"))
+        runtime.add_approval(
+            Approval("perm-2@engineer", "permission", "engineer", "engineer: Edit")
+        )
         queue = deck.screen.query_one(ApprovalsQueue)
         await wait_for(pilot, lambda: len(queue.approvals) == 4)
         assert any("engineer asks for a permission" in n for n in notes(deck))
@@ -335,7 +341,7 @@ async def test_s_requests_shutdown_of_the_selected_teammate(
         await pilot.press("s")  # the lead is selected: refused
         assert runtime.calls == []
         await pilot.press("1", "s")
-        assert ("request_shutdown", "researcher") == runtime.calls[-1][:2]
+        assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
         assert any("shutdown requested from researcher" in n for n in notes(deck))
 
 
@@ -399,7 +405,7 @@ def test_help_lists_every_binding() -> None:
         for binding in screen.BINDINGS:
             assert not isinstance(binding, tuple | str)
             for key in binding.key.split(","):
-                key = {"question_mark": "?"}.get(key, key)
+                key = {"question_mark": "?", "escape": "esc"}.get(key, key)
                 if key.isdigit():
                     key = "0" if key == "0" else "1-9"
                 assert key in documented, f"{screen.__name__}: {key} is not in the help"
@@ -415,17 +421,11 @@ async def test_streamed_text_is_batched_then_replaced_by_the_entry(
         await ready(pilot)
         lead = deck.screen.query_one("#lead", Transcript)
         before = len(lead.children)
-        from app.runtime.events import TextDelta
-
         for chunk in ("Split", "ting the ", "work ", "now."):
             runtime.emit(TextDelta("team-lead", chunk))
         await wait_for(pilot, lambda: "Splitting the work now." in screen_text(deck))
         assert deck.partial["team-lead"] == "Splitting the work now."
-        runtime.emit(
-            __import__("app.runtime.events", fromlist=["TranscriptEntry"]).TranscriptEntry(
-                "team-lead", "assistant", "Splitting the work now."
-            )
-        )
+        runtime.emit(TranscriptEntry("team-lead", "assistant", "Splitting the work now."))
         await pilot.pause(0.1)
         assert len(lead.children) == before + 1  # one Markdown, not two
         assert "team-lead" not in deck.partial
@@ -434,8 +434,6 @@ async def test_streamed_text_is_batched_then_replaced_by_the_entry(
 async def test_text_streamed_before_opening_a_view_is_shown(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
-    from app.runtime.events import TextDelta
-
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         runtime.emit(TextDelta("engineer", "Reading the refresh code"))

@@ -138,12 +138,15 @@ class TeammatePolicy:
         self, task_id: str, episode: list[Call], revise: str | None = None
     ) -> ResponsePlan:
         action, pattern = self._action()
+        # A plan submitted since the last rejection is still waiting: a message that arrives
+        # meanwhile (e.g. "task unblocked") must not make us submit another one.
+        rejected = [m.index for m in self.history.incoming if "Your plan was rejected" in m.text]
+        since = rejected[-1] if rejected else 0
+        if any(c.ok for c in self.history.calls_named("ExitPlanMode", since)):
+            return reply(text("Plan submitted; waiting for the lead's approval."))
         globbed = [c for c in episode if c.name == "Glob"]
         if not globbed:
             return reply(tool_use("Glob", {"pattern": pattern}))
-        submitted = [c for c in episode if c.name == "ExitPlanMode"]
-        if submitted:
-            return reply(text("Plan submitted; waiting for the lead's approval."))
         files = _paths(globbed[-1], self.cwd)
         steps = [
             f"1. Read the first lines of up to {READ_FILES} of the {len(files)} matching files "

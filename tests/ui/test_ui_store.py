@@ -1,0 +1,248 @@
+"""The non-Textual parts: feed lines, the store's incremental reads, the event buffer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core import Home, InboxChanged, InboxMessage, TaskChanged, TeamChanged, TeamRemoved
+from app.core.protocol import (
+    idle_notification,
+    permission_request,
+    permission_response,
+    plan_approval_request,
+    plan_approval_response,
+    shutdown_approved,
+    shutdown_rejected,
+    shutdown_request,
+    task_completed,
+)
+from app.feed_format import describe, format_count, format_elapsed, one_line, short_time
+from app.runtime.api import AgentSnapshot
+from app.runtime.events import StatusChanged, TextDelta, TranscriptEntry
+from app.store import DeckState, EventBuffer, Store
+from tests.ui.data import TEAM, build_home, ts
+
+# ---------------------------------------------------------------------- feed lines
+
+
+def test_frames_read_as_sentences() -> None:
+    def line(sender: str, recipient: str, frame: object) -> str:
+        return describe(sender, recipient, frame.to_text()).plain()  # type: ignore[attr-defined]
+
+    plan = plan_approval_request("p1", "engineer", "# plan")
+    assert line("engineer", "team-lead", plan) == "engineer -> team-lead: plan approval requested"
+    idle = idle_notification("researcher", summary="found the bug")
+    assert line("researcher", "team-lead", idle) == "researcher is idle: found the bug"
+    stop = shutdown_request("s1", "team-lead", None)
+    assert line("team-lead", "researcher", stop) == "team-lead -> researcher: shutdown requested"
+    done = shutdown_approved("s1", "researcher")
+    assert line("researcher", "team-lead", done) == "researcher approved shutdown"
+    no = shutdown_rejected("s1", "researcher", "still testing")
+    assert line("researcher", "team-lead", no) == "researcher rejected shutdown: still testing"
+    ok = plan_approval_response("p1", True)
+    assert line("team-lead", "engineer", ok) == "team-lead -> engineer: plan approved"
+    bad = plan_approval_response("p1", False, "add tests")
+    assert line("team-lead", "engineer", bad) == "team-lead -> engineer: plan rejected: add tests"
+    task = task_completed("engineer", "3", "Implement refresh")
+    assert line("engineer", "team-lead", task) == "engineer completed #3 Implement refresh"
+    perm = permission_request("r1", "engineer@alpha", "Bash", "t1", "run tests", {"command": "x"})
+    assert line("team-lead", "team-lead", perm) == (
+        "engineer -> team-lead: permission requested: Bash (run tests)"
+    )
+    allowed = permission_response("r1", True)
+    assert line("team-lead", "engineer", allowed) == "team-lead -> engineer: permission allowed"
+    denied = permission_response("r1", False, error="no network")
+    assert line("team-lead", "engineer", denied) == (
+        "team-lead -> engineer: permission denied: no network"
+    )
+
+
+def test_dms_show_their_summary_and_one_line() -> None:
+    line = describe("researcher", "engineer", "Found it:\n  the token\tis stale", "found bug")
+    assert line.plain() == "researcher -> engineer: found bug — Found it: the token is stale"
+    unknown = describe("a", "b", '{"type": "something_new", "x": 1}')
+    assert unknown.kind == "message"
+
+
+def test_formatting_helpers() -> None:
+    assert one_line("x" * 300, 10) == "x" * 9 + "…"
+    assert short_time("2026-01-01T00:01:02.000Z") == "00:01:02"
+    assert short_time("garbage") == "garbage"
+    assert (format_count(999), format_count(12_345), format_count(2_500_000)) == (
+        "999",
+        "12.3k",
+        "2.5M",
+    )
+    assert (format_elapsed(75), format_elapsed(3725)) == ("1:15", "1:02:05")
+
+
+# ---------------------------------------------------------------------- store
+
+
+def test_load_reads_config_tasks_and_merged_feed(tmp_path: Path) -> None:
+    store = Store(build_home(tmp_path))
+    delta = store.load()
+    assert delta.team == TEAM and delta.reset
+    assert [t.id for t in delta.task_upserts] == ["1", "2", "3", "4", "5", "7"]  # 6 is internal
+    assert delta.open_tasks == 5
+    assert delta.current_tasks == {
+        "researcher": "#2 Design token refresh",
+        "engineer": "#3 Implement token refresh",
+    }
+    times = [item.timestamp for item in delta.feed_added]
+    assert times == sorted(times) and len(times) == 9
+    assert delta.last_dm["researcher"] == "✉ engineer: entry points found"
+    # requests without an answer in the files: the plan and the permission
+    assert [a.kind for a in delta.pending] == ["plan", "permission"]
+    assert delta.teams == [TEAM]
+
+
+def test_only_new_messages_are_appended(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    box = home.mailbox(TEAM)
+    box.append("tester", InboxMessage(sender="engineer", text="ping", timestamp=ts(90)))
+    delta = store.apply([InboxChanged(TEAM, "tester")])
+    assert delta is not None
+    assert [(i.sender, i.text) for i in delta.feed_added] == [("engineer", "ping")]
+    assert store.apply([InboxChanged(TEAM, "tester")]) is None  # nothing new
+    box.mark_all_read("tester")
+    assert store.apply([InboxChanged(TEAM, "tester")]) is None  # read flags: not news
+
+
+def test_a_broadcast_is_one_item_with_many_recipients(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    home.mailbox(TEAM).broadcast(InboxMessage(sender="team-lead", text="standup", timestamp=ts(99)))
+    events = [InboxChanged(TEAM, n) for n in ("researcher", "engineer", "tester")]
+    delta = store.apply(events)
+    assert delta is not None and len(delta.feed_added) == 1
+    item = delta.feed_added[0]
+    assert item.recipients == ("researcher", "engineer", "tester")
+    assert item.line.plain() == "team-lead -> researcher, engineer, tester: standup"
+
+
+def test_a_shrunk_inbox_rebuilds_the_feed(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    path = home.mailbox(TEAM).path("engineer")
+    path.write_text("[]")
+    delta = store.apply([InboxChanged(TEAM, "engineer")])
+    assert delta is not None and delta.feed_reset
+    assert len(delta.feed_added) == 7
+
+
+def test_task_changes_are_row_deltas(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    tasks = home.tasks(TEAM)
+    tasks.update("2", status="completed")
+    new = tasks.create("Ship it")
+    tasks.delete("5")
+    delta = store.apply([TaskChanged(TEAM, "2"), TaskChanged(TEAM, new.id), TaskChanged(TEAM, "5")])
+    assert delta is not None
+    assert [t.id for t in delta.task_upserts] == ["2", new.id]
+    assert delta.task_removals == ["5"]
+    assert [t.id for t in delta.completed] == ["2"]
+    assert delta.open_tasks == 4
+    assert "researcher" not in delta.current_tasks
+    tasks.update("7", metadata={"_internal": True})  # hidden from now on
+    delta = store.apply([TaskChanged(TEAM, "7")])
+    assert delta is not None and delta.task_removals == ["7"]
+
+
+def test_corrupt_files_become_errors_naming_the_file(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    home.mailbox(TEAM).path("researcher").write_text("[{broken")
+    (home.layout.task_dir(TEAM) / "3.json").write_text("{nope")
+    delta = store.apply([InboxChanged(TEAM, "researcher"), TaskChanged(TEAM, "3")])
+    assert delta is not None
+    assert delta.inbox_errors["researcher"].startswith("researcher.json is corrupt")
+    assert delta.task_errors["3"].startswith("3.json is corrupt")
+    assert len(delta.new_errors) == 2
+    home.mailbox(TEAM).path("researcher").write_text("[]")
+    delta = store.apply([InboxChanged(TEAM, "researcher")])
+    assert delta is not None and "researcher" not in delta.inbox_errors
+
+
+def test_corrupt_config_keeps_the_last_good_one(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    home.layout.config_path(TEAM).write_text("{")
+    delta = store.apply([TeamChanged(TEAM)])
+    assert delta is not None and delta.config is not None
+    assert delta.config_error and delta.config_error.startswith("config.json is corrupt")
+
+
+def test_team_removed_and_teams_list(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    store = Store(home, TEAM, pick=False)
+    store.load()
+    home.teams.create("beta")
+    delta = store.apply([TeamChanged("beta")])
+    assert delta is not None and delta.teams == ["alpha", "beta"] and delta.team == TEAM
+    home.teams.delete(TEAM, force=True)
+    # the deletion's stragglers change nothing: the last state stays on screen
+    stragglers = [TaskChanged(TEAM, "2"), InboxChanged(TEAM, "engineer")]
+    assert store.apply(stragglers) is None
+    delta = store.apply([*stragglers, TeamRemoved(TEAM)])
+    assert delta is not None and delta.removed and not delta.reset
+    assert delta.config is not None and delta.open_tasks == 5
+    assert store.apply([TaskChanged(TEAM, "3")]) is None
+    home.teams.create(TEAM)  # a new team under the old name: read from scratch
+    delta = store.apply([TeamChanged(TEAM)])
+    assert delta is not None and delta.reset and not delta.removed and delta.open_tasks == 0
+
+
+def test_no_team_until_one_appears(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    store = Store(home)
+    assert store.load().team is None
+    home.teams.create("gamma")
+    delta = store.apply([TeamChanged("gamma")])
+    assert delta is not None and delta.team == "gamma" and delta.reset
+
+
+# ---------------------------------------------------------------------- view state
+
+
+def test_merge_agents_prefers_live_files_for_tasks(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    state = DeckState()
+    state.apply(Store(home).load())
+    state.merge_agents(None)  # read-only: from the config
+    assert [a.name for a in state.agents] == ["team-lead", "researcher", "engineer", "tester"]
+    assert state.agents[0].is_lead
+    assert state.agent("researcher").current_task == "#2 Design token refresh"  # type: ignore[union-attr]
+    runtime = [AgentSnapshot("team-lead", "blue", "running", is_lead=True)]
+    runtime.append(AgentSnapshot("engineer", "green", "idle", current_task="#9 stale"))
+    state.merge_agents(runtime)
+    assert state.agent("engineer").current_task == "#3 Implement token refresh"  # type: ignore[union-attr]
+    assert state.selected == "team-lead"
+
+
+def test_event_buffer_merges_text_per_agent_in_order() -> None:
+    buffer = EventBuffer()
+    assert not buffer.push(TextDelta("a", "Hel"))
+    buffer.push(TextDelta("b", "x"))
+    buffer.push(TextDelta("a", "lo"))
+    assert buffer.push(TranscriptEntry("a", "assistant", "Hello"))
+    buffer.push(TextDelta("a", "!"))
+    buffer.push(StatusChanged("b", "idle"))
+    buffer.push(TextDelta("b", "y"))
+    assert buffer.drain() == [
+        TextDelta("a", "Hello"),
+        TextDelta("b", "x"),
+        TranscriptEntry("a", "assistant", "Hello"),
+        TextDelta("a", "!"),
+        StatusChanged("b", "idle"),
+        TextDelta("b", "y"),
+    ]
+    assert buffer.drain() == []
