@@ -21,6 +21,7 @@ from textual.widgets.data_table import ColumnKey
 
 from app.core import Task
 from app.feed_format import agent_name, one_line, rich_color
+from widgets.borders import set_border
 
 #: (label, key, width); the subject's width is computed from the board's width.
 COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -96,10 +97,10 @@ class TaskBoard(DataTable[Text]):
 
     def _subtitle(self) -> None:
         if self._error:
-            self.border_subtitle = Text(f"⚠ {self._error}", style="bold red")
+            set_border(self, subtitle=Text(f"⚠ {self._error}", style="bold red"))
             return
         row = self._rows.get(self._highlighted_key() or "")
-        self.border_subtitle = Text(f"#{row[0].plain} {row[1].plain}") if row else ""
+        set_border(self, subtitle=f"#{row[0].plain} {row[1].plain}" if row else "")
 
     def _highlighted_key(self) -> str | None:
         if not self.row_count or not self.is_valid_row_index(self.cursor_row):

@@ -94,7 +94,8 @@ class Teammate:
             "error": "failed",
         }.get(outcome.status, "awaiting plan approval" if waiting_plan else "available")
         completed = session.completed_this_turn[-1] if session.completed_this_turn else None
-        summary = _summarize(outcome.text) or (outcome.error or None)
+        last_text = outcome.text.rsplit("\n", 1)[-1] if outcome.text else ""
+        summary = _summarize(last_text) or (outcome.error or None)
         self.runtime.send_idle_notification(
             self,
             idle_reason=reason,

@@ -13,6 +13,7 @@ from textual.widgets import Footer, Input
 from app.feed_format import format_count
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import ALL_PARTS, DeckScreen
+from widgets.borders import set_border
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
@@ -36,7 +37,7 @@ class AgentScreen(DeckScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#roster").border_title = "Team"
+        set_border(self.query_one("#roster"), title="Team")
         self.show_agent(self.agent)
         self.refresh_deck(ALL_PARTS)
         inject = self.query_one("#inject", Input)
@@ -70,8 +71,8 @@ class AgentScreen(DeckScreen):
             if snap.current_task:
                 title.append(f" · {snap.current_task}")
             tokens = snap.input_tokens + snap.output_tokens
-            transcript.border_subtitle = f"{format_count(tokens)} tok · {snap.tool_calls} tools"
-        transcript.border_title = title
+            set_border(transcript, subtitle=f"{format_count(tokens)} tok · {snap.tool_calls} tools")
+        set_border(transcript, title=title)
 
     def refresh_deck(self, parts: frozenset[str] | set[str]) -> None:
         deck = self.deck

@@ -16,6 +16,7 @@ from app.runtime.events import TranscriptEntry
 from app.screens.deck import ALL_PARTS, DeckScreen
 from app.store import StoreDelta
 from widgets.approvals import ApprovalsQueue
+from widgets.borders import set_border
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -48,9 +49,9 @@ class LeaderScreen(DeckScreen):
     _shown_selection: str | None = None
 
     def on_mount(self) -> None:
-        self.query_one("#roster").border_title = "Team"
-        self.query_one("#board").border_title = "Tasks"
-        self.query_one("#lead").border_title = LEAD_NAME
+        set_border(self.query_one("#roster"), title="Team")
+        set_border(self.query_one("#board"), title="Tasks")
+        set_border(self.query_one("#lead"), title=LEAD_NAME)
         prompt = self.query_one("#prompt", Input)
         if self.runtime is None:
             prompt.placeholder = "Read-only viewer: no runtime to send to"
@@ -76,9 +77,8 @@ class LeaderScreen(DeckScreen):
         if "agents" in parts:
             roster = self.query_one(Roster)
             roster.set_agents(deck.agents, deck.inbox_errors, deck.selected)
-            roster.border_subtitle = (
-                Text(f"⚠ {deck.config_error}", style="bold red") if deck.config_error else ""
-            )
+            error = Text(f"⚠ {deck.config_error}", style="bold red") if deck.config_error else ""
+            set_border(roster, subtitle=error)
             feed = self.query_one(MessageFeed)
             feed.set_colors(deck.colors)
             self.query_one(TaskBoard).recolor(deck.colors)
@@ -89,16 +89,15 @@ class LeaderScreen(DeckScreen):
                 # Selecting a teammate highlights its own request: a / r answer that one.
                 self._shown_selection = deck.selected
                 queue.highlight_agent(deck.selected)
-            queue.border_title = (
-                f"Approvals ({len(deck.approvals)})" if deck.approvals else "Approvals"
-            )
+            count = f" ({len(deck.approvals)})" if deck.approvals else ""
+            set_border(queue, title=f"Approvals{count}")
         if "filter" in parts or "agents" in parts:
             self._show_filter()
         if "board" in parts:
             self.query_one(TaskBoard).display = deck.board_visible
         if "header" in parts:
             board = self.query_one(TaskBoard)
-            board.border_title = f"Tasks ({deck.open_tasks} open)"
+            set_border(board, title=f"Tasks ({deck.open_tasks} open)")
             errors = deck.task_errors
             first = next(iter(errors.values()), "")
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -110,13 +109,11 @@ class LeaderScreen(DeckScreen):
         title = "Messages"
         if self.deck.feed_filter:
             title += f" · {self.deck.feed_filter} only (f: all)"
-        feed.border_title = title
         inbox_errors = self.deck.inbox_errors
-        if inbox_errors:
-            first = next(iter(inbox_errors.values()))
-            feed.border_subtitle = Text(f"⚠ {first}", style="bold red")
-        else:
-            feed.border_subtitle = ""
+        first = next(iter(inbox_errors.values()), "")
+        set_border(
+            feed, title=title, subtitle=Text(f"⚠ {first}", style="bold red") if first else ""
+        )
 
     def apply_store(self, delta: StoreDelta) -> None:
         """Board rows and feed lines from a store delta (call inside ``batch_update``)."""

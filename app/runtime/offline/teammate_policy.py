@@ -251,7 +251,7 @@ def _summaries(reads: list[Call], cwd: str, total: int) -> str:
     lines = []
     for call in reads:
         path = _relative(str(call.input.get("file_path", "?")), cwd)
-        lines.append(f"- {path}: {_purpose(call.result or '')}")
+        lines.append(f"- `{path}`: {_purpose(call.result or '')}")
     more = f" ({total - len(reads)} more not read)" if total > len(reads) else ""
     return f"What the files do{more}:\n" + "\n".join(lines)
 

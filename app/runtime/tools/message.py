@@ -10,7 +10,7 @@ from typing import Any
 
 from app.core.errors import TeamdeckError
 from app.core.models import InboxMessage
-from app.core.paths import LEAD_NAME, strip_team_suffix
+from app.core.paths import LEAD_NAME, parse_agent_id, strip_team_suffix
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 TYPES = (
@@ -69,6 +69,15 @@ class SendMessage(Tool):
             raise ToolError(str(exc)) from None
 
     @staticmethod
+    def _recipient(tool_input: dict[str, Any], ctx: ToolContext) -> str:
+        """The recipient's member name; ``name@other-team`` is refused, never rerouted."""
+        raw = SendMessage._field(tool_input, "recipient").strip()
+        parsed = parse_agent_id(raw)
+        if parsed is not None and parsed[1] != ctx.require_team():
+            raise ToolError(f"{raw!r} is not in your team ({ctx.require_team()})")
+        return strip_team_suffix(raw)
+
+    @staticmethod
     def _field(tool_input: dict[str, Any], key: str) -> str:
         value = tool_input.get(key)
         if not isinstance(value, str) or not value.strip():
@@ -78,7 +87,7 @@ class SendMessage(Tool):
     async def _message(
         self, tool_input: dict[str, Any], ctx: ToolContext, services: Any
     ) -> ToolResult:
-        recipient = strip_team_suffix(self._field(tool_input, "recipient"))
+        recipient = self._recipient(tool_input, ctx)
         content = self._field(tool_input, "content")
         summary = tool_input.get("summary") or content[:60]
         name = services.send(ctx.agent, recipient, content, summary)
@@ -126,7 +135,7 @@ class SendMessage(Tool):
     ) -> ToolResult:
         if not ctx.agent.is_lead:
             raise ToolError("Only the team lead can request a shutdown.")
-        recipient = strip_team_suffix(self._field(tool_input, "recipient"))
+        recipient = self._recipient(tool_input, ctx)
         request_id = services.request_shutdown_from(ctx.agent, recipient, tool_input.get("content"))
         return ToolResult.json(
             {
