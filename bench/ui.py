@@ -241,7 +241,7 @@ async def measure(root: str, writes: int, burst_size: int, runs: int) -> dict[st
                 )  # fmt: skip
                 await child.wait()
                 last = str(first + burst_size - 1)
-                await until(lambda: board.get_cell(last, "subject").plain == f"burst {last}")
+                await until(lambda: board.cells(last)[1] == f"burst {last}")
 
             stalls.append(await lateness(one_burst))
         results["stalls"] = stalls

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual import events
+from textual.coordinate import Coordinate
 from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
@@ -56,8 +57,9 @@ class TaskBoard(DataTable[Text]):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=False, cell_padding=1)
-        self._rows: dict[str, Row] = {}
-        self._owners: dict[str, str | None] = {}
+        self._rows: dict[str, Row] = {}  # what each row shows (or will, once in view)
+        self._tasks: dict[str, Task] = {}
+        self._stale: set[str] = set()  # rows whose table cells are behind ``_rows``
         self.owner_colors: dict[str, str] = {}
         self._error: str = ""
         self._backlog: dict[str, Task] = {}
@@ -67,6 +69,7 @@ class TaskBoard(DataTable[Text]):
     def on_mount(self) -> None:
         for label, key, width in COLUMNS:
             self.add_column(label, width=width, key=key)
+        self.watch(self, "scroll_y", self._write_visible, init=False)
 
     def on_resize(self, event: events.Resize) -> None:
         """Give the subject whatever the other (fixed) columns leave."""
@@ -84,6 +87,7 @@ class TaskBoard(DataTable[Text]):
             total = sum(c.get_render_width(self) for c in self.columns.values())
             self.virtual_size = Size(total, self.virtual_size.height)
             self.refresh()
+        self._write_visible()
 
     # ------------------------------------------------------------------ subtitle
 
@@ -124,38 +128,74 @@ class TaskBoard(DataTable[Text]):
         )
 
     def apply(self, upserts: Iterable[Task], removals: Iterable[str], *, reset: bool) -> None:
-        """Update rows by key (changed cells only), queue new rows, remove rows; ``reset``
-        first clears the board. New rows are added ``CHUNK`` at a time, one chunk per timer
-        tick, so loading thousands never blocks the screen. Call inside ``batch_update()``."""
+        """Update rows by key, queue new rows, remove rows (``reset``: clear first).
+
+        New rows are added ``CHUNK`` at a time, one chunk per timer tick, so loading
+        thousands never blocks the screen. A changed row is written to the table (changed
+        cells only) when it is in view, else when it scrolls into view: every cell update
+        makes the DataTable redraw all it shows, so a burst of changes to rows nobody sees
+        costs nothing. Call inside ``batch_update()``."""
         if reset:
             self.clear()
             self._rows.clear()
-            self._owners.clear()
+            self._tasks.clear()
             self._backlog.clear()
+            self._stale.clear()
             self._last_id = 0
             if self._chunk_timer is not None:
                 self._chunk_timer.stop()
                 self._chunk_timer = None
         for task in upserts:
-            old = self._rows.get(task.id)
-            if old is None:
+            if task.id not in self._rows:
                 self._backlog[task.id] = task
                 continue
-            row = self._row(task)
-            self._owners[task.id] = agent_name(task.owner) if task.owner else None
-            for (_, key, _), new_cell, old_cell in zip(COLUMNS, row, old, strict=True):
-                if not _same(new_cell, old_cell):
-                    self.update_cell(task.id, key, new_cell)
-            self._rows[task.id] = row
+            self._tasks[task.id] = task
+            self._rows[task.id] = self._row(task)
+            self._show(task.id)
         for task_id in removals:
             if task_id in self._backlog:
                 del self._backlog[task_id]
             elif task_id in self._rows:
-                del self._rows[task_id]
-                self._owners.pop(task_id, None)
+                del self._rows[task_id], self._tasks[task_id]
+                self._stale.discard(task_id)
                 self.remove_row(task_id)
         if self._chunk_timer is None:
             self._add_chunk()
+
+    def cells(self, task_id: str) -> tuple[str, ...]:
+        """The row of ``task_id`` as plain text (what is, or will be, shown)."""
+        task = self._backlog.get(task_id)
+        row = self._row(task) if task is not None else self._rows[task_id]
+        return tuple(cell.plain for cell in row)
+
+    # ------------------------------------------------------------------ writing rows
+
+    def _visible_rows(self) -> range:
+        top = int(self.scroll_y)
+        return range(max(0, top - 2), top + self.size.height + 2)
+
+    def _show(self, task_id: str) -> None:
+        if self.get_row_index(task_id) in self._visible_rows():
+            self._write(task_id)
+        else:
+            self._stale.add(task_id)
+
+    def _write(self, task_id: str) -> None:
+        self._stale.discard(task_id)
+        for (_, key, _), cell in zip(COLUMNS, self._rows[task_id], strict=True):
+            if not _same(cell, self.get_cell(task_id, key)):
+                self.update_cell(task_id, key, cell)
+
+    def _write_visible(self) -> None:
+        """Rows that came into view: write what changed while they were out of it."""
+        if not self._stale:
+            return
+        for index in self._visible_rows():
+            if index >= self.row_count:
+                break
+            task_id = self.coordinate_to_cell_key(Coordinate(index, 0)).row_key.value
+            if task_id in self._stale:
+                self._write(task_id)
 
     def _add_chunk(self) -> None:
         self._chunk_timer = None
@@ -169,7 +209,7 @@ class TaskBoard(DataTable[Text]):
             row = self._row(task)
             self.add_row(*row, key=task_id)
             self._rows[task_id] = row
-            self._owners[task_id] = agent_name(task.owner) if task.owner else None
+            self._tasks[task_id] = task
             number = int(task_id) if task_id.isdigit() else 0
             out_of_order |= number < last_id
             last_id = max(last_id, number)
@@ -182,18 +222,15 @@ class TaskBoard(DataTable[Text]):
             self.post_message(self.Filled())
 
     def recolor(self, colors: dict[str, str]) -> None:
-        """New member colours: redraw the owner cells whose colour changed."""
+        """New member colours: redraw the rows whose owner's colour changed."""
         if colors == self.owner_colors:
             return
         old, self.owner_colors = self.owner_colors, dict(colors)
-        for task_id, owner in self._owners.items():
+        for task_id, task in self._tasks.items():
+            owner = agent_name(task.owner) if task.owner else None
             if owner and old.get(owner) != colors.get(owner):
-                cell = self._rows[task_id][3]
-                dim = " dim" if "dim" in str(cell.style) else ""
-                new = Text(owner, style=f"{rich_color(colors.get(owner))}{dim}")
-                row = self._rows[task_id]
-                self._rows[task_id] = (row[0], row[1], row[2], new, row[4])
-                self.update_cell(task_id, "owner", new)
+                self._rows[task_id] = self._row(task)
+                self._show(task_id)
 
     @property
     def task_ids(self) -> list[str]:

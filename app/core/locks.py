@@ -47,7 +47,7 @@ from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
 
-from app.core.errors import LockTimeoutError
+from app.core.errors import LockTimeoutError, TeamdeckError
 from app.core.paths import LockStyle
 
 STALE_AFTER = 10.0  # seconds; proper-lockfile's default ``stale``
@@ -193,6 +193,10 @@ def _remove(path: str, st: os.stat_result) -> None:
             os.unlink(path)
 
 
+class LockError(TeamdeckError):
+    """A lock that cannot be taken for a reason other than another holder."""
+
+
 class HomeLock:
     """Context manager around a filelock lock that reports a timeout as LockTimeoutError."""
 
@@ -208,6 +212,9 @@ class HomeLock:
             self._lock.acquire(timeout=self._timeout, poll_interval=POLL_INTERVAL)
         except Timeout:
             raise LockTimeoutError(self._path, self._timeout) from None
+        except OSError as exc:  # e.g. a symlink or a directory planted at the lock path
+            reason = exc.strerror or type(exc).__name__
+            raise LockError(f"could not lock {self._path}: {reason}") from None
         return self
 
     def __exit__(self, *exc: object) -> None:

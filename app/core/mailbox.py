@@ -278,15 +278,19 @@ class Mailbox:
 
     # ------------------------------------------------------------------ mark read
 
-    def mark_read(self, agent: str, index: int | list[int]) -> int:
-        """Mark message(s) read by index; returns how many flipped. Out-of-range is ignored."""
+    def mark_read(self, agent: str, index: int | list[int], *, durable: bool = True) -> int:
+        """Mark message(s) read by index; returns how many flipped. Out-of-range is ignored.
+
+        ``durable=False`` skips the fsyncs (the write is still atomic): an agent about to act
+        on a message uses it, since losing a read flag to a power cut only delivers the message
+        again, and it keeps two fsyncs off the path from "message arrives" to "turn starts"."""
         indices = {index} if isinstance(index, int) else set(index)
-        return self._rewrite(agent, lambda i, e: i in indices)
+        return self._rewrite(agent, lambda i, e: i in indices, durable)
 
-    def mark_all_read(self, agent: str) -> int:
-        return self._rewrite(agent, lambda i, e: True)
+    def mark_all_read(self, agent: str, *, durable: bool = True) -> int:
+        return self._rewrite(agent, lambda i, e: True, durable)
 
-    def _rewrite(self, agent: str, select: Any) -> int:
+    def _rewrite(self, agent: str, select: Any, durable: bool = True) -> int:
         path = self.path(agent)
         with self.home.lock(path):
             raw = parse_with_retry(path, parse_raw_inbox)
@@ -299,7 +303,7 @@ class Mailbox:
                     flipped += 1
             if flipped:
                 data = encode_text(dumps_array(raw))
-                atomic_write_bytes(path, data)
+                atomic_write_bytes(path, data, durable=durable)
                 _remember(path, [memoryview(data)[: array_head_end(data)]])
         if flipped:
             self.home.emit(InboxChanged(self.team, agent))

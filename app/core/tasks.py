@@ -224,6 +224,7 @@ class TaskList:
                 self.add_dependency(other, task_id)
         with self._task_lock(task_id):
             task = self.require(task_id)
+            before = task.to_json_dict()
             if subject is not None:
                 task.subject = subject
             if description is not None:
@@ -242,6 +243,8 @@ class TaskList:
                     else:
                         merged[key] = value
                 task.metadata = merged
+            if task.to_json_dict() == before:
+                return task  # nothing changed: no write, no event
             self._write(task)
         self.home.emit(TaskChanged(self.team, task.id))
         return task
@@ -339,7 +342,14 @@ class TaskList:
 
     # ------------------------------------------------------------------ claim
 
-    def claim(self, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
+    def claim(
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        check_busy: bool = False,
+        status: str | None = None,
+    ) -> ClaimResult:
         """Claim a task for ``agent``. Exactly one of many racing claimers wins.
 
         Failure reasons: task_not_found, already_claimed, already_resolved, blocked, agent_busy
@@ -355,10 +365,13 @@ class TaskList:
                 ]
                 if busy:
                     return ClaimResult(False, "agent_busy", self.get(task_id), busy_with=busy)
-                return self._claim(task_id, agent)
-        return self._claim(task_id, agent)
+                return self._claim(task_id, agent, status)
+        return self._claim(task_id, agent, status)
 
-    def _claim(self, task_id: str, agent: str) -> ClaimResult:
+    def _claim(self, task_id: str, agent: str, status: str | None = None) -> ClaimResult:
+        """``status`` (e.g. ``in_progress``) is set in the same write as the owner."""
+        if status is not None:
+            _check_status(status)
         if not self.layout.task_path(self.team, task_id).exists():
             return ClaimResult(False, "task_not_found")
         with self._task_lock(task_id):
@@ -373,6 +386,8 @@ class TaskList:
             if open_blockers:
                 return ClaimResult(False, "blocked", task, blocked_by=open_blockers)
             task.owner = agent
+            if status is not None:
+                task.status = status
             self._write(task)
         self.home.emit(TaskChanged(self.team, task_id))
         return ClaimResult(True, None, task)

@@ -101,7 +101,7 @@ class Lead:
             return []
         if not unread:
             return []
-        box.mark_read(LEAD_NAME, [i for i, _ in unread])
+        box.mark_read(LEAD_NAME, [i for i, _ in unread], durable=False)
         wake: list[str] = []
         for _, message in unread:
             frame = parse_frame(message.text)

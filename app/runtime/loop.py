@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.runtime.compaction import compact
 from app.runtime.model import MODEL_ERRORS
 from app.runtime.permissions import allowed_roots, decide
 from app.runtime.session import AgentSession
@@ -29,6 +30,9 @@ from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 CACHE = {"type": "ephemeral"}
 RESULT_PREVIEW = 2000
+#: A turn that keeps calling tools this many times is stopped (a model stuck in a loop must not
+#: burn tokens forever); the agent goes idle with a visible error.
+MAX_ROUNDS = 100
 Drain = Callable[[], list[str]]
 
 
@@ -50,6 +54,9 @@ def _append_user(session: AgentSession, blocks: list[dict[str, Any]]) -> None:
 
 def request_params(session: AgentSession) -> dict[str, Any]:
     """The Messages API request for the session's current conversation, with cache markers."""
+    dropped = compact(session.messages)
+    if dropped:
+        session.record("notice", f"compacted the conversation: {dropped} old messages dropped")
     tools = [t.to_api() for t in session.tools]
     if tools:
         tools[-1] = {**tools[-1], "cache_control": CACHE}
@@ -84,7 +91,13 @@ async def run_turn(
     session.interrupt_event.clear()
     session.completed_this_turn = []
     texts: list[str] = []
+    rounds = 0
     while True:
+        rounds += 1
+        if rounds > MAX_ROUNDS:
+            message = f"stopped after {MAX_ROUNDS} model calls in one turn"
+            session.record("error", message)
+            return TurnOutcome("error", "\n".join(texts), message)
         started = time.perf_counter()
         if session.interrupted:
             return _interrupted(session, texts)

@@ -106,6 +106,7 @@ class TeamRuntime:
         self._lead_permission: dict[str, asyncio.Future[tuple[bool, str]]] = {}
         self._unsubscribe: Callable[[], None] | None = None
         self._unwatch: Callable[[], None] | None = None
+        self._scheduled: set[str] = set()
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         identity = AgentIdentity(
@@ -184,12 +185,17 @@ class TeamRuntime:
             listener(event)
 
     def on_file_change(self, event: ChangeEvent) -> None:
-        """Route a file change (this process or another) to the agents it concerns."""
+        """Route a file change (this process or another) to the agents it concerns.
+
+        The same write may arrive twice (directly from this process, then from the watcher):
+        waking an agent twice is harmless, and the two reactions that read files (scanning the
+        lead's inbox for requests, refreshing teammates' current tasks) are coalesced into one
+        run per burst."""
         if isinstance(event, InboxChanged):
             if event.team != self.team:
                 return
             if event.agent == LEAD_NAME:
-                self._scan_lead_inbox()
+                self._soon("scan_lead", self._scan_lead_inbox)
                 self.lead.wake.set()
             elif (teammate := self.teammates.get(event.agent)) is not None:
                 teammate.wake.set()
@@ -198,9 +204,35 @@ class TeamRuntime:
                 return
             for teammate in self.teammates.values():
                 teammate.wake.set()
-            self.refresh_current_tasks()
+            self._soon("refresh_tasks", self.refresh_current_tasks, delay=0.02)
         elif isinstance(event, TeamRemoved) and event.team == self.team:
             self.lead.wake.set()
+
+    def _soon(self, key: str, job: Callable[[], None], delay: float = 0.0) -> None:
+        """Run ``job`` once on the loop after ``delay``, however often it is asked for before."""
+        if key in self._scheduled:
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            job()
+            return
+        self._scheduled.add(key)
+
+        def run() -> None:
+            self._scheduled.discard(key)
+            job()
+
+        def schedule() -> None:
+            loop.call_later(delay, run) if delay else loop.call_soon(run)
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            schedule()
+        else:
+            loop.call_soon_threadsafe(schedule)
 
     # ================================================================== the person's API
 

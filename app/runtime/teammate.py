@@ -147,10 +147,10 @@ class Teammate:
         for index, message in unread:
             frame = parse_frame(message.text)
             if isinstance(frame, ShutdownRequest):
-                box.mark_read(self.name, index)
+                box.mark_read(self.name, index, durable=False)
                 return self._on_shutdown_request(frame, message)
             if isinstance(frame, PlanApprovalResponse):
-                box.mark_read(self.name, index)
+                box.mark_read(self.name, index, durable=False)
                 prompt = self._on_plan_response(frame)
                 if prompt is not None:
                     return prompt
@@ -164,7 +164,7 @@ class Teammate:
         lead = [(i, m) for i, m in plain if m.sender == LEAD_NAME]
         user = [(i, m) for i, m in plain if m.sender == USER_NAME]
         chosen = user or lead or plain
-        box.mark_read(self.name, [i for i, _ in chosen])
+        box.mark_read(self.name, [i for i, _ in chosen], durable=False)
         return "\n\n".join(
             m.text
             if m.sender == USER_NAME
@@ -204,9 +204,8 @@ class Teammate:
         except TeamdeckError:
             return None
         for task in available:
-            result = tasks.claim(task.id, self.name, check_busy=True)
+            result = tasks.claim(task.id, self.name, check_busy=True, status="in_progress")
             if result.success:
-                tasks.update(task.id, status="in_progress")
                 self.runtime.refresh_current_task(self.name)
                 return (
                     f"You claimed task #{task.id} from the task list: {task.subject}\n\n"
@@ -233,7 +232,7 @@ class Teammate:
             for index, message in unread:
                 frame = parse_frame(message.text)
                 if isinstance(frame, PermissionResponse) and frame.request_id == request_id:
-                    box.mark_read(self.name, index)
+                    box.mark_read(self.name, index, durable=False)
                     return frame
             remaining = deadline - loop.time()
             if remaining <= 0:

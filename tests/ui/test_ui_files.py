@@ -60,6 +60,24 @@ async def test_in_process_writes_reach_board_feed_and_panels(
         assert board.task_ids == ["1", "2", "3", "4", "7", "8"]
 
 
+async def test_rows_out_of_view_are_written_when_they_scroll_in(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    for n in range(60):
+        home.tasks(TEAM).create(f"filler {n}")
+    app = make_app(tmp_path, FakeRuntime())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        board = app.screen.query_one(TaskBoard)
+        await wait_for(pilot, lambda: not board.filling and board.row_count == 66)
+        home.tasks(TEAM).update("60", subject="renamed far below")
+        home.tasks(TEAM).update("2", subject="renamed in view")
+        await wait_for(pilot, lambda: board.cells("60")[1] == "renamed far below")
+        assert board.get_cell("2", "subject").plain == "renamed in view"
+        assert board.get_cell("60", "subject").plain == "filler 52"  # not drawn yet
+        board.move_cursor(row=board.get_row_index("60"))
+        await wait_for(pilot, lambda: board.get_cell("60", "subject").plain == "renamed far below")
+
+
 async def test_corrupt_files_show_badges_and_nothing_crashes(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)

@@ -75,6 +75,14 @@ class LeadPolicy:
         start = after[0] if after else prompts[-1]
         return start.index, start.text
 
+    def _leads_team_already(self) -> bool:
+        """No TeamCreate of ours, yet teammates write to us: the runtime (a script, a
+        benchmark) made the team, so react to the mail instead of creating one."""
+        h = self.history
+        return not any(c.name == "TeamCreate" for c in h.calls) and any(
+            m.sender is not None for m in h.incoming
+        )
+
     # ------------------------------------------------------------------ decide
 
     def decide(self) -> ResponsePlan:
@@ -90,7 +98,9 @@ class LeadPolicy:
             if any(i > deleted[-1].index for i, _ in h.assistant_texts):
                 return reply(text("The team has finished and was cleaned up."))
             return reply(text(self._final_report(start)))
-        created = [c for c in named("TeamCreate") if c.ok]
+        created = [c for c in named("TeamCreate") if c.ok or _already_leading(c)]
+        if not created and self._leads_team_already():
+            return self._react(start, named)
         if not created:
             return reply(
                 text(f"I'll set up a team for: {goal}"),
@@ -304,6 +314,10 @@ class LeadPolicy:
 
 def calls_after(call: Call, history: History) -> list[Call]:
     return [c for c in history.calls if c.index > call.index]
+
+
+def _already_leading(call: Call) -> bool:
+    return bool(call.is_error and call.result and "Already leading team" in call.result)
 
 
 def _success(call: Call) -> bool:

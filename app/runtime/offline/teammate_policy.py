@@ -60,11 +60,13 @@ class TeammatePolicy:
         return None
 
     def _action(self) -> tuple[str, str]:
-        for message in self.history.incoming:
+        for message in reversed(self.history.incoming):
             found = re.search(r"action: (\w+), files: ([^)\s]+)", message.text)
             if found:
                 return found.group(1), found.group(2)
-        claimed = " ".join(m.text for m in self.history.incoming).lower()
+        claimed = next(
+            (m.text for m in reversed(self.history.incoming) if "#" in m.text), ""
+        ).lower()
         if "definition" in claimed:
             return "definitions", "**/*.py"
         if "summar" in claimed:

@@ -154,6 +154,10 @@ class OfflineTransport:
 # Validation
 
 
+#: The real API's context window; a larger prompt is refused with a 400, as the API does.
+CONTEXT_WINDOW = 200_000
+
+
 def validate_request(body: Mapping[str, Any]) -> str | None:
     """The API's 400 message for the first problem found, or None for a well-formed request."""
     if not isinstance(body.get("model"), str) or not body["model"]:
@@ -167,6 +171,9 @@ def validate_request(body: Mapping[str, Any]) -> str | None:
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             return f"messages.{index}.role: Input should be 'user' or 'assistant'"
+    tokens = estimate_input_tokens(body)
+    if tokens > CONTEXT_WINDOW:
+        return f"prompt is too long: {tokens} tokens > {CONTEXT_WINDOW} maximum"
     for index, message in enumerate(messages):
         previous = messages[index - 1] if index else None
         expected = (

@@ -1,0 +1,69 @@
+"""Keeping a long-lived agent's conversation inside the model's context window.
+
+Teammates live for many turns (one per message or claimed task). Before each request, if the
+conversation has grown past ``COMPACT_AT`` characters (~100k tokens), the oldest whole turns are
+dropped and a short note takes their place. Cuts happen only at the start of a turn (a user
+message that begins with text, not with tool results), so every ``tool_use`` keeps its
+``tool_result`` and roles still alternate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+COMPACT_AT = 400_000  # characters (~4 characters a token)
+KEEP = 150_000
+
+
+def _size(message: dict[str, Any]) -> int:
+    content = message.get("content")
+    if isinstance(content, str):
+        return len(content)
+    total = 0
+    for block in content or []:
+        for key in ("text", "content"):
+            value = block.get(key)
+            if isinstance(value, str):
+                total += len(value)
+        if block.get("type") == "tool_use":
+            total += len(str(block.get("input")))
+    return total
+
+
+def _starts_turn(message: dict[str, Any]) -> bool:
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    return bool(content) and content[0].get("type") == "text"
+
+
+def compact(messages: list[dict[str, Any]]) -> int:
+    """Drop the oldest turns in place when the conversation is too big; returns how many
+    messages were removed (0 when nothing needed to go or no safe cut exists)."""
+    sizes = [_size(m) for m in messages]
+    if sum(sizes) <= COMPACT_AT:
+        return 0
+    kept = 0
+    cut = None
+    for index in range(len(messages) - 1, 0, -1):
+        kept += sizes[index]
+        if _starts_turn(messages[index]):
+            cut = index
+            if kept >= KEEP:
+                break
+    if cut is None or cut == 0:
+        return 0
+    del messages[:cut]
+    note = {
+        "type": "text",
+        "text": f"[{cut} earlier messages of this conversation were dropped to stay within the "
+        "context window; use TaskList / TaskGet to re-check the state of the work.]",
+    }
+    first = messages[0]
+    if isinstance(first["content"], str):
+        first["content"] = [note, {"type": "text", "text": first["content"]}]
+    else:
+        first["content"].insert(0, note)
+    return cut
