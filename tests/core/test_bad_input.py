@@ -29,6 +29,7 @@ from app.core import (
     UnknownRecipientError,
     UnsafePathError,
 )
+from app.core.errors import TeamdeckError
 from app.core.files import dumps
 from app.core.protocol import parse_frame
 
@@ -608,7 +609,8 @@ def test_symlink_at_the_lock_path(home: Home, tmp_path: Path) -> None:
     lock = box.path("researcher").with_name("researcher.json.lock")
     lock.unlink()
     lock.symlink_to(target)
-    with pytest.raises(OSError):
+    with pytest.raises(TeamdeckError) as raised:
         box.send("researcher", msg("after"))
+    assert "researcher.json.lock" in str(raised.value) and "\n" not in str(raised.value)
     assert target.read_text() == "precious"
     assert [m.text for m in box.read("researcher")] == ["before"]

@@ -69,8 +69,9 @@ async def test_rows_out_of_view_are_written_when_they_scroll_in(tmp_path: Path) 
         await ready(pilot)
         board = app.screen.query_one(TaskBoard)
         await wait_for(pilot, lambda: not board.filling and board.row_count == 66)
-        home.tasks(TEAM).update("60", subject="renamed far below")
-        home.tasks(TEAM).update("2", subject="renamed in view")
+        tasks = app.home.tasks(TEAM)  # the app's Home: it hears of its writes
+        tasks.update("60", subject="renamed far below")
+        tasks.update("2", subject="renamed in view")
         await wait_for(pilot, lambda: board.cells("60")[1] == "renamed far below")
         assert board.get_cell("2", "subject").plain == "renamed in view"
         assert board.get_cell("60", "subject").plain == "filler 52"  # not drawn yet
