@@ -34,6 +34,9 @@ lint: $(STAMP_DEV)
 bench: $(STAMP_DEV)
 	$(BIN)/python bench/mailbox.py
 	$(BIN)/python bench/watch.py
+	$(BIN)/python bench/delivery.py
+	$(BIN)/python bench/team.py
+	$(BIN)/python bench/ui.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -125,9 +125,9 @@ class Ledger:
         claim, update, append = TaskList.claim, TaskList.update, Mailbox.append
 
         def claim_wrapper(
-            tasks: TaskList, task_id: str, agent: str, *, check_busy: bool = False
+            tasks: TaskList, task_id: str, agent: str, **options: Any
         ) -> ClaimResult:
-            result = claim(tasks, task_id, agent, check_busy=check_busy)
+            result = claim(tasks, task_id, agent, **options)
             if tasks.team == ledger.team:
                 ledger.claim_attempts += 1
                 if result.success:

@@ -6,7 +6,6 @@ to read the screen. Skipped where tmux is not installed.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
