@@ -118,7 +118,7 @@ class TaskBoard(DataTable[Text]):
         dim = "dim" if task.status == "completed" else ""
         owner = agent_name(task.owner) if task.owner else ""
         owner_style = f"{rich_color(self.owner_colors.get(owner))} {dim}".strip() if owner else ""
-        blocked = " ".join(f"#{b}" for b in task.blocked_by)
+        blocked = " ".join(f"#{b}" for b in task.blocked_by if self._is_open(b))
         return (
             Text(task.id, style=dim, justify="right"),
             Text(one_line(task.subject, 200), style=dim, no_wrap=True, overflow="ellipsis"),
@@ -149,9 +149,15 @@ class TaskBoard(DataTable[Text]):
             if task.id not in self._rows:
                 self._backlog[task.id] = task
                 continue
+            previous = self._tasks.get(task.id)
             self._tasks[task.id] = task
             self._rows[task.id] = self._row(task)
             self._show(task.id)
+            if previous is not None and previous.is_resolved != task.is_resolved:
+                for dependent in task.blocks:  # their "Blocked by" cell changes too
+                    if dependent in self._rows and dependent in self._tasks:
+                        self._rows[dependent] = self._row(self._tasks[dependent])
+                        self._show(dependent)
         for task_id in removals:
             if task_id in self._backlog:
                 del self._backlog[task_id]
@@ -161,6 +167,11 @@ class TaskBoard(DataTable[Text]):
                 self.remove_row(task_id)
         if self._chunk_timer is None:
             self._add_chunk()
+
+    def _is_open(self, task_id: str) -> bool:
+        """A blocker still to be done (unknown ids count as open: better shown than hidden)."""
+        blocker = self._tasks.get(task_id) or self._backlog.get(task_id)
+        return blocker is None or not blocker.is_resolved
 
     def cells(self, task_id: str) -> tuple[str, ...]:
         """The row of ``task_id`` as plain text (what is, or will be, shown)."""

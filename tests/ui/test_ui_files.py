@@ -163,3 +163,19 @@ async def test_another_process_write_appears_through_the_real_watcher(tmp_path: 
         assert await asyncio.wait_for(writer.wait(), timeout=30) == 0
         await wait_for(pilot, lambda: "hello there" in " ".join(feed.lines()), within=5)
         assert feed.lines()[-1] == "engineer -> researcher: from afar — hello there"
+
+
+async def test_blocked_by_shows_only_open_blockers(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    tasks = home.tasks(TEAM)
+    first = tasks.create("blocker")
+    second = tasks.create("blocked")
+    tasks.add_dependency(first.id, second.id)
+    app = make_app(tmp_path, FakeRuntime())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        board = app.screen.query_one(TaskBoard)
+        await wait_for(pilot, lambda: second.id in board.task_ids)
+        assert board.cells(second.id)[4] == f"#{first.id}"
+        app.home.tasks(TEAM).update(first.id, status="completed")
+        await wait_for(pilot, lambda: board.cells(second.id)[4] == "")
