@@ -124,9 +124,7 @@ class Ledger:
         ledger = self
         claim, update, append = TaskList.claim, TaskList.update, Mailbox.append
 
-        def claim_wrapper(
-            tasks: TaskList, task_id: str, agent: str, **options: Any
-        ) -> ClaimResult:
+        def claim_wrapper(tasks: TaskList, task_id: str, agent: str, **options: Any) -> ClaimResult:
             result = claim(tasks, task_id, agent, **options)
             if tasks.team == ledger.team:
                 ledger.claim_attempts += 1

@@ -36,7 +36,7 @@ def _starts_turn(message: dict[str, Any]) -> bool:
     content = message.get("content")
     if isinstance(content, str):
         return True
-    return bool(content) and content[0].get("type") == "text"
+    return isinstance(content, list) and bool(content) and content[0].get("type") == "text"
 
 
 def compact(messages: list[dict[str, Any]]) -> int:

@@ -558,8 +558,8 @@ class TeamRuntime:
                     teammate.session.interrupt()
                 teammate.wake.set()
             else:  # nothing runs in this process for it: answer directly
-                frame = shutdown_approved(request_id, claimed.agent, "in-process", "in-process")
-                self._deliver(team, claimed.agent, LEAD_NAME, frame.to_text(), None, None)
+                approved = shutdown_approved(request_id, claimed.agent, "in-process", "in-process")
+                self._deliver(team, claimed.agent, LEAD_NAME, approved.to_text(), None, None)
             return f"Shutdown approved. Agent {claimed.agent} is now exiting."
         frame = shutdown_rejected(request_id, claimed.agent, reason or "no reason given")
         color = teammate.session.identity.color if teammate else None

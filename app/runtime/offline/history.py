@@ -82,18 +82,22 @@ class History:
                 kind = block.get("type")
                 if message.get("role") == "assistant":
                     if kind == "tool_use":
+                        raw_input = block.get("input")
                         call = Call(
-                            index, block["id"], block["name"], dict(block.get("input") or {})
+                            index,
+                            block["id"],
+                            block["name"],
+                            dict(raw_input) if isinstance(raw_input, dict) else {},
                         )
                         history.calls.append(call)
                         by_id[call.id] = call
                     elif kind == "text" and block.get("text", "").strip():
                         history.assistant_texts.append((index, block["text"]))
                 elif kind == "tool_result":
-                    call = by_id.get(block.get("tool_use_id", ""))
-                    if call is not None:
-                        call.result = _flatten(block.get("content"))
-                        call.is_error = bool(block.get("is_error"))
+                    answered = by_id.get(block.get("tool_use_id", ""))
+                    if answered is not None:
+                        answered.result = _flatten(block.get("content"))
+                        answered.is_error = bool(block.get("is_error"))
                 elif kind == "text":
                     history.incoming.extend(_split_incoming(index, block.get("text", "")))
         return history

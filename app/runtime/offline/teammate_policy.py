@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
+from typing import Any
 
 from app.runtime.offline.history import Call, History, Incoming
 from app.runtime.offline.plans import ModelRequest, ResponsePlan, reply, text, tool_use
@@ -129,7 +130,7 @@ class TeammatePolicy:
         if not checks:
             return reply(tool_use("TaskList", {}))
         tasks = (checks[-1].result_json() or {}).get("tasks", [])
-        mine = next((t for t in tasks if str(t.get("id")) == task_id), {})
+        mine: dict[str, Any] = next((t for t in tasks if str(t.get("id")) == task_id), {})
         blockers = [b for b in mine.get("blockedBy", []) if b]
         if blockers:
             listing = ", ".join(f"#{b}" for b in blockers)
