@@ -6,7 +6,6 @@ test touches the real ``~/.teamdeck`` or ``~/.claude``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -769,11 +768,11 @@ def test_no_command_with_missing_home_creates_nothing(run: Any, home_dir: Path) 
     assert not home_dir.exists()
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("app.app") is not None, reason="the dashboard exists now"
-)
 @pytest.mark.parametrize("argv", [["tui"], ["demo"], ["run", "a goal"]])
-def test_dashboard_not_available_yet(run: Any, argv: list[str]) -> None:
+def test_dashboard_not_available_is_one_line(
+    run: Any, argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "app.launch", None)  # import -> ModuleNotFound
     assert_one_line_error(run(*argv), "not available yet")
 
 
