@@ -13,7 +13,7 @@ from app.core import Home
 
 DEMO_GOAL = "Summarize what the Python files in this folder do"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
-DEMO_PACE = "0.03"
+DEMO_PACE = "0.02"
 
 
 def demo_workspace() -> Path:

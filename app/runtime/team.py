@@ -278,8 +278,10 @@ class TeamRuntime:
         return self._answer_shutdown(request_id, False, reason)
 
     def snapshot(self) -> list[AgentSnapshot]:
-        live = [t.session.snapshot for t in self.teammates.values()]
-        return [self.lead_session.snapshot, *live, *self.departed.values()]
+        teammates = [t.session.snapshot for t in self.teammates.values()]
+        teammates += self.departed.values()
+        teammates.sort(key=lambda snap: snap.started_at)  # spawn order, gone or not
+        return [self.lead_session.snapshot, *teammates]
 
     def approvals(self) -> list[Approval]:
         return self.queue.pending()

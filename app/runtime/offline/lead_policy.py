@@ -308,7 +308,7 @@ class LeadPolicy:
                 lines.append(f"- {message.sender}: {message.text.strip()}")
         if len(lines) == 1:
             lines.append("- (no reports were received)")
-        lines.append("The team has been shut down and deleted.")
+        lines.append("\nThe team has been shut down and deleted.")
         return "\n".join(lines)
 
 
