@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.core import Home
+from app.feed_format import describe
 from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.loop import TurnOutcome
 from app.runtime.team import TeamRuntime
@@ -23,23 +24,8 @@ DEFAULT_TIMEOUT = 600.0
 
 
 def describe_message(event: MessageSent) -> str:
-    """One readable line for a message (frames rendered by type)."""
-    arrow = f"{event.sender} -> {event.recipient}"
-    kind = event.frame_type
-    if kind is None:
-        return f"{arrow}: {event.summary or event.text[:80]}"
-    labels = {
-        "idle_notification": f"{event.sender} is idle",
-        "plan_approval_request": f"{arrow}: plan approval requested",
-        "plan_approval_response": f"{arrow}: plan decision",
-        "shutdown_request": f"{arrow}: shutdown requested",
-        "shutdown_approved": f"{event.sender} approved shutdown",
-        "shutdown_rejected": f"{event.sender} rejected shutdown",
-        "permission_request": f"{arrow}: permission requested",
-        "permission_response": f"{arrow}: permission decision",
-        "task_completed": f"{event.sender} completed a task",
-    }
-    return labels.get(kind, f"{arrow}: {kind}")
+    """One readable line for a message: the dashboard feed's wording (frames by type)."""
+    return describe(event.sender, event.recipient, event.text, event.summary).plain()
 
 
 def event_json(event: RuntimeEvent) -> dict[str, Any] | None:

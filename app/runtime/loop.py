@@ -165,20 +165,7 @@ async def _stream(session: AgentSession) -> Any:
                     session.set_activity(f"calling {event.content_block.name}")
             return await stream.get_final_message()
 
-    task = asyncio.ensure_future(consume())
-    waiter = asyncio.ensure_future(session.interrupt_event.wait())
-    try:
-        done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    finally:
-        waiter.cancel()
-    if task in done:
-        return task.result()
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    return None
+    return await _unless_interrupted(session, consume())
 
 
 def _block_dict(block: Any) -> dict[str, Any]:
