@@ -53,6 +53,11 @@ def has_api_key() -> bool:
     return bool(os.environ.get(API_KEY_ENV, "").strip())
 
 
+#: A stalled connection fails the turn after a minute without a byte (the SDK's default is
+#: ten minutes), so an agent shows an error instead of hanging.
+API_TIMEOUT = httpx2.Timeout(60.0, connect=10.0)
+
+
 def make_client(
     *,
     handler: ModelHandler | None = None,
@@ -72,9 +77,11 @@ def make_client(
     """
     if handler is None:
         if api_key:
-            return anthropic.AsyncAnthropic(api_key=api_key, max_retries=max_retries)
-        if has_api_key():
-            return anthropic.AsyncAnthropic(max_retries=max_retries)  # the SDK reads the env
+            return anthropic.AsyncAnthropic(
+                api_key=api_key, max_retries=max_retries, timeout=API_TIMEOUT
+            )
+        if has_api_key():  # the SDK reads the key from the environment
+            return anthropic.AsyncAnthropic(max_retries=max_retries, timeout=API_TIMEOUT)
         handler = default_offline_handler()
     transport = OfflineTransport(handler, pace=pace)
     return anthropic.AsyncAnthropic(

@@ -117,7 +117,13 @@ class TeamRuntime:
             home=home,
             client=self.client,
             model=self.model,
-            system_prompt=lead_prompt(self.cwd, decider=decider, headless=headless),
+            system_prompt=lead_prompt(
+                self.cwd,
+                decider=decider,
+                headless=headless,
+                delegate_team="your team" if lead_mode == "delegate" else None,
+                tasks_path=home.layout.tasks_dir,
+            ),
             tools=tools_for_mode(lead_tools(), lead_mode),  # type: ignore[arg-type]
             emit=self._emit,
             mode=lead_mode,

@@ -929,3 +929,29 @@ async def test_mail_next_to_a_person_decided_shutdown_request_is_not_held_back(
     await until(lambda: len(frames_in(home, TEAM, "team-lead", "idle_notification")) == 2, "idle")
     assert rt.status_of("worker") == "stopping"
     assert len(rt.approvals()) == 1
+
+
+async def test_delegate_mode_leaves_the_lead_coordination_tools_only(tmp_path: Path) -> None:
+    from app.core import Home
+    from app.runtime.model import make_client
+    from app.runtime.offline import ScriptedModel
+    from app.runtime.team import TeamRuntime
+
+    runtime = TeamRuntime(
+        Home(tmp_path / "home"),
+        client=make_client(handler=ScriptedModel([]), pace=0),
+        cwd=tmp_path,
+        lead_mode="delegate",
+    )
+    names = {t.name for t in runtime.lead_session.tools}
+    assert names == {
+        "TeamCreate",
+        "TeamDelete",
+        "Task",
+        "SendMessage",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskUpdate",
+    }
+    assert "delegate mode" in runtime.lead_session.system_prompt
