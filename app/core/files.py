@@ -111,7 +111,7 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
             if written:
                 views[0] = views[0][written:]
         if durable:
-            os.fsync(fd)
+            _datasync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -126,6 +126,11 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
         raise
     if durable:
         fsync_dir(directory)
+
+
+#: The temp file's data and size must reach the disk before the rename; its other metadata
+#: (times) need not, so ``fdatasync`` is enough where the platform has it.
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 
 def fsync_dir(directory: Path) -> None:
