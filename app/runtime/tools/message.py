@@ -150,9 +150,7 @@ class SendMessage(Tool):
         self, tool_input: dict[str, Any], ctx: ToolContext, services: Any
     ) -> ToolResult:
         request_id = self._field(tool_input, "request_id")
-        approve = tool_input.get("approve")
-        if not isinstance(approve, bool):
-            raise ToolError("approve must be true or false")
+        approve = self._approve(tool_input)
         reason = tool_input.get("content")
         if not approve and not (isinstance(reason, str) and reason.strip()):
             raise ToolError("Rejecting a shutdown request needs a reason in `content`.")
@@ -162,25 +160,28 @@ class SendMessage(Tool):
     async def _plan_approval_response(
         self, tool_input: dict[str, Any], ctx: ToolContext, services: Any
     ) -> ToolResult:
-        if not ctx.agent.is_lead:
-            raise ToolError("Only the team lead can approve or reject plans.")
-        request_id = self._field(tool_input, "request_id")
-        approve = tool_input.get("approve")
-        if not isinstance(approve, bool):
-            raise ToolError("approve must be true or false")
-        line = services.answer_plan(ctx.agent, request_id, approve, tool_input.get("content"))
-        return ToolResult.json({"success": True, "message": line, "request_id": request_id})
+        return self._lead_answer(tool_input, ctx, "approve or reject plans", services.answer_plan)
 
     async def _permission_response(
         self, tool_input: dict[str, Any], ctx: ToolContext, services: Any
     ) -> ToolResult:
+        return self._lead_answer(
+            tool_input, ctx, "answer permission requests", services.answer_permission_from_lead
+        )
+
+    def _lead_answer(
+        self, tool_input: dict[str, Any], ctx: ToolContext, what: str, answer: Any
+    ) -> ToolResult:
+        """A decision only the lead may send: answer(caller, request_id, approve, content)."""
         if not ctx.agent.is_lead:
-            raise ToolError("Only the team lead can answer permission requests.")
+            raise ToolError(f"Only the team lead can {what}.")
         request_id = self._field(tool_input, "request_id")
+        line = answer(ctx.agent, request_id, self._approve(tool_input), tool_input.get("content"))
+        return ToolResult.json({"success": True, "message": line, "request_id": request_id})
+
+    @staticmethod
+    def _approve(tool_input: dict[str, Any]) -> bool:
         approve = tool_input.get("approve")
         if not isinstance(approve, bool):
             raise ToolError("approve must be true or false")
-        line = services.answer_permission_from_lead(
-            ctx.agent, request_id, approve, tool_input.get("content")
-        )
-        return ToolResult.json({"success": True, "message": line, "request_id": request_id})
+        return approve
