@@ -31,6 +31,7 @@ from app.core.files import (
     dumps_array,
     encode_entry,
     encode_text,
+    ensure_dir,
     load_json,
     parse_with_retry,
     read_bytes,
@@ -250,6 +251,12 @@ class Mailbox:
         entry["read"] = bool(entry.get("read", False))
         piece = encode_entry(entry)
         path = self.path(agent)
+        if not path.parent.is_dir():
+            # Never bring back the folders of a deleted team (the lock and the atomic write
+            # would both create missing parents): an inbox needs an existing team.
+            if not self.layout.config_path(self.team).is_file():
+                raise NotFoundError(f"team {self.team!r} does not exist")
+            ensure_dir(path.parent)
         with self.home.lock(path):
             raw = read_bytes(path)
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):

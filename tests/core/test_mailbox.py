@@ -277,3 +277,17 @@ def test_cache_byte_budget(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     path.write_bytes(path.read_bytes()[:-3])  # damage is still caught
     with pytest.raises(CorruptFileError):
         box.append("researcher", msg("no"))
+
+
+def test_append_after_the_team_was_deleted_recreates_nothing(tmp_path: Path) -> None:
+    from app.core import Home, InboxMessage, NotFoundError, TeamMember
+
+    home = Home(tmp_path / "home")
+    home.teams.create("gone")
+    home.teams.add_member("gone", TeamMember(agent_id="", name="researcher"))
+    box = home.mailbox("gone")
+    box.append("researcher", InboxMessage(sender="team-lead", text="before"))
+    home.teams.delete("gone", force=True)
+    with pytest.raises(NotFoundError, match="does not exist"):
+        box.append("researcher", InboxMessage(sender="team-lead", text="after"))
+    assert not (tmp_path / "home" / "teams" / "gone").exists()
