@@ -399,9 +399,6 @@ class TaskList:
             return True
         return blocker is not None and not blocker.is_resolved
 
-    def is_blocked(self, task: Task) -> bool:
-        return any(self._is_open(b) for b in task.blocked_by)
-
     def available(self) -> builtins.list[Task]:
         """Pending, unowned, unblocked tasks in id order (what an idle teammate may claim)."""
         tasks = self.list()

@@ -42,8 +42,6 @@ class Lead:
         self.idle_notes: dict[str, str] = {}
         self.notes: list[str] = []
         self.turns = 0
-        self.last_outcome: TurnOutcome | None = None
-        self.busy = False
 
     def submit(self, text: str) -> None:
         self.prompts.append(text)
@@ -55,10 +53,8 @@ class Lead:
             self.wake.clear()
             prompt = self._next_prompt()
             if prompt is None:
-                self.runtime.lead_idle()
                 await self.wake.wait(5.0)
                 continue
-            self.busy = True
             self.session.set_status("running")
             try:
                 outcome = await run_turn(self.session, prompt, drain=self.drain)
@@ -69,10 +65,7 @@ class Lead:
                 self.session.record("error", message)
                 self.session.snapshot.error = message
                 outcome = TurnOutcome("error", "", message)
-            finally:
-                self.busy = False
             self.turns += 1
-            self.last_outcome = outcome
             self.session.set_status("idle")
             self.runtime.lead_turn_ended(outcome)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -300,7 +299,3 @@ def _result_block(tool_use_id: str, result: ToolResult) -> dict[str, Any]:
         "content": result.content,
         "is_error": result.is_error,
     }
-
-
-def dumps(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False)

@@ -97,6 +97,7 @@ class AgentSession:
         #: Task ids this agent marked completed during the current turn.
         self.completed_this_turn: list[str] = []
         self.last_peer_dm: str | None = None
+        self.cache_creation_tokens = 0
         self._status_detail = ""
 
     # ------------------------------------------------------------------ identity
@@ -107,11 +108,6 @@ class AgentSession:
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
-
-    def set_tools(self, tools: list[Tool]) -> None:
-        self.tools = tools
-
-    # ------------------------------------------------------------------ status
 
     @property
     def status(self) -> AgentStatus:
@@ -151,8 +147,7 @@ class AgentSession:
             snap.input_tokens += getattr(usage, "input_tokens", 0) or 0
             snap.output_tokens += getattr(usage, "output_tokens", 0) or 0
             snap.cache_read_tokens += getattr(usage, "cache_read_input_tokens", 0) or 0
-            creation = getattr(usage, "cache_creation_input_tokens", 0) or 0
-            self._cache_creation = getattr(self, "_cache_creation", 0) + creation
+            self.cache_creation_tokens += getattr(usage, "cache_creation_input_tokens", 0) or 0
             snap.model_calls += 1
         snap.tool_calls += tool_calls
         self.emit(
@@ -161,7 +156,7 @@ class AgentSession:
                 snap.input_tokens,
                 snap.output_tokens,
                 snap.cache_read_tokens,
-                getattr(self, "_cache_creation", 0),
+                self.cache_creation_tokens,
                 snap.tool_calls,
                 snap.model_calls,
             )

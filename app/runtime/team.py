@@ -48,7 +48,7 @@ from app.runtime.events import (
 from app.runtime.lead import Lead
 from app.runtime.loop import TurnOutcome
 from app.runtime.model import describe_model, make_client, resolve_model
-from app.runtime.permissions import PermissionRules, Rule, decide, suggest_rule, tools_for_mode
+from app.runtime.permissions import PermissionRules, Rule, suggest_rule, tools_for_mode
 from app.runtime.prompts import lead_prompt, teammate_prompt
 from app.runtime.session import AgentSession
 from app.runtime.teammate import Teammate
@@ -694,10 +694,6 @@ class TeamRuntime:
             elif (teammate := self.teammates.get(agent)) is not None:
                 teammate.session.rules.add_allow(rule)
 
-    def check_permission(self, agent: str, tool: Tool, tool_input: dict[str, Any]) -> str:
-        session = self.lead_session if agent == LEAD_NAME else self._teammate(agent).session
-        return decide(tool, tool_input, session.mode, session.rules, session.identity.cwd).behavior  # type: ignore[arg-type]
-
     # ================================================================== teammate lifecycle
 
     def set_teammate_mode(self, teammate: Teammate, mode: str) -> None:
@@ -780,9 +776,6 @@ class TeamRuntime:
                 teammate.session.identity.color,
             )
 
-    def refresh_current_task(self, name: str) -> None:
-        self.refresh_current_tasks()
-
     def refresh_current_tasks(self) -> None:
         if not self.team or not self.teammates:
             return
@@ -800,9 +793,6 @@ class TeamRuntime:
             teammate.session.snapshot.current_task = owned.get(name)
 
     # ================================================================== lead hooks
-
-    def lead_idle(self) -> None:
-        pass
 
     def lead_turn_ended(self, outcome: TurnOutcome) -> None:
         for listener in list(self.lead_turn_listeners):

@@ -206,7 +206,6 @@ class Teammate:
         for task in available:
             result = tasks.claim(task.id, self.name, check_busy=True, status="in_progress")
             if result.success:
-                self.runtime.refresh_current_task(self.name)
                 return (
                     f"You claimed task #{task.id} from the task list: {task.subject}\n\n"
                     f"{task.description}\n\nWork on it, mark it completed with TaskUpdate, and "
