@@ -22,61 +22,13 @@ from app import cli
 from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.locks import MkdirLock
+from tests.seed_examples import SEED_CONFIG
+from tests.seed_examples import SEED_INBOX as SEED_INBOX_TEXT
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Seed 001 ("Team Config File Schema" -> "Example JSON"), verbatim.
-SEED_TEAM_CONFIG: dict[str, Any] = {
-    "name": "my-team",
-    "description": "Working on feature X",
-    "createdAt": 1705334400000,
-    "leadAgentId": "uuid-1234-5678",
-    "leadSessionId": "session-abcd",
-    "members": [
-        {
-            "agentId": "uuid-1234-5678",
-            "name": "team-lead",
-            "agentType": "team-lead",
-            "model": "claude-sonnet-4-5",
-            "joinedAt": 1705334400000,
-            "tmuxPaneId": "",
-            "cwd": "/home/user/project",
-            "subscriptions": [],
-            "color": "blue",
-        },
-        {
-            "agentId": "uuid-researcher",
-            "name": "researcher",
-            "agentType": "researcher",
-            "model": "claude-sonnet-4-5",
-            "joinedAt": 1705334500000,
-            "cwd": "/home/user/project",
-            "color": "cyan",
-            "planModeRequired": False,
-            "allowedTools": ["Read", "Grep", "Glob"],
-        },
-    ],
-}
-
-# Seed 000 (mailbox: "Each inbox is a JSON array of messages"), verbatim.
-SEED_INBOX: list[dict[str, Any]] = [
-    {
-        "from": "team-lead",
-        "text": "Please implement the auth module",
-        "summary": "Implement auth module",
-        "timestamp": "2025-01-15T10:30:00.000Z",
-        "color": "cyan",
-        "read": False,
-    },
-    {
-        "from": "researcher",
-        "text": '{"type":"shutdown_request","requestId":"shutdown-1234@researcher",'
-        '"from":"team-lead"}',
-        "timestamp": "2025-01-15T11:00:00.000Z",
-        "color": "magenta",
-        "read": True,
-    },
-]
+SEED_TEAM_CONFIG: dict[str, Any] = json.loads(SEED_CONFIG)
+SEED_INBOX: list[dict[str, Any]] = json.loads(SEED_INBOX_TEXT)
 
 
 @dataclass
