@@ -423,7 +423,7 @@ def cmd_inbox(home: Home, args: argparse.Namespace) -> int:
         emit_json([fmt.message_json(i, m) for i, m in shown])
     elif shown:
         for index, message in shown:
-            print(fmt.message_line(index, message))
+            print(fmt.message_line(index, message, agent))
     else:
         print("no unread messages" if args.unread else "no messages")
     if args.mark_read:

@@ -1,4 +1,4 @@
-"""Plain-text rendering for the ``teamdeck`` CLI: tables, team/task details, inbox lines, frames.
+"""Plain-text rendering for the ``teamdeck`` CLI: tables, team/task details, inbox lines.
 
 Pure functions from core models to strings; no I/O. Text that comes from files (agents and
 other programs write it) is passed through :func:`clean` so it cannot emit terminal escapes.
@@ -11,19 +11,9 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from app.core.frame_text import describe
 from app.core.models import InboxMessage, Task, TeamConfig
-from app.core.protocol import (
-    IdleNotification,
-    PermissionRequest,
-    PermissionResponse,
-    PlanApprovalRequest,
-    PlanApprovalResponse,
-    ShutdownApproved,
-    ShutdownRejected,
-    ShutdownRequest,
-    TaskCompleted,
-    parse_frame,
-)
+from app.core.protocol import parse_frame
 
 NONE = "-"
 CELL_WIDTH = 60
@@ -138,69 +128,20 @@ def task_detail(task: Task) -> str:
 # ----------------------------------------------------------------------------- messages
 
 
-def _rid(request_id: str) -> str:
-    return f"(id {clean(request_id)})"
-
-
-def render_frame(frame: Any) -> str:
-    """One readable line for a protocol frame (``parse_frame``'s result)."""
-    if isinstance(frame, ShutdownRequest):
-        text = f"{clean(frame.sender)}: shutdown request {_rid(frame.request_id)}"
-        return text + (f": {clean(frame.reason)}" if frame.reason else "")
-    if isinstance(frame, ShutdownApproved):
-        return f"{clean(frame.sender)}: shutdown approved {_rid(frame.request_id)}"
-    if isinstance(frame, ShutdownRejected):
-        text = f"{clean(frame.sender)}: shutdown rejected {_rid(frame.request_id)}"
-        return text + (f": {clean(frame.reason)}" if frame.reason else "")
-    if isinstance(frame, PlanApprovalRequest):
-        text = f"{clean(frame.sender)}: plan approval requested {_rid(frame.request_id)}"
-        plan = frame.plan_content.strip()
-        return text + (f": {one_line(plan)}" if plan else "")
-    if isinstance(frame, PlanApprovalResponse):
-        verdict = "plan approved" if frame.approved else "plan rejected"
-        text = f"{verdict} {_rid(frame.request_id)}"
-        if frame.approved and frame.permission_mode:
-            text += f", mode {clean(frame.permission_mode)}"
-        return text + (f": {clean(frame.feedback)}" if frame.feedback else "")
-    if isinstance(frame, IdleNotification):
-        text = f"{clean(frame.sender)} is idle"
-        if frame.summary:
-            text += f": {clean(frame.summary)}"
-        elif frame.idle_reason:
-            text += f" ({clean(frame.idle_reason)})"
-        if frame.completed_task_id:
-            status = clean(frame.completed_status or "completed")
-            text += f" [task #{clean(frame.completed_task_id)} {status}]"
-        if frame.failure_reason:
-            text += f" [failed: {clean(frame.failure_reason)}]"
-        return text
-    if isinstance(frame, TaskCompleted):
-        subject = f": {clean(frame.task_subject)}" if frame.task_subject else ""
-        return f"{clean(frame.sender)} completed task #{clean(frame.task_id)}{subject}"
-    if isinstance(frame, PermissionRequest):
-        text = (
-            f"{clean(frame.agent_id)}: permission requested for {clean(frame.tool_name)} "
-            f"{_rid(frame.request_id)}"
-        )
-        return text + (f": {clean(frame.description)}" if frame.description else "")
-    if isinstance(frame, PermissionResponse):
-        verdict = "permission granted" if frame.allowed else "permission denied"
-        text = f"{verdict} {_rid(frame.request_id)}"
-        return text + (f": {clean(frame.reason)}" if frame.reason and not frame.allowed else "")
-    return clean(getattr(frame, "type", "frame"))
-
-
-def message_line(index: int, message: InboxMessage) -> str:
-    """``[index] (unread) from -> summary: text``; frames rendered readably. Continuation lines
-    of a multi-line text are indented under the first."""
-    head = f"[{index}]" + ("" if message.read else " (unread)") + f" {clean(message.sender)} -> "
+def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
+    """A frame: ``[index] (unread) actor -> target: what happened``, in the words of
+    :func:`app.core.frame_text.describe` with its request id (a person types it into
+    ``teamdeck approve``). A plain message: ``[index] (unread) from -> summary: text``,
+    continuation lines indented under the first."""
+    head = f"[{index}]" + ("" if message.read else " (unread)") + " "
     frame = parse_frame(message.text)
     if frame is not None:
-        return head + render_frame(frame)
+        line = describe(message.sender, recipient, message.text, frame=frame, ids=True)
+        return head + clean(line.plain())
     body = clean(message.text).rstrip()
     if message.summary:
         body = f"{clean(message.summary)}: {body}"
-    return head + body.replace("\n", "\n    ")
+    return head + f"{clean(message.sender)} -> " + body.replace("\n", "\n    ")
 
 
 def message_json(index: int, message: InboxMessage) -> dict[str, Any]:

@@ -24,7 +24,6 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -44,23 +43,15 @@ from app.core import (
 from app.core.files import parse_with_retry
 from app.core.mailbox import parse_raw_inbox
 from app.core.paths import LEAD_NAME
-from app.core.protocol import (
-    PermissionRequest,
-    PermissionResponse,
-    PlanApprovalRequest,
-    PlanApprovalResponse,
-    ShutdownApproved,
-    ShutdownRejected,
-    ShutdownRequest,
-    parse_frame,
-)
+from app.core.protocol import parse_frame
 from app.feed_format import FeedLine, agent_name, describe, one_line
 from app.runtime.api import AgentSnapshot, Approval
+from app.runtime.approvals import answered_id, approval_from_frame
 from app.runtime.events import RuntimeEvent, TextDelta
 
 HIDDEN_STATUSES = frozenset({"deleted"})
 #: Frames that open or close a request (the rest, e.g. idle notifications, are not parsed here).
-_REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_|shutdown_)')
+_REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_)')
 OPEN_STATUSES = frozenset({"pending", "in_progress"})
 
 
@@ -154,13 +145,6 @@ def pick_team(home: Home) -> str | None:
     if best is not None:
         return best[1]
     return names[0] if names else None  # only unreadable teams: show one with its error
-
-
-def _epoch(timestamp: str) -> float:
-    try:
-        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 # ============================================================================ the store
@@ -392,36 +376,12 @@ class Store:
     def _track_frame(self, sender: str, recipient: str, text: str, timestamp: str) -> None:
         """Requests and answers seen in the files (the read-only viewer's approvals queue)."""
         frame = parse_frame(text)
-        approval: Approval | None = None
-        match frame:
-            case PlanApprovalRequest():
-                who = frame.sender or sender
-                approval = Approval(
-                    frame.request_id, "plan", who, f"{who}: plan approval requested",
-                    body=frame.plan_content, created_at=_epoch(timestamp),
-                )  # fmt: skip
-            case PermissionRequest():
-                who = agent_name(frame.agent_id) if frame.agent_id else sender
-                tool_input = frame.input if isinstance(frame.input, dict) else None
-                approval = Approval(
-                    frame.request_id, "permission", who, f"{who}: {frame.tool_name}",
-                    body=json.dumps(frame.input, indent=2, ensure_ascii=False, default=str),
-                    tool_name=frame.tool_name, tool_input=tool_input,
-                    created_at=_epoch(timestamp),
-                )  # fmt: skip
-            case ShutdownRequest():
-                approval = Approval(
-                    frame.request_id, "shutdown", recipient, f"{recipient}: shutdown requested",
-                    body=frame.reason or "", created_at=_epoch(timestamp),
-                )  # fmt: skip
-            case (
-                PlanApprovalResponse()
-                | PermissionResponse()
-                | ShutdownApproved()
-                | ShutdownRejected()
-            ):
-                self._resolved.add(frame.request_id)
-                self._pending.pop(frame.request_id, None)
+        closed = answered_id(frame)
+        if closed is not None:
+            self._resolved.add(closed)
+            self._pending.pop(closed, None)
+            return
+        approval = approval_from_frame(frame, sender=sender, timestamp=timestamp)
         if approval is not None and approval.request_id not in self._resolved:
             self._pending[approval.request_id] = approval
 

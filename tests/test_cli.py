@@ -413,17 +413,16 @@ def test_inbox_renders_protocol_frames(run: Any, home_dir: Path) -> None:
 
     lines = run("inbox", "--team", "alpha", "--agent", "team-lead").out.splitlines()
     assert lines == [
-        "[0] (unread) someone -> team-lead: shutdown request (id shutdown-1@researcher): done",
-        "[1] (unread) someone -> engineer: plan approval requested "
-        "(id plan_approval-2@engineer): 1. do it …",
-        "[2] (unread) someone -> researcher is idle: finished the survey",
-        "[3] (unread) someone -> tester completed task #4: Run tests",
-        "[4] (unread) someone -> researcher: shutdown approved (id shutdown-1@researcher)",
-        "[5] (unread) someone -> tester: shutdown rejected (id shutdown-5@tester): still busy",
-        "[6] (unread) someone -> plan rejected (id plan_approval-2@engineer): add tests",
-        "[7] (unread) someone -> engineer@alpha: permission requested for Bash "
-        "(id perm-6@engineer): run make",
-        "[8] (unread) someone -> permission denied (id perm-6@engineer): nope",
+        "[0] (unread) team-lead -> team-lead: shutdown requested (done) (id shutdown-1@researcher)",
+        "[1] (unread) engineer -> team-lead: plan approval requested (id plan_approval-2@engineer)",
+        "[2] (unread) researcher is idle: finished the survey",
+        "[3] (unread) tester completed #4 Run tests",
+        "[4] (unread) researcher approved shutdown (id shutdown-1@researcher)",
+        "[5] (unread) tester rejected shutdown: still busy (id shutdown-5@tester)",
+        "[6] (unread) someone -> team-lead: plan rejected: add tests (id plan_approval-2@engineer)",
+        "[7] (unread) engineer -> team-lead: permission requested: Bash (run make) "
+        "(id perm-6@engineer)",
+        "[8] (unread) someone -> team-lead: permission denied: nope (id perm-6@engineer)",
     ]
     types_ = [
         m["frameType"]
@@ -459,7 +458,7 @@ def test_seed_team_config_and_inbox_all_fields(run: Any, home_dir: Path) -> None
     plain = run("inbox", "--team", "my-team", "--agent", "team-lead").out.splitlines()
     assert plain == [
         "[0] (unread) team-lead -> Implement auth module: Please implement the auth module",
-        "[1] researcher -> team-lead: shutdown request (id shutdown-1234@researcher)",
+        "[1] team-lead -> team-lead: shutdown requested (id shutdown-1234@researcher)",
     ]
     shown = run("team", "show", "my-team").out
     row = next(line for line in shown.splitlines() if line.strip().startswith("researcher"))

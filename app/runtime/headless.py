@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.core import Home
-from app.feed_format import describe
+from app.core.frame_text import describe
 from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.loop import TurnOutcome
 from app.runtime.team import TeamRuntime

@@ -21,8 +21,6 @@ from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import now_ms
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import (
-    PermissionRequest,
-    PlanApprovalRequest,
     ShutdownRequest,
     idle_notification,
     make_request_id,
@@ -38,7 +36,7 @@ from app.core.protocol import (
 from app.core.teams import COLORS
 from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
-from app.runtime.approvals import Approvals, permission_body
+from app.runtime.approvals import Approvals, approval_from_frame, permission_body
 from app.runtime.events import (
     MessageSent,
     RuntimeEvent,
@@ -578,30 +576,9 @@ class TeamRuntime:
 
     def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
         """Register plan/permission requests found in the lead's inbox (idempotent)."""
-        if isinstance(frame, PlanApprovalRequest):
-            self.queue.add(
-                Approval(
-                    frame.request_id,
-                    "plan",
-                    frame.sender,
-                    f"{frame.sender} -> team-lead: plan approval requested",
-                    body=frame.plan_content,
-                )
-            )
-        elif isinstance(frame, PermissionRequest):
-            sender = frame.agent_id.split("@", 1)[0] or message.sender
-            self.queue.add(
-                Approval(
-                    frame.request_id,
-                    "permission",
-                    sender,
-                    f"{sender}: permission for {frame.tool_name}",
-                    body=permission_body(frame.input),
-                    tool_name=frame.tool_name,
-                    tool_input=frame.input if isinstance(frame.input, dict) else None,
-                    suggestion=(frame.permission_suggestions or [None])[0],
-                )
-            )
+        approval = approval_from_frame(frame, sender=message.sender, timestamp=message.timestamp)
+        if approval is not None:
+            self.queue.add(approval)
 
     def _scan_lead_inbox(self) -> None:
         if not self.team:
