@@ -1,52 +1,80 @@
-"""TeamDeckApp: wires the file watcher, the store and the runtime's events into the views.
+"""TeamDeckApp: turns file changes and runtime events into view state; the views watch it.
 
 Data flows one way. File changes (this process's and others', from one ``Watcher``) are
 collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
 ``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events are buffered as they come
 (``EventBuffer``) and flushed in order: at once for status/approval/transcript events (one
-pending ``RuntimeFlush`` message at a time), every ``FLUSH_SECONDS`` for streamed text. The
-app keeps the shared view state (``DeckState``) and tells each view what changed.
+pending ``RuntimeFlush`` message at a time), every ``FLUSH_SECONDS`` for streamed text.
+
+What the views show lives in the reactives below; screens watch them and post messages
+(``app.messages``) to change them. Steering goes through ``steering`` (``app.runtime.steering``).
+Only the store's incremental parts (board rows, feed lines) and streamed text are handed to
+the screens directly, because they are streams, not state.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from textual import on, work
 from textual.app import App
 from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.message import Message
+from textual.reactive import var
 from textual.worker import Worker, WorkerState
 
 import styles
 from app.commands import DeckCommands
-from app.core import ChangeEvent, Home, InboxChanged
+from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
-from app.runtime.api import RuntimeAPI
+from app.messages import (
+    ApprovalSettled,
+    FilterFeed,
+    OpenAgent,
+    SelectAgent,
+    ShowLeader,
+    SwitchTeam,
+    ToggleBoard,
+)
+from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI, Spawner
 from app.runtime.events import (
     ApprovalChanged,
     MessageSent,
     RunFinished,
+    RuntimeEvent,
     StatusChanged,
     TeamLifecycle,
     TextDelta,
     TranscriptEntry,
-    UsageChanged,
 )
+from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
 from app.screens.agent import AgentScreen
 from app.screens.deck import DeckScreen
 from app.screens.leader import LeaderScreen
-from app.store import DeckState, EventBuffer, Store, StoreDelta, StoreFeeder
+from app.store import Store, StoreDelta, StoreFeeder
+from app.view_state import (
+    EventBuffer,
+    HeaderInfo,
+    TeamFiles,
+    find_agent,
+    header_info,
+    merge_agents,
+    valid_selection,
+)
 from widgets.task_board import TaskBoard
 
-Parts = set[str] | frozenset[str]
+log = logging.getLogger(__name__)
+
+#: Builds the runtime the app drives, given the process's watcher and the app's spawner (each
+#: agent runs as a Textual worker of its own group).
+RuntimeFactory = Callable[[Watcher, Spawner], RuntimeAPI]
 
 
 @dataclass
@@ -68,14 +96,15 @@ class TeamDeckApp(App[None]):
 
     Args:
         home: the home whose files are shown.
-        runtime: the running team, or ``None`` for a read-only viewer of the files.
+        runtime: builds the running team (called once, here, with the watcher and the
+            spawner), or ``None`` for a read-only viewer of the files.
         team: the team to show (default: the runtime's, else the newest in the home).
         demo: mark the header as a demo run.
         goal: a first prompt for the lead, sent once the runtime has started.
         clock: time source for elapsed times (tests pass a fixed one).
         watch: watch other processes' writes (``False``: only this process's).
-        watcher: the process's ``Watcher`` if one exists (default: the runtime's, else a new
-            one, which is also handed to the runtime: one watcher per process).
+        watcher: the process's ``Watcher`` if one exists (default: a new one; it is handed
+            to the runtime: one watcher per process).
     """
 
     TITLE = "teamdeck"
@@ -88,10 +117,25 @@ class TeamDeckApp(App[None]):
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
 
+    agents: var[tuple[AgentSnapshot, ...]] = var(())
+    """The agents the panels show: the lead first, runtime snapshots merged with the files."""
+    approvals: var[tuple[Approval, ...]] = var(())
+    """Pending requests, oldest first: the runtime's queue (a viewer: those in the files)."""
+    selected: var[str | None] = var(None)
+    """The selected agent's name: always one of ``agents`` (the lead by default)."""
+    feed_filter: var[str | None] = var(None)
+    """Show only this agent's messages in the feed (``None``: all)."""
+    board_visible: var[bool] = var(True)
+    """Whether the task board is shown."""
+    files: var[TeamFiles] = var(TeamFiles())
+    """What the team's files say (errors, open and current tasks, the list of teams)."""
+    header: var[HeaderInfo] = var(HeaderInfo())
+    """The header line, counted from ``agents``, ``approvals`` and ``files``."""
+
     def __init__(
         self,
         home: Home,
-        runtime: RuntimeAPI | None,
+        runtime: RuntimeFactory | None,
         *,
         team: str | None = None,
         demo: bool = False,
@@ -102,25 +146,21 @@ class TeamDeckApp(App[None]):
     ) -> None:
         super().__init__()
         self.home = home
-        self.runtime = runtime
         self.goal = goal
         self.clock = clock
-        self.watcher = (
-            watcher or getattr(runtime, "watcher", None) or Watcher(home, cross_process=watch)
+        self.demo = demo
+        self.watcher = watcher or Watcher(home, cross_process=watch)
+        self.runtime = runtime(self.watcher, self.spawn_agent) if runtime is not None else None
+        self.steering: Steering = (
+            RuntimeSteering(self.runtime) if self.runtime is not None else ReadOnlySteering()
         )
-        if runtime is not None and getattr(runtime, "watcher", False) is None:
-            runtime.watcher = self.watcher  # type: ignore[attr-defined]
-        team = team or (runtime.team if runtime is not None else None)
-        self.store = Store(home, team, pick=runtime is None)
-        self.deck = DeckState(
-            team=team,
-            model_description=runtime.model_description if runtime is not None else "",
-            read_only=runtime is None,
-            demo=demo,
-        )
+        self.model_description = self.runtime.model_description if self.runtime else ""
+        team = team or (self.runtime.team if self.runtime is not None else None)
+        self.store = Store(home, team, pick=self.runtime is None)
+        self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
+        self.set_reactive(TeamDeckApp.header, self._header())
         self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
         self.loaded = False  # the first store load has been shown
-        self.store_updates = 0
         self._events = EventBuffer()
         self.feeder = StoreFeeder(
             self.store,
@@ -140,6 +180,14 @@ class TeamDeckApp(App[None]):
         assert isinstance(screen, LeaderScreen)
         return screen
 
+    def agent(self, name: str | None) -> AgentSnapshot | None:
+        """The shown agent called ``name``, if any."""
+        return find_agent(self.agents, name)
+
+    def transcript(self, agent: str) -> list[TranscriptEntry]:
+        """``agent``'s transcript so far (a viewer has none)."""
+        return self.runtime.transcript(agent) if self.runtime is not None else []
+
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
@@ -149,18 +197,19 @@ class TeamDeckApp(App[None]):
         self._refresh_store()
         if self.runtime is not None:
             self._unsubscribe = self.runtime.subscribe(self._on_runtime_event)
-            if hasattr(self.runtime, "spawner"):
-                self.runtime.spawner = self.spawn_agent
             self._start_runtime()
-            self.pull_agents()
-            self.pull_approvals()
+            self._pull_agents()
+            self.approvals = tuple(self.runtime.approvals())
 
     async def on_unmount(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
         if self.runtime is not None:
-            with contextlib.suppress(Exception):
+            try:
                 await self.runtime.stop()
+            except Exception:  # quitting anyway: say why in the log, not on a closing screen
+                log.exception("stopping the runtime failed")
+        await self.watcher.stop()
 
     @work(group="runtime", exit_on_error=False, name="runtime")
     async def _start_runtime(self) -> None:
@@ -190,10 +239,6 @@ class TeamDeckApp(App[None]):
     def queue_changes(self, events: list[ChangeEvent]) -> None:
         self.feeder.queue(events)
 
-    def switch_team(self, team: str | None) -> None:
-        """Show another team (read everything again)."""
-        self.feeder.switch_team(team)
-
     @work(group="store", exit_on_error=False, name="store")
     async def _refresh_store(self) -> None:
         await self.feeder.run()
@@ -208,13 +253,13 @@ class TeamDeckApp(App[None]):
         delta = message.delta
         if delta.reset:
             gc.unfreeze()  # the previous team's objects may be garbage now
-        known = {a.request_id for a in self.deck.approvals}
-        self.deck.apply(delta)
-        self.deck.merge_agents(self.runtime.snapshot() if self.runtime is not None else None)
+        known = {a.request_id for a in self.approvals}
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
-                self.broadcast({"agents", "header", "approvals"})
+                self.files = delta.files(self.files)
+                if self.runtime is None:
+                    self.approvals = tuple(delta.pending)
         except NoMatches:  # the views are being torn down: we are quitting
             return
         for task in delta.completed:
@@ -223,11 +268,10 @@ class TeamDeckApp(App[None]):
         for error in delta.new_errors:
             self.notify(escape(error), title="Unreadable file", severity="error", timeout=10)
         if self.runtime is None and self.loaded:
-            for approval in self.deck.approvals:
+            for approval in self.approvals:
                 if approval.request_id not in known:
                     self._announce(approval.agent, approval.kind)
         self.loaded = True
-        self.store_updates += 1
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so
@@ -237,7 +281,7 @@ class TeamDeckApp(App[None]):
 
     # ------------------------------------------------------------------ runtime -> views
 
-    def _on_runtime_event(self, event: Any) -> None:
+    def _on_runtime_event(self, event: RuntimeEvent) -> None:
         """Runtime callback (any thread): buffer, and ask for a prompt flush unless it is text."""
         if self._events.push(event):
             self.post_message(RuntimeFlush())
@@ -246,7 +290,10 @@ class TeamDeckApp(App[None]):
         self.flush_runtime()
 
     def flush_runtime(self) -> None:
-        """Hand buffered runtime events to the views, in arrival order."""
+        """Hand buffered runtime events to the views, in arrival order.
+
+        Streamed text and transcript entries go to the screens; any other event about an
+        agent (status, usage, mode, ...) re-reads the runtime's snapshots once per flush."""
         events = self._events.drain()
         if not events:
             return
@@ -262,32 +309,32 @@ class TeamDeckApp(App[None]):
                     self.partial.pop(event.agent, None)
                     for view in views:
                         view.on_entry(event)
-                case StatusChanged(agent=agent, status=status, detail=detail):
-                    agents = True
-                    if status == "failed":
-                        why = f": {detail}" if detail else ""
-                        self.notify(escape(f"{agent} failed{why}"), severity="error", timeout=10)
-                case UsageChanged():
-                    agents = True
-                case ApprovalChanged(resolved=False, kind=kind, agent=agent):
+                case ApprovalChanged(resolved=resolved, kind=kind, agent=agent):
                     approvals = True
-                    self._announce(agent, kind)
-                case ApprovalChanged():
-                    approvals = True
-                case MessageSent(team=team, recipient=recipient) if team == self.store.team:
-                    self.queue_changes([InboxChanged(team, recipient)])
+                    if not resolved:
+                        self._announce(agent, kind)
+                case MessageSent():
+                    pass  # the watcher reports the write; the store reads it from the file
                 case TeamLifecycle(team=team, event="created"):
-                    self.switch_team(team)
+                    self.feeder.switch_team(team)
+                case TeamLifecycle():
+                    pass
                 case RunFinished(ok=ok, reason=reason):
                     self.notify(
                         escape(reason),
                         title="Run finished",
                         severity="information" if ok else "error",
                     )
+                case _:  # status, usage, mode and any later event about an agent
+                    agents = True
+                    if isinstance(event, StatusChanged) and event.status == "failed":
+                        why = f": {event.detail}" if event.detail else ""
+                        msg = f"{event.agent} failed{why}"
+                        self.notify(escape(msg), severity="error", timeout=10)
         if agents:
-            self.pull_agents()
-        if approvals:
-            self.pull_approvals()
+            self._pull_agents()
+        if approvals and self.runtime is not None:
+            self.approvals = tuple(self.runtime.approvals())
 
     def _announce(self, agent: str, kind: str) -> None:
         if kind == "plan":
@@ -301,50 +348,79 @@ class TeamDeckApp(App[None]):
                 title="Permission",
             )
 
-    def pull_agents(self) -> None:
-        self.deck.merge_agents(self.runtime.snapshot() if self.runtime is not None else None)
-        self.broadcast({"agents", "header"})
+    def _pull_agents(self) -> None:
+        self.agents = merge_agents(
+            self.runtime.snapshot() if self.runtime is not None else None, self.files
+        )
 
-    def pull_approvals(self) -> None:
-        """Re-read the runtime's queue; close a review dialog whose request was answered."""
-        if self.runtime is None:
-            return
-        self.deck.approvals = self.runtime.approvals()
-        pending = {a.request_id for a in self.deck.approvals}
-        request_id = getattr(self.screen, "request_id", None)
-        if request_id is not None and request_id not in pending:
-            self.screen.dismiss(None)
-            self.notify("That request was answered elsewhere.", severity="warning")
-        self.broadcast({"approvals", "header"})
-
-    def broadcast(self, parts: Parts) -> None:
-        """Tell every mounted view which parts of ``deck`` changed."""
-        for screen in self.screen_stack:
-            if isinstance(screen, DeckScreen) and screen.is_mounted:
-                screen.refresh_deck(parts)
+    def _header(self) -> HeaderInfo:
+        return header_info(
+            self.files,
+            self.agents,
+            self.approvals,
+            model=self.model_description,
+            read_only=self.runtime is None,
+            demo=self.demo,
+        )
 
     def _tick(self) -> None:
         if isinstance(self.screen, DeckScreen):
             self.screen.tick()
 
-    # ------------------------------------------------------------------ navigation
+    # ------------------------------------------------------------------ state rules
 
-    def select_agent(self, name: str) -> None:
-        self.deck.selected = name
-        if self.deck.feed_filter is not None:
-            self.deck.feed_filter = name
-        self.broadcast({"agents", "filter"})
+    def watch_files(self) -> None:
+        self._pull_agents()
+        self.header = self._header()
 
-    def open_agent(self, name: str) -> None:
-        self.select_agent(name)
+    def watch_agents(self) -> None:
+        self.selected = valid_selection(self.selected, self.agents)
+        self.header = self._header()
+
+    def watch_approvals(self) -> None:
+        self.header = self._header()
+        if not self.screen_stack:
+            return
+        request_id = getattr(self.screen, "request_id", None)
+        if request_id is not None and request_id not in {a.request_id for a in self.approvals}:
+            self.screen.dismiss(None)
+            self.notify("That request was answered elsewhere.", severity="warning")
+
+    # ------------------------------------------------------------------ what the views ask for
+
+    @on(SelectAgent)
+    def _select(self, message: SelectAgent) -> None:
+        self._set_selection(message.name)
+
+    def _set_selection(self, name: str) -> None:
+        self.selected = valid_selection(name, self.agents)
+        if self.feed_filter is not None:
+            self.feed_filter = self.selected
+
+    @on(OpenAgent)
+    def _open(self, message: OpenAgent) -> None:
+        self._set_selection(message.name)
         if not isinstance(self.screen, AgentScreen):
-            self.show_leader()
-            self.push_screen(AgentScreen(name))
+            self._show_leader()
+            self.push_screen(AgentScreen(message.name))
 
-    def show_leader(self) -> None:
+    @on(ShowLeader)
+    def _show_leader(self) -> None:
         while len(self.screen_stack) > 1:
             self.pop_screen()
 
-    def set_feed_filter(self, agent: str | None) -> None:
-        self.deck.feed_filter = agent
-        self.broadcast({"filter"})
+    @on(FilterFeed)
+    def _filter(self, message: FilterFeed) -> None:
+        self.feed_filter = message.agent
+
+    @on(ToggleBoard)
+    def _toggle_board(self) -> None:
+        self.board_visible = not self.board_visible
+
+    @on(SwitchTeam)
+    def _switch_team(self, message: SwitchTeam) -> None:
+        self.feeder.switch_team(message.team)
+
+    @on(ApprovalSettled)
+    def _settled(self, message: ApprovalSettled) -> None:
+        self.approvals = tuple(a for a in self.approvals if a.request_id != message.request_id)

@@ -1,17 +1,32 @@
-"""Command palette entries (ctrl+p): spawn, shut down, kill, views, board, feed filter, theme."""
+"""Command palette entries (ctrl+p): spawn, shut down, kill, views, board, feed filter, theme.
+
+Every entry posts a message from ``app.messages``: to the screen the palette was opened
+on for those that may ask the person something (spawn, shut down, kill, interrupt), else to
+the app. The palette itself changes nothing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
 
+from app.messages import (
+    AskInterrupt,
+    AskKill,
+    AskShutdown,
+    AskSpawn,
+    FilterFeed,
+    OpenAgent,
+    ShowLeader,
+    SwitchTeam,
+    ToggleBoard,
+)
 from app.screens.deck import DeckScreen
-
-if TYPE_CHECKING:
-    from app.app import TeamDeckApp
+from app.screens.host import DeckHost
 
 Command = tuple[str, str, Callable[[], object]]
 
@@ -19,52 +34,55 @@ Command = tuple[str, str, Callable[[], object]]
 class DeckCommands(Provider):
     """Commands of the dashboard; per-teammate ones are listed for every current teammate."""
 
-    @property
-    def deck_app(self) -> TeamDeckApp:
-        return cast("TeamDeckApp", self.app)
-
     def _commands(self) -> Iterator[Command]:
-        app = self.deck_app
-        screen = self.screen if isinstance(self.screen, DeckScreen) else None
-        if screen is None:
+        screen = self.screen
+        if not isinstance(screen, DeckScreen):
             return
-        deck = app.deck
-        yield "Spawn teammate…", "Start a new in-process teammate", screen.spawn_teammate
-        yield "Leader view", "Back to the leader view", app.show_leader
+        host = cast(DeckHost, self.app)
+
+        def to_app(message: Message) -> Callable[[], object]:
+            return partial(self.app.post_message, message)
+
+        def to_screen(message: Message) -> Callable[[], object]:
+            return partial(screen.post_message, message)
+
+        yield "Spawn teammate…", "Start a new in-process teammate", to_screen(AskSpawn())
+        yield "Leader view", "Back to the leader view", to_app(ShowLeader())
         yield (
             "Toggle task board",
             "Show or hide the task board (ctrl+t)",
-            screen.action_toggle_board,
+            to_app(ToggleBoard()),
         )
-        yield "Feed: show all messages", "Clear the feed filter", partial(app.set_feed_filter, None)
-        yield "Change theme", "Pick a colour theme", app.action_change_theme
-        for agent in deck.agents:
+        yield "Feed: show all messages", "Clear the feed filter", to_app(FilterFeed(None))
+        yield "Change theme", "Pick a colour theme", self.app.action_change_theme
+        for agent in host.agents:
             name = agent.name
-            yield f"Open view: {name}", f"{name}'s transcript", partial(app.open_agent, name)
+            yield f"Open view: {name}", f"{name}'s transcript", to_app(OpenAgent(name))
             yield (
                 f"Feed: only {name}",
                 f"Messages {name} sent or received",
-                partial(app.set_feed_filter, name),
+                to_app(FilterFeed(name)),
             )
             yield (
                 f"Interrupt: {name}",
                 f"Stop {name}'s current turn",
-                partial(screen.interrupt, name),
+                to_screen(AskInterrupt(name)),
             )
             if not agent.is_lead:
                 yield (
                     f"Request shutdown: {name}",
                     f"Ask {name} to shut down",
-                    partial(screen.request_shutdown, name),
+                    to_screen(AskShutdown(name)),
                 )
                 yield (
                     f"Kill: {name}",
                     f"Stop {name} now (asks first)",
-                    partial(screen.confirm_kill, name),
+                    to_screen(AskKill(name)),
                 )
-        for team in deck.teams:
-            if team != deck.team:
-                yield f"Switch team: {team}", f"Show team {team}", partial(app.switch_team, team)
+        files = host.files
+        for team in files.teams:
+            if team != files.team:
+                yield f"Switch team: {team}", f"Show team {team}", to_app(SwitchTeam(team))
 
     async def discover(self) -> Hits:
         for title, help_text, command in self._commands():

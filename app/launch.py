@@ -8,8 +8,14 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from app.core import Home
+
+if TYPE_CHECKING:
+    from app.app import RuntimeFactory, TeamDeckApp
+    from app.core.watch import Watcher
+    from app.runtime.api import Decider, RuntimeAPI, Spawner
 
 DEMO_GOAL = "Summarize what the Python files in this folder do"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
@@ -29,12 +35,14 @@ def build_dashboard(
     lead_approves: bool = False,
     viewer: bool = False,
     cwd: Path | None = None,
-):  # type: ignore[no-untyped-def]
+) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home, a visible pace, and the person approves the plan
-    and every shutdown."""
+    and every shutdown.
+
+    The runtime is built by the app (``runtime_factory``), so that the app's watcher and its
+    spawner (a Textual worker per agent) are the runtime's from the start."""
     from app.app import TeamDeckApp
-    from app.runtime.team import TeamRuntime
 
     if viewer:
         return TeamDeckApp(home, None)
@@ -43,13 +51,36 @@ def build_dashboard(
         home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
         goal = goal or DEMO_GOAL
         cwd = cwd or demo_workspace()
-    runtime = TeamRuntime(
+    factory = runtime_factory(
         home,
         cwd=cwd,
         decider="lead" if lead_approves else "person",
         shutdown_decider="person" if demo else "teammate",
     )
-    return TeamDeckApp(home, runtime, demo=demo, goal=goal)
+    return TeamDeckApp(home, factory, demo=demo, goal=goal)
+
+
+def runtime_factory(
+    home: Home,
+    *,
+    cwd: Path | None,
+    decider: Decider,
+    shutdown_decider: Literal["teammate", "person"],
+) -> RuntimeFactory:
+    """A ``RuntimeFactory`` for ``TeamDeckApp``: a ``TeamRuntime`` on ``home``."""
+    from app.runtime.team import TeamRuntime
+
+    def build(watcher: Watcher, spawner: Spawner) -> RuntimeAPI:
+        return TeamRuntime(
+            home,
+            cwd=cwd,
+            decider=decider,
+            shutdown_decider=shutdown_decider,
+            watcher=watcher,
+            spawner=spawner,
+        )
+
+    return build
 
 
 def run_dashboard(
@@ -62,4 +93,4 @@ def run_dashboard(
 ) -> int:
     app = build_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer)
     app.run()
-    return int(getattr(app, "return_code", 0) or 0)
+    return app.return_code or 0

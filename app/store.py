@@ -10,18 +10,15 @@ The feed is every inbox merged in time order. A broadcast lands in many inboxes 
 ``(sender, timestamp, text)``: it is one feed item with several recipients. Feed items keep
 the raw text and are described (``app.feed_format``) only when drawn.
 
-Also here, pure helpers the app uses: :class:`DeckState` (what the panels and the header
-show, merged from the runtime and the files) and :class:`EventBuffer` (runtime events in
-arrival order, streamed text of one agent merged).
+The values the views show (``FeedItem``, ``TeamFiles``) are defined in ``app.view_state``;
+:meth:`StoreDelta.files` turns a delta into the app's ``TeamFiles``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import re
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
@@ -44,54 +41,15 @@ from app.core.files import parse_with_retry
 from app.core.mailbox import parse_raw_inbox
 from app.core.paths import LEAD_NAME
 from app.core.protocol import parse_frame
-from app.feed_format import FeedLine, agent_name, describe, one_line
-from app.runtime.api import AgentSnapshot, Approval
+from app.feed_format import agent_name, one_line
+from app.runtime.api import Approval
 from app.runtime.approvals import answered_id, approval_from_frame
-from app.runtime.events import RuntimeEvent, TextDelta
+from app.view_state import FeedItem, TeamFiles
 
 HIDDEN_STATUSES = frozenset({"deleted"})
 #: Frames that open or close a request (the rest, e.g. idle notifications, are not parsed here).
 _REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_)')
 OPEN_STATUSES = frozenset({"pending", "in_progress"})
-
-
-# ============================================================================ feed items
-
-
-@dataclass(slots=True, eq=False)
-class FeedItem:
-    """One message of the team feed (a broadcast is one item with several recipients)."""
-
-    timestamp: str
-    seq: int
-    sender: str
-    recipients: tuple[str, ...]
-    text: str
-    summary: str | None = None
-    _line: FeedLine | None = None
-
-    @property
-    def sort_key(self) -> tuple[str, int]:
-        return (self.timestamp, self.seq)
-
-    @property
-    def line(self) -> FeedLine:
-        """The readable line (computed on first use: only drawn items pay for it)."""
-        if self._line is None:
-            recipient = self.recipients[0] if len(self.recipients) == 1 else ""
-            line = describe(self.sender, recipient, self.text, self.summary)
-            if len(self.recipients) > 1 and line.target is not None:
-                line = dataclasses.replace(line, target=", ".join(self.recipients))
-            self._line = line
-        return self._line
-
-    def involves(self, agent: str) -> bool:
-        return self.sender == agent or agent in self.recipients
-
-    def add_recipient(self, name: str) -> None:
-        if name not in self.recipients:
-            self.recipients = (*self.recipients, name)
-            self._line = None
 
 
 # ============================================================================ deltas
@@ -122,6 +80,22 @@ class StoreDelta:
     pending: list[Approval] = field(default_factory=list)  # requests seen in the files
     teams: list[str] | None = None  # every team in the home, when that list may have changed
     new_errors: list[str] = field(default_factory=list)  # errors not reported before
+
+    def files(self, previous: TeamFiles) -> TeamFiles:
+        """The app's ``TeamFiles`` after this delta (``previous``: before it)."""
+        keep_config = not (self.config_changed or self.reset)
+        return TeamFiles(
+            team=self.team or previous.team,
+            removed=self.removed,
+            config=previous.config if keep_config else self.config,
+            config_error=self.config_error,
+            inbox_errors=self.inbox_errors,
+            task_errors=self.task_errors,
+            open_tasks=self.open_tasks,
+            current_tasks=self.current_tasks,
+            last_dm=self.last_dm,
+            teams=previous.teams if self.teams is None else tuple(self.teams),
+        )
 
 
 def file_error(exc: Exception) -> str:
@@ -505,146 +479,3 @@ class StoreFeeder:
             return
         if delta is not None:
             self.deliver(delta)
-
-
-# ============================================================================ view state
-
-
-@dataclass
-class DeckState:
-    """What the header and the teammate panels show, merged from the runtime and the files.
-
-    ``agents`` is the lead first, then teammates (runtime order, then members only the files
-    know about). The runtime knows status and usage; the files know current tasks (live,
-    even for another process's team) and the last peer DMs.
-    """
-
-    team: str | None = None
-    model_description: str = ""
-    read_only: bool = False
-    demo: bool = False
-    removed: bool = False  # the team shown was deleted
-    config: TeamConfig | None = None
-    config_error: str | None = None
-    agents: list[AgentSnapshot] = field(default_factory=list)
-    inbox_errors: dict[str, str] = field(default_factory=dict)
-    task_errors: dict[str, str] = field(default_factory=dict)
-    approvals: list[Approval] = field(default_factory=list)
-    open_tasks: int = 0
-    current_tasks: dict[str, str] = field(default_factory=dict)
-    last_dm: dict[str, str] = field(default_factory=dict)
-    teams: list[str] = field(default_factory=list)
-    selected: str | None = None
-    feed_filter: str | None = None
-    board_visible: bool = True
-
-    @property
-    def teammates(self) -> list[AgentSnapshot]:
-        return [a for a in self.agents if not a.is_lead]
-
-    @property
-    def names(self) -> list[str]:
-        return [a.name for a in self.agents]
-
-    @property
-    def colors(self) -> dict[str, str]:
-        colors = {m.name: m.color for m in self.config.members if m.color} if self.config else {}
-        colors.update({a.name: a.color for a in self.agents if a.color})
-        return colors
-
-    def agent(self, name: str | None) -> AgentSnapshot | None:
-        return next((a for a in self.agents if a.name == name), None)
-
-    def merge_agents(self, snapshots: list[AgentSnapshot] | None) -> None:
-        """Rebuild ``agents`` from the runtime's snapshots (``None``: read-only) + files."""
-        merged: dict[str, AgentSnapshot] = {}
-        for snap in snapshots or []:
-            merged.setdefault(snap.name, snap)
-        if self.config is not None:
-            for member in self.config.members:
-                if member.name in merged:
-                    continue
-                is_lead = member.agent_id == self.config.lead_agent_id or member.name == LEAD_NAME
-                merged[member.name] = AgentSnapshot(
-                    name=member.name,
-                    color=member.color,
-                    status="running" if member.is_active else "idle",
-                    is_lead=is_lead,
-                    model=member.model or "",
-                    started_at=member.joined_at / 1000 if member.joined_at else 0.0,
-                )
-        agents: list[AgentSnapshot] = []
-        for snap in merged.values():
-            current = self.current_tasks.get(snap.name, snap.current_task)
-            activity = snap.last_activity or self.last_dm.get(snap.name, "")
-            if current != snap.current_task or activity != snap.last_activity:
-                snap = dataclasses.replace(snap, current_task=current, last_activity=activity)
-            agents.append(snap)
-        agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
-        self.agents = agents
-        if self.selected not in self.names:
-            self.selected = agents[0].name if agents else None
-
-    def apply(self, delta: StoreDelta) -> None:
-        """Take the file-derived parts of a store delta."""
-        self.team = delta.team or self.team
-        self.removed = delta.removed
-        if delta.teams is not None:
-            self.teams = delta.teams
-        if delta.config_changed or delta.reset:
-            self.config = delta.config
-        self.config_error = delta.config_error
-        self.inbox_errors = delta.inbox_errors
-        self.task_errors = delta.task_errors
-        self.open_tasks = delta.open_tasks
-        self.current_tasks = delta.current_tasks
-        self.last_dm = delta.last_dm
-        if self.read_only:
-            self.approvals = delta.pending
-
-
-# ============================================================================ runtime events
-
-
-class EventBuffer:
-    """Runtime events in arrival order, streamed text merged per agent.
-
-    ``push`` may be called from any thread; ``drain`` returns what arrived since the last call.
-    Consecutive ``TextDelta`` of one agent (with no other event of that agent in between) are
-    joined, so a 50 ms flush renders a burst of tokens once.
-    """
-
-    def __init__(self) -> None:
-        self._events: list[RuntimeEvent] = []
-        self._open: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def push(self, event: RuntimeEvent) -> bool:
-        """Queue ``event``; True if it should be flushed promptly (anything but text)."""
-        with self._lock:
-            if isinstance(event, TextDelta):
-                index = self._open.get(event.agent)
-                if index is not None:
-                    previous = self._events[index]
-                    assert isinstance(previous, TextDelta)
-                    self._events[index] = TextDelta(event.agent, previous.text + event.text)
-                else:
-                    self._open[event.agent] = len(self._events)
-                    self._events.append(event)
-                return False
-            agent = getattr(event, "agent", None)
-            if agent is None:
-                self._open.clear()
-            else:
-                self._open.pop(agent, None)
-            self._events.append(event)
-            return True
-
-    def drain(self) -> list[RuntimeEvent]:
-        with self._lock:
-            events, self._events = self._events, []
-            self._open.clear()
-        return events
-
-    def __len__(self) -> int:
-        return len(self._events)

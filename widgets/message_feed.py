@@ -19,7 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.feed_format import rich_color, short_time
-from app.store import FeedItem
+from app.view_state import FeedItem
 
 FRAME_STYLE = "italic"
 

@@ -11,8 +11,9 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Input
 
 from app.feed_format import format_count
+from app.messages import SelectAgent
 from app.runtime.events import TranscriptEntry
-from app.screens.deck import ALL_PARTS, DeckScreen
+from app.screens.deck import DeckScreen
 from widgets.borders import set_border
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -31,7 +32,7 @@ class AgentScreen(DeckScreen):
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Horizontal(id="main"):
-            yield Roster(clock=self.deck_app.clock, id="roster")
+            yield Roster(clock=self.host.clock, id="roster")
             yield Transcript(id="transcript")
         yield Input(id="inject")
         yield Footer()
@@ -39,9 +40,12 @@ class AgentScreen(DeckScreen):
     def on_mount(self) -> None:
         set_border(self.query_one("#roster"), title="Team")
         self.show_agent(self.agent)
-        self.refresh_deck(ALL_PARTS)
+        self.watch(self.app, "header", self.show_header)
+        self.watch(self.app, "agents", self._show_agents)
+        self.watch(self.app, "files", self._show_agents)
+        self.watch(self.app, "selected", self._follow_selection)
         inject = self.query_one("#inject", Input)
-        if self.runtime is None:
+        if self.steering.read_only:
             inject.disabled = True
             self.query_one(Transcript).focus()
         else:
@@ -49,12 +53,11 @@ class AgentScreen(DeckScreen):
 
     def show_agent(self, agent: str) -> None:
         self.agent = agent
-        runtime = self.runtime
-        entries = runtime.transcript(agent) if runtime is not None else []
-        self.query_one(Transcript).show(agent, entries, self.deck_app.partial.get(agent, ""))
+        host = self.host
+        self.query_one(Transcript).show(agent, host.transcript(agent), host.partial.get(agent, ""))
         inject = self.query_one("#inject", Input)
-        snap = self.deck.agent(agent)
-        if runtime is None:
+        snap = host.agent(agent)
+        if self.steering.read_only:
             inject.placeholder = "Read-only viewer: no runtime to send to"
         elif snap is not None and snap.is_lead:
             inject.placeholder = f"Message {agent}… (enter sends)"
@@ -64,7 +67,7 @@ class AgentScreen(DeckScreen):
 
     def _title(self) -> None:
         transcript = self.query_one(Transcript)
-        snap = self.deck.agent(self.agent)
+        snap = self.host.agent(self.agent)
         title = Text(self.agent, style="bold")
         if snap is not None:
             title.append(f" · {snap.status}")
@@ -74,15 +77,17 @@ class AgentScreen(DeckScreen):
             set_border(transcript, subtitle=f"{format_count(tokens)} tok · {snap.tool_calls} tools")
         set_border(transcript, title=title)
 
-    def refresh_deck(self, parts: frozenset[str] | set[str]) -> None:
-        deck = self.deck
-        if deck.selected and deck.selected != self.agent and deck.agent(deck.selected):
-            self.show_agent(deck.selected)
-        if "agents" in parts or "header" in parts or "approvals" in parts:
-            self.show_status()
-        if "agents" in parts:
-            self.query_one(Roster).set_agents(deck.agents, deck.inbox_errors, deck.selected)
-            self._title()
+    def _follow_selection(self, selected: str | None) -> None:
+        if selected and selected != self.agent and self.host.agent(selected):
+            self.show_agent(selected)
+        self.query_one(Roster).select(selected)
+
+    def _show_agents(self) -> None:
+        host = self.host
+        roster = self.query_one(Roster)
+        roster.set_agents(list(host.agents), dict(host.files.inbox_errors), host.selected)
+        self._follow_selection(host.selected)
+        self._title()
 
     def on_text(self, agent: str, text: str) -> None:
         if agent == self.agent:
@@ -108,4 +113,4 @@ class AgentScreen(DeckScreen):
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
-        self.deck_app.select_agent(event.name)
+        self.post_message(SelectAgent(event.name))

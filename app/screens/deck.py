@@ -1,36 +1,42 @@
 """What the leader and agent views share: the keys that steer the team and the answers to
-approvals, kills and shutdowns (every runtime call the person makes goes through here).
+approvals, kills and shutdowns.
 
-Screens never read files: they take state from ``app.deck`` (a ``DeckState``) when the app
-tells them what changed (``refresh_deck``), and runtime calls go to ``app.runtime``.
+Screens never read files and never call the runtime: they watch the app's reactives (see
+``app.screens.host.DeckHost``), post ``app.messages`` up to change them, and steer the team
+through ``host.steering`` (``app.runtime.steering``), showing the ``Outcome`` it returns.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import cast
 
-from textual import work
+from textual import on, work
 from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import Screen
 
+from app.messages import (
+    ApprovalSettled,
+    AskInterrupt,
+    AskKill,
+    AskShutdown,
+    AskSpawn,
+    FilterFeed,
+    SelectAgent,
+    ToggleBoard,
+)
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
+from app.runtime.steering import READ_ONLY, Outcome, Steering
 from app.screens.confirm import ConfirmScreen
 from app.screens.feedback import FeedbackScreen
 from app.screens.help import HelpScreen
+from app.screens.host import DeckHost
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
+from app.view_state import HeaderInfo, teammates
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from app.app import TeamDeckApp
-    from app.runtime.api import RuntimeAPI
-    from app.store import DeckState
-
-ALL_PARTS = frozenset({"agents", "approvals", "header", "filter", "board"})
-READ_ONLY = "Read-only viewer: there is no runtime here to answer that."
 
 
 class DeckScreen(Screen[None]):
@@ -66,21 +72,14 @@ class DeckScreen(Screen[None]):
     # ------------------------------------------------------------------ access
 
     @property
-    def deck_app(self) -> TeamDeckApp:
-        return cast("TeamDeckApp", self.app)
+    def host(self) -> DeckHost:
+        return cast(DeckHost, self.app)
 
     @property
-    def deck(self) -> DeckState:
-        return self.deck_app.deck
-
-    @property
-    def runtime(self) -> RuntimeAPI | None:
-        return self.deck_app.runtime
+    def steering(self) -> Steering:
+        return self.host.steering
 
     # ------------------------------------------------------------------ hooks for subclasses
-
-    def refresh_deck(self, parts: frozenset[str] | set[str]) -> None:
-        """Redraw the named parts of the view from ``self.deck``."""
 
     def on_text(self, agent: str, text: str) -> None:
         """Streamed text of ``agent`` (already batched)."""
@@ -88,18 +87,17 @@ class DeckScreen(Screen[None]):
     def on_entry(self, entry: TranscriptEntry) -> None:
         """A whole transcript entry."""
 
-    def show_status(self) -> None:
-        """Redraw the header line from ``self.deck``."""
-        deck = self.deck
+    def show_header(self, header: HeaderInfo) -> None:
+        """Redraw the header line (watches ``host.header``)."""
         self.query_one(StatusBar).show(
-            team=f"{deck.team} (deleted)" if deck.team and deck.removed else deck.team,
-            model=deck.model_description,
-            teammates=len(deck.teammates),
-            open_tasks=deck.open_tasks,
-            approvals=len(deck.approvals),
-            read_only=deck.read_only,
-            demo=deck.demo,
-            error=deck.config_error,
+            team=header.team,
+            model=header.model,
+            teammates=header.teammates,
+            open_tasks=header.open_tasks,
+            approvals=header.approvals,
+            read_only=header.read_only,
+            demo=header.demo,
+            error=header.error,
         )
 
     def tick(self) -> None:
@@ -109,71 +107,57 @@ class DeckScreen(Screen[None]):
 
     def selected_approval(self) -> Approval | None:
         """The request ``a``/``r`` answer: by default the selected agent's, else the oldest."""
-        approvals = self.deck.approvals
-        mine = [a for a in approvals if a.agent == self.deck.selected]
-        chosen = mine or approvals
+        approvals = self.host.approvals
+        mine = [a for a in approvals if a.agent == self.host.selected]
+        chosen = mine or list(approvals)
         return chosen[0] if chosen else None
 
     # ------------------------------------------------------------------ selection
 
     def action_select(self, step: int) -> None:
-        names = self.deck.names
+        names = [a.name for a in self.host.agents]
         if not names:
             return
-        index = names.index(self.deck.selected) if self.deck.selected in names else -step
-        self.deck_app.select_agent(names[(index + step) % len(names)])
+        selected = self.host.selected
+        index = names.index(selected) if selected in names else -step
+        self.post_message(SelectAgent(names[(index + step) % len(names)]))
 
     def action_jump(self, number: int) -> None:
-        agents = self.deck.agents
+        agents = self.host.agents
         if number == 0:
             target = next((a for a in agents if a.is_lead), None)
         else:
-            teammates = self.deck.teammates
-            target = teammates[number - 1] if number <= len(teammates) else None
+            others = teammates(agents)
+            target = others[number - 1] if number <= len(others) else None
         if target is None:
             self.notify(f"No agent {number}.", severity="warning")
             return
-        self.deck_app.select_agent(target.name)
+        self.post_message(SelectAgent(target.name))
 
     def action_toggle_filter(self) -> None:
-        self.deck_app.set_feed_filter(None if self.deck.feed_filter else self.deck.selected)
+        host = self.host
+        self.post_message(FilterFeed(None if host.feed_filter else host.selected))
 
     def action_toggle_board(self) -> None:
-        self.deck.board_visible = not self.deck.board_visible
-        self.deck_app.broadcast({"board"})
+        self.post_message(ToggleBoard())
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
 
-    # ------------------------------------------------------------------ runtime calls
+    # ------------------------------------------------------------------ steering
 
-    def _call(self, what: str, method: str, *args: Any) -> str | None:
-        """Call ``runtime.method(*args)``; errors become notifications, never crashes."""
-        runtime = self.runtime
-        if runtime is None:
-            self.notify(READ_ONLY, severity="warning")
-            return None
-        try:
-            answer = getattr(runtime, method)(*args)
-        except Exception as exc:  # the runtime's error is the person's information
-            self.notify(escape(f"{what}: {exc}"), title="Failed", severity="error")
-            return None
-        finally:
-            self.deck_app.pull_approvals()
-        return "" if answer is None else str(answer)
-
-    def _report(self, what: str, answer: str | None) -> None:
-        if answer is None:
-            return
-        bad = answer.startswith(("already", "unknown", "not ", "no "))
-        self.notify(
-            escape(f"{what}: {answer}" if answer else what),
-            severity="warning" if bad else "information",
-        )
+    def report(self, outcome: Outcome, *, quiet: bool = False) -> Outcome:
+        """Show ``outcome`` (a success only unless ``quiet``); returns it."""
+        if outcome.failed:
+            self.notify(escape(outcome.message), title="Failed", severity="error")
+        elif not outcome.ok:
+            self.notify(escape(outcome.message), severity="warning")
+        elif not quiet:
+            self.notify(escape(outcome.message))
+        return outcome
 
     def _teammate(self, verb: str) -> str | None:
-        name = self.deck.selected
-        agent = self.deck.agent(name)
+        agent = self.host.agent(self.host.selected)
         if agent is None or agent.is_lead:
             self.notify(f"Select a teammate to {verb} (shift+up/down).", severity="warning")
             return None
@@ -211,21 +195,19 @@ class DeckScreen(Screen[None]):
 
     def answer(self, approval: Approval, action: str, text: str = "") -> None:
         """Answer ``approval``: approve | reject (with ``text``) | allow | always | deny."""
-        rid = approval.request_id
-        if approval.kind == "plan":
-            if action == "approve":
-                answer = self._call("approve plan", "approve_plan", rid)
-            else:
-                answer = self._call("reject plan", "reject_plan", rid, text)
-        elif approval.kind == "shutdown":
-            if action == "approve":
-                answer = self._call("approve shutdown", "approve_shutdown", rid)
-            else:
-                answer = self._call("reject shutdown", "reject_shutdown", rid, text)
-        else:
-            allow = action in ("approve", "allow", "always")
-            answer = self._call("permission", "answer_permission", rid, allow, action == "always")
-        self._report(approval.title, answer)
+        steering = self.steering
+        match action:
+            case "approve":
+                outcome = steering.approve(approval)
+            case "reject":
+                outcome = steering.reject(approval, text)
+            case "allow" | "always":
+                outcome = steering.allow(approval, always=action == "always")
+            case _:
+                outcome = steering.deny(approval, text or None)
+        self.report(outcome)
+        if outcome.settled:
+            self.post_message(ApprovalSettled(approval.request_id))
 
     @work(group="ui", exit_on_error=False)
     async def open_approval(self, approval: Approval) -> None:
@@ -242,35 +224,49 @@ class DeckScreen(Screen[None]):
     def action_shutdown(self) -> None:
         name = self._teammate("shut down")
         if name is not None:
-            self.request_shutdown(name)
+            self.post_message(AskShutdown(name))
 
-    def request_shutdown(self, name: str) -> None:
-        agent = self.deck.agent(name)
+    @on(AskShutdown)
+    def _ask_shutdown(self, message: AskShutdown) -> None:
+        message.stop()
+        agent = self.host.agent(message.name)
         if agent is not None and agent.status in TERMINAL_STATUSES:
-            self.notify(f"{name} has already {agent.status}.", severity="warning")
+            self.notify(f"{message.name} has already {agent.status}.", severity="warning")
             return
-        self._report(f"shutdown {name}", self._call("shutdown", "request_shutdown", name))
+        self.report(self.steering.shutdown(message.name))
 
-    def interrupt(self, name: str) -> None:
-        self._report(f"interrupted {name}", self._call("interrupt", "interrupt", name))
+    @on(AskInterrupt)
+    def _ask_interrupt(self, message: AskInterrupt) -> None:
+        message.stop()
+        self.report(self.steering.interrupt(message.name))
 
     def action_kill(self) -> None:
         name = self._teammate("kill")
         if name is not None:
-            self.confirm_kill(name)
+            self.post_message(AskKill(name))
+
+    @on(AskKill)
+    def _ask_kill(self, message: AskKill) -> None:
+        message.stop()
+        self.confirm_kill(message.name)
 
     @work(group="ui", exit_on_error=False)
     async def confirm_kill(self, name: str) -> None:
-        if self.runtime is None:
+        if self.steering.read_only:
             self.notify(READ_ONLY, severity="warning")
             return
         question = f"Kill {name}? Its turn stops now; unfinished tasks go back to pending."
         if await self.app.push_screen_wait(ConfirmScreen(question, confirm_label="Kill")):
-            self._report(f"killed {name}", self._call("kill", "kill", name))
+            self.report(self.steering.kill(name))
+
+    @on(AskSpawn)
+    def _ask_spawn(self, message: AskSpawn) -> None:
+        message.stop()
+        self.spawn_teammate()
 
     @work(group="ui", exit_on_error=False)
     async def spawn_teammate(self) -> None:
-        if self.runtime is None:
+        if self.steering.read_only:
             self.notify(READ_ONLY, severity="warning")
             return
         name = await self.app.push_screen_wait(
@@ -283,18 +279,8 @@ class DeckScreen(Screen[None]):
         )
         if not prompt:
             return
-        try:
-            answer = await self.runtime.spawn_teammate(name, prompt)
-        except Exception as exc:
-            self.notify(escape(f"spawn {name}: {exc}"), title="Failed", severity="error")
-            return
-        self._report(f"spawn {name}", answer)
-        self.deck_app.pull_agents()
+        self.report(await self.steering.spawn(name, prompt))
 
     def send_to(self, agent: str, text: str) -> None:
         """The person's message: the lead gets it as a prompt, a teammate as injected mail."""
-        agent_snap = self.deck.agent(agent)
-        if agent_snap is None or agent_snap.is_lead:
-            self._call("send", "submit", text)
-        else:
-            self._call("send", "inject_message", agent, text)
+        self.report(self.steering.send(agent, text), quiet=True)

@@ -11,10 +11,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList
 
 from app.core.paths import LEAD_NAME
+from app.messages import OpenAgent, SelectAgent
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
-from app.screens.deck import ALL_PARTS, DeckScreen
+from app.screens.deck import DeckScreen
 from app.store import StoreDelta
+from app.view_state import TeamFiles, agent_colors
 from widgets.approvals import ApprovalsQueue
 from widgets.borders import set_border
 from widgets.message_feed import MessageFeed
@@ -33,7 +35,7 @@ class LeaderScreen(DeckScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        clock = self.deck_app.clock
+        clock = self.host.clock
         yield StatusBar(id="status")
         with Horizontal(id="main"):
             with Vertical(id="side"):
@@ -46,77 +48,79 @@ class LeaderScreen(DeckScreen):
         yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
         yield Footer()
 
-    _shown_selection: str | None = None
-
     def on_mount(self) -> None:
+        host = self.host
         set_border(self.query_one("#roster"), title="Team")
         set_border(self.query_one("#board"), title="Tasks")
         set_border(self.query_one("#lead"), title=LEAD_NAME)
         prompt = self.query_one("#prompt", Input)
-        if self.runtime is None:
+        lead = self.query_one("#lead", Transcript)
+        if self.steering.read_only:
             prompt.placeholder = "Read-only viewer: no runtime to send to"
             prompt.disabled = True
-        lead = self.query_one("#lead", Transcript)
-        if self.runtime is not None:
-            lead.show(
-                LEAD_NAME,
-                self.runtime.transcript(LEAD_NAME),
-                self.deck_app.partial.get(LEAD_NAME, ""),
-            )
-        else:
             lead.show(None, [])
-        self.refresh_deck(ALL_PARTS)
+        else:
+            lead.show(LEAD_NAME, host.transcript(LEAD_NAME), host.partial.get(LEAD_NAME, ""))
+        self.watch(self.app, "header", self.show_header)
+        self.watch(self.app, "files", self._show_files)
+        self.watch(self.app, "agents", self._show_agents)
+        self.watch(self.app, "approvals", self._show_approvals)
+        self.watch(self.app, "selected", self._show_selection)
+        self.watch(self.app, "feed_filter", self._show_filter)
+        self.watch(self.app, "board_visible", self._show_board)
         self.query_one("#roster").focus()
 
     # ------------------------------------------------------------------ state in
 
-    def refresh_deck(self, parts: frozenset[str] | set[str]) -> None:
-        deck = self.deck
-        if "agents" in parts or "header" in parts or "approvals" in parts:
-            self.show_status()
-        if "agents" in parts:
-            roster = self.query_one(Roster)
-            roster.set_agents(deck.agents, deck.inbox_errors, deck.selected)
-            error = Text(f"⚠ {deck.config_error}", style="bold red") if deck.config_error else ""
-            set_border(roster, subtitle=error)
-            feed = self.query_one(MessageFeed)
-            feed.set_colors(deck.colors)
-            self.query_one(TaskBoard).recolor(deck.colors)
-        if "approvals" in parts or deck.selected != self._shown_selection:
-            queue = self.query_one(ApprovalsQueue)
-            queue.set_approvals(deck.approvals)
-            if deck.selected != self._shown_selection:
-                # Selecting a teammate highlights its own request: a / r answer that one.
-                self._shown_selection = deck.selected
-                queue.highlight_agent(deck.selected)
-            count = f" ({len(deck.approvals)})" if deck.approvals else ""
-            set_border(queue, title=f"Approvals{count}")
-        if "filter" in parts or "agents" in parts:
-            self._show_filter()
-        if "board" in parts:
-            self.query_one(TaskBoard).display = deck.board_visible
-        if "header" in parts:
-            board = self.query_one(TaskBoard)
-            set_border(board, title=f"Tasks ({deck.open_tasks} open)")
-            errors = deck.task_errors
-            first = next(iter(errors.values()), "")
-            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-            board.set_error(f"{first}{more}")
+    def _show_agents(self) -> None:
+        host = self.host
+        roster = self.query_one(Roster)
+        roster.set_agents(list(host.agents), dict(host.files.inbox_errors), host.selected)
+        colors = agent_colors(host.files, host.agents)
+        self.query_one(MessageFeed).set_colors(colors)
+        self.query_one(TaskBoard).recolor(colors)
+        self._show_filter()
+
+    def _show_files(self, files: TeamFiles) -> None:
+        self._show_agents()
+        roster = self.query_one(Roster)
+        error = Text(f"⚠ {files.config_error}", style="bold red") if files.config_error else ""
+        set_border(roster, subtitle=error)
+        board = self.query_one(TaskBoard)
+        set_border(board, title=f"Tasks ({files.open_tasks} open)")
+        errors = files.task_errors
+        first = next(iter(errors.values()), "")
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        board.set_error(f"{first}{more}")
+
+    def _show_approvals(self, approvals: tuple[Approval, ...]) -> None:
+        queue = self.query_one(ApprovalsQueue)
+        queue.set_approvals(list(approvals))
+        count = f" ({len(approvals)})" if approvals else ""
+        set_border(queue, title=f"Approvals{count}")
+
+    def _show_selection(self, selected: str | None) -> None:
+        self.query_one(Roster).select(selected)
+        # Selecting a teammate highlights its own request: a / r answer that one.
+        self.query_one(ApprovalsQueue).highlight_agent(selected)
 
     def _show_filter(self) -> None:
+        host = self.host
         feed = self.query_one(MessageFeed)
-        feed.set_filter(self.deck.feed_filter)
+        feed.set_filter(host.feed_filter)
         title = "Messages"
-        if self.deck.feed_filter:
-            title += f" · {self.deck.feed_filter} only (f: all)"
-        inbox_errors = self.deck.inbox_errors
-        first = next(iter(inbox_errors.values()), "")
+        if host.feed_filter:
+            title += f" · {host.feed_filter} only (f: all)"
+        first = next(iter(host.files.inbox_errors.values()), "")
         set_border(
             feed, title=title, subtitle=Text(f"⚠ {first}", style="bold red") if first else ""
         )
 
+    def _show_board(self, visible: bool) -> None:
+        self.query_one(TaskBoard).display = visible
+
     def apply_store(self, delta: StoreDelta) -> None:
-        """Board rows and feed lines from a store delta (call inside ``batch_update``)."""
+        """Board rows and feed lines: the store's incremental parts (inside ``batch_update``)."""
         board = self.query_one(TaskBoard)
         if delta.reset or delta.task_upserts or delta.task_removals:
             board.apply(delta.task_upserts, delta.task_removals, reset=delta.reset)
@@ -126,8 +130,6 @@ class LeaderScreen(DeckScreen):
         else:
             feed.add_items(delta.feed_added)
             feed.touch(delta.feed_updated)
-        if delta.inbox_errors or delta.feed_reset:
-            self._show_filter()
 
     def on_text(self, agent: str, text: str) -> None:
         if agent == LEAD_NAME:
@@ -157,11 +159,11 @@ class LeaderScreen(DeckScreen):
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
-        self.deck_app.select_agent(event.name)
+        self.post_message(SelectAgent(event.name))
 
     @on(Roster.Opened)
     def _opened(self, event: Roster.Opened) -> None:
-        self.deck_app.open_agent(event.name)
+        self.post_message(OpenAgent(event.name))
 
     @on(OptionList.OptionSelected, "#approvals")
     def _review(self, event: OptionList.OptionSelected) -> None:

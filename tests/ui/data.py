@@ -163,4 +163,5 @@ def make_runtime() -> FakeRuntime:
 
 def make_app(root: Path, runtime: FakeRuntime | None = None, **kwargs: object) -> TeamDeckApp:
     home = build_home(root) if not (root / "teams" / TEAM).exists() else Home(root)
-    return TeamDeckApp(home, runtime, clock=fixed_clock, watch=False, **kwargs)  # type: ignore[arg-type]
+    factory = runtime.factory if runtime is not None else None
+    return TeamDeckApp(home, factory, clock=fixed_clock, watch=False, **kwargs)  # type: ignore[arg-type]

@@ -38,8 +38,14 @@ class FakeRuntime:
         self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
         self.calls: list[tuple[Any, ...]] = []
         self.spawner: Any = None
+        self.watcher: Any = None
         self._listeners: list[Callable[[RuntimeEvent], None]] = []
         self.started = False
+
+    def factory(self, watcher: Any, spawner: Any) -> FakeRuntime:
+        """A ``RuntimeFactory`` for the app: keeps what the app injects, returns this runtime."""
+        self.watcher, self.spawner = watcher, spawner
+        return self
 
     # ------------------------------------------------------------------ events
 

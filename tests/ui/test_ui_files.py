@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from app.app import TeamDeckApp
 from app.core import Home, InboxChanged, InboxMessage, TaskChanged, TeamChanged
+from app.messages import SwitchTeam
 from tests.ui.data import TEAM, build_home, fixed_clock, make_app, ts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
@@ -52,7 +53,7 @@ async def test_in_process_writes_reach_board_feed_and_panels(
         await wait_for(pilot, lambda: new.id in board.task_ids)
         home.tasks(TEAM).update(new.id, status="in_progress", owner="tester")
         await wait_for(
-            pilot, lambda: deck.deck.current_tasks.get("tester") == "#8 Document refresh"
+            pilot, lambda: deck.files.current_tasks.get("tester") == "#8 Document refresh"
         )
         assert "#8 Document refresh" in screen_text(deck)  # the tester's panel
         home.tasks(TEAM).delete("5")
@@ -87,18 +88,18 @@ async def test_corrupt_files_show_badges_and_nothing_crashes(deck: TeamDeckApp) 
         (home.layout.task_dir(TEAM) / "4.json").write_text("not json")
         # written behind the core's back (no event, no watcher here): announce them
         deck.queue_changes([InboxChanged(TEAM, "researcher"), TaskChanged(TEAM, "4")])
-        await wait_for(pilot, lambda: "researcher" in deck.deck.inbox_errors)
+        await wait_for(pilot, lambda: "researcher" in deck.files.inbox_errors)
         text = screen_text(deck)
         assert "⚠ researcher.json is corrupt" in text  # the researcher's panel
         assert "⚠ 4.json is corrupt" in text  # the task board
         home.layout.config_path(TEAM).write_text("{")
         deck.queue_changes([TeamChanged(TEAM)])
-        await wait_for(pilot, lambda: deck.deck.config_error is not None)
+        await wait_for(pilot, lambda: deck.files.config_error is not None)
         assert "⚠ config.json is corrupt" in screen_text(deck)
         assert len([n for n in notes(deck) if "is corrupt" in n]) == 3
         home.mailbox(TEAM).path("researcher").write_text("[]")
         deck.queue_changes([InboxChanged(TEAM, "researcher")])
-        await wait_for(pilot, lambda: "researcher" not in deck.deck.inbox_errors)
+        await wait_for(pilot, lambda: "researcher" not in deck.files.inbox_errors)
         assert deck.is_running
 
 
@@ -106,10 +107,10 @@ async def test_read_only_viewer(tmp_path: Path) -> None:
     app = make_app(tmp_path, None)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        assert app.deck.team == TEAM
+        assert app.files.team == TEAM
         queue = app.screen.query_one(ApprovalsQueue)
         assert [a.kind for a in queue.approvals] == ["plan", "permission"]
-        assert [a.name for a in app.deck.agents] == [
+        assert [a.name for a in app.agents] == [
             "team-lead",
             "researcher",
             "engineer",
@@ -132,13 +133,14 @@ async def test_read_only_viewer(tmp_path: Path) -> None:
 
 
 async def test_an_empty_home_waits_for_a_team(tmp_path: Path) -> None:
-    app = TeamDeckApp(Home(tmp_path), FakeRuntime(team=None), clock=fixed_clock, watch=False)
+    runtime = FakeRuntime(team=None)
+    app = TeamDeckApp(Home(tmp_path), runtime.factory, clock=fixed_clock, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         assert "no team yet" in screen_text(app)
         build_home(tmp_path)
-        app.switch_team(TEAM)  # what the runtime's TeamLifecycle("created") does
-        await wait_for(pilot, lambda: app.deck.team == TEAM and app.deck.open_tasks == 5)
+        app.post_message(SwitchTeam(TEAM))  # what the runtime's TeamLifecycle("created") does
+        await wait_for(pilot, lambda: app.files.team == TEAM and app.files.open_tasks == 5)
 
 
 WRITER = """
@@ -152,7 +154,7 @@ Home(sys.argv[1]).mailbox(sys.argv[2]).send(
 
 async def test_another_process_write_appears_through_the_real_watcher(tmp_path: Path) -> None:
     build_home(tmp_path)
-    app = TeamDeckApp(Home(tmp_path), FakeRuntime(), clock=fixed_clock)  # watch=True
+    app = TeamDeckApp(Home(tmp_path), FakeRuntime().factory, clock=fixed_clock)  # watch=True
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         feed = app.screen.query_one(MessageFeed)

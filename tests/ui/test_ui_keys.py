@@ -56,15 +56,15 @@ async def highlight(pilot: Pilot[None], request_id: str) -> None:
 async def test_shift_arrows_select_agents_and_wrap(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        assert deck.deck.selected == "team-lead"
+        assert deck.selected == "team-lead"
         await pilot.press("shift+down")
-        assert deck.deck.selected == "researcher"
+        assert deck.selected == "researcher"
         await pilot.press("shift+down", "shift+down")
-        assert deck.deck.selected == "tester"
+        assert deck.selected == "tester"
         await pilot.press("shift+down")
-        assert deck.deck.selected == "team-lead"
+        assert deck.selected == "team-lead"
         await pilot.press("shift+up")
-        assert deck.deck.selected == "tester"
+        assert deck.selected == "tester"
         panel = deck.screen.query_one("#roster").query(".-selected").first()
         assert panel.agent.name == "tester"  # type: ignore[attr-defined]
 
@@ -73,13 +73,13 @@ async def test_digits_jump_to_teammates_and_zero_to_the_lead(deck: TeamDeckApp) 
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("2")
-        assert deck.deck.selected == "engineer"
+        assert deck.selected == "engineer"
         await pilot.press("3")
-        assert deck.deck.selected == "tester"
+        assert deck.selected == "tester"
         await pilot.press("0")
-        assert deck.deck.selected == "team-lead"
+        assert deck.selected == "team-lead"
         await pilot.press("9")
-        assert deck.deck.selected == "team-lead"
+        assert deck.selected == "team-lead"
         assert "No agent 9." in notes(deck)
 
 
@@ -87,9 +87,9 @@ async def test_roster_arrows_and_click_select(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("down", "down")
-        assert deck.deck.selected == "engineer"
+        assert deck.selected == "engineer"
         await pilot.click("TeammatePanel", offset=(5, 1))
-        assert deck.deck.selected == "team-lead"
+        assert deck.selected == "team-lead"
 
 
 # ---------------------------------------------------------------------- agent view
@@ -155,7 +155,7 @@ async def test_prompt_to_the_lead_from_the_leader_view(
         assert ("submit", "ship it") in runtime.calls
         await pilot.press("escape")  # leaves the input: single keys work again
         await pilot.press("1")
-        assert deck.deck.selected == "researcher"
+        assert deck.selected == "researcher"
 
 
 # ---------------------------------------------------------------------- approvals by key
@@ -357,7 +357,7 @@ async def test_K_kills_after_confirmation(deck: TeamDeckApp, runtime: FakeRuntim
         await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))
         await pilot.press("y")
         await wait_for(pilot, lambda: ("kill", "engineer") in runtime.calls)
-        await wait_for(pilot, lambda: deck.deck.agent("engineer").status == "killed")  # type: ignore[union-attr]
+        await wait_for(pilot, lambda: deck.agent("engineer").status == "killed")  # type: ignore[union-attr]
         assert "killed" in screen_text(deck)
 
 
@@ -466,7 +466,7 @@ async def test_spawn_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRu
         await pilot.pause()
         await type_text(pilot, "review the diff")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: deck.deck.agent("reviewer") is not None)
+        await wait_for(pilot, lambda: deck.agent("reviewer") is not None)
         assert ("spawn_teammate", "reviewer", "review the diff", False) in runtime.calls
 
 

@@ -19,7 +19,8 @@ from app.core.protocol import (
 from app.feed_format import describe, format_count, format_elapsed, one_line, short_time
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import StatusChanged, TextDelta, TranscriptEntry
-from app.store import DeckState, EventBuffer, Store
+from app.store import Store
+from app.view_state import EventBuffer, TeamFiles, find_agent, merge_agents, valid_selection
 from tests.ui.data import TEAM, build_home, ts
 
 # ---------------------------------------------------------------------- feed lines
@@ -215,17 +216,16 @@ def test_no_team_until_one_appears(tmp_path: Path) -> None:
 
 def test_merge_agents_prefers_live_files_for_tasks(tmp_path: Path) -> None:
     home = build_home(tmp_path)
-    state = DeckState()
-    state.apply(Store(home).load())
-    state.merge_agents(None)  # read-only: from the config
-    assert [a.name for a in state.agents] == ["team-lead", "researcher", "engineer", "tester"]
-    assert state.agents[0].is_lead
-    assert state.agent("researcher").current_task == "#2 Design token refresh"  # type: ignore[union-attr]
+    files = Store(home).load().files(TeamFiles())
+    agents = merge_agents(None, files)  # read-only: from the config
+    assert [a.name for a in agents] == ["team-lead", "researcher", "engineer", "tester"]
+    assert agents[0].is_lead
+    assert find_agent(agents, "researcher").current_task == "#2 Design token refresh"  # type: ignore[union-attr]
     runtime = [AgentSnapshot("team-lead", "blue", "running", is_lead=True)]
     runtime.append(AgentSnapshot("engineer", "green", "idle", current_task="#9 stale"))
-    state.merge_agents(runtime)
-    assert state.agent("engineer").current_task == "#3 Implement token refresh"  # type: ignore[union-attr]
-    assert state.selected == "team-lead"
+    agents = merge_agents(runtime, files)
+    assert find_agent(agents, "engineer").current_task == "#3 Implement token refresh"  # type: ignore[union-attr]
+    assert valid_selection(None, agents) == "team-lead"
 
 
 def test_event_buffer_merges_text_per_agent_in_order() -> None:

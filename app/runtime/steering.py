@@ -1,0 +1,203 @@
+"""Steering: everything a person can tell a running team, as one small typed interface.
+
+Screens call a :class:`Steering` and show the :class:`Outcome` it returns; they never call
+runtime methods by name. :class:`RuntimeSteering` steers an in-process ``TeamRuntime`` (any
+``RuntimeAPI``); :class:`ReadOnlySteering` refuses everything (a viewer of someone else's
+files). Another implementation (e.g. one that writes answer frames into a Claude Code home's
+inboxes) only has to implement the same methods.
+
+Every answer is one line in words (no request ids): it goes straight into a notification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from app.core.paths import LEAD_NAME
+from app.runtime.api import Approval, RuntimeAPI
+
+READ_ONLY = "Read-only viewer: there is no runtime here to answer that."
+
+#: How the runtime says that a request cannot be answered (any more).
+_STALE_PREFIXES = ("already resolved", "unknown request id")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What came of one steering call.
+
+    Attributes:
+        ok: the team was told (``False``: nothing was sent).
+        message: one line for the person, in words.
+        failed: the call raised (an error, not merely a stale or refused request).
+        settled: the request named in the call is no longer pending, answered now or
+            before; a view may drop it at once instead of waiting for the runtime's event.
+    """
+
+    ok: bool
+    message: str
+    failed: bool = False
+    settled: bool = False
+
+
+class Steering(Protocol):
+    """The person's levers on a team (see the module docstring)."""
+
+    @property
+    def read_only(self) -> bool:
+        """True when every call is refused (nothing to steer)."""
+
+    def approve(self, approval: Approval) -> Outcome:
+        """Approve a plan, allow a permission once, or let a teammate shut down."""
+
+    def reject(self, approval: Approval, feedback: str) -> Outcome:
+        """Reject a plan or a shutdown with ``feedback`` (a permission is denied)."""
+
+    def allow(self, approval: Approval, always: bool = False) -> Outcome:
+        """Allow a permission request; ``always`` also keeps its rule for the session."""
+
+    def deny(self, approval: Approval, feedback: str | None = None) -> Outcome:
+        """Deny a permission request (any other request is rejected with ``feedback``)."""
+
+    def shutdown(self, agent: str) -> Outcome:
+        """Ask a teammate to shut down (it answers, and may refuse)."""
+
+    def kill(self, agent: str) -> Outcome:
+        """Stop a teammate now; its unfinished tasks go back to pending."""
+
+    def interrupt(self, agent: str) -> Outcome:
+        """Stop an agent's current turn."""
+
+    def send(self, agent: str, text: str) -> Outcome:
+        """The person's message: the lead gets it as a prompt, a teammate before other mail."""
+
+    async def spawn(self, name: str, prompt: str) -> Outcome:
+        """Start a new teammate called ``name`` working on ``prompt``."""
+
+
+def describe_request(approval: Approval) -> str:
+    """``engineer's plan``, ``researcher's Bash request``, ``tester's shutdown``."""
+    if approval.kind == "permission":
+        return f"{approval.agent}'s {approval.tool_name or 'permission'} request"
+    return f"{approval.agent}'s {approval.kind}"
+
+
+class RuntimeSteering:
+    """Steers a runtime in this process through its ``RuntimeAPI`` methods."""
+
+    read_only = False
+
+    def __init__(self, runtime: RuntimeAPI) -> None:
+        self.runtime = runtime
+
+    # ------------------------------------------------------------------ requests
+
+    def approve(self, approval: Approval) -> Outcome:
+        rid = approval.request_id
+        match approval.kind:
+            case "plan":
+                return self._answer(approval, "approved", lambda: self.runtime.approve_plan(rid))
+            case "shutdown":
+                return self._answer(
+                    approval, "approved", lambda: self.runtime.approve_shutdown(rid)
+                )
+            case _:
+                return self.allow(approval)
+
+    def reject(self, approval: Approval, feedback: str) -> Outcome:
+        rid = approval.request_id
+        match approval.kind:
+            case "plan":
+                call = lambda: self.runtime.reject_plan(rid, feedback)  # noqa: E731
+            case "shutdown":
+                call = lambda: self.runtime.reject_shutdown(rid, feedback)  # noqa: E731
+            case _:
+                return self.deny(approval, feedback)
+        return self._answer(approval, "rejected", call)
+
+    def allow(self, approval: Approval, always: bool = False) -> Outcome:
+        if approval.kind != "permission":
+            return self.approve(approval)
+        rid = approval.request_id
+        verb = "always allowed" if always else "allowed"
+        return self._answer(
+            approval, verb, lambda: self.runtime.answer_permission(rid, True, always)
+        )
+
+    def deny(self, approval: Approval, feedback: str | None = None) -> Outcome:
+        if approval.kind != "permission":
+            return self.reject(approval, feedback or "no reason given")
+        rid = approval.request_id
+        return self._answer(
+            approval, "denied", lambda: self.runtime.answer_permission(rid, False, False)
+        )
+
+    def _answer(self, approval: Approval, verb: str, call: Callable[[], object]) -> Outcome:
+        what = describe_request(approval)
+        try:
+            answer = str(call() or "")
+        except Exception as exc:  # the runtime's error is the person's information
+            return Outcome(False, f"{what}: {exc}", failed=True)
+        if answer.startswith(_STALE_PREFIXES):
+            if answer.startswith("already resolved"):
+                why = answer.removeprefix("already resolved").strip()
+                return Outcome(False, f"{what} was already resolved {why}".strip(), settled=True)
+            return Outcome(False, f"{what} is no longer pending", settled=True)
+        if " request, not a " in answer:  # the runtime names the kinds, not the id
+            return Outcome(False, f"{what}: {answer.split(' is a ', 1)[-1]}")
+        return Outcome(True, f"{what} {verb}", settled=True)
+
+    # ------------------------------------------------------------------ agents
+
+    def shutdown(self, agent: str) -> Outcome:
+        return self._call(
+            f"shutdown {agent}",
+            f"shutdown requested from {agent}",
+            lambda: self.runtime.request_shutdown(agent),
+        )
+
+    def kill(self, agent: str) -> Outcome:
+        return self._call(f"kill {agent}", f"killed {agent}", lambda: self.runtime.kill(agent))
+
+    def interrupt(self, agent: str) -> Outcome:
+        return self._call(
+            f"interrupt {agent}", f"interrupted {agent}", lambda: self.runtime.interrupt(agent)
+        )
+
+    def send(self, agent: str, text: str) -> Outcome:
+        if agent == LEAD_NAME:
+            call: Callable[[], object] = lambda: self.runtime.submit(text)  # noqa: E731
+        else:
+            call = lambda: self.runtime.inject_message(agent, text)  # noqa: E731
+        return self._call(f"send to {agent}", f"message sent to {agent}", call)
+
+    async def spawn(self, name: str, prompt: str) -> Outcome:
+        try:
+            await self.runtime.spawn_teammate(name, prompt)
+        except Exception as exc:
+            return Outcome(False, f"spawn {name}: {exc}", failed=True)
+        return Outcome(True, f"spawned {name}")
+
+    @staticmethod
+    def _call(what: str, done: str, call: Callable[[], object]) -> Outcome:
+        try:
+            call()
+        except Exception as exc:
+            return Outcome(False, f"{what}: {exc}", failed=True)
+        return Outcome(True, done)
+
+
+class ReadOnlySteering:
+    """For a viewer with no runtime: every call is refused with the same line."""
+
+    read_only = True
+
+    def _refuse(self, *_: object, **__: object) -> Outcome:
+        return Outcome(False, READ_ONLY)
+
+    approve = reject = allow = deny = shutdown = kill = interrupt = send = _refuse
+
+    async def spawn(self, name: str, prompt: str) -> Outcome:
+        return self._refuse()

@@ -1,0 +1,239 @@
+"""What the views show, as plain values (no Textual, no file reading).
+
+The app keeps one value of each kind in a reactive (``TeamDeckApp.agents``, ``.approvals``,
+``.files``, ``.header``, ...) and the views watch them. Here are the types of those values
+and the pure rules that build them:
+
+- :class:`FeedItem`: one message of the team feed.
+- :class:`TeamFiles`: what the team's files say (config, errors, open tasks, current tasks,
+  last peer DMs), as of the store's last delta.
+- :func:`merge_agents`: the agents the panels show, runtime snapshots merged with the files.
+- :class:`HeaderInfo`: the header line's values, counted from the same agents as the panels.
+- :class:`EventBuffer`: runtime events in arrival order, streamed text merged per agent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.core import TeamConfig
+from app.core.paths import LEAD_NAME
+from app.feed_format import FeedLine, describe
+from app.runtime.api import AgentSnapshot, Approval
+from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, TextDelta
+
+# ============================================================================ feed items
+
+
+@dataclass(slots=True, eq=False)
+class FeedItem:
+    """One message of the team feed (a broadcast is one item with several recipients)."""
+
+    timestamp: str
+    seq: int
+    sender: str
+    recipients: tuple[str, ...]
+    text: str
+    summary: str | None = None
+    _line: FeedLine | None = None
+
+    @property
+    def sort_key(self) -> tuple[str, int]:
+        return (self.timestamp, self.seq)
+
+    @property
+    def line(self) -> FeedLine:
+        """The readable line (computed on first use: only drawn items pay for it)."""
+        if self._line is None:
+            recipient = self.recipients[0] if len(self.recipients) == 1 else ""
+            line = describe(self.sender, recipient, self.text, self.summary)
+            if len(self.recipients) > 1 and line.target is not None:
+                line = dataclasses.replace(line, target=", ".join(self.recipients))
+            self._line = line
+        return self._line
+
+    def involves(self, agent: str) -> bool:
+        return self.sender == agent or agent in self.recipients
+
+    def add_recipient(self, name: str) -> None:
+        if name not in self.recipients:
+            self.recipients = (*self.recipients, name)
+            self._line = None
+
+
+# ============================================================================ the team's files
+
+
+@dataclass(frozen=True)
+class TeamFiles:
+    """What the files of the team shown say (the store keeps it; see ``app.store``).
+
+    Compared by value: a view redraws only when something in it changed.
+    """
+
+    team: str | None = None
+    removed: bool = False  # the team shown was deleted (its last state stays on screen)
+    config: TeamConfig | None = None
+    config_error: str | None = None
+    inbox_errors: Mapping[str, str] = field(default_factory=dict)  # agent -> error
+    task_errors: Mapping[str, str] = field(default_factory=dict)  # task id -> error
+    open_tasks: int = 0
+    current_tasks: Mapping[str, str] = field(default_factory=dict)  # owner -> "#3 subject"
+    last_dm: Mapping[str, str] = field(default_factory=dict)  # sender -> "✉ to: summary"
+    teams: tuple[str, ...] = ()  # every team in the home
+
+
+def agent_colors(files: TeamFiles, agents: Iterable[AgentSnapshot]) -> dict[str, str]:
+    """Each agent's colour: the config's, overridden by the runtime's."""
+    config = files.config
+    colors = {m.name: m.color for m in config.members if m.color} if config else {}
+    colors.update({a.name: a.color for a in agents if a.color})
+    return colors
+
+
+# ============================================================================ agents
+
+
+def merge_agents(
+    snapshots: Sequence[AgentSnapshot] | None, files: TeamFiles
+) -> tuple[AgentSnapshot, ...]:
+    """The agents the panels show: the lead first, then teammates (runtime order, then
+    members only the files know about).
+
+    The runtime (``snapshots``; ``None`` for a read-only viewer) knows status, mode and
+    usage; the files know current tasks (live, even for another process's team) and the last
+    peer DMs, and they win for those two.
+    """
+    merged: dict[str, AgentSnapshot] = {}
+    for snap in snapshots or []:
+        merged.setdefault(snap.name, snap)
+    config = files.config
+    if config is not None:
+        for member in config.members:
+            if member.name in merged:
+                continue
+            is_lead = member.agent_id == config.lead_agent_id or member.name == LEAD_NAME
+            merged[member.name] = AgentSnapshot(
+                name=member.name,
+                color=member.color,
+                status="running" if member.is_active else "idle",
+                is_lead=is_lead,
+                model=member.model or "",
+                mode=member.mode or "default",
+                started_at=member.joined_at / 1000 if member.joined_at else 0.0,
+            )
+    agents: list[AgentSnapshot] = []
+    for snap in merged.values():
+        current = files.current_tasks.get(snap.name, snap.current_task)
+        activity = snap.last_activity or files.last_dm.get(snap.name, "")
+        if current != snap.current_task or activity != snap.last_activity:
+            snap = dataclasses.replace(snap, current_task=current, last_activity=activity)
+        agents.append(snap)
+    agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
+    return tuple(agents)
+
+
+def find_agent(agents: Iterable[AgentSnapshot], name: str | None) -> AgentSnapshot | None:
+    return next((a for a in agents if a.name == name), None)
+
+
+def teammates(agents: Iterable[AgentSnapshot]) -> list[AgentSnapshot]:
+    return [a for a in agents if not a.is_lead]
+
+
+def valid_selection(selected: str | None, agents: Sequence[AgentSnapshot]) -> str | None:
+    """``selected`` if it is still shown, else the first agent (the lead), else nothing."""
+    if any(a.name == selected for a in agents):
+        return selected
+    return agents[0].name if agents else None
+
+
+# ============================================================================ the header
+
+
+@dataclass(frozen=True)
+class HeaderInfo:
+    """The header line: its fields are ``StatusBar.show``'s arguments."""
+
+    team: str | None = None
+    model: str = ""
+    teammates: int = 0
+    open_tasks: int = 0
+    approvals: int = 0
+    read_only: bool = False
+    demo: bool = False
+    error: str | None = None
+
+
+def header_info(
+    files: TeamFiles,
+    agents: Sequence[AgentSnapshot],
+    approvals: Sequence[Approval],
+    *,
+    model: str,
+    read_only: bool,
+    demo: bool,
+) -> HeaderInfo:
+    """Counts come from what the panels show: teammates still with the team (a killed,
+    failed or finished one keeps its panel but is not counted)."""
+    team = files.team
+    return HeaderInfo(
+        team=f"{team} (deleted)" if team and files.removed else team,
+        model=model,
+        teammates=sum(1 for a in teammates(agents) if a.status not in TERMINAL_STATUSES),
+        open_tasks=files.open_tasks,
+        approvals=len(approvals),
+        read_only=read_only,
+        demo=demo,
+        error=files.config_error,
+    )
+
+
+# ============================================================================ runtime events
+
+
+class EventBuffer:
+    """Runtime events in arrival order, streamed text merged per agent.
+
+    ``push`` may be called from any thread; ``drain`` returns what arrived since the last call.
+    Consecutive ``TextDelta`` of one agent (with no other event of that agent in between) are
+    joined, so a 50 ms flush renders a burst of tokens once.
+    """
+
+    def __init__(self) -> None:
+        self._events: list[RuntimeEvent] = []
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def push(self, event: RuntimeEvent) -> bool:
+        """Queue ``event``; True if it should be flushed promptly (anything but text)."""
+        with self._lock:
+            if isinstance(event, TextDelta):
+                index = self._open.get(event.agent)
+                if index is not None:
+                    previous = self._events[index]
+                    assert isinstance(previous, TextDelta)
+                    self._events[index] = TextDelta(event.agent, previous.text + event.text)
+                else:
+                    self._open[event.agent] = len(self._events)
+                    self._events.append(event)
+                return False
+            agent = getattr(event, "agent", None)
+            if agent is None:
+                self._open.clear()
+            else:
+                self._open.pop(agent, None)
+            self._events.append(event)
+            return True
+
+    def drain(self) -> list[RuntimeEvent]:
+        with self._lock:
+            events, self._events = self._events, []
+            self._open.clear()
+        return events
+
+    def __len__(self) -> int:
+        return len(self._events)
