@@ -1,15 +1,20 @@
 """One agent turn: stream the model's answer, run its tool calls, feed results back, repeat
 until ``end_turn``.
 
-* Streaming through ``client.messages.stream``; text deltas become TextDelta events.
+* Streaming through ``response.stream_response`` (text deltas become TextDelta events); a
+  response that breaks after it started is retried there, bounded, with backoff.
 * Tool calls pass the permission check first (``permissions.decide``; an "ask" goes to the
   session's ``ask_permission``). Independent read-only calls in one response run concurrently.
 * Prompt caching: ``cache_control`` on the system prompt, the last tool and the conversation
   tail, so each request re-reads the previous prefix from the cache.
 * Messages that arrive while the agent is busy are added at the next tool-result boundary
   (``drain``), never held until ``end_turn``.
-* Interrupting ends the turn cleanly ("interrupted"); API errors after the SDK's own retries
-  end it with a visible error. Nothing here can hang on a dead connection: the SDK has a timeout.
+* The conversation stays valid for the API whatever the model sends: a ``tool_use`` is stored
+  only when it runs (a call cut off by ``max_tokens`` is dropped and the model told so), blank
+  text blocks and empty replies are never stored, thinking blocks go back intact, a
+  ``refusal`` removes the refused exchange, ``pause_turn`` continues the turn.
+* Interrupting ends the turn cleanly ("interrupted"); API errors after all retries end it with
+  one visible line. Nothing here can hang on a dead connection: the client has a read timeout.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.runtime.compaction import compact
-from app.runtime.model import MODEL_ERRORS
 from app.runtime.permissions import allowed_roots, decide
+from app.runtime.response import ResponseFailed, stream_response
 from app.runtime.session import AgentSession
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
@@ -32,6 +37,8 @@ RESULT_PREVIEW = 2000
 #: A turn that keeps calling tools this many times is stopped (a model stuck in a loop must not
 #: burn tokens forever); the agent goes idle with a visible error.
 MAX_ROUNDS = 100
+#: A reply cut off at max_tokens is continued this many times in a row before the turn fails.
+MAX_CONTINUATIONS = 2
 Drain = Callable[[], list[str]]
 
 
@@ -51,6 +58,10 @@ def _append_user(session: AgentSession, blocks: list[dict[str, Any]]) -> None:
         session.messages.append({"role": "user", "content": blocks})
 
 
+#: Blocks that may not carry a ``cache_control`` marker.
+_UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
+
+
 def request_params(session: AgentSession) -> dict[str, Any]:
     """The Messages API request for the session's current conversation, with cache markers."""
     dropped = compact(session.messages)
@@ -64,8 +75,11 @@ def request_params(session: AgentSession) -> dict[str, Any]:
         # Copy only the last message: it is the one that gets the tail marker.
         tail = copy.deepcopy(messages[-1])
         content = tail["content"]
-        if isinstance(content, list) and content:
-            content[-1] = {**content[-1], "cache_control": CACHE}
+        if isinstance(content, list):
+            for index in range(len(content) - 1, -1, -1):
+                if content[index].get("type") not in _UNCACHEABLE:
+                    content[index] = {**content[index], "cache_control": CACHE}
+                    break
         messages = [*messages[:-1], tail]
     params: dict[str, Any] = {
         "model": session.model,
@@ -79,63 +93,162 @@ def request_params(session: AgentSession) -> dict[str, Any]:
     return params
 
 
+class _Checkpoint:
+    """Where this turn's exchange starts, so a refusal can remove it again (the API asks to
+    reset the refused exchange; kept, every later request would be refused too)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        messages = session.messages
+        self.merged: dict[str, Any] | None = None
+        self.length = 0
+        if messages and messages[-1]["role"] == "user":
+            self.merged = messages[-1]
+            self.length = len(messages[-1]["content"])
+        self.count = len(messages)
+
+    def restore(self, session: AgentSession) -> None:
+        messages = session.messages
+        if self.merged is not None:
+            for index, message in enumerate(messages):
+                if message is self.merged:
+                    del messages[index + 1 :]
+                    del message["content"][self.length :]
+                    return
+        # compaction only drops from the front, so the turn's messages are the last ones
+        del messages[min(self.count, len(messages)) :]
+
+
 async def run_turn(
     session: AgentSession, prompt: str | list[dict[str, Any]], drain: Drain | None = None
 ) -> TurnOutcome:
     """Run one turn from ``prompt`` until the model ends it (or it is interrupted / fails)."""
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
+    blocks = [b for b in blocks if not _is_blank_text(b)]
     if isinstance(prompt, str):
         session.record("user", prompt)
-    _append_user(session, blocks)
+    checkpoint = _Checkpoint(session)
+    if blocks:
+        _append_user(session, blocks)
     session.interrupt_event.clear()
     session.completed_this_turn = []
     texts: list[str] = []
     rounds = 0
+    cut_offs = 0
     while True:
         rounds += 1
         if rounds > MAX_ROUNDS:
-            message = f"stopped after {MAX_ROUNDS} model calls in one turn"
-            session.record("error", message)
-            return TurnOutcome("error", "\n".join(texts), message)
+            return _failed(session, texts, f"stopped after {MAX_ROUNDS} model calls in one turn")
         started = time.perf_counter()
         if session.interrupted:
             return _interrupted(session, texts)
         model_started = time.perf_counter()
         try:
-            final = await _stream(session)
-        except asyncio.CancelledError:
-            raise
-        except MODEL_ERRORS as exc:
-            message = describe_api_error(exc)
-            session.record("error", message)
-            session.snapshot.error = message
-            return TurnOutcome("error", "\n".join(texts), message)
+            final = await stream_response(
+                session, request_params(session), lambda a: _unless_interrupted(session, a)
+            )
+        except ResponseFailed as exc:
+            return _failed(session, texts, str(exc))
         model_seconds = time.perf_counter() - model_started
         if final is None:
             return _interrupted(session, texts)
         session.snapshot.error = None
-        content = [_block_dict(b) for b in final.content]
-        session.messages.append({"role": "assistant", "content": content})
+        session.add_usage(final.usage)
+        stop = final.stop_reason
+        if stop == "refusal":
+            checkpoint.restore(session)
+            _account(session, started, model_seconds)
+            return _failed(session, [], _refusal_line(final))
+        content = [_block_dict(b) for b in final.content if not _is_blank_text(b)]
         tool_uses = [b for b in content if b["type"] == "tool_use"]
+        run_tools = bool(tool_uses) and stop in ("tool_use", "pause_turn")
+        if tool_uses and not run_tools:
+            # A cut-off (max_tokens) tool call has a truncated input: never run, never kept,
+            # so no tool_use is ever stored without its tool_result.
+            content = [b for b in content if b["type"] != "tool_use"]
+        if any(b["type"] not in _UNCACHEABLE for b in content) or (
+            stop == "pause_turn" and content
+        ):
+            session.messages.append({"role": "assistant", "content": content})
         for block in content:
-            if block["type"] == "text" and block["text"].strip():
+            if block["type"] == "text":
                 texts.append(block["text"])
                 session.record("assistant", block["text"])
-        session.add_usage(final.usage, tool_calls=len(tool_uses))
-        if final.stop_reason != "tool_use" or not tool_uses:
+        if run_tools:
+            cut_offs = 0
+            results = await execute_tools(session, tool_uses)
+            extra = drain() if drain else []
+            _append_user(session, results + [{"type": "text", "text": t} for t in extra])
+            for text in extra:
+                session.record("user", text)
             _account(session, started, model_seconds)
-            status: Literal["end_turn", "max_tokens"] = (
-                "max_tokens" if final.stop_reason == "max_tokens" else "end_turn"
-            )
-            return TurnOutcome(status, "\n".join(texts))
-        results = await execute_tools(session, tool_uses)
-        extra = drain() if drain else []
-        _append_user(session, results + [{"type": "text", "text": t} for t in extra])
-        for text in extra:
-            session.record("user", text)
+            if session.interrupted:
+                return _interrupted(session, texts)
+            continue
         _account(session, started, model_seconds)
-        if session.interrupted:
-            return _interrupted(session, texts)
+        if stop == "pause_turn":
+            # The API paused a long turn: sending its content back continues it.
+            session.record("notice", "the model paused its turn; continuing")
+            continue
+        if stop == "max_tokens":
+            cut_offs += 1
+            dropped = [b["name"] for b in tool_uses]
+            if cut_offs > MAX_CONTINUATIONS:
+                return _failed(
+                    session,
+                    texts,
+                    f"the reply hit max_tokens ({session.max_tokens}) {cut_offs} times in a row",
+                    status="max_tokens",
+                )
+            note = _cut_off_note(session.max_tokens, dropped)
+            session.record("notice", note)
+            _append_user(session, [{"type": "text", "text": note}])
+            continue
+        return TurnOutcome("end_turn", "\n".join(texts))
+
+
+def _cut_off_note(max_tokens: int, dropped: list[str]) -> str:
+    if dropped:
+        return (
+            f"[Your reply was cut off at the max_tokens limit ({max_tokens}) in the middle of "
+            f"a {dropped[-1]} tool call, which was not run. Call it again with a smaller input "
+            "(split large content over several calls).]"
+        )
+    return (
+        f"[Your reply was cut off at the max_tokens limit ({max_tokens}). Continue exactly "
+        "where it stopped.]"
+    )
+
+
+def _refusal_line(final: Any) -> str:
+    details = getattr(final, "stop_details", None)
+    explanation = getattr(details, "explanation", None) if details is not None else None
+    category = getattr(details, "category", None) if details is not None else None
+    label = f" ({category})" if category else ""
+    reason = explanation or "no explanation given"
+    return (
+        f"the model refused{label}: {reason} — the refused exchange was removed from the "
+        "conversation"
+    )
+
+
+def _is_blank_text(block: Any) -> bool:
+    """An empty or whitespace-only text block: the API rejects them, so none is kept."""
+    kind = block.get("type") if isinstance(block, dict) else getattr(block, "type", None)
+    if kind != "text":
+        return False
+    value = block.get("text") if isinstance(block, dict) else getattr(block, "text", "")
+    return not isinstance(value, str) or not value.strip()
+
+
+def _failed(
+    session: AgentSession,
+    texts: list[str],
+    message: str,
+    status: Literal["error", "max_tokens"] = "error",
+) -> TurnOutcome:
+    session.record("error", message)
+    session.snapshot.error = message
+    return TurnOutcome(status, "\n".join(texts), message)
 
 
 def _account(session: AgentSession, started: float, model_seconds: float) -> None:
@@ -151,41 +264,14 @@ def _interrupted(session: AgentSession, texts: list[str]) -> TurnOutcome:
     return TurnOutcome("interrupted", "\n".join(texts))
 
 
-async def _stream(session: AgentSession) -> Any:
-    """Stream one model response; ``None`` if interrupted while streaming."""
-    params = request_params(session)
-
-    async def consume() -> Any:
-        async with session.client.messages.stream(**params) as stream:
-            async for event in stream:
-                if event.type == "text":
-                    session.delta(event.text)
-                elif event.type == "content_block_start" and event.content_block.type == "tool_use":
-                    session.set_activity(f"calling {event.content_block.name}")
-            return await stream.get_final_message()
-
-    return await _unless_interrupted(session, consume())
-
-
 def _block_dict(block: Any) -> dict[str, Any]:
     if block.type == "text":
         return {"type": "text", "text": block.text}
     if block.type == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if block.type == "thinking":  # passed back exactly as received (the signature covers it)
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     return dict(block.model_dump(exclude_none=True))
-
-
-def describe_api_error(exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    body = getattr(exc, "body", None)
-    detail = ""
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict):
-            detail = str(err.get("message", ""))
-    detail = detail or str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    prefix = f"API error {status}" if status else f"API error ({type(exc).__name__})"
-    return f"{prefix}: {detail}"[:300]
 
 
 # ---------------------------------------------------------------------------- tools
@@ -264,6 +350,8 @@ async def _checked_call(
         tool_use_id=tool_use_id,
         extra_roots=roots,
     )
+    # Only calls that actually run are counted; the next usage event carries the total.
+    session.snapshot.tool_calls += 1
     try:
         return await tool.call(tool_input, ctx)
     except ToolError as exc:

@@ -8,6 +8,8 @@ types are the SDK's own in both cases.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import importlib
 import os
 
@@ -49,13 +51,98 @@ def resolve_model(name: str | None = None) -> str:
     return MODEL_ALIASES.get(chosen.lower(), chosen)
 
 
+AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+CREDENTIAL_ENVS = (API_KEY_ENV, AUTH_TOKEN_ENV)
+
+_held: dict[str, str] = {}
+"""Credentials moved out of the environment by `hold_credentials()` (process-wide)."""
+
+
+def _credential(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None:
+        value = _held.get(name)
+    return value if value is not None and value.strip() else None
+
+
 def has_api_key() -> bool:
-    return bool(os.environ.get(API_KEY_ENV, "").strip())
+    """Whether the real API will be used: an API key, or a bearer token (which the SDK accepts)."""
+    return any(_credential(name) for name in CREDENTIAL_ENVS)
 
 
-#: A stalled connection fails the turn after a minute without a byte (the SDK's default is
-#: ten minutes), so an agent shows an error instead of hanging.
-API_TIMEOUT = httpx2.Timeout(60.0, connect=10.0)
+def hold_credentials() -> None:
+    """Move the API credentials out of the process environment, into this module.
+
+    Child processes (Bash commands) must not read the key, not even from the parent's
+    ``/proc/<pid>/environ``, which shows the environment block the process was started with:
+    removing the variable from ``os.environ`` does not change that block, so its bytes are
+    overwritten too (Linux). Called once by the CLI before any client is built; clients built
+    afterwards get the key from here.
+    """
+    for name in CREDENTIAL_ENVS:
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        _held[name] = value
+        scrub_initial_environ(name)
+        os.environ.pop(name, None)
+
+
+def scrub_initial_environ(name: str) -> bool:
+    """Overwrite ``NAME=value`` in the C environment's strings (the value becomes NUL bytes);
+    True if an entry was found. Only where libc exposes ``environ`` (Linux, macOS)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        environ = ctypes.POINTER(ctypes.c_void_p).in_dll(libc, "environ")
+    except (OSError, ValueError, AttributeError):
+        return False
+    prefix = name.encode() + b"="
+    found = False
+    index = 0
+    while environ[index]:
+        address = environ[index]
+        entry = ctypes.string_at(address)
+        if entry.startswith(prefix) and len(entry) > len(prefix):
+            ctypes.memset(address + len(prefix), 0, len(entry) - len(prefix))
+            found = True
+        index += 1
+    return found
+
+
+class CredentialError(ValueError):
+    """A credential the API would reject for its shape (e.g. a pasted trailing newline)."""
+
+
+def check_credential(name: str, value: str) -> None:
+    if any(c.isspace() or ord(c) < 32 for c in value):
+        raise CredentialError(
+            f"{name} contains whitespace (a trailing newline from a pasted or `cat`-ed key?): "
+            "remove it and try again"
+        )
+
+
+READ_TIMEOUT_ENV = "TEAMDECK_READ_TIMEOUT"
+READ_TIMEOUT = 300.0
+"""Seconds without a byte before a response counts as stalled (then retried by the agent
+loop). Models that think can stay quiet for a while before the first token; the API sends
+`ping` events meanwhile, so a live stream stays well under this. The SDK's default is 600 s."""
+
+DEFAULT_MAX_TOKENS = 32_000
+"""Per response. Thinking tokens count against it, so 8192 was tight for models that think
+before every answer; long tool inputs (a Write of a whole file) need room too."""
+
+
+def read_timeout() -> float:
+    raw = os.environ.get(READ_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else READ_TIMEOUT
+    except ValueError:
+        return READ_TIMEOUT
+    return value if value > 0 else READ_TIMEOUT
+
+
+def api_timeout(read: float | None = None) -> httpx2.Timeout:
+    return httpx2.Timeout(read if read is not None else read_timeout(), connect=10.0)
 
 
 def make_client(
@@ -64,30 +151,63 @@ def make_client(
     api_key: str | None = None,
     max_retries: int = MAX_RETRIES,
     pace: float | None = None,
+    ttft: float | None = None,
+    tps: float | None = None,
+    timeout: float | None = None,
 ) -> anthropic.AsyncAnthropic:
     """The client every agent uses.
 
     Args:
         handler: Force the offline model with this brain (tests pass a `ScriptedModel`). Without
-            it, an explicit `api_key` or `$ANTHROPIC_API_KEY` selects the real API, and otherwise
-            the offline model runs the installed policies.
+            it, an explicit `api_key`, `$ANTHROPIC_API_KEY` or `$ANTHROPIC_AUTH_TOKEN` selects
+            the real API (at `$ANTHROPIC_BASE_URL` if set), and otherwise the offline model runs
+            the installed policies.
         api_key: Use the real API with this key. The key is handed to the SDK and never logged.
         max_retries: SDK retry budget, in both modes.
         pace: Offline seconds per streamed delta; `None` reads `$TEAMDECK_OFFLINE_PACE`.
+        ttft: Offline time to first token in seconds (realistic pace); `None` reads
+            `$TEAMDECK_OFFLINE_TTFT`.
+        tps: Offline output tokens per second (realistic pace; replaces `pace`); `None` reads
+            `$TEAMDECK_OFFLINE_TPS`.
+        timeout: Real API read timeout in seconds; `None` reads `$TEAMDECK_READ_TIMEOUT`
+            (default `READ_TIMEOUT`).
     """
     if handler is None:
-        if api_key:
+        key = api_key or _credential(API_KEY_ENV)
+        token = None if key else _credential(AUTH_TOKEN_ENV)
+        if key or token:
+            try:
+                check_credential(API_KEY_ENV if key else AUTH_TOKEN_ENV, key or token or "")
+            except CredentialError as exc:
+                return _failing_client(str(exc), max_retries)
             return anthropic.AsyncAnthropic(
-                api_key=api_key, max_retries=max_retries, timeout=API_TIMEOUT
+                api_key=key,
+                auth_token=token,
+                max_retries=max_retries,
+                timeout=api_timeout(timeout),
             )
-        if has_api_key():  # the SDK reads the key from the environment
-            return anthropic.AsyncAnthropic(max_retries=max_retries, timeout=API_TIMEOUT)
         handler = default_offline_handler()
-    transport = OfflineTransport(handler, pace=pace)
+    transport = OfflineTransport(handler, pace=pace, ttft=ttft, tps=tps)
     return anthropic.AsyncAnthropic(
         api_key="offline",  # explicit, so the SDK consults no env vars or profiles
         base_url=OFFLINE_BASE_URL,
         http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(transport)),
+        max_retries=max_retries,
+    )
+
+
+def _failing_client(message: str, max_retries: int) -> anthropic.AsyncAnthropic:
+    """A client whose every request fails with ``message`` as a 401, not retried: a malformed
+    key must read as what it is, not as the SDK's "Connection error." (httpx refuses the
+    header) after a round of retries. The dashboard and headless show it like any API error."""
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        body = {"type": "error", "error": {"type": "authentication_error", "message": message}}
+        return httpx2.Response(401, json=body, headers={"x-should-retry": "false"})
+
+    return anthropic.AsyncAnthropic(
+        api_key="invalid",
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)),
         max_retries=max_retries,
     )
 

@@ -21,6 +21,7 @@ from app.runtime.events import (
     TranscriptEntry,
     UsageChanged,
 )
+from app.runtime.model import DEFAULT_MAX_TOKENS
 from app.runtime.permissions import PermissionRules
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
 
@@ -64,7 +65,7 @@ class AgentSession:
         rules: PermissionRules | None = None,
         services: TeamServices | None = None,
         ask_permission: AskPermission | None = None,
-        max_tokens: int = 8192,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         self.identity = identity
         self.home = home

@@ -135,50 +135,113 @@ async def test_a_teammates_model_error_reaches_the_lead_as_a_failed_idle(
     assert frames_in(home, TEAM, "team-lead", "idle_notification")[1]["idleReason"] == "available"
 
 
-async def test_a_stream_cut_mid_tool_call(
+@pytest.fixture(autouse=True)
+def _fast_stream_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("app.runtime.response.RETRY_BACKOFF", 0.01)
+
+
+def no_dangling_tool_use(request: ModelRequest) -> None:
+    """Every tool_use in the request has its result (the transport would answer 400)."""
+    messages = request.messages
+    for index, message in enumerate(messages):
+        if message["role"] != "assistant" or not isinstance(message["content"], list):
+            continue
+        ids = {b["id"] for b in message["content"] if b.get("type") == "tool_use"}
+        after = messages[index + 1]["content"] if index + 1 < len(messages) else []
+        answered = {b.get("tool_use_id") for b in after if isinstance(b, dict)}
+        assert ids <= answered, f"tool_use without tool_result: {ids - answered}"
+
+
+async def test_a_stream_cut_mid_tool_call_is_retried(
     make_runtime: Callable[..., TeamRuntime], project: Path
 ) -> None:
     target = project / "half.txt"
-    cut = cut_stream(
-        text("Writing the file."),
-        tool_use("Write", {"file_path": str(target), "content": "x" * 200}),
+    call = tool_use("Write", {"file_path": str(target), "content": "x" * 200})
+    cut = cut_stream(text("Writing the file."), call)
+
+    def whole_again(request: ModelRequest) -> Any:
+        no_dangling_tool_use(request)
+        return reply(text("Writing the file."), call)
+
+    lead = Script([cut, whole_again, "Written."])
+    rt, observer = await started(
+        make_runtime, Router(team_lead=lead), team=False, lead_mode="acceptEdits"
     )
+    rt.submit("write half.txt")
+    await until(lambda: observer.outcomes, "the turn")
+
+    [outcome] = observer.outcomes
+    assert (outcome.status, outcome.error) == ("end_turn", None)
+    assert len(lead.requests) == 3  # the cut response was replayed once, then the tool ran
+    assert target.read_text() == "x" * 200  # exactly once: nothing of the cut response ran
+    notices = [e.text for e in rt.transcript("team-lead") if e.kind == "notice"]
+    assert any("dropped mid-response" in n and "retrying" in n for n in notices)
+    assert rt.snapshot()[0].tool_calls == 1
+
+
+async def test_a_stream_that_keeps_breaking_ends_the_turn_with_one_line(
+    make_runtime: Callable[..., TeamRuntime], project: Path
+) -> None:
+    target = project / "half.txt"
+    call = tool_use("Write", {"file_path": str(target), "content": "x" * 200})
+    cuts = [cut_stream(text("Writing the file."), call) for _ in range(3)]
 
     def valid_again(request: ModelRequest) -> Any:
-        # no dangling tool_use from the broken response (the transport would answer 400)
-        assert all(
-            b.get("type") != "tool_use"
-            for m in request.messages
-            for b in (m["content"] if isinstance(m["content"], list) else [])
-        )
+        no_dangling_tool_use(request)
         return reply(text("Recovered."))
 
-    lead = Script([cut, valid_again])
-    rt, observer = await started(make_runtime, Router(team_lead=lead), team=False)
+    lead = Script([*cuts, valid_again])
+    rt, observer = await started(
+        make_runtime, Router(team_lead=lead), team=False, lead_mode="acceptEdits"
+    )
     rt.submit("write half.txt")
     await until(lambda: observer.outcomes, "the broken turn")
 
     [outcome] = observer.outcomes
     assert outcome.status == "error"
-    assert outcome.error is not None and "API error" in outcome.error
-    assert "peer closed connection" in outcome.error
-    assert len(lead.requests) == 1  # a broken stream is not replayed (it may have had effects)
+    assert outcome.error is not None and "\n" not in outcome.error
+    assert "peer closed connection" in outcome.error and "after 3 attempts" in outcome.error
+    assert len(lead.requests) == 3
     assert not target.exists()
     assert not [e for e in rt.transcript("team-lead") if e.kind == "tool_call"]
     assert rt.lead_session.messages[-1]["role"] == "user"
+    # the broken streams' tokens are counted
+    lead_usage = rt.snapshot()[0]
+    assert lead_usage.model_calls == 3 and lead_usage.tool_calls == 0
 
     rt.submit("try again")
     await until(lambda: len(observer.outcomes) == 2, "the next turn")
     assert (observer.outcomes[1].status, observer.outcomes[1].text) == ("end_turn", "Recovered.")
 
 
-async def test_an_error_event_mid_stream(make_runtime: Callable[..., TeamRuntime]) -> None:
-    lead = Script([cut_stream(text("Thinking about it " * 5), error=overloaded("Overloaded"))])
+async def test_an_error_event_mid_stream_is_retried(
+    make_runtime: Callable[..., TeamRuntime],
+) -> None:
+    lead = Script(
+        [cut_stream(text("Thinking about it " * 5), error=overloaded("Overloaded")), "Done."]
+    )
     rt, observer = await started(make_runtime, Router(team_lead=lead), team=False)
     rt.submit("hello")
     await until(lambda: observer.outcomes, "the turn")
     [outcome] = observer.outcomes
-    assert outcome.status == "error" and "Overloaded" in (outcome.error or "")
+    assert (outcome.status, outcome.text) == ("end_turn", "Done.")
+
+
+async def test_a_mid_stream_error_that_persists_names_the_error_type(
+    make_runtime: Callable[..., TeamRuntime],
+) -> None:
+    lead = Script(
+        [cut_stream(text("Thinking " * 5), error=overloaded("Overloaded")) for _ in range(3)]
+    )
+    rt, observer = await started(make_runtime, Router(team_lead=lead), team=False)
+    rt.submit("hello")
+    await until(lambda: observer.outcomes, "the turn")
+    [outcome] = observer.outcomes
+    assert outcome.status == "error"
+    assert outcome.error == (
+        "API error mid-response (overloaded_error): Overloaded (after 3 attempts)"
+    )
+    assert "200" not in outcome.error
 
 
 # ====================================================================================== tools

@@ -30,11 +30,21 @@ from .plans import (
     tool_use,
 )
 from .scripted import EchoModel, ScriptedModel, ScriptStep
-from .transport import DEFAULT_PACE, PACE_ENV, OfflineTransport, pace_from_env
+from .transport import (
+    DEFAULT_PACE,
+    PACE_ENV,
+    TPS_ENV,
+    TTFT_ENV,
+    OfflineTransport,
+    Pace,
+    pace_from_env,
+)
 
 __all__ = [
     "DEFAULT_PACE",
     "PACE_ENV",
+    "TPS_ENV",
+    "TTFT_ENV",
     "Block",
     "CutStream",
     "EchoModel",
@@ -43,6 +53,7 @@ __all__ = [
     "ModelHandler",
     "ModelRequest",
     "OfflineTransport",
+    "Pace",
     "PromptCache",
     "Reply",
     "ResponsePlan",

@@ -15,7 +15,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx2
@@ -45,6 +45,46 @@ JSON_CHARS_PER_DELTA = 16
 Event = tuple[str, dict[str, Any]]
 
 
+TTFT_ENV = "TEAMDECK_OFFLINE_TTFT"
+TPS_ENV = "TEAMDECK_OFFLINE_TPS"
+
+
+def _positive_env(name: str) -> float | None:
+    """A positive float from the environment; unset, invalid or <= 0 -> None."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        log.warning("ignoring %s=%r: not a number", name, raw)
+        return None
+    return value if value > 0 else None
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast the offline model streams.
+
+    Either ``per_delta`` seconds before every delta (the default, for watching), or a realistic
+    pace: ``ttft`` seconds before the first delta (time to first token) and then ``tps`` output
+    tokens per second (each delta waits for its estimated tokens), e.g. 0.8 s and 80 tok/s.
+    """
+
+    per_delta: float = DEFAULT_PACE
+    ttft: float = 0.0
+    tps: float | None = None
+
+    def before(self, index: int, data: Mapping[str, Any]) -> float:
+        """Seconds to wait before the ``index``-th content delta carrying ``data``."""
+        wait = self.ttft if index == 0 else 0.0
+        if self.tps is None:
+            return wait + self.per_delta
+        delta = data.get("delta", {})
+        piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking") or ""
+        return wait + estimate_tokens(len(piece)) / self.tps if piece else wait
+
+
 def pace_from_env() -> float:
     """`TEAMDECK_OFFLINE_PACE` as seconds per streamed delta (invalid or negative -> default)."""
     raw = os.environ.get(PACE_ENV, "").strip()
@@ -64,6 +104,8 @@ class OfflineTransport:
     Args:
         handler: Decides each reply.
         pace: Seconds between streamed deltas; `None` reads `TEAMDECK_OFFLINE_PACE` per request.
+        ttft: Seconds before the first delta; `None` reads `TEAMDECK_OFFLINE_TTFT` per request.
+        tps: Output tokens per second (replaces ``pace``); `None` reads `TEAMDECK_OFFLINE_TPS`.
         cache: Prompt cache for the usage counts (a fresh one per transport by default).
         validate: Reject malformed conversations with a 400, as the API does — notably a
             `tool_use` without its `tool_result` in the next message, the classic loop bug.
@@ -74,17 +116,28 @@ class OfflineTransport:
         handler: ModelHandler,
         *,
         pace: float | None = None,
+        ttft: float | None = None,
+        tps: float | None = None,
         cache: PromptCache | None = None,
         validate: bool = True,
     ) -> None:
         self.handler = handler
         self._pace = pace
+        self._ttft = ttft
+        self._tps = tps
         self.cache = cache if cache is not None else PromptCache()
         self.validate = validate
 
     @property
     def pace(self) -> float:
         return self._pace if self._pace is not None else pace_from_env()
+
+    @property
+    def timing(self) -> Pace:
+        """The streaming pace for the next response (env read per request unless given)."""
+        ttft = self._ttft if self._ttft is not None else _positive_env(TTFT_ENV)
+        tps = self._tps if self._tps is not None else _positive_env(TPS_ENV)
+        return Pace(per_delta=self.pace, ttft=ttft or 0.0, tps=tps if tps and tps > 0 else None)
 
     async def __call__(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path.rstrip("/")
@@ -135,7 +188,7 @@ class OfflineTransport:
         events = sse_events(message, reply, cut_at_block=cut.after_blocks if cut else None)
         headers["content-type"] = "text/event-stream; charset=utf-8"
         headers["cache-control"] = "no-cache"
-        return httpx2.Response(200, headers=headers, content=_sse_body(events, self.pace, cut))
+        return httpx2.Response(200, headers=headers, content=_sse_body(events, self.timing, cut))
 
     def _usage(self, request: ModelRequest, reply: Reply) -> dict[str, Any]:
         inputs = self.cache.account(request.body)
@@ -326,12 +379,14 @@ def _dropped() -> httpx2.RemoteProtocolError:
     )
 
 
-async def _sse_body(
-    events: list[Event], pace: float, cut: CutStream | None
-) -> AsyncIterator[bytes]:
+async def _sse_body(events: list[Event], pace: Pace, cut: CutStream | None) -> AsyncIterator[bytes]:
+    deltas = 0
     for name, data in events:
-        if pace > 0 and name == "content_block_delta":
-            await asyncio.sleep(pace)
+        if name == "content_block_delta":
+            wait = pace.before(deltas, data)
+            deltas += 1
+            if wait > 0:
+                await asyncio.sleep(wait)
         yield _sse(name, data)
     if cut is None:
         return

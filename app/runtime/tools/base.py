@@ -41,6 +41,9 @@ class AgentIdentity:
     model: str = ""
     cwd: Path = field(default_factory=Path.cwd)
     is_lead: bool = False
+    #: Claude Code's agent type and plan-mode flag; ``None``: read from the team config.
+    agent_type: str | None = None
+    plan_mode_required: bool | None = None
 
     @property
     def agent_id(self) -> str:

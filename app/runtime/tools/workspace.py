@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from app.core.errors import TeamdeckError
+from app.core.paths import LEAD_NAME
 from app.runtime.permissions import compile_glob, is_compound_command, is_inside
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
@@ -679,6 +681,33 @@ def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def agent_env(ctx: ToolContext) -> dict[str, str]:
+    """Claude Code's teammate variables for a command run by ``ctx.agent`` (seed 001: e.g.
+    ``CLAUDE_CODE_PLAN_MODE_REQUIRED`` is ``"true"``/``"false"``). What the identity does not
+    carry comes from the agent's entry in the team config."""
+    agent = ctx.agent
+    team = agent.team or (ctx.services.current_team() if ctx.services else None)
+    member = None
+    if team and (agent.agent_type is None or agent.plan_mode_required is None):
+        with contextlib.suppress(TeamdeckError, OSError):
+            config = ctx.home.teams.get(team)
+            members = config.members if config else []
+            member = next((m for m in members if m.name == agent.name), None)
+    agent_type = agent.agent_type or (member.agent_type if member else None)
+    plan = agent.plan_mode_required
+    if plan is None:
+        plan = bool(member.plan_mode_required) if member else False
+    env = {
+        "CLAUDE_CODE_AGENT_NAME": agent.name,
+        "CLAUDE_CODE_AGENT_ID": f"{agent.name}@{team}" if team else agent.name,
+        "CLAUDE_CODE_AGENT_TYPE": agent_type or (LEAD_NAME if agent.is_lead else "general-purpose"),
+        "CLAUDE_CODE_PLAN_MODE_REQUIRED": "true" if plan else "false",
+    }
+    if team:
+        env["CLAUDE_CODE_TEAM_NAME"] = team
+    return env
+
+
 #: First words of commands that only read (used by ``Bash.is_read_only`` for simple
 #: commands; nothing with an option that can write, like ``sort -o`` or ``find -delete``).
 READ_ONLY_COMMANDS: frozenset[str] = frozenset(
@@ -763,14 +792,19 @@ class Bash(Tool):
             timeout_ms = min(timeout_ms, BASH_MAX_TIMEOUT_MS)
         cwd = Path(ctx.agent.cwd)
         try:
-            return await run_command(command, cwd, timeout_ms / 1000)
+            return await run_command(command, cwd, timeout_ms / 1000, agent_env(ctx))
         except (FileNotFoundError, NotADirectoryError):
             raise ToolError(f"the working directory {cwd} does not exist") from None
 
 
-async def run_command(command: str, cwd: Path, timeout: float) -> ToolResult:  # noqa: ASYNC109
-    """Run ``command`` in a shell in ``cwd`` (own process group, no stdin, no credentials) and
-    report its merged output (capped), exit code and any timeout."""
+async def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+    extra_env: dict[str, str] | None = None,
+) -> ToolResult:
+    """Run ``command`` in a shell in ``cwd`` (own process group, no stdin, no credentials,
+    ``extra_env`` added) and report its merged output (capped), exit code and any timeout."""
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_shell(
             command,
@@ -778,7 +812,7 @@ async def run_command(command: str, cwd: Path, timeout: float) -> ToolResult:  #
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            env=child_env(),
+            env={**child_env(), **(extra_env or {})},
             start_new_session=True,
             executable=shutil.which("bash") or None,
         )
