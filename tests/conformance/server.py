@@ -127,7 +127,7 @@ class MessagesServer:
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
         self.scripts: dict[str, deque[Step]] = {}
-        self.fallback: dict[str, str] = {}
+        self.fallback: dict[str, str | Callable[[dict[str, Any]], Turn | Fail | Empty]] = {}
         #: thinking blocks sent, by the tool_use id they came with (or the message id)
         self.sent_thinking: dict[str, list[dict[str, Any]]] = {}
         self.lock = threading.Lock()
@@ -142,8 +142,14 @@ class MessagesServer:
         host, port = self.httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def script(self, agent: str, steps: Iterable[Step], then: str | None = None) -> None:
-        """Responses for ``agent``, in order; afterwards ``then`` as a text reply (if given)."""
+    def script(
+        self,
+        agent: str,
+        steps: Iterable[Step],
+        then: str | Callable[[dict[str, Any]], Turn | Fail | Empty] | None = None,
+    ) -> None:
+        """Responses for ``agent``, in order; afterwards ``then``: a text reply, or a function
+        of the request body answering every later request."""
         with self.lock:
             self.scripts.setdefault(agent, deque()).extend(steps)
             if then is not None:
@@ -167,10 +173,14 @@ class MessagesServer:
             queue = self.scripts.get(agent)
             step = queue.popleft() if queue else None
             if step is None:
-                if agent in self.fallback:
-                    return say(self.fallback[agent])
-                self.violations.append(f"unexpected request #{len(self.requests)} from {agent}")
-                return Fail(400, "invalid_request_error", f"script exhausted for {agent}")
+                then = self.fallback.get(agent)
+                if isinstance(then, str):
+                    return say(then)
+                if then is not None:
+                    step = then
+                else:
+                    self.violations.append(f"unexpected request #{len(self.requests)} from {agent}")
+                    return Fail(400, "invalid_request_error", f"script exhausted for {agent}")
         return step(body) if callable(step) else step
 
 
@@ -367,3 +377,22 @@ def sse_events(turn: Turn, model: str, input_tokens: int) -> list[tuple[str, dic
     events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """Everything the last user message says (its text and tool results), as one string."""
+    messages = body.get("messages") or []
+    users = [m for m in messages if m.get("role") == "user"]
+    if not users:
+        return ""
+    content = users[-1]["content"]
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if block.get("type") == "text":
+            parts.append(block["text"])
+        elif block.get("type") == "tool_result":
+            inner = block.get("content")
+            parts.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return "\n".join(parts)
