@@ -11,14 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import inspect
 import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from app import __version__
@@ -53,10 +51,6 @@ SYNOPSIS = """commands:
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
 Handler = Callable[[Home, argparse.Namespace], int]
-
-
-class FeatureUnavailableError(TeamdeckError):
-    """A command whose implementation has not landed yet (``app.app``, headless runtime)."""
 
 
 class ClaimFailedError(TeamdeckError):
@@ -135,18 +129,7 @@ def resolve_inbox_agent(box: Mailbox, agent: str) -> str:
     return box.resolve_recipient(name)
 
 
-# ----------------------------------------------------------------------------- hooks for the lead
-
-
-def optional_module(name: str, what: str) -> ModuleType:
-    """Import ``name``; FeatureUnavailableError if that module itself does not exist yet (an
-    ImportError raised *inside* it is a real bug and propagates)."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
-            raise FeatureUnavailableError(f"{what} is not available yet ({name})") from None
-        raise
+# ----------------------------------------------------------------------------- dashboard, headless
 
 
 def run_tui(
@@ -159,17 +142,18 @@ def run_tui(
 ) -> int:
     """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
     lead; ``viewer``: watch the files only, e.g. a Claude Code home)."""
-    module = optional_module("app.launch", "the dashboard")
+    from app.launch import run_dashboard  # Textual loads only for the dashboard
+
     return int(
-        module.run_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer)
-        or 0
+        run_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer) or 0
     )
 
 
 def run_headless(home: Home, goal: str, json_output: bool) -> int:
     """Run a team on ``goal`` to completion without the UI."""
-    module = optional_module("app.runtime.headless", "headless mode")
-    result = module.run_headless(home, goal, json_output=json_output)
+    from app.runtime.headless import run_headless as run  # the SDK loads only to run a team
+
+    result = run(home, goal, json_output=json_output)
     if inspect.iscoroutine(result):
         result = asyncio.run(result)
     return int(result or 0)

@@ -719,33 +719,6 @@ def test_no_command_with_missing_home_creates_nothing(run: Any, home_dir: Path) 
     assert not home_dir.exists()
 
 
-@pytest.mark.parametrize("argv", [["tui"], ["demo"], ["run", "a goal"]])
-def test_dashboard_not_available_is_one_line(
-    run: Any, argv: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "app.launch", None)  # import -> ModuleNotFound
-    assert_one_line_error(run(*argv), "not available yet")
-
-
-def test_headless_not_available_yet(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "app.runtime.headless", None)  # import -> ModuleNotFound
-    assert_one_line_error(run("run", "a goal", "--headless"), "not available yet")
-
-
-def test_optional_module_reraises_inner_import_errors(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    pkg = tmp_path / "cli_probe_pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "broken.py").write_text("import cli_probe_missing_dependency\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ModuleNotFoundError):
-        cli.optional_module("cli_probe_pkg.broken", "probe")
-    with pytest.raises(cli.FeatureUnavailableError):
-        cli.optional_module("cli_probe_pkg.absent", "probe")
-
-
 def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
 

@@ -31,8 +31,24 @@ BADGE_STYLES: dict[str, str] = {
 }
 
 
+#: Permission modes in words; "default" shows nothing.
+MODE_LABELS: dict[str, str] = {
+    "plan": "plan mode",
+    "acceptEdits": "accepts edits",
+    "bypassPermissions": "bypasses permissions",
+    "delegate": "delegate mode",
+}
+
+
 def badge(status: str) -> Text:
     return Text(status, style=BADGE_STYLES.get(status, ""))
+
+
+def mode_label(mode: str) -> str:
+    """The agent's permission mode as shown on its panel ("" for the default mode)."""
+    if not mode or mode == "default":
+        return ""
+    return MODE_LABELS.get(mode, mode)
 
 
 class TeammatePanel(Widget):
@@ -135,8 +151,11 @@ class TeammatePanel(Widget):
             lines.append(self._line(problem, "bold red"))
         else:
             tokens = agent.input_tokens + agent.output_tokens
-            counters = f"{format_count(tokens)} tok · {agent.tool_calls} tools"
-            lines.append(self._line(counters, "dim"))
+            counters = self._line(f"{format_count(tokens)} tok · {agent.tool_calls} tools", "dim")
+            mode = mode_label(agent.mode)
+            if mode:
+                counters.append(f" · {mode}", style="bold")
+            lines.append(counters)
         for line in lines:
             line.truncate(width, overflow="ellipsis")
         return Text("\n", no_wrap=True).join(lines[: max(1, self.size.height)])
@@ -150,6 +169,9 @@ class TeammatePanel(Widget):
         text.append(agent.name, style=f"bold {color}")
         text.append(" ")
         text.append_text(badge(agent.status))
+        mode = mode_label(agent.mode)
+        if mode:
+            text.append(f" · {mode}", style="italic")
         problem = self._problem()
         if problem:
             text.append(f" {problem}", style="bold red")

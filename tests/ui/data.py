@@ -106,7 +106,7 @@ def agents() -> list[AgentSnapshot]:
              last_activity="✉ engineer: entry points found", input_tokens=12000,
              output_tokens=2300, tool_calls=9),
         snap("engineer", "green", "awaiting approval", current_task="#3 Implement token refresh",
-             last_activity="calling ExitPlanMode", input_tokens=8000, tool_calls=3),
+             last_activity="calling ExitPlanMode", input_tokens=8000, tool_calls=3, mode="plan"),
         snap("tester", "yellow", "stopping", last_activity="shutdown requested"),
     ]  # fmt: skip
 

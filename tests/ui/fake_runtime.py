@@ -78,6 +78,14 @@ class FakeRuntime:
         self.agents = [replace(a, status=status) if a.name == agent else a for a in self.agents]
         self.emit(StatusChanged(agent, status, detail))
 
+    def set_mode(self, agent: str, mode: str) -> None:
+        """The agent's permission mode changed (as a teammate's does when its plan is approved)."""
+        self.agents = [replace(a, mode=mode) if a.name == agent else a for a in self.agents]
+        self.emit(StatusChanged(agent, self.status_of(agent)))
+
+    def status_of(self, agent: str) -> AgentStatus:
+        return next(a.status for a in self.agents if a.name == agent)
+
     def add_approval(self, approval: Approval) -> None:
         self._approvals[approval.request_id] = approval
         self.emit(ApprovalChanged(approval.request_id, approval.kind, approval.agent, False))

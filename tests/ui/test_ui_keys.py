@@ -361,6 +361,30 @@ async def test_K_kills_after_confirmation(deck: TeamDeckApp, runtime: FakeRuntim
         assert "killed" in screen_text(deck)
 
 
+async def test_the_header_counts_the_teammates_the_panels_show_alive(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert "3 teammates" in screen_text(deck)
+        runtime.kill("engineer")
+        await wait_for(pilot, lambda: "2 teammates" in screen_text(deck))
+        assert deck.agent("engineer").status == "killed"  # type: ignore[union-attr]
+
+
+async def test_the_panel_shows_a_teammate_leave_plan_mode(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert "3 tools · plan mode" in screen_text(deck)  # the engineer's panel
+        await pilot.press("2", "a")
+        assert runtime.calls == [("approve_plan", PLAN_ID)]
+        runtime.set_mode("engineer", "default")  # the teammate read the approval
+        await wait_for(pilot, lambda: "plan mode" not in screen_text(deck))
+        assert "engineer" in screen_text(deck)
+
+
 # ---------------------------------------------------------------------- board, feed, help
 
 
