@@ -46,7 +46,7 @@ SYNOPSIS = """commands:
   teamdeck task update --team T ID [--status S] [--owner O] [--blocked-by ID ...]
   teamdeck task claim --team T ID --owner NAME [--check-busy]
   teamdeck send --team T --to NAME [--from NAME] [--summary S] TEXT
-  teamdeck inbox --team T --agent NAME [--unread] [--mark-read]
+  teamdeck inbox --team T --agent NAME [--unread] [--mark-read] | --clear
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -232,13 +232,12 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
 
 
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:
-    config = home.teams.create(args.name, description=args.description)
+    # From the CLI an existing name is an error; the lead's TeamCreate keeps the seeds' "-2".
+    config = home.teams.create(args.name, description=args.description, dedupe=False)
     if args.json:
         emit_json(config.to_json_dict())
     else:
-        wanted = sanitize_name(args.name, "team name")
-        note = f" ({wanted!r} was taken)" if config.name != wanted else ""
-        print(f"created team {config.name}{note}")
+        print(f"created team {config.name}")
     return 0
 
 
@@ -353,6 +352,12 @@ def cmd_task_claim(home: Home, args: argparse.Namespace) -> int:
     tasks = _tasks(home, args)
     owner = strip_team_suffix(args.owner.strip())
     check_raw_name(owner, "owner")
+    config = home.teams.get(tasks.team)
+    member = config.member(owner) if config is not None else None
+    if member is None:
+        known = ", ".join(m.name for m in config.members) if config is not None else "none"
+        raise NotFoundError(f"{owner!r} is not a member of team {tasks.team!r} (members: {known})")
+    owner = member.name
     result = tasks.claim(args.id, owner, check_busy=args.check_busy)
     if args.json:
         emit_json(
@@ -400,6 +405,12 @@ def cmd_send(home: Home, args: argparse.Namespace) -> int:
 def cmd_inbox(home: Home, args: argparse.Namespace) -> int:
     box = home.mailbox(resolve_team(home, args.team))
     agent = resolve_inbox_agent(box, args.agent)
+    if args.clear:  # the seeds' clearMailbox
+        if args.unread or args.mark_read:
+            args.parser.error("--clear cannot be combined with --unread or --mark-read")
+        cleared = box.clear(agent)
+        print(f"cleared the inbox of {agent}" if cleared else f"{agent} has no inbox")
+        return 0
     shown = list(enumerate(box.read(agent)))
     if args.unread:
         shown = [(i, m) for i, m in shown if not m.read]
@@ -416,6 +427,9 @@ def cmd_inbox(home: Home, args: argparse.Namespace) -> int:
             print(f"marked {flipped} message(s) read")
     return 0
 
+
+#: Commands that only look: on a home that does not exist they are an error, never a mkdir.
+READ_ONLY: set[Handler] = {cmd_team_list, cmd_team_show, cmd_task_list, cmd_task_show, cmd_inbox}
 
 # ----------------------------------------------------------------------------- parser
 
@@ -552,6 +566,7 @@ def build_parser() -> argparse.ArgumentParser:
     inbox.add_argument("--agent", metavar="NAME", required=True)
     inbox.add_argument("--unread", action="store_true", help="only unread messages")
     inbox.add_argument("--mark-read", action="store_true", help="mark the shown messages read")
+    inbox.add_argument("--clear", action="store_true", help="delete every message (clearMailbox)")
     _json_option(inbox)
     return parser
 
@@ -573,7 +588,10 @@ def run_command(args: argparse.Namespace) -> int:
         print()
         parser.print_help()
         return 0
-    return handler(open_home(args), args)
+    home = open_home(args)
+    if handler in READ_ONLY:
+        home.require_exists()  # looking never creates a home (nor folders at a mistyped path)
+    return handler(home, args)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -116,9 +116,10 @@ def test_team_create_list_show_delete(run: Any, home_dir: Path) -> None:
     assert (home_dir / "teams" / "my-team" / "config.json").is_file()
     assert (home_dir / "tasks" / "my-team").is_dir()
 
-    again = run("team", "create", "my team")
-    assert again.code == 0
-    assert "created team my-team-2" in again.out and "was taken" in again.out
+    again = run("team", "create", "my team")  # from the CLI a taken name is an error
+    assert_one_line_error(again, "team 'my-team' already exists")
+    assert not (home_dir / "teams" / "my-team-2").exists()
+    assert run("team", "create", "My Team 2").code == 0
 
     listed = run("team", "list")
     assert listed.code == 0
@@ -151,9 +152,31 @@ def test_team_json_output(run: Any) -> None:
     assert run("team", "show", "alpha", "--json").json() == created
 
 
-def test_team_list_empty(run: Any) -> None:
+def test_team_list_empty(run: Any, home_dir: Path) -> None:
+    home_dir.mkdir()
     assert run("team", "list").out.strip() == "no teams"
     assert run("team", "list", "--json").json() == []
+    assert os.listdir(home_dir) == []  # looking created nothing
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["team", "list"],
+        ["team", "show", "alpha"],
+        ["task", "list", "--team", "alpha"],
+        ["inbox", "--team", "alpha", "--agent", "x"],
+    ],
+)
+def test_read_commands_on_a_missing_home_are_an_error(
+    run: Any, tmp_path: Path, argv: list[str]
+) -> None:
+    bad = tmp_path / "bad" / "path"
+    assert_one_line_error(run("--home", str(bad), *argv), f"home {bad} does not exist")
+    assert not (tmp_path / "bad").exists()
+    claude = run("--claude", *argv)  # $CLAUDE_CONFIG_DIR is not created either
+    assert_one_line_error(claude, "claude-home does not exist")
+    assert not (tmp_path / "claude-home").exists()
 
 
 def test_team_delete_refuses_with_teammates_unless_forced(run: Any, home_dir: Path) -> None:
@@ -265,9 +288,15 @@ def test_task_update_needs_a_change(run: Any) -> None:
     assert "nothing to update" in result.err
 
 
-def test_task_claim(run: Any) -> None:
+def test_task_claim(run: Any, home_dir: Path) -> None:
     run("team", "create", "alpha")
-    for subject in ("one", "two", "three"):
+    add_member(home_dir, "alpha", "researcher")
+    add_member(home_dir, "alpha", "tester")
+    stranger = run("task", "create", "--team", "alpha", "one")
+    stranger = run("task", "claim", "--team", "alpha", "1", "--owner", "mallory")
+    assert_one_line_error(stranger, "'mallory' is not a member of team 'alpha'")
+    assert Home(home_dir).tasks("alpha").require("1").owner is None
+    for subject in ("two", "three"):
         run("task", "create", "--team", "alpha", subject)
     run("task", "update", "--team", "alpha", "3", "--blocked-by", "2")
 
@@ -515,7 +544,7 @@ def test_error_unknown_recipient_creates_no_inbox(run: Any, home_dir: Path) -> N
 @pytest.mark.parametrize("name", ["!!!", "../escape", "a/b", "."])
 def test_error_bad_team_name(run: Any, home_dir: Path, name: str) -> None:
     assert_one_line_error(run("team", "create", name), "team name")
-    assert os.listdir(home_dir / "teams") == []
+    assert not home_dir.exists()
 
 
 def test_error_bad_status(run: Any, home_dir: Path) -> None:
@@ -808,3 +837,31 @@ def test_subprocess_claude_home_reclaims_stale_lock_dir(tmp_path: Path) -> None:
     assert json.loads(inbox.read_text())[0]["text"] == "hi"
     assert not lock_dir.exists()
     assert not (tmp_path / "home").exists()
+
+
+def test_looking_at_a_claude_home_from_the_cli_changes_nothing(
+    run: Any, env_homes: tuple[Path, Path]
+) -> None:
+    _, claude_dir = env_homes
+    write_json(claude_dir / "teams" / "my-team" / "config.json", SEED_TEAM_CONFIG)
+    write_json(claude_dir / "teams" / "my-team" / "inboxes" / "team-lead.json", SEED_INBOX)
+    before = {p: (p.stat().st_mode, p.stat().st_mtime_ns) for p in claude_dir.rglob("*")}
+    assert run("--claude", "team", "list").code == 0
+    assert run("--claude", "team", "show", "my-team").code == 0
+    assert run("--claude", "task", "list", "--team", "my-team").code == 0
+    assert run("--claude", "inbox", "--team", "my-team", "--agent", "team-lead").code == 0
+    after = {p: (p.stat().st_mode, p.stat().st_mtime_ns) for p in claude_dir.rglob("*")}
+    assert after == before
+
+
+def test_inbox_clear(run: Any, home_dir: Path) -> None:
+    run("team", "create", "alpha")
+    add_member(home_dir, "alpha", "researcher")
+    run("send", "--team", "alpha", "--to", "researcher", "hello")
+    cleared = run("inbox", "--team", "alpha", "--agent", "researcher", "--clear")
+    assert cleared.code == 0 and cleared.out.strip() == "cleared the inbox of researcher"
+    inbox = home_dir / "teams" / "alpha" / "inboxes" / "researcher.json"
+    assert inbox.read_text() == "[]"
+    assert run("inbox", "--team", "alpha", "--agent", "researcher").out.strip() == "no messages"
+    bad = run("inbox", "--team", "alpha", "--agent", "researcher", "--clear", "--unread")
+    assert bad.code == 2

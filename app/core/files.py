@@ -7,6 +7,12 @@ written by teamdeck, and a crash leaves either the old or the new file.
 Reads tolerate a half-written file from another program: a parse error is retried for ~50 ms;
 if it stays broken a copy is moved aside as ``{name}.corrupt-{timestamp}`` and CorruptFileError
 names the file. A missing file is reported as missing (``None``), never confused with "empty".
+
+Modes. A rewritten file keeps its permission bits. A new file gets teamdeck's 0600 (folders
+0700) -- except inside a Claude Code home (``mark_claude_home``), which is someone else's: there
+new files get the mode Claude Code's own writes give them (Node's ``writeFileSync`` and
+``mkdirSync`` under the usual umask 022: 0644 and 0755), and a corrupt file is reported but never
+copied aside (nothing of ours is left in that home).
 """
 
 from __future__ import annotations
@@ -30,7 +36,31 @@ READ_RETRIES = 5
 READ_RETRY_DELAY = 0.01
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+CLAUDE_DIR_MODE = 0o755
+CLAUDE_FILE_MODE = 0o644
 TEMP_MARK = ".tmp-"
+
+_claude_roots: set[str] = set()
+
+
+def mark_claude_home(root: Path) -> None:
+    """Treat everything under ``root`` as Claude Code's (see the module docstring)."""
+    _claude_roots.add(os.path.join(os.path.abspath(root), ""))
+
+
+def in_claude_home(path: Path) -> bool:
+    if not _claude_roots:
+        return False
+    text = os.path.abspath(path)
+    return any(text.startswith(root) or text + os.sep == root for root in _claude_roots)
+
+
+def new_file_mode(path: Path) -> int:
+    return CLAUDE_FILE_MODE if in_claude_home(path) else FILE_MODE
+
+
+def new_dir_mode(path: Path) -> int:
+    return CLAUDE_DIR_MODE if in_claude_home(path) else DIR_MODE
 
 
 def dumps(data: Any) -> str:
@@ -52,11 +82,21 @@ def encode_text(text: str) -> bytes:
 
 
 def ensure_dir(path: Path) -> None:
-    """Create a directory (and parents) with mode 0700; refuse a symlink in its place."""
+    """Create a directory (and parents) with mode 0700 (0755 in a Claude Code home); refuse a
+    symlink in its place."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        mode = new_dir_mode(path)
+        missing = [path]
+        while not missing[-1].parent.exists() and missing[-1].parent != missing[-1]:
+            missing.append(missing[-1].parent)
+        for folder in reversed(missing):
+            try:
+                folder.mkdir(mode=mode)
+            except FileExistsError:
+                continue
+            os.chmod(folder, mode)  # exact, whatever the umask
         return
     if stat.S_ISLNK(st.st_mode):
         raise UnsafePathError(f"{path} is a symlink; refusing to use it")
@@ -92,6 +132,10 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
     ensure_dir(directory)
     check_not_symlink(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:  # a rewrite keeps the file's permission bits; a new file gets the home's mode
+        mode = stat.S_IMODE(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        mode = new_file_mode(path)
     for _ in range(10):
         tmp = directory / f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
         try:
@@ -104,6 +148,8 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
     chunks = [data] if isinstance(data, bytes | bytearray | memoryview) else data
     views = [memoryview(c) for c in chunks if len(c)]
     try:
+        if mode != FILE_MODE:
+            os.fchmod(fd, mode)
         while views:  # one writev per round; a short write resumes where it stopped
             written = os.writev(fd, views[:1024])
             while views and written >= len(views[0]):
@@ -176,7 +222,10 @@ def quarantine(path: Path, data: bytes | None = None) -> Path | None:
     """Copy a corrupt file aside as ``{name}.corrupt-{timestamp}``; return the copy's path.
 
     The original is left in place, untouched. If an earlier copy with the same bytes exists it
-    is reused, so re-reading a broken file (a UI refreshing, say) does not pile up copies."""
+    is reused, so re-reading a broken file (a UI refreshing, say) does not pile up copies.
+    Inside a Claude Code home nothing is copied (``None``): the file is only reported."""
+    if in_claude_home(path):
+        return None
     try:
         if data is None:
             data = read_bytes(path)

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.core.errors import NotFoundError
 from app.core.events import ChangeEvent
-from app.core.files import ensure_dir
+from app.core.files import mark_claude_home
 from app.core.locks import DEFAULT_TIMEOUT, HomeLock, make_lock
 from app.core.paths import Layout, LockStyle
 
@@ -23,7 +24,12 @@ Listener = Callable[[ChangeEvent], None]
 
 class Home:
     """A home directory: ``Home(root)`` for teamdeck's own, ``lock_style="mkdir"`` for a Claude
-    Code home (locks compatible with its npm ``proper-lockfile``)."""
+    Code home (locks compatible with its npm ``proper-lockfile``).
+
+    Constructing a Home creates nothing: folders appear with the first write that needs them,
+    so looking at a home (or at a mistyped path) leaves the disk as it was. In a Claude Code
+    home new files and folders get Claude Code's modes and corrupt files are never copied
+    aside (see ``app.core.files``)."""
 
     def __init__(
         self,
@@ -37,9 +43,8 @@ class Home:
         self.lock_style: LockStyle = lock_style
         self.lock_timeout = lock_timeout
         self.layout = Layout(self.root)
-        ensure_dir(self.root)
-        ensure_dir(self.layout.teams_dir)
-        ensure_dir(self.layout.tasks_dir)
+        if lock_style == "mkdir":
+            mark_claude_home(self.root)
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
         from app.core.teams import Teams
@@ -48,6 +53,19 @@ class Home:
 
     def __repr__(self) -> str:
         return f"Home({str(self.root)!r}, lock_style={self.lock_style!r})"
+
+    @property
+    def is_claude(self) -> bool:
+        """Whether this is a Claude Code home (someone else's files: leave them as they are)."""
+        return self.lock_style == "mkdir"
+
+    def exists(self) -> bool:
+        return self.root.is_dir()
+
+    def require_exists(self) -> None:
+        """NotFoundError (one line) if the home folder does not exist: for read commands."""
+        if not self.root.is_dir():
+            raise NotFoundError(f"home {self.root} does not exist")
 
     def mailbox(self, team: str) -> Mailbox:
         from app.core.mailbox import Mailbox

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,6 +157,43 @@ def _json_type(value: Any) -> str:
 
 _NOT_NULLABLE = ("from", "text", "timestamp", "read")
 
+#: Envelope fields newer Claude Code versions put on inbox messages (seeds' README: "Inbox
+#: messages may carry extra fields in newer versions (msgV, msg_id, type)").
+ENVELOPE_KEYS = ("msgV", "msg_id", "type")
+
+
+def envelope_like(template: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` in the shape of ``template``, the newest message of an inbox that carries
+    ``msgV``/``msg_id``/``type``: the same envelope keys in the same key order, with ``msgV``
+    copied (the version the inbox's writer speaks), a fresh ``msg_id`` (a UUID string, as
+    observed in such inboxes) and ``type`` ``"message"`` (the value observed on inbox
+    messages; the protocol frame itself stays in ``text``). Keys the template lacks follow."""
+    values = dict(entry)
+    if "msgV" in template:
+        values["msgV"] = template["msgV"]
+    if "msg_id" in template:
+        values["msg_id"] = str(uuid.uuid4())
+    if "type" in template:
+        values["type"] = "message"
+    shaped = {k: values.pop(k) for k in template if k in values}
+    shaped.update(values)
+    return shaped
+
+
+def _envelope_template(raw: bytes) -> dict[str, Any] | None:
+    """The newest message carrying an envelope key, if any (a cheap byte scan first: inboxes
+    without them -- the seeds' era -- never pay for a parse)."""
+    if not any(f'"{k}"'.encode() in raw for k in ENVELOPE_KEYS[:2]):
+        return None
+    try:
+        entries = parse_raw_inbox(raw)
+    except ValueError:
+        return None
+    for entry in reversed(entries):
+        if any(k in entry for k in ENVELOPE_KEYS[:2]):
+            return entry
+    return None
+
 
 def parse_inbox(data: bytes) -> list[InboxMessage]:
     # pydantic's JSON parser accepts NaN/Infinity, which JSON.parse (and load_json) reject: a
@@ -249,7 +287,6 @@ class Mailbox:
         replaced: CorruptFileError names it and a copy is saved aside."""
         entry = message.to_json_dict()
         entry["read"] = bool(entry.get("read", False))
-        piece = encode_entry(entry)
         path = self.path(agent)
         if not path.parent.is_dir():
             # Never bring back the folders of a deleted team (the lock and the atomic write
@@ -261,6 +298,8 @@ class Mailbox:
             raw = read_bytes(path)
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
                 raw = parse_with_retry(path, _validated_bytes, first=raw)
+            template = _envelope_template(raw) if raw is not None else None
+            piece = encode_entry(envelope_like(template, entry) if template else entry)
             if raw is None:
                 parts: list[Chunk] = [b"[\n", piece, b"\n]"]
             else:
@@ -315,6 +354,21 @@ class Mailbox:
         if flipped:
             self.home.emit(InboxChanged(self.team, agent))
         return flipped
+
+    def clear(self, agent: str) -> bool:
+        """Empty the inbox (the seeds' ``clearMailbox``: the file becomes ``[]``), under its
+        lock; ``False`` if it does not exist (nothing is created). The only operation that
+        deletes messages: for a person cleaning up, never used by the runtime."""
+        path = self.path(agent)
+        if not path.is_file():
+            return False
+        with self.home.lock(path):
+            if read_bytes(path) is None:
+                return False
+            atomic_write_bytes(path, b"[]")
+            _remember(path, [b"["])
+        self.home.emit(InboxChanged(self.team, agent))
+        return True
 
     def agents(self) -> list[str]:
         """Names that have an inbox file."""

@@ -23,6 +23,7 @@ from app.core.files import (
     atomic_write_json,
     ensure_dir,
     load_json,
+    new_file_mode,
     parse_with_retry,
     quarantine,
     read_bytes,
@@ -80,7 +81,11 @@ class TaskList:
         lock = self.layout.tasklist_lock_path(self.team)
         if not lock.exists():
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-            os.close(fd)
+            try:
+                if new_file_mode(lock) != 0o600:
+                    os.fchmod(fd, new_file_mode(lock))
+            finally:
+                os.close(fd)
 
     def _list_lock(self) -> Any:
         self.init()

@@ -110,16 +110,20 @@ class Teams:
         agent_type: str | None = None,
         model: str | None = None,
         cwd: str | None = None,
+        dedupe: bool = True,
     ) -> TeamConfig:
         """Create a team: config with the lead as first member, inbox dir and task list.
 
-        A name already taken gets a ``-2``, ``-3``... suffix (Claude Code's dedupe)."""
+        A name already taken gets a ``-2``, ``-3``... suffix (Claude Code's dedupe, as the
+        lead's TeamCreate does); with ``dedupe=False`` it is an error (NameCollisionError)."""
         base = sanitize_name(name, "team name")
         ensure_dir(self.layout.teams_dir)
         with self.home.lock(self.layout.teams_dir / ".create"):
             final = base
             counter = 2
             while self.layout.team_dir(final).exists() or self.layout.task_dir(final).exists():
+                if not dedupe:
+                    raise NameCollisionError(f"team {base!r} already exists")
                 final = f"{base}-{counter}"
                 counter += 1
             lead_id = agent_id(LEAD_NAME, final)
@@ -269,6 +273,34 @@ class Teams:
 
         self.modify(team, change)
         return found[0]
+
+    # ------------------------------------------------------------------ hidden panes
+
+    def hidden_pane_ids(self, team: str) -> builtins.list[str]:
+        """The seeds' ``getHiddenPaneIds``: tmux panes of the team hidden from view."""
+        return list(self.require(team).hidden_pane_ids or [])
+
+    def is_pane_hidden(self, team: str, pane_id: str) -> bool:
+        return pane_id in self.hidden_pane_ids(team)
+
+    def set_pane_hidden(self, team: str, pane_id: str, hidden: bool = True) -> bool:
+        """Add (or remove) a pane id in ``hiddenPaneIds``; ``False`` if nothing changed."""
+        changed = False
+
+        def change(config: TeamConfig) -> None:
+            nonlocal changed
+            panes = list(config.hidden_pane_ids or [])
+            if hidden and pane_id not in panes:
+                panes.append(pane_id)
+            elif not hidden and pane_id in panes:
+                panes.remove(pane_id)
+            else:
+                return
+            changed = True
+            config.hidden_pane_ids = panes
+
+        self.modify(team, change)
+        return changed
 
     def modify(self, team: str, change: Callable[[TeamConfig], None]) -> TeamConfig:
         """Read-modify-write the config under its lock."""
