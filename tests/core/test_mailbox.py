@@ -176,7 +176,7 @@ def test_append_is_byte_identical_to_a_full_rewrite(home: Home) -> None:
     box = home.mailbox(TEAM)
     path = box.path("researcher")
     entries = [
-        {"from": "a", "text": "one", "timestamp": "t", "read": False, "msgV": 2},
+        {"from": "a", "text": "one", "timestamp": "t", "read": False, "future": 2},
         {"from": "b", "text": "two", "timestamp": "t", "read": True, "nested": {"k": [1, {}]}},
     ]
     path.write_text(dumps(entries))
