@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from app.core import Home
 
@@ -37,8 +37,7 @@ def build_dashboard(
     cwd: Path | None = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
-    Code home). In the demo, a temporary home, a visible pace, and the person approves the plan
-    and every shutdown.
+    Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
 
     The runtime is built by the app (``runtime_factory``), so that the app's watcher and its
     spawner (a Textual worker per agent) are the runtime's from the start."""
@@ -55,7 +54,6 @@ def build_dashboard(
         home,
         cwd=cwd,
         decider="lead" if lead_approves else "person",
-        shutdown_decider="person" if demo else "teammate",
     )
     return TeamDeckApp(home, factory, demo=demo, goal=goal)
 
@@ -65,7 +63,6 @@ def runtime_factory(
     *,
     cwd: Path | None,
     decider: Decider,
-    shutdown_decider: Literal["teammate", "person"],
 ) -> RuntimeFactory:
     """A ``RuntimeFactory`` for ``TeamDeckApp``: a ``TeamRuntime`` on ``home``."""
     from app.runtime.team import TeamRuntime
@@ -75,7 +72,6 @@ def runtime_factory(
             home,
             cwd=cwd,
             decider=decider,
-            shutdown_decider=shutdown_decider,
             watcher=watcher,
             spawner=spawner,
         )

@@ -9,9 +9,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from app.runtime.events import AgentStatus, ApprovalKind, RuntimeEvent, TranscriptEntry
+
+if TYPE_CHECKING:
+    from app.core.watch import Watcher
 
 #: Runs an agent's main coroutine: ``spawner(agent_name, coroutine_factory)``. The dashboard
 #: uses a Textual worker per agent (group ``agent-{name}``); headless uses asyncio tasks.
@@ -29,9 +32,10 @@ class AgentSnapshot:
     is_lead: bool = False
     model: str = ""
     mode: str = "default"
-    current_task: str | None = None  # "#3 Write the summary"
+    current_task: str | None = None  # "#3 Write the summary" (the file reader's, in the UI)
     last_activity: str = ""  # tool in use, or the last peer-DM summary
     started_at: float = field(default_factory=time.time)
+    status_since: float = field(default_factory=time.time)  # when it entered ``status``
     ended_at: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
@@ -47,13 +51,14 @@ class AgentSnapshot:
 
 @dataclass
 class Approval:
-    """A pending (or answered) plan, permission or shutdown request."""
+    """A pending (or answered) plan or permission request (the person or the lead answers it;
+    shutdown requests are answered by the teammate they are addressed to)."""
 
     request_id: str
     kind: ApprovalKind
-    agent: str  # who asks (plan/permission) or who is asked to stop (shutdown)
-    title: str  # one line: "engineer: plan approval requested"
-    body: str = ""  # plan markdown; permission: the tool input as JSON; shutdown: the reason
+    agent: str  # who asks
+    title: str  # one line, in words: "engineer: plan approval"
+    body: str = ""  # plan markdown; permission: the tool input as JSON
     tool_name: str | None = None
     tool_input: dict[str, Any] | None = None
     suggestion: str | None = None  # rule added by "always allow", e.g. "Bash(git:*)"
@@ -62,9 +67,15 @@ class Approval:
 
 
 class RuntimeAPI(Protocol):
+    """What the dashboard drives. The watcher and the spawner are given at construction."""
+
     team: str | None
     model_description: str
     decider: Decider
+    #: The process's one file watcher (the dashboard reads the files through it too).
+    watcher: Watcher
+    #: Runs each agent's loop (a Textual worker per agent in the dashboard).
+    spawner: Spawner
 
     def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
 
@@ -90,11 +101,9 @@ class RuntimeAPI(Protocol):
 
     def reject_plan(self, request_id: str, feedback: str) -> str: ...
 
-    def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> str: ...
-
-    def approve_shutdown(self, request_id: str) -> str: ...
-
-    def reject_shutdown(self, request_id: str, reason: str) -> str: ...
+    def answer_permission(
+        self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
+    ) -> str: ...
 
     def snapshot(self) -> list[AgentSnapshot]:
         """Lead first, then teammates in spawn order."""

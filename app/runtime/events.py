@@ -24,6 +24,22 @@ class StatusChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ModeChanged:
+    """An agent's permission mode changed (e.g. a teammate left plan mode)."""
+
+    agent: str
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityChanged:
+    """What an agent is doing now (the tool it calls, the last peer message it sent)."""
+
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class TextDelta:
     """A chunk of streamed assistant text."""
 
@@ -92,6 +108,8 @@ class RunFinished:
 
 RuntimeEvent = (
     StatusChanged
+    | ModeChanged
+    | ActivityChanged
     | TextDelta
     | TranscriptEntry
     | UsageChanged

@@ -10,8 +10,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.errors import CorruptFileError, TeamdeckError
 from app.core.paths import LEAD_NAME
@@ -19,8 +20,6 @@ from app.core.protocol import (
     IdleNotification,
     PermissionRequest,
     PlanApprovalRequest,
-    ShutdownApproved,
-    ShutdownRejected,
     TaskCompleted,
     parse_frame,
     wrap_teammate_message,
@@ -29,12 +28,28 @@ from app.runtime.loop import TurnOutcome, run_turn
 from app.runtime.session import AgentSession
 from app.runtime.signals import Wakeup
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
-    from app.runtime.team import TeamRuntime
+    from app.core import Home
+    from app.core.models import InboxMessage
+    from app.runtime.api import Decider
+
+
+class LeadHost(Protocol):
+    """What the lead's loop needs from its runtime."""
+
+    home: Home
+    team: str | None
+    decider: Decider
+
+    def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None: ...
+
+    def lead_turn_ended(self, outcome: TurnOutcome) -> None: ...
 
 
 class Lead:
-    def __init__(self, runtime: TeamRuntime, session: AgentSession) -> None:
+    def __init__(self, runtime: LeadHost, session: AgentSession) -> None:
         self.runtime = runtime
         self.session = session
         self.prompts: deque[str] = deque()
@@ -90,7 +105,8 @@ class Lead:
         except CorruptFileError as exc:
             self.session.snapshot.error = str(exc)
             return []
-        except TeamdeckError:
+        except TeamdeckError as exc:
+            log.warning("cannot read the lead's inbox: %s", exc)
             return []
         if not unread:
             return []
@@ -102,7 +118,9 @@ class Lead:
             wrapped = wrap_teammate_message(
                 message.sender, message.text, message.color, message.summary
             )
-            if isinstance(frame, IdleNotification):
+            if isinstance(frame, IdleNotification) and frame.failure_reason:
+                wake.append(wrapped)  # a failed turn needs the lead: its task is stuck
+            elif isinstance(frame, IdleNotification):
                 self.idle_notes[frame.sender] = frame.summary or frame.idle_reason or "idle"
             elif isinstance(frame, TaskCompleted):
                 self.notes.append(f"{frame.sender} completed task #{frame.task_id}")
@@ -117,8 +135,6 @@ class Lead:
                         f"{message.sender}'s {what} ({frame.request_id}) awaits the person's "
                         "review in the dashboard; do not answer it."
                     )
-            elif isinstance(frame, ShutdownApproved | ShutdownRejected):
-                wake.append(wrapped)
             else:
                 wake.append(wrapped)
         if not wake:

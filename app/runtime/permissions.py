@@ -63,7 +63,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 if TYPE_CHECKING:
     from app.runtime.tools.base import Tool
@@ -79,6 +79,16 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "delegate",
     "dontAsk",
 )
+
+
+def parse_mode(value: str) -> PermissionMode:
+    """A permission mode by its seeds' name; ValueError (one line) for anything else."""
+    if value not in PERMISSION_MODES:
+        modes = ", ".join(PERMISSION_MODES)
+        raise ValueError(f"unknown permission mode {value!r} (use {modes})")
+    return cast(PermissionMode, value)
+
+
 Behavior = Literal["allow", "deny", "ask"]
 
 #: The only tools a lead in delegate mode may use (seeds 000 + ``Task`` to spawn teammates).

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
+    TERMINAL_STATUSES,
+    ActivityChanged,
     AgentStatus,
+    ModeChanged,
     RuntimeEvent,
     StatusChanged,
     TextDelta,
@@ -97,7 +100,6 @@ class AgentSession:
         self.shutdown_approved = False
         #: Task ids this agent marked completed during the current turn.
         self.completed_this_turn: list[str] = []
-        self.last_peer_dm: str | None = None
         self.cache_creation_tokens = 0
         self._status_detail = ""
 
@@ -117,18 +119,26 @@ class AgentSession:
     def set_status(self, status: AgentStatus, detail: str = "") -> None:
         if status == self.snapshot.status and detail in ("", self._status_detail):
             return
+        if status != self.snapshot.status:
+            self.snapshot.status_since = time.time()
         self.snapshot.status = status
         self._status_detail = detail
-        if status in ("completed", "failed", "killed"):
+        if status in TERMINAL_STATUSES:
             self.snapshot.ended_at = time.time()
         self.emit(StatusChanged(self.name, status, detail))
 
     def set_mode(self, mode: str) -> None:
+        if mode == self.mode:
+            return
         self.mode = mode
         self.snapshot.mode = mode
+        self.emit(ModeChanged(self.name, mode))
 
     def set_activity(self, text: str) -> None:
+        if text == self.snapshot.last_activity:
+            return
         self.snapshot.last_activity = text
+        self.emit(ActivityChanged(self.name, text))
 
     # ------------------------------------------------------------------ transcript
 

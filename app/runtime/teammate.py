@@ -1,15 +1,26 @@
 """The teammate main loop (seed 002), event-driven instead of polling every 500 ms.
 
-work a turn -> go idle (one idle_notification per idle transition) -> wait for the next prompt:
-messages typed by the person first, then shutdown requests, then the lead's messages, then
-anyone's, then the lowest-id unblocked unowned pending task (claimed with the busy check).
+work a turn -> go idle (one idle_notification per idle transition) -> wait for the next prompt,
+ONE message per turn, in seed 002's order: a message typed by the person, then a shutdown
+request, then the lead's oldest unread message, then anyone's oldest unread message, then the
+lowest-id unblocked unowned pending task (claimed with the busy check).
+
+A teammate speaks to its team only through the files (:class:`~app.runtime.channel.TeamChannel`):
+plan and permission requests go to the lead's inbox and are answered in its own, so the same
+loop runs in the dashboard's process or in a ``teamdeck agent`` process. What it shows (status,
+transcript, usage) leaves through its session's events.
+
+Status, by the seeds' UI priority: stopping (a shutdown request is unanswered) > awaiting
+approval (a plan or permission request is unanswered) > idle > running.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import CorruptFileError, TeamdeckError
 from app.core.models import InboxMessage
@@ -23,27 +34,60 @@ from app.core.protocol import (
 )
 from app.runtime.events import AgentStatus
 from app.runtime.loop import TurnOutcome, run_turn
-from app.runtime.session import AgentSession
+from app.runtime.permission_flow import ask_lead_by_inbox
 from app.runtime.signals import Wakeup
+from app.runtime.teammate_services import TeammateServices
 
 if TYPE_CHECKING:
-    from app.runtime.team import TeamRuntime
+    from app.runtime.channel import TeamChannel
+    from app.runtime.session import AgentSession
+    from app.runtime.tools.base import Tool
 
+log = logging.getLogger(__name__)
+Prompt = str | list[dict[str, Any]]
 #: A safety net only: every wake-up is event-driven; this bounds the cost of a missed event.
 FALLBACK_POLL = 5.0
 
 
 class Teammate:
-    def __init__(self, runtime: TeamRuntime, session: AgentSession, prompt: str) -> None:
-        self.runtime = runtime
+    """One teammate: its session (conversation, events), its channel (the files) and its loop.
+
+    Args:
+        session: the agent's session; its ``services`` and ``ask_permission`` are set here.
+        channel: the agent's channel to its team.
+        prompt: the first prompt (from the lead's Task call).
+        permission_timeout: how long a permission request waits for an answer.
+        on_exit: called once when the loop has ended and the teammate has left the team.
+        on_request_dropped: told when a permission request stops being waited for.
+    """
+
+    def __init__(
+        self,
+        session: AgentSession,
+        channel: TeamChannel,
+        prompt: str,
+        *,
+        permission_timeout: float = 300.0,
+        on_exit: Callable[[Teammate], None] | None = None,
+        on_request_dropped: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.session = session
+        self.channel = channel
         self.initial_prompt = prompt
+        self.permission_timeout = permission_timeout
+        self.on_exit = on_exit
+        self.on_request_dropped = on_request_dropped
         self.pending_user: deque[str] = deque()
         self.wake = Wakeup()
         self.handle: object | None = None
         self.finished = False
-        #: Shutdown approved (by the model or the person on its behalf): request id to answer.
-        self.shutdown_request_id: str | None = None
+        #: An unanswered shutdown request to this teammate: (request id, requester).
+        self.shutdown_request: tuple[str, str] | None = None
+        self.awaiting_permission: str | None = None
+        self.idle = False
+        self._active: bool | None = None
+        session.services = TeammateServices(self)
+        session.ask_permission = self._ask_permission
 
     @property
     def name(self) -> str:
@@ -51,8 +95,11 @@ class Teammate:
 
     @property
     def team(self) -> str:
-        assert self.session.identity.team
-        return self.session.identity.team
+        return self.channel.team
+
+    @property
+    def home(self) -> Any:
+        return self.channel.home
 
     # ------------------------------------------------------------------ main loop
 
@@ -62,52 +109,94 @@ class Teammate:
             await self._main()
         except asyncio.CancelledError:
             if not self.finished:
-                self.runtime.teammate_killed(self)
+                self.exit("killed", reason="terminated")
             raise
         except Exception as exc:  # a crash: mark failed, unassign, tell the lead
-            self.runtime.teammate_failed(self, f"{type(exc).__name__}: {exc}")
+            log.exception("teammate %s crashed", self.name)
+            self.exit("failed", reason="terminated", error=f"{type(exc).__name__}: {exc}")
             return
-        self.runtime.teammate_finished(self)
+        self.exit("completed", reason="shutdown")
 
     async def _main(self) -> None:
-        prompt: str | None = wrap_teammate_message(LEAD_NAME, self.initial_prompt)
+        prompt: Prompt | None = wrap_teammate_message(LEAD_NAME, self.initial_prompt)
         while prompt is not None:
-            if not self.session.shutdown_approved:
-                self.session.set_status("stopping" if self._stopping() else "running")
+            self.idle = False
+            self.show()
             outcome = await run_turn(self.session, prompt)
             if self.session.shutdown_approved:
                 return
             self._go_idle(outcome)
             prompt = await self.next_prompt()
 
-    def _stopping(self) -> bool:
-        return bool(self.runtime.queue.pending_for(self.name, "shutdown"))
+    def show(self, detail: str = "") -> None:
+        """Set the status the flags call for (the seeds' UI priority) and ``isActive``."""
+        if self.finished:
+            return
+        status: AgentStatus
+        if self.shutdown_request is not None:
+            status = "stopping"
+        elif self.session.pending_plan_request is not None or self.awaiting_permission:
+            status = "awaiting approval"
+            detail = detail or self.awaiting_permission or "plan"
+        elif self.idle:
+            status = "idle"
+        else:
+            status = "running"
+        self.session.set_status(status, detail)
+        self._set_active(status != "idle")
+
+    def _set_active(self, active: bool) -> None:
+        """Keep ``isActive`` in the config current, as Claude Code does (written on change)."""
+        if active == self._active:
+            return
+        self._active = active
+        try:
+            self.home.teams.update_member(self.team, self.name, is_active=active)
+        except (TeamdeckError, OSError) as exc:
+            log.warning("%s: could not update isActive in the config: %s", self.name, exc)
 
     def _go_idle(self, outcome: TurnOutcome) -> None:
         session = self.session
-        waiting_plan = session.pending_plan_request is not None
-        # A shutdown request still unanswered keeps the teammate "stopping" between turns.
-        resting: AgentStatus = "stopping" if self._stopping() else "idle"
-        session.set_status("awaiting approval" if waiting_plan else resting)
-        reason = {
-            "interrupted": "interrupted",
-            "error": "failed",
-        }.get(outcome.status, "awaiting plan approval" if waiting_plan else "available")
+        self.idle = True
+        self.show()
+        reason = {"interrupted": "interrupted", "error": "failed"}.get(outcome.status)
+        if reason is None:
+            waiting = session.pending_plan_request is not None
+            reason = "awaiting plan approval" if waiting else "available"
         completed = session.completed_this_turn[-1] if session.completed_this_turn else None
         last_text = outcome.text.rsplit("\n", 1)[-1] if outcome.text else ""
         summary = _summarize(last_text) or (outcome.error or None)
-        self.runtime.send_idle_notification(
-            self,
-            idle_reason=reason,
-            summary=summary,
-            completed_task_id=completed,
-            completed_status="success" if completed else None,
-            failure_reason=outcome.error,
-        )
+        activity = session.snapshot.last_activity
+        if activity.startswith("[to "):
+            summary = f"{summary or ''} {activity}".strip()
+        try:
+            self.channel.idle(
+                reason=reason, summary=summary, completed_task_id=completed, failure=outcome.error
+            )
+        except (TeamdeckError, OSError) as exc:
+            session.record("error", f"could not tell the lead it is idle: {exc}")
+
+    def exit(self, status: AgentStatus, *, reason: str, error: str | None = None) -> None:
+        """Leave the team (once): tasks back to the board, membership removed, lead told."""
+        if self.finished:
+            return
+        self.finished = True
+        session = self.session
+        if error:
+            session.snapshot.error = error
+            session.record("error", error)
+        headline = f'Teammate "{self.name}" failed: {error}.' if error else ""
+        self.channel.leave(reason, headline=headline)
+        if status == "completed" and self.shutdown_request is not None:
+            request_id, requester = self.shutdown_request  # answered once it has left
+            self._answer(requester, request_id, True, "")
+        session.set_status(status, error or "")
+        if self.on_exit is not None:
+            self.on_exit(self)
 
     # ------------------------------------------------------------------ waiting
 
-    async def next_prompt(self) -> str | None:
+    async def next_prompt(self) -> Prompt | None:
         """Wait for the next thing to work on; ``None`` when the loop should end."""
         while True:
             self.wake.clear()
@@ -119,64 +208,65 @@ class Teammate:
             await self.wake.wait(FALLBACK_POLL)
 
     def inject(self, text: str) -> None:
+        """A message from the person: handled before any mail (seed 002)."""
         self.pending_user.append(text)
         self.wake.set()
 
-    def _poll(self) -> str | None:
+    def _poll(self) -> Prompt | None:
         if self.pending_user:
+            # Already in the transcript (recorded when the person sent it): passed as blocks,
+            # which the turn does not record a second time.
             text = self.pending_user.popleft()
-            self.session.snapshot.last_activity = "message from the person"
-            return text
+            self.session.set_activity("message from the person")
+            return [{"type": "text", "text": text}]
+        box = self.home.mailbox(self.team)
         try:
-            unread = self.runtime.home.mailbox(self.team).unread(self.name)
+            unread = box.unread(self.name)
         except CorruptFileError as exc:
             self.session.snapshot.error = str(exc)
             return None
-        except TeamdeckError:
+        except TeamdeckError as exc:
+            log.warning("%s: cannot read its inbox: %s", self.name, exc)
             return None
         prompt = self._from_inbox(unread)
         if prompt is not None:
             return prompt
-        if self.session.pending_plan_request is None and not self._stopping():
+        if self.session.pending_plan_request is None and self.shutdown_request is None:
             return self._claim_task()
         return None
 
     def _from_inbox(self, unread: list[tuple[int, InboxMessage]]) -> str | None:
-        box = self.runtime.home.mailbox(self.team)
+        box = self.home.mailbox(self.team)
         plain: list[tuple[int, InboxMessage]] = []
         for index, message in unread:
             frame = parse_frame(message.text)
-            if isinstance(frame, ShutdownRequest):
-                box.mark_read(self.name, index, durable=False)
-                return self._on_shutdown_request(frame, message)
             if isinstance(frame, PlanApprovalResponse):
                 box.mark_read(self.name, index, durable=False)
                 prompt = self._on_plan_response(frame)
                 if prompt is not None:
                     return prompt
-                continue
-            if isinstance(frame, PermissionResponse):
+            elif isinstance(frame, PermissionResponse):
                 box.mark_read(self.name, index)  # stale: its waiter has given up
-                continue
-            plain.append((index, message))
-        if not plain:
+            elif isinstance(frame, ShutdownRequest):  # 2a: shutdown requests first
+                box.mark_read(self.name, index, durable=False)
+                return self._on_shutdown_request(frame, message)
+            else:
+                plain.append((index, message))
+        # 2b: the lead's oldest unread message, else anyone's: one per turn.
+        chosen = next(((i, m) for i, m in plain if m.sender == LEAD_NAME), None)
+        if chosen is None and plain:
+            chosen = plain[0]
+        if chosen is None:
             return None
-        lead = [(i, m) for i, m in plain if m.sender == LEAD_NAME]
-        user = [(i, m) for i, m in plain if m.sender == USER_NAME]
-        chosen = user or lead or plain
-        box.mark_read(self.name, [i for i, _ in chosen], durable=False)
-        return "\n\n".join(
-            m.text
-            if m.sender == USER_NAME
-            else wrap_teammate_message(m.sender, m.text, m.color, m.summary)
-            for _, m in chosen
-        )
+        index, message = chosen
+        box.mark_read(self.name, index, durable=False)
+        if message.sender == USER_NAME:
+            return message.text
+        return wrap_teammate_message(message.sender, message.text, message.color, message.summary)
 
-    def _on_shutdown_request(self, frame: ShutdownRequest, message: InboxMessage) -> str | None:
-        self.runtime.register_shutdown(self.name, frame)
-        self.session.set_status("stopping", frame.reason or "")
-        if self.runtime.shutdown_decider == "person":
-            return None  # the person approves or rejects on the teammate's behalf
+    def _on_shutdown_request(self, frame: ShutdownRequest, message: InboxMessage) -> str:
+        self.shutdown_request = (frame.request_id, frame.sender or message.sender)
+        self.show(frame.reason or "")
         return wrap_teammate_message(message.sender, message.text, message.color, message.summary)
 
     def _on_plan_response(self, frame: PlanApprovalResponse) -> str | None:
@@ -185,8 +275,7 @@ class Teammate:
             return None  # an answer to an older request, or a duplicate: already resolved
         session.pending_plan_request = None
         if frame.approved:
-            mode = frame.permission_mode or "default"
-            self.runtime.set_teammate_mode(self, mode)
+            self.set_mode(frame.permission_mode or "default")
             return (
                 "Your plan was approved by the team lead. You are out of plan mode: carry out "
                 "the plan now."
@@ -197,11 +286,20 @@ class Teammate:
             "Revise the plan and submit it again with ExitPlanMode."
         )
 
+    def set_mode(self, mode: str) -> None:
+        """Change the permission mode (shown in the panel, written to the config)."""
+        self.session.set_mode(mode)
+        try:
+            self.home.teams.update_member(self.team, self.name, mode=mode)
+        except (TeamdeckError, OSError) as exc:
+            self.session.record("notice", f"mode {mode} not written to the team config: {exc}")
+
     def _claim_task(self) -> str | None:
-        tasks = self.runtime.home.tasks(self.team)
+        tasks = self.home.tasks(self.team)
         try:
             available = tasks.available()
-        except TeamdeckError:
+        except TeamdeckError as exc:
+            log.warning("%s: cannot read the task list: %s", self.name, exc)
             return None
         for task in available:
             result = tasks.claim(task.id, self.name, check_busy=True, status="in_progress")
@@ -215,28 +313,42 @@ class Teammate:
                 return None
         return None
 
-    async def wait_for_permission(
-        self, request_id: str, within: float
-    ) -> PermissionResponse | None:
-        """Wait for the lead's permission_response to ``request_id`` in this agent's inbox."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + within
-        box = self.runtime.home.mailbox(self.team)
-        while True:
-            self.wake.clear()
-            try:
-                unread = box.unread(self.name)
-            except TeamdeckError:
-                unread = []
-            for index, message in unread:
-                frame = parse_frame(message.text)
-                if isinstance(frame, PermissionResponse) and frame.request_id == request_id:
-                    box.mark_read(self.name, index, durable=False)
-                    return frame
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return None
-            await self.wake.wait(min(remaining, FALLBACK_POLL))
+    # ------------------------------------------------------------------ requests
+
+    async def _ask_permission(
+        self, session: AgentSession, tool: Tool, tool_input: dict[str, Any], tool_use_id: str
+    ) -> tuple[bool, str]:
+        self.awaiting_permission = tool.describe(tool_input)
+        self.show()
+        try:
+            return await ask_lead_by_inbox(
+                self.channel, self.wake, session, tool, tool_input, tool_use_id,
+                self.permission_timeout, self.on_request_dropped,
+            )  # fmt: skip
+        finally:
+            self.awaiting_permission = None
+            self.show()
+
+    def answer_shutdown(self, request_id: str, approve: bool, reason: str | None) -> str:
+        """The model's SendMessage shutdown_response."""
+        pending = self.shutdown_request
+        if pending is None or pending[0] != request_id:
+            known = f" (pending: {pending[0]})" if pending else ""
+            return f"no pending shutdown request {request_id!r} addressed to you{known}"
+        if approve:
+            self.session.shutdown_approved = True  # the loop ends after this turn
+            self.wake.set()
+            return f"Shutdown approved. Agent {self.name} is now exiting."
+        self.shutdown_request = None
+        self._answer(pending[1], request_id, False, reason or "")
+        self.show()
+        return f"Shutdown rejected by {self.name}: {reason}"
+
+    def _answer(self, requester: str, request_id: str, approve: bool, reason: str) -> None:
+        try:
+            self.channel.answer_shutdown(requester, request_id, approve, reason)
+        except (TeamdeckError, OSError) as exc:
+            self.session.record("error", f"could not answer the shutdown request: {exc}")
 
 
 def _summarize(text: str, limit: int = 160) -> str:

@@ -352,13 +352,13 @@ async def test_a_teammate_that_never_answers_a_shutdown_is_killed(
     await spawn(rt, "worker")
     await until(lambda: rt.status_of("worker") == "idle", "idle")
 
-    request_id = rt.request_shutdown("worker", "we are done")
+    rt.request_shutdown("worker", "we are done")
     await until(
         lambda: len(frames_in(home, TEAM, "team-lead", "idle_notification")) == 2, "its turn"
     )
     assert rt.status_of("worker") == "stopping"  # the request is still pending
     assert '"type":"shutdown_request"' in worker.requests[1].last_user_text
-    assert [a.request_id for a in rt.approvals()] == [request_id]  # still unanswered
+    assert rt.approvals() == []  # a shutdown is the teammate's to answer, not the person's
     assert member_of(home, TEAM, "worker") is not None
     content, is_error = await call_tool(rt.lead_session, "TeamDelete", {})
     assert is_error and result_json(content)["success"] is False
@@ -366,9 +366,6 @@ async def test_a_teammate_that_never_answers_a_shutdown_is_killed(
     rt.kill("worker")
     assert rt.status_of("worker") == "killed"
     assert rt.approvals() == []
-    assert [e.outcome for e in observer.approvals("shutdown", resolved=True)] == [
-        "cancelled: agent left"
-    ]
     assert frames_in(home, TEAM, "team-lead", "shutdown_approved") == []
     content, is_error = await call_tool(rt.lead_session, "TeamDelete", {})
     assert not is_error and result_json(content)["success"] is True

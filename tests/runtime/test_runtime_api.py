@@ -262,17 +262,19 @@ async def test_broadcast_reaches_everyone_but_the_sender(tools_rt: TeamRuntime, 
     assert inbox_of(home, TEAM, "researcher") == []
 
 
-async def test_shutdown_request_is_for_the_lead_only(tools_rt: TeamRuntime, home: Home) -> None:
+async def test_any_member_may_request_a_shutdown(tools_rt: TeamRuntime, home: Home) -> None:
+    """Seed 002: "Team lead or another teammate requested shutdown"."""
     await create_team(tools_rt)
     await spawn(tools_rt, "researcher")
     await spawn(tools_rt, "analyst")
-    researcher = tools_rt.teammates["researcher"].session
+    researcher = tools_rt.teammates["researcher"]
 
     content, is_error = await call_tool(
-        researcher, "SendMessage", {"type": "shutdown_request", "recipient": "analyst"}
+        researcher.session, "SendMessage", {"type": "shutdown_request", "recipient": "analyst"}
     )
-    assert is_error and "Only the team lead" in content
-    assert inbox_of(home, TEAM, "analyst") == []
+    assert not is_error, content
+    [peer] = frames_in(home, TEAM, "analyst", "shutdown_request")
+    assert peer["from"] == "researcher"
 
     content, is_error = await call_tool(
         tools_rt.lead_session,
@@ -284,13 +286,10 @@ async def test_shutdown_request_is_for_the_lead_only(tools_rt: TeamRuntime, home
     assert request_id.startswith("shutdown-") and request_id.endswith("@researcher")
     [frame] = frames_in(home, TEAM, "researcher", "shutdown_request")
     assert frame == {**frame, "requestId": request_id, "from": "team-lead", "reason": "done"}
-    [approval] = tools_rt.approvals()
-    assert (approval.kind, approval.agent, approval.request_id) == (
-        "shutdown",
-        "researcher",
-        request_id,
-    )
-    assert researcher.status == "stopping"
+    prompt = researcher._poll()  # the teammate reads it: the model decides
+    assert isinstance(prompt, str) and request_id in prompt
+    assert researcher.session.status == "stopping"
+    assert tools_rt.approvals() == []  # the person never answers a teammate's shutdown
     for bad in ("team-lead", "ghost"):
         content, is_error = await call_tool(
             tools_rt.lead_session, "SendMessage", {"type": "shutdown_request", "recipient": bad}
@@ -304,6 +303,8 @@ async def test_shutdown_response_reject_needs_a_reason(tools_rt: TeamRuntime, ho
     await spawn(tools_rt, "analyst")
     researcher = tools_rt.teammates["researcher"]
     request_id = tools_rt.request_shutdown("researcher", "wrap up")
+    researcher._poll()
+    assert researcher.session.status == "stopping"
 
     content, is_error = await call_tool(
         researcher.session,
@@ -316,8 +317,8 @@ async def test_shutdown_response_reject_needs_a_reason(tools_rt: TeamRuntime, ho
         "SendMessage",
         {"type": "shutdown_response", "request_id": request_id, "approve": True},
     )
-    assert "not addressed to you" in content
-    assert tools_rt.approvals()[0].outcome is None
+    assert "addressed to you" in content
+    assert tools_rt.status_of("analyst") != "completed"
 
     content, is_error = await call_tool(
         researcher.session,
@@ -336,16 +337,7 @@ async def test_shutdown_response_reject_needs_a_reason(tools_rt: TeamRuntime, ho
         "researcher",
         "still reading files",
     )
-    assert tools_rt.approvals() == []
-
-    second = tools_rt.request_shutdown("researcher")
-    content, is_error = await call_tool(
-        researcher.session,
-        "SendMessage",
-        {"type": "shutdown_response", "request_id": second, "approve": True},
-    )
-    assert not is_error and "is now exiting" in content
-    assert researcher.session.shutdown_approved and researcher.shutdown_request_id == second
+    assert researcher.session.status != "stopping"
 
 
 async def test_plan_approval_response_is_the_leads_and_not_when_the_person_decides(
@@ -548,12 +540,12 @@ async def test_answer_permission_allow_deny_always(
     assert (first.kind, first.agent, first.tool_name) == ("permission", "worker", "Write")
     assert first.tool_input == {"file_path": str(project / "out" / "a.txt"), "content": "a.txt"}
     assert rt.status_of("worker") == "awaiting approval"
-    assert rt.answer_permission(first.request_id, True) == "Permission granted to worker"
+    assert rt.answer_permission(first.request_id, True) == "Permission allowed for worker"
 
     second = (await until(lambda: rt.approvals(), "permission for b.txt"))[0]
     assert second.request_id != first.request_id
     assert (project / "out" / "a.txt").read_text() == "a.txt"
-    assert rt.answer_permission(second.request_id, False) == "Permission denied to worker"
+    assert rt.answer_permission(second.request_id, False) == "Permission denied for worker"
 
     third = (await until(lambda: rt.approvals(), "permission for c.txt"))[0]
     assert third.suggestion == f"Edit({project / 'out'}/**)"
@@ -597,37 +589,43 @@ async def test_unanswered_permission_is_denied_after_the_timeout(
     assert rt.answer_permission(queued.request_id, True) == "already resolved (timed out)"
 
 
-async def test_approve_and_reject_shutdown_on_a_teammates_behalf(
+def _shutdown_answer(approve: bool, reason: str = "") -> Any:
+    """A model step answering the shutdown request quoted in its prompt."""
+
+    def step(request: ModelRequest) -> Any:
+        request_id = request.last_user_text.split('"requestId":"', 1)[1].split('"', 1)[0]
+        answer = {"type": "shutdown_response", "request_id": request_id, "approve": approve}
+        return reply(tool_use("SendMessage", {**answer, "content": reason} if reason else answer))
+
+    return step
+
+
+async def test_the_teammate_answers_the_persons_shutdown_request(
     make_runtime: Callable[..., TeamRuntime], home: Home
 ) -> None:
-    worker = Script(then="Done.")
-    rt = await started(make_runtime, Router(worker=worker), shutdown_decider="person")
+    """Issue 10: the person sends the request (s); the teammate, not the person, answers it."""
+    worker = Script(
+        ["Ready.", _shutdown_answer(False, "still needed"), "Keeping on.",
+         _shutdown_answer(True), "Bye."]
+    )  # fmt: skip
+    rt = await started(make_runtime, Router(worker=worker))
     await spawn(rt, "worker")
     await until(lambda: rt.status_of("worker") == "idle", "idle")
 
     first = rt.request_shutdown("worker", "time to go")
-    [approval] = rt.approvals()
-    assert (approval.kind, approval.agent, approval.body) == ("shutdown", "worker", "time to go")
-    await until(lambda: rt.status_of("worker") == "stopping", "stopping")
-    await until(lambda: all(m["read"] for m in inbox_of(home, TEAM, "worker")), "read")
-    assert len(worker.requests) == 1  # the person answers: the model is not asked
-
-    assert rt.reject_shutdown(first, "still needed") == "Shutdown rejected by worker: still needed"
-    [rejected] = frames_in(home, TEAM, "team-lead", "shutdown_rejected")
+    assert rt.approvals() == []
+    [rejected] = await until(lambda: frames_in(home, TEAM, "team-lead", "shutdown_rejected"), "no")
     assert (rejected["requestId"], rejected["reason"]) == (first, "still needed")
-    assert rt.status_of("worker") == "idle"
+    await until(lambda: rt.status_of("worker") == "idle", "idle again")
     assert member_of(home, TEAM, "worker") is not None
 
     second = rt.request_shutdown("worker")
-    assert rt.approve_shutdown(second) == "Shutdown approved. Agent worker is now exiting."
     await until(lambda: rt.status_of("worker") == "completed", "completed")
     [approved] = frames_in(home, TEAM, "team-lead", "shutdown_approved")
     assert (approved["requestId"], approved["from"]) == (second, "worker")
     assert member_of(home, TEAM, "worker") is None
     assert "worker" in rt.departed and "worker" not in rt.teammates
-    assert rt.approve_shutdown(second) == "already resolved (approved)"
-    assert rt.reject_shutdown(first, "x") == "already resolved (rejected)"
-    assert len(worker.requests) == 1
+    assert rt.approvals() == []
 
 
 async def test_kill_stops_a_busy_teammate_and_frees_its_tasks(
@@ -737,7 +735,8 @@ async def test_first_answer_wins(make_runtime: Callable[..., TeamRuntime], home:
     ]
     assert rt.reject_plan(request_id, "x") == "already resolved (approved)"
     assert rt.approve_plan("plan_approval-1@nobody").startswith("unknown request id")
-    assert "not a plan request" in rt.approve_plan(rt.request_shutdown("writer"))
+    # a shutdown request is the teammate's to answer, never the person's
+    assert rt.approve_plan(rt.request_shutdown("writer")).startswith("unknown request id")
 
 
 async def test_idle_notifications_once_per_transition_and_never_wake_the_lead(
@@ -913,22 +912,28 @@ async def test_a_lead_turn_that_crashes_ends_with_a_visible_error(
     assert observer.outcomes[1].text == "Fine."
 
 
-async def test_mail_next_to_a_person_decided_shutdown_request_is_not_held_back(
+async def test_a_shutdown_request_comes_first_then_mail_one_per_turn(
     make_runtime: Callable[..., TeamRuntime], home: Home
 ) -> None:
+    """Seed 002's poll: a shutdown request before other mail, one message per turn; a teammate
+    with an unanswered shutdown request shows as stopping between turns."""
     worker = Script(then="ok")
-    rt = await started(make_runtime, Router(worker=worker), shutdown_decider="person")
+    rt = await started(make_runtime, Router(worker=worker))
     await spawn(rt, "worker")
     await until(lambda: rt.status_of("worker") == "idle", "idle")
 
+    box = home.mailbox(TEAM)
+    box.send("worker", InboxMessage(sender="analyst", text="from a peer"))
+    box.send("worker", InboxMessage(sender="team-lead", text="one last thing"))
     rt.request_shutdown("worker")
-    home.mailbox(TEAM).send("worker", InboxMessage(sender="team-lead", text="one last thing"))
-    await until(lambda: len(worker.requests) == 2, "the lead's message", within=10)
-    assert "one last thing" in worker.requests[1].last_user_text
-    # a teammate with a shutdown request pending shows as stopping between turns
-    await until(lambda: len(frames_in(home, TEAM, "team-lead", "idle_notification")) == 2, "idle")
+    await until(lambda: len(worker.requests) == 4, "three turns", within=10)
+    texts = [r.last_user_text for r in worker.requests[1:]]
+    assert "shutdown_request" in texts[0]
+    assert "one last thing" in texts[1] and "from a peer" not in texts[1]
+    assert "from a peer" in texts[2]
+    await until(lambda: len(frames_in(home, TEAM, "team-lead", "idle_notification")) == 4, "idle")
     assert rt.status_of("worker") == "stopping"
-    assert len(rt.approvals()) == 1
+    assert rt.approvals() == []
 
 
 async def test_delegate_mode_leaves_the_lead_coordination_tools_only(tmp_path: Path) -> None:

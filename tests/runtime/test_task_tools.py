@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import pytest
 
-from app.core import Home
+from app.core import Home, TeamMember
 from app.core.errors import UnknownRecipientError
 from app.core.protocol import TaskCompleted, parse_frame
 from app.runtime.permissions import PermissionRules, decide
@@ -41,7 +41,12 @@ class FakeServices:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Home:
-    return Home(tmp_path / "home")
+    """A home with team alpha: the lead, alice, bob and carol."""
+    home = Home(tmp_path / "home")
+    home.teams.create(TEAM)
+    for name in ("alice", "bob", "carol"):
+        home.teams.add_member(TEAM, TeamMember(agent_id=f"{name}@{TEAM}", name=name))
+    return home
 
 
 @pytest.fixture
@@ -402,3 +407,15 @@ async def test_failed_notification_is_a_warning(home: Home) -> None:
     result = await run(TaskUpdate(), mate, taskId=task_id, status="completed")
     assert result["success"] and "not be notified" in result["warning"]
     assert home.tasks(TEAM).require(task_id).status == "completed"
+
+
+async def test_an_owner_must_be_a_current_member(lead: ToolContext, home: Home) -> None:
+    """Issue 11: a task assigned to someone who is not (or no longer) a member would stay
+    pending and owned forever."""
+    task_id = await create(lead, "Design")
+    with pytest.raises(ToolError, match="'ghost' is not a member of team 'alpha'"):
+        await run(TaskUpdate(), lead, taskId=task_id, owner="ghost")
+    home.teams.remove_member(TEAM, name="bob")
+    with pytest.raises(ToolError, match="not a member"):
+        await run(TaskUpdate(), lead, taskId=task_id, owner="bob")
+    assert home.tasks(TEAM).require(task_id).owner is None

@@ -11,6 +11,7 @@ TeamDelete when all have left, and gives the person a final report.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from app.runtime.offline.history import Call, History
@@ -46,6 +47,10 @@ def file_pattern_for(goal: str) -> str:
     if "markdown" in low or "docs" in low or ".md" in low:
         return "**/*.md"
     return "**/*"
+
+
+#: A teammate that rejects its shutdown is asked again this many times in all, then reported.
+MAX_SHUTDOWN_ASKS = 3
 
 
 class LeadPolicy:
@@ -182,11 +187,12 @@ class LeadPolicy:
             if answers:
                 return reply(*answers)
         # 2. everyone has left after being asked: clean up
-        asked = {
-            c.input.get("recipient")
+        asks = Counter(
+            str(c.input.get("recipient"))
             for c in named("SendMessage")
             if c.input.get("type") == "shutdown_request"
-        }
+        )
+        asked = set(asks)
         if spawned and not present and asked:
             return reply(text("Everyone has shut down; cleaning up."), tool_use("TeamDelete", {}))
         # 3. after a TaskList: decide
@@ -197,7 +203,23 @@ class LeadPolicy:
         if tasklist is not None:
             tasks = (tasklist.result_json() or {}).get("tasks", [])
             if tasks and all(t.get("status") == "completed" for t in tasks):
-                to_ask = [n for n in present if n not in asked]
+                # A rejected shutdown is asked again (up to MAX_SHUTDOWN_ASKS), then reported.
+                refusals = self._refusals(start)
+                to_ask = [
+                    n
+                    for n in present
+                    if asks[n] == 0 or (len(refusals.get(n, [])) >= asks[n] < MAX_SHUTDOWN_ASKS)
+                ]
+                refused = [n for n in present if len(refusals.get(n, [])) >= MAX_SHUTDOWN_ASKS]
+                if not to_ask and refused and len(refused) == len(present):
+                    why = "; ".join(f"{n}: {refusals[n][-1]}" for n in refused)
+                    return reply(
+                        text(
+                            f"{', '.join(refused)} refused to shut down after "
+                            f"{MAX_SHUTDOWN_ASKS} requests ({why}). The team stays up; end "
+                            "them from the dashboard (K) if they should stop."
+                        )
+                    )
                 if to_ask:
                     return reply(
                         text("All tasks are completed; asking the team to shut down."),
@@ -282,6 +304,16 @@ class LeadPolicy:
                 )
                 answered.add(frame.get("request_id"))
         return out
+
+    def _refusals(self, start: int) -> dict[str, list[str]]:
+        """Who rejected a shutdown request, with each reason given."""
+        refusals: dict[str, list[str]] = {}
+        for message in self.history.incoming_since(start):
+            frame = message.frame()
+            if frame and frame.get("type") == "shutdown_rejected":
+                name = str(frame.get("from") or message.sender)
+                refusals.setdefault(name, []).append(str(frame.get("reason") or "no reason"))
+        return refusals
 
     def _gone(self, start: int) -> set[str]:
         gone: set[str] = set()

@@ -104,6 +104,14 @@ class TeammatePolicy:
 
     def _work_step(self, task_id: str, episode: list[Call]) -> ResponsePlan:
         if not self._started(task_id):
+            tries = [
+                c
+                for c in episode
+                if c.name == "TaskUpdate" and c.input.get("taskId") == task_id and not c.ok
+            ]
+            if tries:  # owned by someone else, resolved, gone: asking again changes nothing
+                why = (tries[-1].result or "the claim failed").strip()
+                return reply(text(f"I cannot take task #{task_id}: {why}"))
             return reply(
                 text(f"Starting task #{task_id}."),
                 tool_use(

@@ -28,7 +28,7 @@ class SendMessage(Tool):
     description = (
         "Send a message to teammates. Your plain text output is NOT seen by anyone: use this "
         "tool to communicate. Types: `message` (DM: recipient, content, summary), `broadcast` "
-        "(everyone: content, summary; use sparingly), `shutdown_request` (lead only: recipient, "
+        "(everyone: content, summary; use sparingly), `shutdown_request` (recipient, "
         "content=reason), `shutdown_response` (answer a shutdown request: request_id, approve, "
         "content=reason, required when rejecting), `plan_approval_response` (lead only: "
         "request_id, approve, recipient, content=feedback), `permission_response` (lead only: "
@@ -101,6 +101,7 @@ class SendMessage(Tool):
                     "sender": ctx.agent.name,
                     "senderColor": ctx.agent.color,
                     "target": f"@{name}",
+                    "targetColor": _color_of(ctx, name),
                     "summary": summary,
                     "content": content,
                 },
@@ -133,8 +134,7 @@ class SendMessage(Tool):
     async def _shutdown_request(
         self, tool_input: dict[str, Any], ctx: ToolContext, services: Any
     ) -> ToolResult:
-        if not ctx.agent.is_lead:
-            raise ToolError("Only the team lead can request a shutdown.")
+        # Seed 002: "Team lead or another teammate requested shutdown" -- any member may ask.
         recipient = self._recipient(tool_input, ctx)
         request_id = services.request_shutdown_from(ctx.agent, recipient, tool_input.get("content"))
         return ToolResult.json(
@@ -185,3 +185,13 @@ class SendMessage(Tool):
         if not isinstance(approve, bool):
             raise ToolError("approve must be true or false")
         return approve
+
+
+def _color_of(ctx: ToolContext, name: str) -> str | None:
+    """The recipient's colour from the team config (``None`` if it has none or is unknown)."""
+    try:
+        config = ctx.home.teams.get(ctx.require_team())
+    except TeamdeckError:
+        return None
+    member = config.member(name) if config is not None else None
+    return member.color if member is not None else ("blue" if name == LEAD_NAME else None)

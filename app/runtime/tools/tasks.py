@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from app.core.errors import TeamdeckError
 from app.core.models import TASK_STATUSES, Task
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, strip_team_suffix
 from app.core.protocol import task_completed
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
@@ -296,6 +296,8 @@ class TaskUpdate(_TaskTool):
                 owner = owner.strip()
                 if owner == ctx.agent.agent_id:
                     owner = me
+                if owner and owner != me:
+                    owner = _current_member(ctx, team, owner)
             claims = not _is_lead(ctx) and (
                 (owner == me and before.owner != me)
                 or (owner is None and status == "in_progress" and not before.owner)
@@ -369,3 +371,15 @@ def _changed_fields(before: Task, after: Task) -> list[str]:
 
 
 TASK_TOOLS: tuple[type[Tool], ...] = (TaskCreate, TaskGet, TaskList, TaskUpdate)
+
+
+def _current_member(ctx: ToolContext, team: str, owner: str) -> str:
+    """``owner`` as a current member's name; ToolError for anyone else (a departed teammate
+    would own the task forever, and nobody would ever claim it)."""
+    name = strip_team_suffix(owner)
+    config = ctx.home.teams.get(team)
+    member = config.member(name) if config is not None else None
+    if member is None:
+        names = ", ".join(m.name for m in config.members) if config is not None else "none"
+        raise ToolError(f"{owner!r} is not a member of team {team!r} (members: {names})")
+    return member.name

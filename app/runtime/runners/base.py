@@ -1,0 +1,65 @@
+"""The one interface every teammate mode implements.
+
+A runner starts one teammate from its :class:`TeammateSpec` and can stop it; whatever the mode,
+the teammate speaks to its team only through the files, and what the dashboard shows of it
+(status, transcript, usage) arrives as runtime events. The in-process runner
+(:mod:`app.runtime.runners.inprocess`) runs the loop as a worker of the dashboard's event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from app.runtime.api import AgentSnapshot
+from app.runtime.events import TranscriptEntry
+
+
+@dataclass(frozen=True)
+class TeammateSpec:
+    """Everything a runner needs to start a teammate (also its member entry in the config)."""
+
+    team: str
+    name: str
+    prompt: str
+    model: str
+    mode: str
+    color: str
+    cwd: Path
+    agent_type: str = "general-purpose"
+    plan_mode: bool = False
+
+
+class Runner(Protocol):
+    """One running teammate."""
+
+    spec: TeammateSpec
+    #: ``in-process``, ``process`` or ``tmux`` (the config's ``backendType``).
+    backend: str
+
+    @property
+    def finished(self) -> bool:
+        """The teammate's loop has ended (it left the team)."""
+
+    @property
+    def pid(self) -> int | None:
+        """The OS process running it (``None`` in-process)."""
+
+    def start(self) -> None: ...
+
+    def kill(self) -> None:
+        """Stop it now: its turn ends, its tasks return to the board, the lead is told."""
+
+    def interrupt(self) -> None:
+        """End its current turn (it stays in the team)."""
+
+    def inject(self, text: str) -> None:
+        """A message from the person, handled before any other mail."""
+
+    def wake(self) -> None:
+        """Its inbox or the task list changed: look again."""
+
+    def snapshot(self) -> AgentSnapshot: ...
+
+    def transcript(self) -> list[TranscriptEntry]: ...

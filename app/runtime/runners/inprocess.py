@@ -1,0 +1,136 @@
+"""In-process teammates: the teammate loop as a worker of this process's event loop.
+
+The default mode. The runtime's spawner runs the loop (a Textual worker per agent in the
+dashboard, an asyncio task headless); the session's events go straight to the runtime's bus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from app.runtime.api import AgentSnapshot, Spawner
+from app.runtime.channel import TeamChannel
+from app.runtime.events import TranscriptEntry
+from app.runtime.permissions import PermissionRules
+from app.runtime.prompts import teammate_prompt
+from app.runtime.runners.base import TeammateSpec
+from app.runtime.session import AgentSession, Emit
+from app.runtime.teammate import Teammate
+from app.runtime.tools import teammate_tools
+from app.runtime.tools.base import AgentIdentity
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from app.core import Home
+    from app.runtime.channel import Sent
+
+
+class InProcessRunner:
+    """A teammate running on this process's event loop."""
+
+    backend = "in-process"
+
+    def __init__(
+        self,
+        spec: TeammateSpec,
+        *,
+        home: Home,
+        client: anthropic.AsyncAnthropic,
+        spawner: Spawner,
+        emit: Emit,
+        rules: PermissionRules,
+        permission_timeout: float,
+        on_sent: Callable[[Sent], None],
+        on_exit: Callable[[InProcessRunner], None],
+        on_request_dropped: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.spec = spec
+        self._spawner = spawner
+        self._on_exit = on_exit
+        identity = AgentIdentity(
+            name=spec.name,
+            team=spec.team,
+            color=spec.color,
+            model=spec.model,
+            cwd=spec.cwd,
+            is_lead=False,
+            agent_type=spec.agent_type,
+            plan_mode_required=spec.plan_mode,
+        )
+        session = AgentSession(
+            identity,
+            home=home,
+            client=client,
+            model=spec.model,
+            system_prompt=teammate_prompt(
+                name=spec.name,
+                team=spec.team,
+                cwd=spec.cwd,
+                config_path=home.layout.config_path(spec.team),
+                tasks_path=home.layout.task_dir(spec.team),
+                plan_mode=spec.plan_mode,
+            ),
+            tools=teammate_tools(),
+            emit=emit,
+            mode=spec.mode,
+            rules=PermissionRules(
+                allow=list(rules.allow), ask=list(rules.ask), deny=list(rules.deny)
+            ),
+        )
+        channel = TeamChannel(
+            home, spec.team, spec.name, spec.color, backend=self.backend, on_sent=on_sent
+        )
+        self.teammate = Teammate(
+            session,
+            channel,
+            spec.prompt,
+            permission_timeout=permission_timeout,
+            on_exit=lambda _: self._on_exit(self),
+            on_request_dropped=on_request_dropped,
+        )
+        self.handle: Any = None
+
+    @property
+    def session(self) -> AgentSession:
+        return self.teammate.session
+
+    @property
+    def finished(self) -> bool:
+        return self.teammate.finished
+
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def start(self) -> None:
+        self.teammate.show()
+        self.handle = self._spawner(self.spec.name, self.teammate.run)
+        self.teammate.handle = self.handle
+
+    def kill(self) -> None:
+        if self.teammate.finished:
+            return
+        self.teammate.exit("killed", reason="terminated")
+        cancel = getattr(self.handle, "cancel", None)
+        if cancel is not None:
+            with contextlib.suppress(RuntimeError):  # a worker that already ended
+                cancel()
+
+    def interrupt(self) -> None:
+        self.session.interrupt()
+
+    def inject(self, text: str) -> None:
+        self.session.record("user", text, source="person")
+        self.teammate.inject(text)
+
+    def wake(self) -> None:
+        self.teammate.wake.set()
+
+    def snapshot(self) -> AgentSnapshot:
+        return self.session.snapshot
+
+    def transcript(self) -> list[TranscriptEntry]:
+        return list(self.session.transcript)
