@@ -50,10 +50,10 @@ class Steering(Protocol):
         """True when every call is refused (nothing to steer)."""
 
     def approve(self, approval: Approval) -> Outcome:
-        """Approve a plan, allow a permission once, or let a teammate shut down."""
+        """Approve a plan, or allow a permission once."""
 
     def reject(self, approval: Approval, feedback: str) -> Outcome:
-        """Reject a plan or a shutdown with ``feedback`` (a permission is denied)."""
+        """Reject a plan with ``feedback`` (a permission is denied)."""
 
     def allow(self, approval: Approval, always: bool = False) -> Outcome:
         """Allow a permission request; ``always`` also keeps its rule for the session."""
@@ -84,6 +84,11 @@ def describe_request(approval: Approval) -> str:
     return f"{approval.agent}'s {approval.kind}"
 
 
+def _not_the_persons(approval: Approval) -> Outcome:
+    """A shutdown request is answered by the teammate it is addressed to, never the person."""
+    return Outcome(False, f"{approval.agent} answers its own shutdown request")
+
+
 class RuntimeSteering:
     """Steers a runtime in this process through its ``RuntimeAPI`` methods."""
 
@@ -100,9 +105,7 @@ class RuntimeSteering:
             case "plan":
                 return self._answer(approval, "approved", lambda: self.runtime.approve_plan(rid))
             case "shutdown":
-                return self._answer(
-                    approval, "approved", lambda: self.runtime.approve_shutdown(rid)
-                )
+                return _not_the_persons(approval)
             case _:
                 return self.allow(approval)
 
@@ -110,12 +113,13 @@ class RuntimeSteering:
         rid = approval.request_id
         match approval.kind:
             case "plan":
-                call = lambda: self.runtime.reject_plan(rid, feedback)  # noqa: E731
+                return self._answer(
+                    approval, "rejected", lambda: self.runtime.reject_plan(rid, feedback)
+                )
             case "shutdown":
-                call = lambda: self.runtime.reject_shutdown(rid, feedback)  # noqa: E731
+                return _not_the_persons(approval)
             case _:
                 return self.deny(approval, feedback)
-        return self._answer(approval, "rejected", call)
 
     def allow(self, approval: Approval, always: bool = False) -> Outcome:
         if approval.kind != "permission":

@@ -266,28 +266,17 @@ async def test_esc_closes_a_review_without_answering(
         assert runtime.calls == []
 
 
-async def test_pending_shutdown_rejected_with_a_reason(
+async def test_a_shutdown_request_is_not_the_persons_to_answer(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
+    """Issue 10: the teammate answers its own shutdown request; a/r never answer it for it."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await highlight(pilot, STOP_ID)
-        await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
-        await type_text(pilot, "one more test")
-        await pilot.press("enter")
-        rejected = ("reject_shutdown", STOP_ID, "one more test")
-        await wait_for(pilot, lambda: rejected in runtime.calls)
-
-
-async def test_pending_shutdown_approved_on_the_teammates_behalf(
-    deck: TeamDeckApp, runtime: FakeRuntime
-) -> None:
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press("3")  # the tester's own request is the one a/r answer
+        await pilot.press("3")  # the tester, whose shutdown request is pending
         await pilot.press("a")
-        assert runtime.calls == [("approve_shutdown", STOP_ID)]
+        await pilot.pause()
+        assert runtime.calls == []
+        assert any("answers its own shutdown request" in n for n in notes(deck))
 
 
 async def test_already_resolved_is_shown(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
