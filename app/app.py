@@ -21,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import App
@@ -55,6 +56,7 @@ from app.runtime.events import (
     TranscriptEntry,
 )
 from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
+from app.screens import modes
 from app.screens.agent import AgentScreen
 from app.screens.deck import DeckScreen
 from app.screens.leader import LeaderScreen
@@ -116,6 +118,8 @@ class TeamDeckApp(App[None]):
     FLUSH_SECONDS = 0.05  # streamed text is drawn this often
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
+    #: ``cli_modes.ModeOptions`` of this run, if any (see ``app.screens.modes``).
+    mode_options: Any = None
 
     agents: var[tuple[AgentSnapshot, ...]] = var(())
     """The agents the panels show: the lead first, runtime snapshots merged with the files."""
@@ -200,6 +204,7 @@ class TeamDeckApp(App[None]):
             self._start_runtime()
             self._pull_agents()
             self.approvals = tuple(self.runtime.approvals())
+            modes.confirm_bypass_at_start(self)
 
     async def on_unmount(self) -> None:
         if self._unsubscribe is not None:

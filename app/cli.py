@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app import __version__
+from app import __version__, cli_modes
 from app import cli_format as fmt
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
 from app.core.home import Home
@@ -139,21 +139,29 @@ def run_tui(
     *,
     lead_approves: bool = False,
     viewer: bool = False,
+    modes: cli_modes.ModeOptions | None = None,
 ) -> int:
     """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
     lead; ``viewer``: watch the files only, e.g. a Claude Code home)."""
     from app.launch import run_dashboard  # Textual loads only for the dashboard
 
+    extra = {"modes": modes} if modes is not None else {}
     return int(
-        run_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer) or 0
+        run_dashboard(
+            home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer, **extra
+        )
+        or 0
     )
 
 
-def run_headless(home: Home, goal: str, json_output: bool) -> int:
+def run_headless(
+    home: Home, goal: str, json_output: bool, modes: cli_modes.ModeOptions | None = None
+) -> int:
     """Run a team on ``goal`` to completion without the UI."""
     from app.runtime.headless import run_headless as run  # the SDK loads only to run a team
 
-    result = run(home, goal, json_output=json_output)
+    extra = modes.runtime_kwargs() if modes is not None else {}
+    result = run(home, goal, json_output=json_output, **extra)
     if inspect.iscoroutine(result):
         result = asyncio.run(result)
     return int(result or 0)
@@ -214,21 +222,26 @@ def _team_status(home: Home, team: str, members: int) -> list[str]:
 
 
 def cmd_tui(home: Home, args: argparse.Namespace) -> int:
-    return run_tui(home, demo=False, lead_approves=args.lead_approves, viewer=bool(args.claude))
+    modes = None if args.claude else cli_modes.options_for(args, headless=False)
+    return run_tui(
+        home, demo=False, lead_approves=args.lead_approves, viewer=bool(args.claude), modes=modes
+    )
 
 
 def cmd_demo(home: Home, args: argparse.Namespace) -> int:
-    return run_tui(home, demo=True, lead_approves=args.lead_approves)
+    modes = cli_modes.options_for(args, headless=False, use_settings=False)
+    return run_tui(home, demo=True, lead_approves=args.lead_approves, modes=modes)
 
 
 def cmd_run(home: Home, args: argparse.Namespace) -> int:
     if not args.goal.strip():
         raise ValueError("the goal must not be empty")
-    if args.headless:
-        return run_headless(home, args.goal, args.json)
-    if args.json:
+    if args.json and not args.headless:
         args.parser.error("--json needs --headless")
-    return run_tui(home, demo=False, goal=args.goal, lead_approves=args.lead_approves)
+    modes = cli_modes.options_for(args, headless=args.headless)
+    if args.headless:
+        return run_headless(home, args.goal, args.json, modes)
+    return run_tui(home, demo=False, goal=args.goal, lead_approves=args.lead_approves, modes=modes)
 
 
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:
@@ -491,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
             action="store_true",
             help="the lead model decides plan and permission requests (default: you do)",
         )
+        cli_modes.add_mode_options(sub)
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     _json_option(run)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.core import Home
 
@@ -35,6 +35,7 @@ def build_dashboard(
     lead_approves: bool = False,
     viewer: bool = False,
     cwd: Path | None = None,
+    modes: Any = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
@@ -54,8 +55,11 @@ def build_dashboard(
         home,
         cwd=cwd,
         decider="lead" if lead_approves else "person",
+        options=modes.runtime_kwargs() if modes is not None else None,
     )
-    return TeamDeckApp(home, factory, demo=demo, goal=goal)
+    app = TeamDeckApp(home, factory, demo=demo, goal=goal)
+    app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)
+    return app
 
 
 def runtime_factory(
@@ -63,6 +67,7 @@ def runtime_factory(
     *,
     cwd: Path | None,
     decider: Decider,
+    options: dict[str, Any] | None = None,
 ) -> RuntimeFactory:
     """A ``RuntimeFactory`` for ``TeamDeckApp``: a ``TeamRuntime`` on ``home``."""
     from app.runtime.team import TeamRuntime
@@ -74,6 +79,7 @@ def runtime_factory(
             decider=decider,
             watcher=watcher,
             spawner=spawner,
+            **(options or {}),
         )
 
     return build
@@ -86,7 +92,10 @@ def run_dashboard(
     goal: str | None = None,
     lead_approves: bool = False,
     viewer: bool = False,
+    modes: Any = None,
 ) -> int:
-    app = build_dashboard(home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer)
+    app = build_dashboard(
+        home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer, modes=modes
+    )
     app.run()
     return app.return_code or 0

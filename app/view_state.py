@@ -166,6 +166,7 @@ class HeaderInfo:
     read_only: bool = False
     demo: bool = False
     error: str | None = None
+    mode: str = ""  # the lead's permission mode when it is not "default"
 
 
 def header_info(
@@ -189,6 +190,7 @@ def header_info(
         read_only=read_only,
         demo=demo,
         error=files.config_error,
+        mode=next((a.mode for a in agents if a.is_lead and a.mode != "default"), ""),
     )
 
 

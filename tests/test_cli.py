@@ -752,12 +752,12 @@ def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPat
     calls: list[tuple[str, Any]] = []
 
     def fake_dashboard(
-        home: Home, *, demo: bool, goal: str | None, lead_approves: bool, viewer: bool
+        home: Home, *, demo: bool, goal: str | None, lead_approves: bool, viewer: bool, **_: Any
     ) -> int:
         calls.append(("app", (home.root, demo, goal, lead_approves, viewer)))
         return 3
 
-    async def fake_headless(home: Home, goal: str, json_output: bool) -> int:
+    async def fake_headless(home: Home, goal: str, json_output: bool, **_: Any) -> int:
         calls.append(("headless", (home.root, goal, json_output)))
         return 0
 

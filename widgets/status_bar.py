@@ -5,6 +5,15 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+#: How the header names the lead's permission mode (as Claude Code's status line does).
+MODE_LABELS = {
+    "acceptEdits": "⏵⏵ accept edits on",
+    "plan": "⏸ plan mode on",
+    "bypassPermissions": "⏵⏵ bypass permissions on",
+    "dontAsk": "don't ask mode",
+    "delegate": "delegate mode",
+}
+
 
 class StatusBar(Widget):
     """One line at the top of every view. Text only (no markup): names are never parsed.
@@ -34,6 +43,7 @@ class StatusBar(Widget):
         read_only: bool = False,
         demo: bool = False,
         error: str | None = None,
+        mode: str = "",
     ) -> None:
         """Redraw the line from these values."""
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -53,6 +63,8 @@ class StatusBar(Widget):
             f"{approvals} pending approval{'s' if approvals != 1 else ''}",
             style="bold yellow" if approvals else "",
         )
+        if mode:
+            text.append(f" · {MODE_LABELS.get(mode, mode)}", style="bold magenta")
         if error:
             text.append(f"  ⚠ {error}", style="bold red")
         text.append(" · ")

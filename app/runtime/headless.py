@@ -108,9 +108,9 @@ async def run_team(
     return code, reason
 
 
-def run_headless(home: Home, goal: str, json_output: bool = False) -> int:
-    """Entry point for the CLI."""
-    code, reason = asyncio.run(run_team(home, goal, json_output=json_output))
+def run_headless(home: Home, goal: str, json_output: bool = False, **runtime_options: Any) -> int:
+    """Entry point for the CLI (``runtime_options``: ``TeamRuntime`` keywords, e.g. modes)."""
+    code, reason = asyncio.run(run_team(home, goal, json_output=json_output, **runtime_options))
     if code != 0:
         print(f"teamdeck: error: {reason}", file=sys.stderr)
     return code

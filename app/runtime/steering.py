@@ -76,6 +76,9 @@ class Steering(Protocol):
     async def spawn(self, name: str, prompt: str) -> Outcome:
         """Start a new teammate called ``name`` working on ``prompt``."""
 
+    def set_lead_mode(self, mode: str) -> Outcome:
+        """Switch the lead's permission mode (shift+tab)."""
+
 
 def describe_request(approval: Approval) -> str:
     """``engineer's plan``, ``researcher's Bash request``, ``tester's shutdown``."""
@@ -192,6 +195,18 @@ class RuntimeSteering:
             return Outcome(False, f"{what}: {exc}", failed=True)
         return Outcome(True, done)
 
+    # ------------------------------------------------------------------ modes
+
+    def set_lead_mode(self, mode: str) -> Outcome:
+        setter = getattr(self.runtime, "set_lead_mode", None)
+        if setter is None:
+            return Outcome(False, "This runtime cannot change the lead's mode.")
+        try:
+            setter(mode)
+        except ValueError as exc:
+            return Outcome(False, str(exc), failed=True)
+        return Outcome(True, f"{LEAD_NAME}: {mode} mode")
+
 
 class ReadOnlySteering:
     """For a viewer with no runtime: every call is refused with the same line."""
@@ -202,6 +217,7 @@ class ReadOnlySteering:
         return Outcome(False, READ_ONLY)
 
     approve = reject = allow = deny = shutdown = kill = interrupt = send = _refuse
+    set_lead_mode = _refuse
 
     async def spawn(self, name: str, prompt: str) -> Outcome:
         return self._refuse()

@@ -28,6 +28,7 @@ from app.messages import (
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
 from app.runtime.steering import READ_ONLY, Outcome, Steering
+from app.screens import modes
 from app.screens.confirm import ConfirmScreen
 from app.screens.feedback import FeedbackScreen
 from app.screens.help import HelpScreen
@@ -56,6 +57,7 @@ class DeckScreen(Screen[None]):
         Binding("f", "toggle_filter", "Filter", show=False, id="filter"),
         Binding("ctrl+t", "toggle_board", "Board", id="toggle-board"),
         Binding("question_mark", "help", "Help", id="help"),
+        modes.BINDING,
     ]
     """
     | Key(s) | Description |
@@ -67,6 +69,7 @@ class DeckScreen(Screen[None]):
     | f | Filter the feed by the selected agent. |
     | ctrl+t | Toggle the task board. |
     | ? | Help. |
+    | shift+tab | Cycle the lead's permission mode. |
     """
 
     # ------------------------------------------------------------------ access
@@ -98,6 +101,7 @@ class DeckScreen(Screen[None]):
             read_only=header.read_only,
             demo=header.demo,
             error=header.error,
+            mode=header.mode,
         )
 
     def tick(self) -> None:
@@ -111,6 +115,9 @@ class DeckScreen(Screen[None]):
         mine = [a for a in approvals if a.agent == self.host.selected]
         chosen = mine or list(approvals)
         return chosen[0] if chosen else None
+
+    def action_cycle_mode(self) -> None:
+        modes.cycle_lead_mode(self)
 
     # ------------------------------------------------------------------ selection
 
