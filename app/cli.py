@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app import __version__, cli_modes
+from app import __version__, cli_approvals, cli_modes
 from app import cli_format as fmt
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
 from app.core.home import Home
@@ -47,6 +47,7 @@ SYNOPSIS = """commands:
   teamdeck task claim --team T ID --owner NAME [--check-busy]
   teamdeck send --team T --to NAME [--from NAME] [--summary S] TEXT
   teamdeck inbox --team T --agent NAME [--unread] [--mark-read] | --clear
+  teamdeck approvals [--team T] | approve ID [--always] [--feedback F] | reject ID [--feedback F]
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -582,6 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
     inbox.add_argument("--mark-read", action="store_true", help="mark the shown messages read")
     inbox.add_argument("--clear", action="store_true", help="delete every message (clearMailbox)")
     _json_option(inbox)
+    READ_ONLY.update(cli_approvals.register(commands, command))
     return parser
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -278,8 +279,13 @@ class Mailbox:
             self.append(name, message.model_copy())
         return recipients
 
-    def append(self, agent: str, message: InboxMessage) -> None:
+    def append(
+        self, agent: str, message: InboxMessage, *, guard: Callable[[], None] | None = None
+    ) -> None:
         """Append to ``agent``'s inbox (no membership check: use ``send`` for user input).
+
+        ``guard`` runs under the inbox's lock just before the write; if it raises, nothing is
+        written (e.g. "this request has been answered meanwhile": answer at most once).
 
         Under the inbox lock: read the file, make sure it is a valid array (in full, unless this
         process knows its head -- see ``_validate_extension``), splice the new entry onto the
@@ -295,6 +301,8 @@ class Mailbox:
                 raise NotFoundError(f"team {self.team!r} does not exist")
             ensure_dir(path.parent)
         with self.home.lock(path):
+            if guard is not None:
+                guard()
             raw = read_bytes(path)
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
                 raw = parse_with_retry(path, _validated_bytes, first=raw)
