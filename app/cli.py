@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app import __version__, cli_approvals, cli_modes
+from app import __version__, cli_approvals, cli_history, cli_modes
 from app import cli_format as fmt
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
 from app.core.home import Home
@@ -48,6 +48,7 @@ SYNOPSIS = """commands:
   teamdeck send --team T --to NAME [--from NAME] [--summary S] TEXT
   teamdeck inbox --team T --agent NAME [--unread] [--mark-read] | --clear
   teamdeck approvals [--team T] | approve ID [--always] [--feedback F] | reject ID [--feedback F]
+  teamdeck history [--json] | show RUN | export RUN [-o FILE] | prune --older-than 30d
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -141,6 +142,7 @@ def run_tui(
     lead_approves: bool = False,
     viewer: bool = False,
     modes: cli_modes.ModeOptions | None = None,
+    **options: Any,
 ) -> int:
     """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
     lead; ``viewer``: watch the files only, e.g. a Claude Code home)."""
@@ -149,20 +151,30 @@ def run_tui(
     extra = {"modes": modes} if modes is not None else {}
     return int(
         run_dashboard(
-            home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer, **extra
+            home,
+            demo=demo,
+            goal=goal,
+            lead_approves=lead_approves,
+            viewer=viewer,
+            **extra,
+            **options,
         )
         or 0
     )
 
 
 def run_headless(
-    home: Home, goal: str, json_output: bool, modes: cli_modes.ModeOptions | None = None
+    home: Home,
+    goal: str,
+    json_output: bool,
+    modes: cli_modes.ModeOptions | None = None,
+    **options: Any,
 ) -> int:
-    """Run a team on ``goal`` to completion without the UI."""
+    """Run a team on ``goal`` to completion without the UI (``options``: history, budget)."""
     from app.runtime.headless import run_headless as run  # the SDK loads only to run a team
 
     extra = modes.runtime_kwargs() if modes is not None else {}
-    result = run(home, goal, json_output=json_output, **extra)
+    result = run(home, goal, json_output=json_output, **extra, **options)
     if inspect.iscoroutine(result):
         result = asyncio.run(result)
     return int(result or 0)
@@ -225,13 +237,24 @@ def _team_status(home: Home, team: str, members: int) -> list[str]:
 def cmd_tui(home: Home, args: argparse.Namespace) -> int:
     modes = None if args.claude else cli_modes.options_for(args, headless=False)
     return run_tui(
-        home, demo=False, lead_approves=args.lead_approves, viewer=bool(args.claude), modes=modes
+        home,
+        demo=False,
+        lead_approves=args.lead_approves,
+        viewer=bool(args.claude),
+        modes=modes,
+        **cli_history.run_options(args),
     )
 
 
 def cmd_demo(home: Home, args: argparse.Namespace) -> int:
     modes = cli_modes.options_for(args, headless=False, use_settings=False)
-    return run_tui(home, demo=True, lead_approves=args.lead_approves, modes=modes)
+    return run_tui(
+        home,
+        demo=True,
+        lead_approves=args.lead_approves,
+        modes=modes,
+        **cli_history.run_options(args),
+    )
 
 
 def cmd_run(home: Home, args: argparse.Namespace) -> int:
@@ -240,9 +263,17 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
     if args.json and not args.headless:
         args.parser.error("--json needs --headless")
     modes = cli_modes.options_for(args, headless=args.headless)
+    history = cli_history.run_options(args)
     if args.headless:
-        return run_headless(home, args.goal, args.json, modes)
-    return run_tui(home, demo=False, goal=args.goal, lead_approves=args.lead_approves, modes=modes)
+        return run_headless(home, args.goal, args.json, modes, **history)
+    return run_tui(
+        home,
+        demo=False,
+        goal=args.goal,
+        lead_approves=args.lead_approves,
+        modes=modes,
+        **history,
+    )
 
 
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:
@@ -506,6 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="the lead model decides plan and permission requests (default: you do)",
         )
         cli_modes.add_mode_options(sub)
+        cli_history.add_run_options(sub)
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     _json_option(run)
@@ -575,6 +607,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     send.add_argument("--summary", metavar="S")
     send.add_argument("text", metavar="TEXT", help="the message ('-' reads stdin)")
+
+    cli_history.register(commands, command)
 
     inbox = command(commands, "inbox", "read an agent's inbox", cmd_inbox)
     inbox.add_argument("--team", metavar="T", required=True)

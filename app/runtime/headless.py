@@ -14,8 +14,10 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
+from app.archive import start_run
 from app.core import Home
 from app.core.frame_text import describe
+from app.runtime.budget import Budget, attach_budget, stop_line
 from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.loop import TurnOutcome
 from app.runtime.team import TeamRuntime
@@ -60,6 +62,9 @@ async def run_team(
     out: IO[str] | None = None,
     time_limit: float = DEFAULT_TIMEOUT,
     cwd: Path | None = None,
+    history: bool = True,
+    claude: bool = False,
+    budget: float | Budget | None = None,
     **runtime_options: Any,
 ) -> tuple[int, str]:
     """Run ``goal`` to completion; returns (exit code, one-line reason)."""
@@ -95,22 +100,50 @@ async def run_team(
                 stream.write(outcome.text.rstrip() + "\n")
             done.set_result((0, "team finished"))
 
+    def on_budget(gate: Budget, what: str) -> None:
+        if what == "warning":
+            _warn(f"budget: {gate.describe()} spent")
+        elif what == "stopped" and not done.done():
+            done.set_result((1, stop_line(gate)))
+
     runtime.subscribe(on_event)
     runtime.lead_turn_listeners.append(on_turn)
+    gate = attach_budget(budget, runtime)
+    if gate is not None:
+        gate.listeners.append(on_budget)
+    recorder = start_run(
+        home,
+        runtime,
+        source="headless",
+        goal=goal,
+        enabled=history,
+        claude=claude,
+        warn=_warn,
+        budget=gate.limit if gate else None,
+    )
     await runtime.start()
+    recorder.watch(runtime.watcher)
     runtime.submit(goal)
+    code, reason = 1, "interrupted"
     try:
         code, reason = await asyncio.wait_for(done, time_limit)
     except TimeoutError:
         code, reason = 1, f"timed out after {time_limit:g}s with the team still running"
     finally:
         await runtime.stop()
+        outcome = "finished" if code == 0 else "budget" if gate and gate.stopped else "failed"
+        await asyncio.to_thread(recorder.close, outcome, reason)
     return code, reason
 
 
-def run_headless(home: Home, goal: str, json_output: bool = False, **runtime_options: Any) -> int:
-    """Entry point for the CLI (``runtime_options``: ``TeamRuntime`` keywords, e.g. modes)."""
-    code, reason = asyncio.run(run_team(home, goal, json_output=json_output, **runtime_options))
+def _warn(line: str) -> None:
+    print(f"teamdeck: warning: {line}", file=sys.stderr, flush=True)
+
+
+def run_headless(home: Home, goal: str, json_output: bool = False, **options: Any) -> int:
+    """Entry point for the CLI (``options``: history, claude, budget, and ``TeamRuntime``
+    keywords, e.g. modes)."""
+    code, reason = asyncio.run(run_team(home, goal, json_output=json_output, **options))
     if code != 0:
         print(f"teamdeck: error: {reason}", file=sys.stderr)
     return code

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from app.runtime.budget import wait_for_budget
 from app.runtime.compaction import compact
 from app.runtime.permissions import allowed_roots, decide
 from app.runtime.response import ResponseFailed, stream_response
@@ -139,6 +140,7 @@ async def run_turn(
         if rounds > MAX_ROUNDS:
             return _failed(session, texts, f"stopped after {MAX_ROUNDS} model calls in one turn")
         started = time.perf_counter()
+        await wait_for_budget(session)
         if session.interrupted:
             return _interrupted(session, texts)
         model_started = time.perf_counter()

@@ -1,0 +1,614 @@
+"""The recorder: one run's events, as they happen, into the archive.
+
+Fed from the same streams the dashboard consumes: the runtime's events (``on_event``: status,
+transcript, usage, messages this process sent, approvals, team lifecycle) and the core
+watcher's change batches (``on_changes``: inboxes, tasks and the team config, written by this
+process or any other). Handlers run on the caller's thread and only queue work; the writer
+thread does the SQL and the file reads (an inbox is re-read at most once a second; a task file
+once per burst of changes). A message seen both as a runtime event and in its inbox file is
+stored once (its dedup key: team, recipient, sender, timestamp, text).
+
+Usage events carry cumulative counts; the recorder stores the difference as one model call,
+priced with ``app.runtime.pricing``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.archive import adapter
+from app.archive.writer import Writer
+from app.core import Home
+from app.core.errors import TeamdeckError
+from app.core.protocol import parse_frame
+from app.runtime.pricing import call_cost
+
+#: Longest text kept per event; longer ones keep their first part and their full size.
+TEXT_LIMIT = 8000
+INBOX_REREAD_SECONDS = 1.0
+TASK_REREAD_SECONDS = 0.02
+CONFIG_REREAD_SECONDS = 0.2
+EXIT_REASONS = {"completed": "shut down", "failed": "failed", "killed": "killed"}
+ANSWER_FRAMES = {
+    "plan_approval_response",
+    "permission_response",
+    "shutdown_approved",
+    "shutdown_rejected",
+}
+
+
+def message_key(team: str | None, recipient: str, sender: str, timestamp: str, text: str) -> str:
+    raw = "\x1f".join((team or "", recipient, sender, timestamp, text))
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def truncate(text: str, limit: int = TEXT_LIMIT) -> tuple[str, int]:
+    return (text if len(text) <= limit else text[:limit]), len(text)
+
+
+def dump(data: dict[str, Any] | None) -> str | None:
+    if not data:
+        return None
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    if len(text) > TEXT_LIMIT:
+        return json.dumps({"truncated": text[:TEXT_LIMIT], "size": len(text)}, ensure_ascii=False)
+    return text
+
+
+class Recorder:
+    """Records one run. Create with ``start_run`` (app.archive.session)."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        run_id: int,
+        home: Home,
+        *,
+        model: str = "",
+        offline: bool = False,
+        runtime: Any = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.writer = writer
+        self.run_id = run_id
+        self.home = home
+        self.model = model
+        self.offline = offline
+        self.runtime = runtime
+        self.clock = clock
+        self.team: str | None = None
+        self.closed = False
+        self._unsubscribers: list[Callable[[], None]] = []
+        # Loop-thread state.
+        self._usage: dict[str, tuple[int, int, int, int, int]] = {}
+        self._seen_agents: set[str] = set()
+        # Writer-thread state.
+        self._agents: set[str] = set()
+        self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
+        self._done: set[tuple[str, str]] = set()
+        self._inbox_seen: dict[tuple[str, str], int] = {}
+
+    # ------------------------------------------------------------------ wiring
+
+    @property
+    def available(self) -> bool:
+        return self.writer.failed is None and not self.closed
+
+    def attach(self, runtime: Any) -> None:
+        """Record ``runtime``'s events (``runtime.subscribe``)."""
+        self.runtime = runtime
+        self._unsubscribers.append(runtime.subscribe(self.on_event))
+
+    def watch(self, watcher: Any) -> None:
+        """Record file changes reported by a core ``Watcher`` (this process's and others')."""
+        self._unsubscribers.append(watcher.subscribe(self.on_changes))
+
+    def set_team(self, team: str | None) -> None:
+        """The team whose files belong to this run (set by TeamLifecycle, or by an attach)."""
+        if team == self.team or team is None:
+            return
+        self.team = team
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE runs SET team = ? WHERE id = ?", (team, self.run_id))
+
+        self.writer.submit(op)
+        self._reread_config(team)
+
+    # ------------------------------------------------------------------ runtime events
+
+    def on_event(self, event: Any) -> None:
+        if not self.available:
+            return
+        converted = adapter.runtime_event(event)
+        if converted is None:
+            return
+        kind, f = converted
+        at = self.clock()
+        handler = getattr(self, f"_on_{kind}")
+        handler(at, f)
+
+    def _on_status(self, at: float, f: dict[str, Any]) -> None:
+        agent = f["agent"]
+        info = self._agent_info(agent)
+        status, detail = f["status"], f["detail"]
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._ensure_agent(conn, agent, at, info)
+            self._event(conn, at, "status", agent=agent, frame=status, text=detail)
+            if status in EXIT_REASONS:
+                conn.execute(
+                    "UPDATE agents SET exited_at = ?, exit_status = ?, exit_reason = ?"
+                    " WHERE run_id = ? AND name = ?",
+                    (at, status, detail or EXIT_REASONS[status], self.run_id, agent),
+                )
+
+        self.writer.submit(op)
+
+    def _agent_info(self, agent: str) -> dict[str, Any]:
+        if agent in self._seen_agents or self.runtime is None:
+            return {}
+        self._seen_agents.add(agent)
+        return adapter.agent_info(self.runtime, agent)
+
+    def _on_transcript(self, at: float, f: dict[str, Any]) -> None:
+        text, size = truncate(f["text"])
+        data = dict(f["data"])
+        tool = data.get("tool")
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._event(
+                conn,
+                at,
+                "transcript",
+                agent=f["agent"],
+                target=tool,
+                frame=f["kind"],
+                text=text,
+                size=size,
+                data=dump(data),
+            )
+
+        self.writer.submit(op)
+
+    def _on_usage(self, at: float, f: dict[str, Any]) -> None:
+        agent = f["agent"]
+        now = (f["input"], f["output"], f["cache_read"], f["cache_write"], f["calls"])
+        before = self._usage.get(agent, (0, 0, 0, 0, 0))
+        self._usage[agent] = now
+        diff = tuple(max(0, a - b) for a, b in zip(now, before, strict=True))
+        if not any(diff[:4]) and not diff[4]:
+            return  # tool calls only
+        model = self._model_of(agent)
+        cost = call_cost(model, *diff[:4], offline=self.offline)
+        self.record_usage(at, agent, model, diff[0], diff[1], diff[2], diff[3], cost)
+
+    def _model_of(self, agent: str) -> str:
+        if self.runtime is not None:
+            model = adapter.agent_info(self.runtime, agent).get("model")
+            if model:
+                return str(model)
+        return self.model
+
+    def record_usage(
+        self,
+        at: float,
+        agent: str,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read: int,
+        cache_write: int,
+        cost: float | None,
+    ) -> None:
+        """One model call's tokens and cost."""
+        counts = (input_tokens, output_tokens, cache_read, cache_write)
+        data = {"model": model, "input": input_tokens, "output": output_tokens}
+        data |= {"cache_read": cache_read, "cache_write": cache_write, "cost_usd": cost}
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._ensure_agent(conn, agent, at, {})
+            event_id = self._event(conn, at, "usage", agent=agent, frame=model, data=dump(data))
+            conn.execute(
+                "INSERT INTO model_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (event_id, self.run_id, agent, model, *counts, cost),
+            )
+            totals = (
+                "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
+                " cache_read_tokens = cache_read_tokens + ?,"
+                " cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?"
+            )
+            conn.execute(
+                f"UPDATE agents SET {totals} WHERE run_id = ? AND name = ?",
+                (*counts, cost or 0.0, self.run_id, agent),
+            )
+            conn.execute(
+                f"UPDATE runs SET {totals} WHERE id = ?", (*counts, cost or 0.0, self.run_id)
+            )
+
+        self.writer.submit(op)
+
+    def _on_message(self, at: float, f: dict[str, Any]) -> None:
+        team = f["team"] or self.team
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._message(
+                conn,
+                at,
+                team,
+                f["sender"],
+                f["recipient"],
+                f["text"],
+                f["summary"],
+                f["frame"],
+                f["timestamp"],
+            )
+
+        self.writer.submit(op)
+
+    def _on_approval(self, at: float, f: dict[str, Any]) -> None:
+        request_id, kind, agent = f["request_id"], f["kind"], f["agent"]
+        resolved, outcome = f["resolved"], f["outcome"]
+        title = body = None
+        if not resolved and self.runtime is not None:
+            title, body = adapter.approval_info(self.runtime, request_id)
+
+        def op(conn: sqlite3.Connection) -> None:
+            if resolved:
+                conn.execute(
+                    "INSERT INTO approvals (run_id, request_id, kind, agent) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT DO NOTHING",
+                    (self.run_id, request_id, kind, agent),
+                )
+                conn.execute(
+                    "UPDATE approvals SET answered_at = ?, decision = ?"
+                    " WHERE run_id = ? AND request_id = ?",
+                    (at, outcome or "answered", self.run_id, request_id),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO approvals (run_id, request_id, kind, agent, title, body, asked_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+                    " title = excluded.title, body = excluded.body, asked_at = excluded.asked_at",
+                    (self.run_id, request_id, kind, agent, title, body, at),
+                )
+            text, size = truncate(outcome if resolved else (title or "asked"))
+            self._event(
+                conn,
+                at,
+                "approval",
+                agent=agent,
+                target=request_id,
+                frame=kind,
+                text=text,
+                size=size,
+                data=dump({"resolved": resolved, "outcome": outcome}),
+            )
+
+        self.writer.submit(op)
+
+    def _on_team(self, at: float, f: dict[str, Any]) -> None:
+        team, what = f["team"], f["event"]
+        if what == "created":
+            self.set_team(team)
+        elif what == "deleted" and team == self.team:
+            self.sweep_inboxes(team)  # before the files go (TeamDelete may already be done)
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._event(conn, at, "team", target=team, frame=what, text=f"team {team} {what}")
+
+        self.writer.submit(op)
+
+    def _on_finished(self, at: float, f: dict[str, Any]) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            frame = "ok" if f["ok"] else "failed"
+            self._event(conn, at, "run", frame=frame, text=f["reason"])
+
+        self.writer.submit(op)
+
+    def _on_mode(self, at: float, f: dict[str, Any]) -> None:
+        agent, mode = f["agent"], f["mode"]
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._ensure_agent(conn, agent, at, {})
+            conn.execute(
+                "UPDATE agents SET mode = ? WHERE run_id = ? AND name = ?",
+                (mode, self.run_id, agent),
+            )
+            self._event(conn, at, "mode", agent=agent, frame=mode, text=f"mode {mode}")
+
+        self.writer.submit(op)
+
+    # ------------------------------------------------------------------ file changes
+
+    def on_changes(self, batch: list[Any]) -> None:
+        if not self.available:
+            return
+        for event in batch:
+            converted = adapter.change_event(event)
+            if converted is None:
+                continue
+            kind, f = converted
+            team = f["team"]
+            if team != self.team:
+                continue
+            if kind == "inbox":
+                self._reread_inbox(team, f["agent"], INBOX_REREAD_SECONDS)
+            elif kind == "task":
+                self._reread_task(team, f["task_id"])
+            elif kind == "config":
+                self._reread_config(team)
+
+    def _reread_inbox(self, team: str, agent: str, delay: float) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            self._read_inbox(conn, team, agent)
+
+        self.writer.defer(("inbox", team, agent), delay, op)
+
+    def sweep_inboxes(self, team: str) -> None:
+        """Read every inbox of ``team`` now (the end of a run, before a TeamDelete)."""
+
+        def op(conn: sqlite3.Connection) -> None:
+            box = self.home.mailbox(team)
+            with contextlib.suppress(TeamdeckError, OSError):
+                for agent in box.agents():
+                    self._read_inbox(conn, team, agent)
+
+        self.writer.submit(op)
+
+    def _read_inbox(self, conn: sqlite3.Connection, team: str, agent: str) -> None:
+        try:
+            messages = self.home.mailbox(team).read(agent)
+        except (TeamdeckError, OSError):
+            return  # unreadable now: the next change reads it again
+        seen = self._inbox_seen.get((team, agent), 0)
+        at = self.clock()
+        for message in messages[seen:]:
+            frame = parse_frame(message.text)
+            self._message(
+                conn,
+                at,
+                team,
+                message.sender,
+                agent,
+                message.text,
+                message.summary,
+                frame.type if frame else None,
+                message.timestamp,
+            )
+        self._inbox_seen[(team, agent)] = max(seen, len(messages))
+
+    def _reread_task(self, team: str, task_id: str) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            self._read_task(conn, team, task_id)
+
+        self.writer.defer(("task", team, task_id), TASK_REREAD_SECONDS, op)
+
+    def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
+        try:
+            task = self.home.tasks(team).get(task_id)
+        except (TeamdeckError, OSError):
+            return
+        key = (team, task_id)
+        old = self._tasks.get(key)
+        if task is None:
+            if old is None or not self.home.layout.task_dir(team).is_dir():
+                return  # never seen, or the whole team was deleted (not a task change)
+            new: tuple[str, str | None] = ("deleted", old[1])
+            subject = ""
+        else:
+            if task.is_internal:
+                return
+            new = (task.status, task.owner)
+            subject = task.subject
+        if new == old:
+            return
+        self._tasks[key] = new
+        data = {"old": old[0] if old else None, "new": new[0], "owner": new[1]}
+        if old is not None and old[1] != new[1]:
+            data["old_owner"] = old[1]
+        text, size = truncate(subject)
+        self._event(
+            conn,
+            self.clock(),
+            "task",
+            agent=new[1],
+            target=task_id,
+            frame=new[0],
+            text=text,
+            size=size,
+            data=dump(data),
+        )
+        if new[0] == "completed" and key not in self._done:
+            self._done.add(key)
+            conn.execute("UPDATE runs SET tasks_done = tasks_done + 1 WHERE id = ?", (self.run_id,))
+
+    def _reread_config(self, team: str) -> None:
+        def op(conn: sqlite3.Connection) -> None:
+            try:
+                config = self.home.teams.get(team)
+            except (TeamdeckError, OSError):
+                return
+            if config is None:
+                return
+            at = self.clock()
+            for member in config.members:
+                info = {
+                    "agent_type": member.agent_type,
+                    "model": member.model,
+                    "mode": getattr(member, "mode", None),
+                    "color": member.color,
+                }
+                spawned = (member.joined_at / 1000) if member.joined_at else at
+                self._ensure_agent(conn, member.name, spawned, info, update=True)
+
+        self.writer.defer(("config", team), CONFIG_REREAD_SECONDS, op)
+
+    # ------------------------------------------------------------------ SQL (writer thread)
+
+    def _event(
+        self,
+        conn: sqlite3.Connection,
+        at: float,
+        kind: str,
+        *,
+        agent: str | None = None,
+        target: str | None = None,
+        frame: str | None = None,
+        text: str | None = None,
+        size: int | None = None,
+        data: str | None = None,
+        key: str | None = None,
+    ) -> int | None:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO events (run_id, at, kind, agent, target, frame, text, size,"
+            " data, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, at, kind, agent, target, frame, text, size, data, key),
+        )
+        if cursor.rowcount == 0:
+            return None
+        conn.execute("UPDATE runs SET events = events + 1 WHERE id = ?", (self.run_id,))
+        return cursor.lastrowid
+
+    def _ensure_agent(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        at: float,
+        info: dict[str, Any],
+        *,
+        update: bool = False,
+    ) -> None:
+        if name not in self._agents:
+            self._agents.add(name)
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO agents (run_id, name, agent_type, model, mode, color,"
+                " spawned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    name,
+                    info.get("agent_type"),
+                    info.get("model"),
+                    info.get("mode"),
+                    info.get("color"),
+                    at,
+                ),
+            )
+            if cursor.rowcount:
+                conn.execute("UPDATE runs SET agents = agents + 1 WHERE id = ?", (self.run_id,))
+                return
+        if update or info:
+            conn.execute(
+                "UPDATE agents SET agent_type = coalesce(?, agent_type),"
+                " model = coalesce(?, model), mode = coalesce(?, mode),"
+                " color = coalesce(?, color) WHERE run_id = ? AND name = ?",
+                (
+                    info.get("agent_type"),
+                    info.get("model"),
+                    info.get("mode"),
+                    info.get("color"),
+                    self.run_id,
+                    name,
+                ),
+            )
+
+    def _message(
+        self,
+        conn: sqlite3.Connection,
+        at: float,
+        team: str | None,
+        sender: str,
+        recipient: str,
+        text: str,
+        summary: str | None,
+        frame: str | None,
+        timestamp: str,
+    ) -> None:
+        key = message_key(team, recipient, sender, timestamp, text)
+        stored, size = truncate(text)
+        data = {"summary": summary, "timestamp": timestamp, "team": team}
+        event_id = self._event(
+            conn,
+            at,
+            "message",
+            agent=sender,
+            target=recipient,
+            frame=frame or "message",
+            text=stored,
+            size=size,
+            data=dump(data),
+            key=key,
+        )
+        if event_id is None:
+            return  # already recorded (the runtime's event and the inbox file)
+        conn.execute("UPDATE runs SET messages = messages + 1 WHERE id = ?", (self.run_id,))
+        if frame in ANSWER_FRAMES:
+            self._answer_from_frame(conn, at, sender, text)
+
+    def _answer_from_frame(
+        self, conn: sqlite3.Connection, at: float, sender: str, text: str
+    ) -> None:
+        """Who answered an approval, and their feedback, come from the answer frame."""
+        frame: Any = parse_frame(text)
+        request_id = getattr(frame, "request_id", None)
+        if not request_id:
+            return
+        feedback = getattr(frame, "feedback", None) or getattr(frame, "reason", None)
+        if getattr(frame, "type", "") == "permission_response":
+            feedback = frame.reason
+            decision = "allowed" if frame.allowed else "denied"
+        elif getattr(frame, "type", "") == "plan_approval_response":
+            decision = "approved" if frame.approved else "rejected"
+        else:
+            decision = "approved" if frame.type == "shutdown_approved" else "rejected"
+        conn.execute(
+            "UPDATE approvals SET decided_by = ?, feedback = coalesce(?, feedback),"
+            " decision = coalesce(decision, ?), answered_at = coalesce(answered_at, ?)"
+            " WHERE run_id = ? AND request_id = ?",
+            (sender, feedback, decision, at, self.run_id, request_id),
+        )
+
+    # ------------------------------------------------------------------ the end
+
+    def close(self, outcome: str, reason: str = "", *, timeout: float = 10.0) -> None:
+        """End the run: read the team's inboxes once more, store the outcome, commit, stop."""
+        if self.closed:
+            return
+        for unsubscribe in self._unsubscribers:
+            with contextlib.suppress(Exception):
+                unsubscribe()
+        if self.team is not None and self.writer.failed is None:
+            self.sweep_inboxes(self.team)
+        at = self.clock()
+
+        def op(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE runs SET ended_at = ?, outcome = ?, reason = ? WHERE id = ?",
+                (at, outcome, reason, self.run_id),
+            )
+
+        self.writer.submit(op)
+        self.closed = True
+        self.writer.close(timeout)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        return self.writer.flush(timeout)
+
+
+def process_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

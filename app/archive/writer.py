@@ -1,0 +1,167 @@
+"""The writer thread: the only place the archive is written while a team runs.
+
+Callers (the event loop) only append to a queue, so recording never blocks the loop. The
+thread takes whatever has piled up (up to ``max_batch`` operations) and applies it in one
+transaction, so a burst of events costs one commit. An operation is a function of the
+connection, run in the thread (file reads for the archive happen there too, off the loop).
+
+``defer(key, delay, op)`` runs ``op`` once after ``delay`` however often it is asked for
+meanwhile (re-reading an inbox after a burst of changes, for instance).
+
+A database error (damaged file, locked for longer than the busy timeout, disk full) stops
+the archive: ``failed`` holds one line, ``on_error`` is called once with it, and later
+operations are dropped. The team is never affected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from app.archive.db import describe_error
+
+log = logging.getLogger(__name__)
+
+Op = Callable[[sqlite3.Connection], None]
+_STOP = object()
+
+
+class Writer:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        *,
+        on_error: Callable[[str], None] | None = None,
+        on_commit: Callable[[int], None] | None = None,
+        max_batch: int = 2000,
+    ) -> None:
+        self.conn = conn
+        self.path = path
+        self.on_error = on_error
+        #: Called in the thread after each commit with the number of operations it held.
+        self.on_commit = on_commit
+        self.max_batch = max_batch
+        self.failed: str | None = None
+        self.commits = 0
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._deferred: dict[object, tuple[float, Op]] = {}
+        self._deferred_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="teamdeck-history", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ callers (any thread)
+
+    def submit(self, op: Op) -> None:
+        if self.failed is None:
+            self._queue.put(op)
+
+    def defer(self, key: object, delay: float, op: Op) -> None:
+        """Run ``op`` after ``delay`` seconds, once per ``key`` until it has run."""
+        if self.failed is not None:
+            return
+        with self._deferred_lock:
+            if key in self._deferred:
+                return
+            self._deferred[key] = (time.monotonic() + delay, op)
+        self._queue.put(None)  # wake the thread so it recomputes its timeout
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything submitted so far (deferred work included) is committed."""
+        with self._deferred_lock:
+            due = [op for _, op in self._deferred.values()]
+            self._deferred.clear()
+        for op in due:
+            self.submit(op)
+        done = threading.Event()
+        self._queue.put(done)
+        return done.wait(timeout) or self.failed is not None
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Commit what is queued, then stop the thread and close the connection."""
+        if self._thread.is_alive():
+            self.flush(timeout)
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+        if not self._thread.is_alive():
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+
+    # ------------------------------------------------------------------ the thread
+
+    def _next_timeout(self) -> float | None:
+        with self._deferred_lock:
+            if not self._deferred:
+                return None
+            first = min(due for due, _ in self._deferred.values())
+        return max(0.0, first - time.monotonic())
+
+    def _due(self) -> list[Op]:
+        now = time.monotonic()
+        with self._deferred_lock:
+            keys = [k for k, (due, _) in self._deferred.items() if due <= now]
+            return [self._deferred.pop(k)[1] for k in keys]
+
+    def _run(self) -> None:
+        while True:
+            try:
+                item = self._queue.get(timeout=self._next_timeout())
+            except queue.Empty:
+                item = None
+            batch: list[object] = [item]
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            ops: list[Op] = self._due()
+            waiters: list[threading.Event] = []
+            stop = False
+            for entry in batch:
+                if entry is _STOP:
+                    stop = True
+                elif isinstance(entry, threading.Event):
+                    waiters.append(entry)
+                elif entry is not None:
+                    ops.append(entry)  # type: ignore[arg-type]
+            if ops and self.failed is None:
+                self._apply(ops)
+            for waiter in waiters:
+                waiter.set()
+            if stop:
+                return
+
+    def _apply(self, ops: list[Op]) -> None:
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for op in ops:
+                try:
+                    op(conn)
+                except sqlite3.DatabaseError:
+                    raise
+                except Exception:  # a bug in one recorder step must not stop the archive
+                    log.exception("history: an event could not be recorded")
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            self._fail(describe_error(self.path, exc))
+            return
+        self.commits += 1
+        if self.on_commit is not None:
+            self.on_commit(len(ops))
+
+    def _fail(self, message: str) -> None:
+        self.failed = message
+        with self._deferred_lock:
+            self._deferred.clear()
+        if self.on_error is not None:
+            with contextlib.suppress(Exception):
+                self.on_error(message)
