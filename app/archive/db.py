@@ -13,7 +13,6 @@ import sqlite3
 from pathlib import Path
 
 from app.archive.schema import SchemaError, migrate
-from app.core.paths import default_home
 
 HISTORY_FILE = "history.db"
 BUSY_TIMEOUT = 5.0
@@ -26,6 +25,8 @@ class HistoryUnavailable(Exception):
 def history_path(home_root: Path, *, claude: bool = False) -> Path:
     """The archive of a home: ``history.db`` in the home itself, except for Claude Code's home,
     which teamdeck never writes its own files into: then teamdeck's own home holds it."""
+    from app.core.paths import default_home  # keeps this module light (no pydantic)
+
     root = default_home() if claude else home_root
     return Path(root) / HISTORY_FILE
 

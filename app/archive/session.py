@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.archive import adapter
-from app.archive.db import BUSY_TIMEOUT, HistoryUnavailable, connect, history_path
+from app.archive.db import BUSY_TIMEOUT, HistoryUnavailable, connect, describe_error, history_path
 from app.archive.recorder import Recorder
 from app.archive.writer import Writer
 from app.core import Home
@@ -116,7 +116,7 @@ def start_run(
         failed(str(exc))
         return NullRecorder(str(exc))
     except Exception as exc:  # sqlite3.Error after the connection opened
-        message = f"{path}: {' '.join(str(exc).split())}"
+        message = describe_error(path, exc)
         failed(message)
         return NullRecorder(message)
     writer = Writer(conn, path, on_error=failed)
