@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import Home
+from app.recording import finish_dashboard_recording, start_dashboard_recording
 
 if TYPE_CHECKING:
     from app.app import RuntimeFactory, TeamDeckApp
@@ -36,6 +37,9 @@ def build_dashboard(
     viewer: bool = False,
     cwd: Path | None = None,
     modes: Any = None,
+    history: bool = True,
+    budget: float | None = None,
+    claude: bool = False,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
@@ -46,6 +50,7 @@ def build_dashboard(
 
     if viewer:
         return TeamDeckApp(home, None)
+    history_home = home.root
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
         home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
@@ -59,6 +64,11 @@ def build_dashboard(
     )
     app = TeamDeckApp(home, factory, demo=demo, goal=goal)
     app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)
+    source = "demo" if demo else "dashboard"
+    options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}
+    start_dashboard_recording(
+        app, home, app.runtime, source=source, goal=goal, history_home=history_home, **options
+    )
     return app
 
 
@@ -93,9 +103,19 @@ def run_dashboard(
     lead_approves: bool = False,
     viewer: bool = False,
     modes: Any = None,
+    **options: Any,
 ) -> int:
     app = build_dashboard(
-        home, demo=demo, goal=goal, lead_approves=lead_approves, viewer=viewer, modes=modes
+        home,
+        demo=demo,
+        goal=goal,
+        lead_approves=lead_approves,
+        viewer=viewer,
+        modes=modes,
+        **options,
     )
-    app.run()
+    try:
+        app.run()
+    finally:
+        finish_dashboard_recording(app)
     return app.return_code or 0

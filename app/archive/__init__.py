@@ -33,4 +33,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'app.archive' has no attribute {name!r}")
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "HISTORY_FILE",
+    "AnyRecorder",
+    "HistoryUnavailable",
+    "NullRecorder",
+    "Recorder",
+    "connect",
+    "history_path",
+    "start_run",
+]

@@ -84,6 +84,8 @@ class Recorder:
         self.runtime = runtime
         self.clock = clock
         self.team: str | None = None
+        #: The run's team was deleted (its work is done): the dashboard's outcome "finished".
+        self.team_deleted = False
         self.closed = False
         self._unsubscribers: list[Callable[[], None]] = []
         # Loop-thread state.
@@ -299,6 +301,7 @@ class Recorder:
         if what == "created":
             self.set_team(team)
         elif what == "deleted" and team == self.team:
+            self.team_deleted = True
             self.sweep_inboxes(team)  # before the files go (TeamDelete may already be done)
 
         def op(conn: sqlite3.Connection) -> None:

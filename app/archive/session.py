@@ -31,6 +31,7 @@ class NullRecorder:
     available = False
     run_id: int | None = None
     team: str | None = None
+    team_deleted = False
 
     def __init__(self, error: str | None = None) -> None:
         self.error = error

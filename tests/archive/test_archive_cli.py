@@ -62,7 +62,10 @@ def record_fake_run(home: Home, goal: str, *, started: float | None = None) -> i
     assert run_id is not None
     if started is not None:
         conn = connect(home.root / "history.db")
-        conn.execute("UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?", (started, started + 5, run_id))
+        conn.execute(
+            "UPDATE runs SET started_at = ?, ended_at = ? WHERE id = ?",
+            (started, started + 5, run_id),
+        )
         conn.close()
     return run_id
 
@@ -72,7 +75,9 @@ def test_history_of_an_empty_home(run: Any) -> None:
     assert run("history", "--json").out.strip() == "[]"
 
 
-def test_a_headless_run_is_listed_shown_and_exported(run: Any, home_dir: Path, tmp_path: Path) -> None:
+def test_a_headless_run_is_listed_shown_and_exported(
+    run: Any, home_dir: Path, tmp_path: Path
+) -> None:
     result = run("run", "Summarize the files", "--headless")
     assert result.code == 0, result.err
 

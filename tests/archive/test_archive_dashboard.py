@@ -1,0 +1,79 @@
+"""The dashboard records its run, and shows the budget's warnings."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from app.archive import connect
+from app.core import Home
+from app.launch import build_dashboard
+from app.recording import finish_dashboard_recording
+from app.runtime.budget import Budget
+
+GUARD = 60.0
+
+
+async def test_a_dashboard_run_is_recorded(home: Home, project: Path) -> None:
+    app = build_dashboard(home, goal="Summarize the files", lead_approves=True, cwd=project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + GUARD
+        while not app.recorder.team_deleted:
+            assert time.monotonic() < deadline, "the team never finished"
+            await pilot.pause(0.1)
+    finish_dashboard_recording(app)
+    conn = connect(home.root / "history.db")
+    source, outcome, agents, done = conn.execute(
+        "SELECT source, outcome, agents, tasks_done FROM runs"
+    ).fetchone()
+    kinds = {k for (k,) in conn.execute("SELECT DISTINCT kind FROM events")}
+    conn.close()
+    assert (source, outcome, agents, done) == ("dashboard", "finished", 4, 3)
+    assert {"status", "message", "task", "approval", "transcript", "usage"} <= kinds
+
+
+async def test_quitting_mid_run_is_recorded_as_stopped(home: Home, project: Path) -> None:
+    app = build_dashboard(home, goal="Summarize the files", lead_approves=True, cwd=project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.05)
+    finish_dashboard_recording(app)
+    conn = connect(home.root / "history.db")
+    outcome, reason = conn.execute("SELECT outcome, reason FROM runs").fetchone()
+    conn.close()
+    assert outcome in ("stopped", "finished")
+    assert reason
+
+
+async def test_no_history_in_the_dashboard(home: Home, project: Path) -> None:
+    app = build_dashboard(home, goal="Summarize the files", history=False, cwd=project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.05)
+    finish_dashboard_recording(app)
+    assert not (home.root / "history.db").exists()
+
+
+async def test_budget_warning_and_stop_are_notified(home: Home, project: Path) -> None:
+    budget = Budget(0.01, model="claude-sonnet-5-5")  # offline tokens priced as Sonnet's
+    app = build_dashboard(
+        home, goal="Summarize the files", lead_approves=True, cwd=project, budget=budget
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + GUARD
+        while not budget.stopped:
+            assert time.monotonic() < deadline, "the budget never stopped the run"
+            await pilot.pause(0.1)
+        await pilot.pause(0.1)
+        titles = [n.title for n in app._notifications]
+        messages = " ".join(n.message for n in app._notifications)
+        assert titles.count("Budget") >= 2
+        assert "80% of the budget" in messages and "Budget reached" in messages
+        paused = [a for a in app.runtime.snapshot() if a.last_activity == "paused: budget"]
+        assert paused
+        budget.raise_to(100.0)
+        await asyncio.sleep(0)
+        deadline = time.monotonic() + GUARD
+        while not app.recorder.team_deleted:
+            assert time.monotonic() < deadline, "the team never finished after the raise"
+            await pilot.pause(0.1)
+    finish_dashboard_recording(app)
