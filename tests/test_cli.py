@@ -748,17 +748,28 @@ def test_no_command_with_missing_home_creates_nothing(run: Any, home_dir: Path) 
     assert not home_dir.exists()
 
 
+HISTORY_KEYS = ("history", "budget")
+
+
 def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
 
     def fake_dashboard(
-        home: Home, *, demo: bool, goal: str | None, lead_approves: bool, viewer: bool, **_: Any
+        home: Home,
+        *,
+        demo: bool,
+        goal: str | None,
+        lead_approves: bool,
+        viewer: bool,
+        **options: Any,
     ) -> int:
         calls.append(("app", (home.root, demo, goal, lead_approves, viewer)))
+        calls.append(("options", {k: v for k, v in options.items() if k in HISTORY_KEYS}))
         return 3
 
-    async def fake_headless(home: Home, goal: str, json_output: bool, **_: Any) -> int:
+    async def fake_headless(home: Home, goal: str, json_output: bool, **options: Any) -> int:
         calls.append(("headless", (home.root, goal, json_output)))
+        calls.append(("options", {k: v for k, v in options.items() if k in HISTORY_KEYS}))
         return 0
 
     monkeypatch.setitem(
@@ -772,12 +783,21 @@ def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPat
     assert run("run", "build it").code == 3
     assert run("run", "build it", "--lead-approves").code == 3
     assert run("run", "build it", "--headless", "--json").code == 0
+    assert run("run", "build it", "--headless", "--no-history", "--budget", "2.5").code == 0
+    on = ("options", {"history": True})
     assert calls == [
         ("app", (home_dir, False, None, False, False)),
+        on,
         ("app", (home_dir, True, None, False, False)),
+        on,
         ("app", (home_dir, False, "build it", False, False)),
+        on,
         ("app", (home_dir, False, "build it", True, False)),
+        on,
         ("headless", (home_dir, "build it", True)),
+        on,
+        ("headless", (home_dir, "build it", False)),
+        ("options", {"history": False, "budget": 2.5}),
     ]
 
 

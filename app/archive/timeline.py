@@ -1,6 +1,6 @@
 """One readable line per archived event (``teamdeck history show``, the replay feed, search).
 
-Messages use the dashboard feed's wording (``app.feed_format.describe``).
+Messages use the one frame vocabulary (``app.core.frame_text.describe``).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.archive.query import Event, RunSummary
-from app.feed_format import describe, one_line
+from app.core.frame_text import describe, one_line
 from app.runtime.pricing import cost_label, format_usd
 
 
