@@ -36,6 +36,11 @@ INBOX_REREAD_SECONDS = 1.0
 TASK_REREAD_SECONDS = 0.02
 CONFIG_REREAD_SECONDS = 0.2
 EXIT_REASONS = {"completed": "shut down", "failed": "failed", "killed": "killed"}
+REQUEST_FRAMES = {
+    "plan_approval_request": "plan",
+    "permission_request": "permission",
+    "shutdown_request": "shutdown",
+}
 ANSWER_FRAMES = {
     "plan_approval_response",
     "permission_response",
@@ -552,8 +557,35 @@ class Recorder:
         if event_id is None:
             return  # already recorded (the runtime's event and the inbox file)
         conn.execute("UPDATE runs SET messages = messages + 1 WHERE id = ?", (self.run_id,))
-        if frame in ANSWER_FRAMES:
+        if frame in REQUEST_FRAMES:
+            self._request_from_frame(conn, at, sender, recipient, text)
+        elif frame in ANSWER_FRAMES:
             self._answer_from_frame(conn, at, sender, text)
+
+    def _request_from_frame(
+        self, conn: sqlite3.Connection, at: float, sender: str, recipient: str, text: str
+    ) -> None:
+        """A request frame is an approval asked, whoever decides it (the person, the lead, the
+        teammate asked to stop), in this process or another."""
+        frame: Any = parse_frame(text)
+        request_id = getattr(frame, "request_id", None)
+        if not request_id:
+            return
+        kind, agent = REQUEST_FRAMES[frame.type], sender
+        if kind == "shutdown":
+            agent, body = recipient, getattr(frame, "reason", None)
+        elif kind == "plan":
+            body = getattr(frame, "plan_content", None)
+        else:
+            body = json.dumps(getattr(frame, "input", None), ensure_ascii=False, default=str)
+        title = f"{sender} -> {recipient}: {kind} request"
+        conn.execute(
+            "INSERT INTO approvals (run_id, request_id, kind, agent, title, body, asked_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+            " body = coalesce(approvals.body, excluded.body),"
+            " asked_at = min(coalesce(approvals.asked_at, excluded.asked_at), excluded.asked_at)",
+            (self.run_id, request_id, kind, agent, title, truncate(body or "")[0], at),
+        )
 
     def _answer_from_frame(
         self, conn: sqlite3.Connection, at: float, sender: str, text: str

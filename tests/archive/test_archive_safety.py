@@ -104,6 +104,7 @@ def test_no_committed_event_is_lost_across_40_sigkills(tmp_path: Path) -> None:
 async def test_a_damaged_database_degrades_to_one_line_and_the_team_works(
     home: Home, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    home.root.mkdir(parents=True)
     path = home.root / "history.db"
     garbage = b"this is not a database\x00" * 200
     path.write_bytes(garbage)
