@@ -30,6 +30,7 @@ lint: $(STAMP_DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy app widgets
+	$(BIN)/mypy --strict app/core app/runtime
 
 bench: $(STAMP_DEV)
 	$(BIN)/python bench/mailbox.py

@@ -192,7 +192,8 @@ def _envelope_template(raw: bytes) -> dict[str, Any] | None:
         return None
     for entry in reversed(entries):
         if any(k in entry for k in ENVELOPE_KEYS[:2]):
-            return entry
+            template: dict[str, Any] = entry
+            return template
     return None
 
 

@@ -63,7 +63,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from app.runtime.tools.base import Tool
@@ -83,10 +83,11 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 
 def parse_mode(value: str) -> PermissionMode:
     """A permission mode by its seeds' name; ValueError (one line) for anything else."""
-    if value not in PERMISSION_MODES:
-        modes = ", ".join(PERMISSION_MODES)
-        raise ValueError(f"unknown permission mode {value!r} (use {modes})")
-    return cast(PermissionMode, value)
+    for mode in PERMISSION_MODES:
+        if mode == value:
+            return mode
+    modes = ", ".join(PERMISSION_MODES)
+    raise ValueError(f"unknown permission mode {value!r} (use {modes})")
 
 
 Behavior = Literal["allow", "deny", "ask"]

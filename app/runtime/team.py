@@ -20,19 +20,20 @@ from typing import Any
 
 import anthropic
 
-from app.core import Home, TeamMember
+from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
 from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
-from app.core.models import InboxMessage, now_ms
+from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import parse_frame
-from app.core.teams import COLORS
 from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.channel import Sent, TeamChannel
+from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
 from app.runtime.events import MessageSent, RuntimeEvent, TeamLifecycle, TranscriptEntry
 from app.runtime.lead import Lead
+from app.runtime.lead_services import LeadServices
 from app.runtime.loop import TurnOutcome
 from app.runtime.model import describe_model, make_client, resolve_model
 from app.runtime.permission_flow import LeadPermissions
@@ -44,7 +45,7 @@ from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.session import AgentSession
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
-from app.runtime.tools.base import AgentIdentity, Tool, ToolError
+from app.runtime.tools.base import AgentIdentity, Tool
 
 log = logging.getLogger(__name__)
 Listener = Callable[[RuntimeEvent], None]
@@ -97,10 +98,7 @@ class TeamRuntime:
         self.desk = RequestDesk(
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule
         )
-        self.runners: dict[str, Runner] = {}
-        #: Teammates of the current team that left (shut down, failed, killed), by name.
-        self.departed: dict[str, AgentSnapshot] = {}
-        self._gone: dict[str, Runner] = {}
+        self.crew = Crew()
         self._channel: TeamChannel | None = None
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
@@ -131,7 +129,7 @@ class TeamRuntime:
             emit=self._emit,
             mode=lead_mode,
             rules=self.rules,
-            services=self,
+            services=LeadServices(self),
             ask_permission=self._ask_for_lead,
         )
         self.lead = Lead(self, self.lead_session)
@@ -148,7 +146,7 @@ class TeamRuntime:
 
     async def stop(self) -> None:
         """Stop every agent (quitting the app): teammates are cancelled, files stay as they are."""
-        for runner in list(self.runners.values()):
+        for runner in list(self.crew.runners.values()):
             _cancel(getattr(runner, "handle", None))
         _cancel(self._lead_task)
         if self._unwatch:
@@ -214,13 +212,12 @@ class TeamRuntime:
             if event.agent == LEAD_NAME:
                 self._soon("scan_lead", self._scan_lead_inbox)
                 self.lead.wake.set()
-            elif (runner := self.runners.get(event.agent)) is not None:
+            elif (runner := self.crew.runners.get(event.agent)) is not None:
                 runner.wake()
         elif isinstance(event, TaskChanged):
             if event.team != self.team:
                 return
-            for runner in self.runners.values():
-                runner.wake()
+            self.crew.wake_all()
         elif isinstance(event, TeamRemoved) and event.team == self.team:
             self.lead.wake.set()
 
@@ -249,22 +246,22 @@ class TeamRuntime:
         if agent == LEAD_NAME:
             self.submit(text)
             return
-        self._runner(agent).inject(text)
+        self.crew.require(agent).inject(text)
 
     def interrupt(self, agent: str) -> None:
         if agent == LEAD_NAME:
             self.lead_session.interrupt()
         else:
-            self._runner(agent).interrupt()
+            self.crew.require(agent).interrupt()
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> str:
-        _, request_id = self._require_channel().request_shutdown(
+        _, request_id = self.require_channel().request_shutdown(
             agent, reason or "The person asked you to shut down."
         )
         return request_id
 
     def kill(self, agent: str) -> None:
-        self._runner(agent).kill()
+        self.crew.require(agent).kill()
 
     def approve_plan(self, request_id: str) -> str:
         return self.desk.answer_plan(request_id, True, None)
@@ -279,9 +276,7 @@ class TeamRuntime:
 
     def snapshot(self) -> list[AgentSnapshot]:
         """The lead, then the current team's teammates in spawn order (gone or not)."""
-        teammates = [r.snapshot() for r in self.runners.values()] + list(self.departed.values())
-        teammates.sort(key=lambda snap: snap.started_at)
-        return [self.lead_session.snapshot, *teammates]
+        return [self.lead_session.snapshot, *self.crew.snapshots()]
 
     def approvals(self) -> list[Approval]:
         return self.queue.pending()
@@ -289,13 +284,12 @@ class TeamRuntime:
     def transcript(self, agent: str) -> list[TranscriptEntry]:
         if agent == LEAD_NAME:
             return list(self.lead_session.transcript)
-        runner = self.runners.get(agent) or self._gone.get(agent)
-        return runner.transcript() if runner is not None else []
+        return self.crew.transcript(agent)
 
     def status_of(self, agent: str) -> str:
         if agent == LEAD_NAME:
             return self.lead_session.status
-        runner = self.runners.get(agent) or self._gone.get(agent)
+        runner = self.crew.any(agent)
         if runner is None:
             raise NotFoundError(f"unknown agent {agent!r}")
         return runner.snapshot().status
@@ -305,11 +299,21 @@ class TeamRuntime:
         """The in-process teammates still in the team, by name."""
         return {
             name: runner.teammate
-            for name, runner in self.runners.items()
+            for name, runner in self.crew.runners.items()
             if isinstance(runner, InProcessRunner)
         }
 
-    # ================================================================== lead services (tools)
+    @property
+    def runners(self) -> dict[str, Runner]:
+        """Every teammate still in the team (any mode), by name."""
+        return self.crew.runners
+
+    @property
+    def departed(self) -> dict[str, AgentSnapshot]:
+        """Teammates of the current team that left (shut down, failed, killed), by name."""
+        return self.crew.departed
+
+    # ================================================================== the team (tools, dashboard)
 
     def current_team(self) -> str | None:
         return self.team
@@ -318,8 +322,7 @@ class TeamRuntime:
         self.team = team
         self.lead_session.identity.team = team
         self._channel = TeamChannel(self.home, team, LEAD_NAME, "blue", on_sent=self._on_sent)
-        self.departed.clear()  # a new team: the previous team's panels are history
-        self._gone.clear()
+        self.crew.clear()  # a new team: the previous team's panels are history
         self.queue.clear()
         self._emit(TeamLifecycle(team, "created"))
 
@@ -360,32 +363,21 @@ class TeamRuntime:
         if team != self.team:
             raise NotFoundError(f"can only spawn into the team this lead leads ({self.team})")
         name = self.home.teams.unique_member_name(team, str(request["name"]))
-        plan = request.get("mode") == "plan"
-        spec = TeammateSpec(
+        model = resolve_model(request["model"]) if request.get("model") else self.model
+        spec = teammate_spec(
+            request,
             team=team,
             name=name,
-            prompt=str(request["prompt"]),
-            model=resolve_model(request["model"]) if request.get("model") else self.model,
-            mode="plan" if plan else (request.get("mode") or self.teammate_mode),
-            color=COLORS[(len(self.runners) + len(self.departed)) % len(COLORS)],
+            model=model,
+            mode=self.teammate_mode,
+            color=self.crew.next_color(),
             cwd=self.cwd,
-            agent_type=request.get("subagent_type") or "general-purpose",
-            plan_mode=plan,
         )
         runner = self._make_runner(spec)
-        self.home.teams.add_member(team, _member(spec, runner.backend))
-        self.runners[name] = runner
+        self.home.teams.add_member(team, member_entry(spec, runner.backend))
+        self.crew.add(runner)
         runner.start()
-        return {
-            "teammate_id": f"{name}@{team}",
-            "agent_id": f"{name}@{team}",
-            "agent_type": spec.agent_type,
-            "model": spec.model,
-            "name": name,
-            "color": spec.color,
-            "team_name": team,
-            "plan_mode_required": plan,
-        }
+        return spawn_result(spec)
 
     def _make_runner(self, spec: TeammateSpec) -> Runner:
         return InProcessRunner(
@@ -407,61 +399,16 @@ class TeamRuntime:
 
     def _runner_exited(self, runner: Runner) -> None:
         """A teammate left the team (shut down, failed or killed): its requests are void."""
-        name = runner.spec.name
-        self.queue.drop_agent(name, "cancelled: agent left")
-        if self.runners.get(name) is runner:
-            del self.runners[name]
-            self._gone[name] = runner
-            self.departed[name] = runner.snapshot()
-
-    def send(
-        self, caller: AgentIdentity, recipient: str, text: str, summary: str | None = None
-    ) -> str:
-        return self._require_channel().deliver(recipient, text, summary)
-
-    def broadcast(self, caller: AgentIdentity, team: str, message: Any) -> list[str]:
-        return self._require_channel().broadcast(message.text, message.summary)
-
-    def note_peer_dm(self, caller: AgentIdentity, recipient: str, summary: str) -> None:
-        self.lead_session.set_activity(f"[to {recipient}] {summary}")
-
-    def request_shutdown_from(
-        self, caller: AgentIdentity, recipient: str, reason: str | None
-    ) -> str:
-        _, request_id = self._require_channel().request_shutdown(recipient, reason)
-        return request_id
-
-    def answer_plan(
-        self, caller: AgentIdentity, request_id: str, approve: bool, feedback: str | None
-    ) -> str:
-        if self.decider != "lead":
-            return "The person decides plan approvals in this session; leave it to them."
-        return self.desk.answer_plan(request_id, approve, feedback)
-
-    def answer_permission_from_lead(
-        self, caller: AgentIdentity, request_id: str, allow: bool, reason: str | None
-    ) -> str:
-        if self.decider != "lead":
-            return "The person decides permission requests in this session; leave it to them."
-        return self.desk.answer_permission(request_id, allow, reason)
-
-    def answer_shutdown(
-        self, caller: AgentIdentity, request_id: str, approve: bool, reason: str | None
-    ) -> str:
-        raise ToolError("Nobody asks the team lead to shut down; end your turn instead.")
-
-    async def request_plan_approval(self, caller: AgentIdentity, plan: str) -> str:
-        raise ToolError("ExitPlanMode is for teammates in plan mode.")
+        self.queue.drop_agent(runner.spec.name, "cancelled: agent left")
+        self.crew.left(runner)
 
     # ================================================================== the lead's inbox
 
     def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
         """Queue a plan/permission request found in the lead's inbox (idempotent)."""
         approval = approval_from_frame(frame, sender=message.sender, timestamp=message.timestamp)
-        if approval is not None and approval.agent in self.runners:
-            self.queue.add(approval)
-        elif approval is not None and approval.agent not in self.departed:
-            self.queue.add(approval)  # a member this process does not run (another terminal)
+        if approval is not None and approval.agent not in self.crew.departed:
+            self.queue.add(approval)  # ours, or a member another process runs
 
     def _scan_lead_inbox(self) -> None:
         if not self.team:
@@ -491,7 +438,7 @@ class TeamRuntime:
             return str(exc)
         if agent == LEAD_NAME:
             self.lead_session.rules.add_allow(rule)
-        elif isinstance(runner := self.runners.get(agent), InProcessRunner):
+        elif isinstance(runner := self.crew.runners.get(agent), InProcessRunner):
             runner.session.rules.add_allow(rule)
         return None
 
@@ -506,35 +453,10 @@ class TeamRuntime:
     def _lead_channel(self) -> TeamChannel | None:
         return self._channel
 
-    def _require_channel(self) -> TeamChannel:
+    def require_channel(self) -> TeamChannel:
         if self._channel is None:
             raise NotFoundError("no team: the lead has not created one")
         return self._channel
-
-    def _runner(self, name: str) -> Runner:
-        runner = self.runners.get(name)
-        if runner is None:
-            raise NotFoundError(f"no running teammate named {name!r}")
-        return runner
-
-
-def _member(spec: TeammateSpec, backend: str) -> TeamMember:
-    return TeamMember(
-        agent_id=f"{spec.name}@{spec.team}",
-        name=spec.name,
-        agent_type=spec.agent_type,
-        model=spec.model,
-        prompt=spec.prompt,
-        color=spec.color,
-        plan_mode_required=spec.plan_mode,
-        joined_at=now_ms(),
-        tmux_pane_id=backend,
-        cwd=str(spec.cwd),
-        subscriptions=[],
-        backend_type=backend,
-        mode=spec.mode,
-        is_active=True,
-    )
 
 
 def _cancel(handle: Any) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.runtime.offline.history import Call, History
-from app.runtime.offline.plans import ModelRequest, ResponsePlan, reply, text, tool_use
+from app.runtime.offline.plans import Block, ModelRequest, ResponsePlan, reply, text, tool_use
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ def file_pattern_for(goal: str) -> str:
     return "**/*"
 
 
+#: ``named(tool)``: this episode's calls of one tool.
+Named = Callable[[str], list[Call]]
 #: A teammate that rejects its shutdown is asked again this many times in all, then reported.
 MAX_SHUTDOWN_ASKS = 3
 
@@ -116,7 +119,7 @@ class LeadPolicy:
             return setup
         return self._react(start, named)
 
-    def _setup_step(self, goal: str, named) -> ResponsePlan | None:  # type: ignore[no-untyped-def]
+    def _setup_step(self, goal: str, named: Named) -> ResponsePlan | None:
         creates = named("TaskCreate")
         if not creates:
             return reply(
@@ -176,7 +179,7 @@ class LeadPolicy:
             return reply(text(f"The team is working: {', '.join(names)}."))
         return None
 
-    def _react(self, start: int, named) -> ResponsePlan:  # type: ignore[no-untyped-def]
+    def _react(self, start: int, named: Named) -> ResponsePlan:
         h = self.history
         spawned = [_spawned_name(c) for c in named("Task") if c.ok]
         gone = self._gone(start)
@@ -269,9 +272,9 @@ class LeadPolicy:
             return reply(text(f"Progress: {done}/{len(tasks)} tasks completed."))
         return reply(tool_use("TaskList", {}))
 
-    def _answers(self, start: int, named) -> list:  # type: ignore[no-untyped-def]
+    def _answers(self, start: int, named: Named) -> list[Block]:
         answered = {c.input.get("request_id") for c in named("SendMessage")}
-        out = []
+        out: list[Block] = []
         for message, frame in self.history.frames(start):
             kind = frame.get("type")
             if kind == "plan_approval_request" and frame.get("requestId") not in answered:
@@ -328,8 +331,10 @@ class LeadPolicy:
                 gone.add(message.sender)
         return gone
 
-    def _blocked_ids(self, named) -> set[str]:  # type: ignore[no-untyped-def]
-        return {c.input.get("taskId") for c in named("TaskUpdate") if c.input.get("addBlockedBy")}
+    def _blocked_ids(self, named: Named) -> set[str]:
+        return {
+            str(c.input.get("taskId")) for c in named("TaskUpdate") if c.input.get("addBlockedBy")
+        }
 
     def _final_report(self, start: int) -> str:
         lines = ["Final report:"]

@@ -6,6 +6,7 @@ asked to decide permission requests (headless runs) can answer them with a tool.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.core.errors import TeamdeckError
@@ -64,7 +65,8 @@ class SendMessage(Tool):
         services = ctx.require_services()
         ctx.require_team()
         try:
-            return await getattr(self, f"_{kind}")(tool_input, ctx, services)
+            handler: Callable[..., Awaitable[ToolResult]] = getattr(self, f"_{kind}")
+            return await handler(tool_input, ctx, services)
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
 

@@ -1,0 +1,134 @@
+"""The crew: the current team's teammates as the lead's runtime knows them.
+
+One :class:`~app.runtime.runners.Runner` per teammate still in the team, the snapshots of those
+that left (shut down, failed, killed: their panels stay until a new team starts), and how a
+teammate is described to its runner and to the team config (:func:`teammate_spec`,
+:func:`member_entry`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app.core import TeamMember
+from app.core.errors import NotFoundError
+from app.core.models import now_ms
+from app.core.teams import COLORS
+from app.runtime.api import AgentSnapshot
+from app.runtime.events import TranscriptEntry
+from app.runtime.runners.base import Runner, TeammateSpec
+
+
+class Crew:
+    def __init__(self) -> None:
+        self.runners: dict[str, Runner] = {}
+        #: Teammates of the current team that left, by name (their last snapshot).
+        self.departed: dict[str, AgentSnapshot] = {}
+        self._gone: dict[str, Runner] = {}
+
+    def clear(self) -> None:
+        """A new team starts: the previous team's teammates are history."""
+        self.departed.clear()
+        self._gone.clear()
+
+    def next_color(self) -> str:
+        return COLORS[(len(self.runners) + len(self.departed)) % len(COLORS)]
+
+    def add(self, runner: Runner) -> None:
+        self.runners[runner.spec.name] = runner
+
+    def left(self, runner: Runner) -> bool:
+        """``runner``'s teammate left the team; False if it was not (or no longer) here."""
+        name = runner.spec.name
+        if self.runners.get(name) is not runner:
+            return False
+        del self.runners[name]
+        self._gone[name] = runner
+        self.departed[name] = runner.snapshot()
+        return True
+
+    def require(self, name: str) -> Runner:
+        runner = self.runners.get(name)
+        if runner is None:
+            raise NotFoundError(f"no running teammate named {name!r}")
+        return runner
+
+    def any(self, name: str) -> Runner | None:
+        """The teammate's runner, present or gone."""
+        return self.runners.get(name) or self._gone.get(name)
+
+    def snapshots(self) -> list[AgentSnapshot]:
+        """Present and departed teammates, in spawn order."""
+        snaps = [r.snapshot() for r in self.runners.values()] + list(self.departed.values())
+        snaps.sort(key=lambda snap: snap.started_at)
+        return snaps
+
+    def transcript(self, name: str) -> list[TranscriptEntry]:
+        runner = self.any(name)
+        return runner.transcript() if runner is not None else []
+
+    def wake_all(self) -> None:
+        for runner in self.runners.values():
+            runner.wake()
+
+
+def teammate_spec(
+    request: dict[str, Any],
+    *,
+    team: str,
+    name: str,
+    model: str,
+    mode: str,
+    color: str,
+    cwd: Path,
+) -> TeammateSpec:
+    """A Task tool call (``name``, ``prompt``, ``mode``, ``subagent_type``...) as a spec;
+    ``model``/``mode`` are the defaults when the call names none."""
+    plan = request.get("mode") == "plan"
+    return TeammateSpec(
+        team=team,
+        name=name,
+        prompt=str(request["prompt"]),
+        model=model,
+        mode="plan" if plan else (request.get("mode") or mode),
+        color=color,
+        cwd=cwd,
+        agent_type=request.get("subagent_type") or "general-purpose",
+        plan_mode=plan,
+    )
+
+
+def member_entry(spec: TeammateSpec, backend: str) -> TeamMember:
+    """The teammate's entry in the team config."""
+    return TeamMember(
+        agent_id=f"{spec.name}@{spec.team}",
+        name=spec.name,
+        agent_type=spec.agent_type,
+        model=spec.model,
+        prompt=spec.prompt,
+        color=spec.color,
+        plan_mode_required=spec.plan_mode,
+        joined_at=now_ms(),
+        tmux_pane_id=backend,
+        cwd=str(spec.cwd),
+        subscriptions=[],
+        backend_type=backend,
+        mode=spec.mode,
+        is_active=True,
+    )
+
+
+def spawn_result(spec: TeammateSpec) -> dict[str, Any]:
+    """What the Task tool returns for a spawned teammate (the seeds' shape)."""
+    agent_id = f"{spec.name}@{spec.team}"
+    return {
+        "teammate_id": agent_id,
+        "agent_id": agent_id,
+        "agent_type": spec.agent_type,
+        "model": spec.model,
+        "name": spec.name,
+        "color": spec.color,
+        "team_name": spec.team,
+        "plan_mode_required": spec.plan_mode,
+    }
