@@ -172,9 +172,8 @@ class Budget:
 
 async def wait_for_budget(session: Any) -> None:
     """The agent loop's gate: hold before a model call while the run's budget is spent."""
-    budget = getattr(getattr(session, "services", None), "budget", None)
-    if budget is not None:
-        await budget.wait_for_room(session)
+    if session.gate is not None:
+        await session.gate(session)
 
 
 def attach_budget(budget: float | Budget | None, runtime: Any) -> Budget | None:

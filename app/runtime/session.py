@@ -101,6 +101,8 @@ class AgentSession:
         #: Task ids this agent marked completed during the current turn.
         self.completed_this_turn: list[str] = []
         self.cache_creation_tokens = 0
+        #: Awaited before each model call (the run's budget holds new calls while it is spent).
+        self.gate: Callable[[AgentSession], Awaitable[None]] | None = None
         self._status_detail = ""
 
     # ------------------------------------------------------------------ identity

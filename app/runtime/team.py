@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 
@@ -46,6 +46,9 @@ from app.runtime.session import AgentSession
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
 from app.runtime.tools.base import AgentIdentity, Tool
+
+if TYPE_CHECKING:
+    from app.runtime.budget import Budget
 
 log = logging.getLogger(__name__)
 Listener = Callable[[RuntimeEvent], None]
@@ -99,6 +102,8 @@ class TeamRuntime:
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule
         )
         self.crew = Crew()
+        #: ``--budget``: installed by ``app.runtime.budget``; every model call waits on it.
+        self.budget: Budget | None = None
         self._channel: TeamChannel | None = None
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
@@ -132,6 +137,7 @@ class TeamRuntime:
             services=LeadServices(self),
             ask_permission=self._ask_for_lead,
         )
+        self.lead_session.gate = self.gate
         self.lead = Lead(self, self.lead_session)
         self.lead_turn_listeners: list[Callable[[TurnOutcome], None]] = []
 
@@ -391,7 +397,13 @@ class TeamRuntime:
             on_sent=self._on_sent,
             on_exit=self._runner_exited,
             on_request_dropped=self._request_dropped,
+            gate=self.gate,
         )
+
+    async def gate(self, session: AgentSession) -> None:
+        """Before each model call of any agent of this runtime: hold while the budget is spent."""
+        if self.budget is not None:
+            await self.budget.wait_for_room(session)
 
     def _request_dropped(self, request_id: str, outcome: str) -> None:
         """A teammate of this process stopped waiting for an answer: close the request."""

@@ -7,7 +7,7 @@ dashboard, an asyncio task headless); the session's events go straight to the ru
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from app.runtime.api import AgentSnapshot, Spawner
@@ -46,6 +46,7 @@ class InProcessRunner:
         on_sent: Callable[[Sent], None],
         on_exit: Callable[[InProcessRunner], None],
         on_request_dropped: Callable[[str, str], None] | None = None,
+        gate: Callable[[AgentSession], Awaitable[None]] | None = None,
     ) -> None:
         self.spec = spec
         self._spawner = spawner
@@ -80,6 +81,7 @@ class InProcessRunner:
                 allow=list(rules.allow), ask=list(rules.ask), deny=list(rules.deny)
             ),
         )
+        session.gate = gate
         channel = TeamChannel(
             home, spec.team, spec.name, spec.color, backend=self.backend, on_sent=on_sent
         )
