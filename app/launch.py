@@ -56,11 +56,14 @@ def build_dashboard(
         home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
         goal = goal or DEMO_GOAL
         cwd = cwd or demo_workspace()
+    runtime_options = dict(modes.runtime_kwargs()) if modes is not None else {}
+    if demo:  # "always allow" in the demo stays in its temporary home, not in teamdeck's source
+        runtime_options.setdefault("rules_file", home.root / "settings.local.json")
     factory = runtime_factory(
         home,
         cwd=cwd,
         decider="lead" if lead_approves else "person",
-        options=modes.runtime_kwargs() if modes is not None else None,
+        options=runtime_options,
     )
     app = TeamDeckApp(home, factory, demo=demo, goal=goal)
     app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)

@@ -131,8 +131,8 @@ class TeammatePanel(Widget):
     def _problem(self) -> str | None:
         if self.file_error:
             return f"⚠ {self.file_error}"
-        if self.agent.error and self.agent.status == "failed":
-            return f"✗ {self.agent.error}"
+        if self.agent.error and self.agent.status in ("failed", "idle"):
+            return f"✗ {self.agent.error}"  # failed, or idle after a failed turn
         return None
 
     def render(self) -> Text:

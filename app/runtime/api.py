@@ -93,6 +93,9 @@ class RuntimeAPI(Protocol):
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> str: ...
 
+    def set_lead_mode(self, mode: str) -> None:
+        """The lead's permission mode (shift+tab); ValueError for an unknown mode."""
+
     def kill(self, agent: str) -> None: ...
 
     def interrupt(self, agent: str) -> None: ...

@@ -65,7 +65,7 @@ class RequestDesk:
         rule = claimed.suggestion if always and allow else None
         if rule:
             problem = self._add_rule(claimed.agent, rule)
-            note = f" (rule {rule} not kept: {problem})" if problem else f" (rule {rule} added)"
+            note = f" (rule {rule}: {problem})" if problem else f" (rule {rule} added)"
         if self.lead_permissions.owns(request_id):
             self.lead_permissions.resolve(request_id, allow, reason or "denied by the person")
         else:

@@ -198,11 +198,8 @@ class RuntimeSteering:
     # ------------------------------------------------------------------ modes
 
     def set_lead_mode(self, mode: str) -> Outcome:
-        setter = getattr(self.runtime, "set_lead_mode", None)
-        if setter is None:
-            return Outcome(False, "This runtime cannot change the lead's mode.")
         try:
-            setter(mode)
+            self.runtime.set_lead_mode(mode)
         except ValueError as exc:
             return Outcome(False, str(exc), failed=True)
         return Outcome(True, f"{LEAD_NAME}: {mode} mode")

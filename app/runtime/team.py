@@ -43,6 +43,7 @@ from app.runtime.requests import RequestDesk
 from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.session import AgentSession
+from app.runtime.settings import add_allow_rule, local_settings_path
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
 from app.runtime.tools.base import AgentIdentity, Tool
@@ -79,6 +80,7 @@ class TeamRuntime:
         rules: PermissionRules | None = None,
         headless: bool = False,
         watcher: Watcher | None = None,
+        rules_file: Path | None = None,
     ) -> None:
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
@@ -94,6 +96,9 @@ class TeamRuntime:
         self.teammate_mode = teammate_mode
         self.rules = rules or PermissionRules()
         self.headless = headless
+        #: Where "always allow" rules are kept (Claude Code's personal project settings by
+        #: default, so the next run in this folder reads them too).
+        self.rules_file = rules_file or local_settings_path(self.cwd)
         self.team: str | None = None
         self._listeners: list[Listener] = []
         self.queue = Approvals(self._emit)
@@ -123,13 +128,7 @@ class TeamRuntime:
             home=home,
             client=self.client,
             model=self.model,
-            system_prompt=lead_prompt(
-                self.cwd,
-                decider=decider,
-                headless=headless,
-                delegate_team="your team" if lead_mode == "delegate" else None,
-                tasks_path=home.layout.tasks_dir,
-            ),
+            system_prompt=self._lead_prompt(lead_mode, None),
             tools=tools_for_mode(lead_tools(), parse_mode(lead_mode)),
             emit=self._emit,
             mode=lead_mode,
@@ -245,6 +244,24 @@ class TeamRuntime:
 
     # ================================================================== the person's API
 
+    def set_lead_mode(self, mode: str) -> None:
+        """The lead's permission mode (shift+tab): its tools and prompt follow (delegate mode
+        keeps only the coordination tools). ValueError for an unknown mode."""
+        checked = parse_mode(mode)
+        session = self.lead_session
+        session.tools = tools_for_mode(lead_tools(), checked)
+        session.system_prompt = self._lead_prompt(checked, self.team)
+        session.set_mode(checked)
+
+    def _lead_prompt(self, mode: str, team: str | None) -> str:
+        return lead_prompt(
+            self.cwd,
+            decider=self.decider,
+            headless=self.headless,
+            delegate_team=(team or "your team") if mode == "delegate" else None,
+            tasks_path=self.home.layout.tasks_dir,
+        )
+
     def submit(self, text: str) -> None:
         self.lead.submit(text)
 
@@ -329,6 +346,8 @@ class TeamRuntime:
         self.lead_session.identity.team = team
         self._channel = TeamChannel(self.home, team, LEAD_NAME, "blue", on_sent=self._on_sent)
         self.crew.clear()  # a new team: the previous team's panels are history
+        if self.lead_session.mode == "delegate":  # the delegate prompt names the team
+            self.lead_session.system_prompt = self._lead_prompt("delegate", team)
         self.queue.clear()
         self._emit(TeamLifecycle(team, "created"))
 
@@ -452,6 +471,11 @@ class TeamRuntime:
             self.lead_session.rules.add_allow(rule)
         elif isinstance(runner := self.crew.runners.get(agent), InProcessRunner):
             runner.session.rules.add_allow(rule)
+        self.rules.add_allow(rule)  # teammates spawned later start with it
+        try:
+            add_allow_rule(self.rules_file, rule)
+        except (ValueError, OSError) as exc:
+            return f"kept for this run only, not in {self.rules_file}: {exc}"
         return None
 
     # ================================================================== lead hooks

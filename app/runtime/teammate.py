@@ -158,7 +158,12 @@ class Teammate:
     def _go_idle(self, outcome: TurnOutcome) -> None:
         session = self.session
         self.idle = True
-        self.show()
+        if outcome.status == "error" and outcome.error:
+            # The turn failed (e.g. the model-call cap, an API error): its panel says why.
+            session.snapshot.error = outcome.error
+            self.show(f"turn failed: {outcome.error}")
+        else:
+            self.show()
         reason = {"interrupted": "interrupted", "error": "failed"}.get(outcome.status)
         if reason is None:
             waiting = session.pending_plan_request is not None

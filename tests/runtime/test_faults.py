@@ -499,3 +499,21 @@ async def test_a_message_to_a_dead_teammate(
     with pytest.raises(NotFoundError):
         rt.interrupt("worker")
     assert rt.status_of("worker") == "killed"
+
+
+async def test_a_turn_that_hits_the_model_call_cap_shows_why_and_wakes_the_lead(
+    make_runtime: Callable[..., TeamRuntime], home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 10: a teammate stuck calling tools ends its turn as failed, with the reason in
+    its panel, and the lead is woken by the failure (not left waiting on a silent idle)."""
+    monkeypatch.setattr("app.runtime.loop.MAX_ROUNDS", 3)
+    worker = Script([reply(tool_use("Glob", {"pattern": "*.py"}))] * 3, then="ok")
+    lead = Script(then="Noted.")
+    rt, _ = await started(make_runtime, Router(worker=worker, team_lead=lead))
+    await spawn(rt, "worker")
+    await until(lambda: rt.status_of("worker") == "idle", "idle after the capped turn")
+    snap = next(s for s in rt.snapshot() if s.name == "worker")
+    assert snap.error == "stopped after 3 model calls in one turn"
+    [idle] = frames_in(home, TEAM, "team-lead", "idle_notification")
+    assert idle["idleReason"] == "failed" and "3 model calls" in idle["failureReason"]
+    await until(lambda: any("3 model calls" in r.last_user_text for r in lead.requests), "lead")

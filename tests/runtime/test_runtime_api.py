@@ -566,6 +566,9 @@ async def test_answer_permission_allow_deny_always(
     assert len(frames_in(home, TEAM, "team-lead", "permission_request")) == 3
     assert len(frames_in(home, TEAM, "worker", "permission_response")) == 3
     assert str(third.suggestion) in [str(r) for r in rt.teammates["worker"].session.rules.allow]
+    # "always" is kept where the rules are read: the project's .claude/settings.local.json
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert settings["permissions"]["allow"] == [str(third.suggestion)]
     assert rt.answer_permission(third.request_id, False) == "already resolved (always allowed)"
 
 
@@ -960,3 +963,32 @@ async def test_delegate_mode_leaves_the_lead_coordination_tools_only(tmp_path: P
         "TaskUpdate",
     }
     assert "delegate mode" in runtime.lead_session.system_prompt
+    # seed 000's delegate prompt names the team, once there is one
+    runtime.team_created("alpha")
+    assert 'delegate mode for team "alpha"' in runtime.lead_session.system_prompt
+
+
+async def test_set_lead_mode_changes_tools_prompt_and_emits(tmp_path: Path) -> None:
+    from app.runtime.events import ModeChanged
+    from app.runtime.model import make_client
+    from app.runtime.offline import ScriptedModel
+
+    runtime = TeamRuntime(
+        Home(tmp_path / "home"),
+        client=make_client(handler=ScriptedModel([]), pace=0),
+        cwd=tmp_path,
+    )
+    seen: list[object] = []
+    runtime.subscribe(seen.append)
+    runtime.set_lead_mode("delegate")
+    assert {t.name for t in runtime.lead_session.tools} >= {"TeamCreate", "SendMessage"}
+    assert "Bash" not in {t.name for t in runtime.lead_session.tools}
+    assert "delegate mode" in runtime.lead_session.system_prompt
+    runtime.set_lead_mode("acceptEdits")
+    assert "Bash" in {t.name for t in runtime.lead_session.tools}
+    assert [e for e in seen if isinstance(e, ModeChanged)] == [
+        ModeChanged("team-lead", "delegate"),
+        ModeChanged("team-lead", "acceptEdits"),
+    ]
+    with pytest.raises(ValueError, match="unknown permission mode"):
+        runtime.set_lead_mode("yolo")
