@@ -142,13 +142,17 @@ def run_tui(
     lead_approves: bool = False,
     viewer: bool = False,
     modes: cli_modes.ModeOptions | None = None,
+    team: str | None = None,
     **options: Any,
 ) -> int:
     """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
-    lead; ``viewer``: watch the files only, e.g. a Claude Code home)."""
+    lead; ``viewer``: watch the files only, e.g. a Claude Code home; ``team``: show this one)."""
     from app.launch import run_dashboard  # Textual loads only for the dashboard
 
-    extra = {"modes": modes} if modes is not None else {}
+    extra: dict[str, Any] = {"modes": modes} if modes is not None else {}
+    if team:
+        home.require_exists()
+        extra["team"] = resolve_team(home, team)
     return int(
         run_dashboard(
             home,
@@ -242,6 +246,7 @@ def cmd_tui(home: Home, args: argparse.Namespace) -> int:
         lead_approves=args.lead_approves,
         viewer=bool(args.claude),
         modes=modes,
+        team=getattr(args, "dashboard_team", None),
         **cli_history.run_options(args),
     )
 
@@ -514,6 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _home_options(parser, suppress=False)
+    parser.add_argument(
+        "--team", dest="dashboard_team", metavar="NAME", help="the dashboard shows this team"
+    )
     parser.set_defaults(handler=None, parser=parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -530,6 +538,13 @@ def build_parser() -> argparse.ArgumentParser:
     tui = command(commands, "tui", "the dashboard (offline model when no API key)", cmd_tui)
     demo = command(commands, "demo", "the dashboard running a scripted team scenario", cmd_demo)
     run = command(commands, "run", "run a team on a goal", cmd_run)
+    tui.add_argument(
+        "--team",
+        dest="dashboard_team",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="show this team (default: the newest; a picker when there are several)",
+    )
     for sub in (tui, demo, run):
         sub.add_argument(
             "--lead-approves",
@@ -632,7 +647,12 @@ def run_command(args: argparse.Namespace) -> int:
         parser.error("argument --home: must not be empty")
     handler: Handler | None = args.handler
     if handler is None and sys.stdin.isatty() and sys.stdout.isatty():
-        return run_tui(open_home(args), demo=False, viewer=bool(args.claude))
+        return run_tui(
+            open_home(args),
+            demo=False,
+            viewer=bool(args.claude),
+            team=getattr(args, "dashboard_team", None),
+        )
     if handler is None:  # no terminal to draw on: a short status of the home and the help
         show_home_status(args)
         print()

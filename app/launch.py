@@ -40,6 +40,7 @@ def build_dashboard(
     history: bool = True,
     budget: float | None = None,
     claude: bool = False,
+    team: str | None = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
@@ -49,7 +50,12 @@ def build_dashboard(
     from app.app import TeamDeckApp
 
     if viewer:
-        return TeamDeckApp(home, None)
+        viewing = TeamDeckApp(home, None, team=team)
+        if home.is_claude:  # a live Claude Code team: answer it through its inboxes
+            from app.runtime.file_steering import FileSteering
+
+            viewing.steering = FileSteering(home, lambda: viewing.store.team)
+        return viewing
     history_home = home.root
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
@@ -65,7 +71,7 @@ def build_dashboard(
         decider="lead" if lead_approves else "person",
         options=runtime_options,
     )
-    app = TeamDeckApp(home, factory, demo=demo, goal=goal)
+    app = TeamDeckApp(home, factory, demo=demo, goal=goal, team=team)
     app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)
     source = "demo" if demo else "dashboard"
     options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from app.core.errors import NotFoundError, TeamdeckError
@@ -159,9 +160,18 @@ class FileSteering:
 
     read_only = False
 
-    def __init__(self, home: Home, team: str) -> None:
+    def __init__(self, home: Home, team: str | Callable[[], str | None]) -> None:
+        """``team``: the team's name, or a callable giving the team shown right now (a
+        dashboard switches teams)."""
         self.home = home
-        self.team = team
+        self._team = team
+
+    @property
+    def team(self) -> str:
+        team = self._team() if callable(self._team) else self._team
+        if not team:
+            raise NotFoundError("no team is shown")
+        return team
 
     # ------------------------------------------------------------------ requests
 
@@ -254,3 +264,6 @@ class FileSteering:
 
     async def spawn(self, name: str, prompt: str) -> Outcome:
         return Outcome(False, "not possible from here: the Claude Code lead spawns teammates")
+
+    def set_lead_mode(self, mode: str) -> Outcome:
+        return Outcome(False, "not possible from here: change the lead's mode in Claude Code")

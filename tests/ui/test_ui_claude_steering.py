@@ -1,0 +1,143 @@
+"""``teamdeck --claude`` steers a live Claude Code team with keys: one Pilot test per key.
+
+The home is the Node-built Claude Code home of ``tests/claude_home.py`` (a per-session team
+with newer-era inboxes); the dashboard is built as the CLI builds it (``build_dashboard(...,
+viewer=True)`` on a ``mkdir``-locked home), so the answers go through ``FileSteering``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from app.app import TeamDeckApp
+from app.core import Home
+from app.launch import build_dashboard
+from app.runtime.file_steering import FileSteering
+from app.screens.agent import AgentScreen
+from app.screens.feedback import FeedbackScreen
+from app.screens.permission import PermissionScreen
+from tests import claude_home as ch
+from tests.ui.helpers import wait_for
+
+
+@pytest.fixture
+def deck(tmp_path: Path) -> TeamDeckApp:
+    root = ch.build(tmp_path / "claude")
+    app = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
+    assert isinstance(app.steering, FileSteering)
+    return app
+
+
+def last(app: TeamDeckApp, agent: str) -> dict[str, Any]:
+    entries: list[dict[str, Any]] = json.loads(app.home.mailbox(ch.TEAM).path(agent).read_text())
+    return entries[-1]
+
+
+def last_frame(app: TeamDeckApp, agent: str) -> dict[str, Any]:
+    frame: dict[str, Any] = json.loads(last(app, agent)["text"])
+    return frame
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded and len(app.approvals) == 2)
+    assert app.files.team == ch.TEAM
+    return app
+
+
+async def select(pilot: Pilot[None], app: TeamDeckApp, name: str) -> None:
+    number = [a.name for a in app.agents if not a.is_lead].index(name) + 1
+    await pilot.press(str(number))
+    await wait_for(pilot, lambda: app.selected == name)
+
+
+async def test_a_approves_the_plan(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "researcher")
+        await pilot.press("a")
+        frame = last_frame(app, "researcher")
+        assert frame["type"] == "plan_approval_response" and frame["approved"] is True
+        assert frame["requestId"] == ch.PLAN_ID and frame["permissionMode"] == "default"
+        await wait_for(pilot, lambda: [a.kind for a in app.approvals] == ["permission"])
+
+
+async def test_r_rejects_the_plan_with_feedback(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "researcher")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, FeedbackScreen))
+        await pilot.press(*"cover the CLI too", "enter")
+        await wait_for(pilot, lambda: "plan_approval_response" in last(app, "researcher")["text"])
+        frame = last_frame(app, "researcher")
+        assert frame["approved"] is False and frame["feedback"] == "cover the CLI too"
+
+
+@pytest.mark.parametrize("key", ["a", "y"])
+async def test_allow_once(deck: TeamDeckApp, key: str) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "writer")
+        if key == "y":  # from the permission dialog
+            app.screen.open_approval(app.approvals[1])  # type: ignore[attr-defined]
+            await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press(key)
+        await wait_for(pilot, lambda: "permission_response" in last(app, "writer")["text"])
+        frame = last_frame(app, "writer")
+        assert frame["subtype"] == "success"
+        assert frame["response"] == {
+            "updated_input": ch.PERMISSION_INPUT,
+            "permission_updates": [],
+        }
+
+
+async def test_shift_a_always_allows(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        app.screen.open_approval(app.approvals[1])  # type: ignore[attr-defined]
+        await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("A")
+        await wait_for(pilot, lambda: "permission_response" in last(app, "writer")["text"])
+        assert last_frame(app, "writer")["response"]["permission_updates"] == ch.SUGGESTIONS
+
+
+@pytest.mark.parametrize("key", ["n", "r"])
+async def test_deny(deck: TeamDeckApp, key: str) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "writer")
+        if key == "n":
+            app.screen.open_approval(app.approvals[1])  # type: ignore[attr-defined]
+            await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press(key)
+        await wait_for(pilot, lambda: "permission_response" in last(app, "writer")["text"])
+        frame = last_frame(app, "writer")
+        assert frame["subtype"] == "error" and frame["request_id"] == ch.PERMISSION_ID
+
+
+async def test_s_requests_a_shutdown(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "writer")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: "shutdown_request" in last(app, "writer")["text"])
+        frame = last_frame(app, "writer")
+        assert frame["from"] == "team-lead" and frame["requestId"].endswith("@writer")
+
+
+async def test_the_teammate_view_sends_a_message(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "writer")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
+        await pilot.press(*"use short sentences", "enter")
+        await wait_for(pilot, lambda: last(app, "writer")["text"] == "use short sentences")
+        assert last(app, "writer")["from"] == "user"
