@@ -35,7 +35,10 @@ def start_dashboard_recording(
 
     gate = attach_budget(budget, runtime) if runtime is not None else None
     if gate is not None:
+        from app.budget_commands import BudgetCommands
+
         gate.listeners.append(lambda b, what: _budget_notice(app, b, what))
+        app.COMMANDS = app.COMMANDS | {BudgetCommands}  # "Raise budget…" in the palette
     app.budget = gate
     if runtime is None:
         recorder: AnyRecorder = NullRecorder()
@@ -100,6 +103,6 @@ def _budget_notice(app: Any, budget: Budget, what: str) -> None:
         )
     elif what == "resumed":
         _notify(app, f"Budget raised to {budget.describe()}: agents go on.", title="Budget")
-    refresh = getattr(app, "budget_changed", None)
-    if callable(refresh):
-        refresh()
+    # The header turns to a warning colour (``StatusBar``'s CSS keys on these classes).
+    app.set_class(budget.state == "warning", "-budget-warning")
+    app.set_class(budget.state == "stopped", "-budget-stopped")

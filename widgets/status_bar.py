@@ -29,6 +29,8 @@ class StatusBar(Widget):
         color: $foreground;
         padding: 0 1;
     }
+    App.-budget-warning StatusBar { background: $warning 50%; }
+    App.-budget-stopped StatusBar { background: $error 60%; }
     """
 
     def show(

@@ -21,6 +21,8 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.archive import adapter
@@ -32,10 +34,12 @@ from app.runtime.pricing import call_cost
 
 #: Longest text kept per event; longer ones keep their first part and their full size.
 TEXT_LIMIT = 8000
-INBOX_REREAD_SECONDS = 1.0
+INBOX_REREAD_SECONDS = 2.0
 TASK_REREAD_SECONDS = 0.02
 CONFIG_REREAD_SECONDS = 0.2
 EXIT_REASONS = {"completed": "shut down", "failed": "failed", "killed": "killed"}
+TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+COUNT_COLUMNS = ("events", "messages", "tasks_done", "agents", *TOKEN_COLUMNS)
 REQUEST_FRAMES = {
     "plan_approval_request": "plan",
     "permission_request": "permission",
@@ -96,11 +100,28 @@ class Recorder:
         # Loop-thread state.
         self._usage: dict[str, tuple[int, int, int, int, int]] = {}
         self._seen_agents: set[str] = set()
+        self._models: dict[str, str] = {}
         # Writer-thread state.
         self._agents: set[str] = set()
         self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._done: set[tuple[str, str]] = set()
         self._inbox_seen: dict[tuple[str, str], int] = {}
+        self._counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
+        self._cost = 0.0
+        writer.before_commit = self._write_totals
+
+    def _write_totals(self, conn: sqlite3.Connection) -> None:
+        """The run's totals, once per batch (writer thread, inside the batch's transaction)."""
+        changed = {k: v for k, v in self._counts.items() if v}
+        if not changed and not self._cost:
+            return
+        sets = ", ".join(f"{k} = {k} + ?" for k in changed)
+        sets = f"{sets}, cost_usd = cost_usd + ?" if sets else "cost_usd = cost_usd + ?"
+        conn.execute(
+            f"UPDATE runs SET {sets} WHERE id = ?", (*changed.values(), self._cost, self.run_id)
+        )
+        self._counts = dict.fromkeys(COUNT_COLUMNS, 0)
+        self._cost = 0.0
 
     # ------------------------------------------------------------------ wiring
 
@@ -198,11 +219,11 @@ class Recorder:
         self.record_usage(at, agent, model, diff[0], diff[1], diff[2], diff[3], cost)
 
     def _model_of(self, agent: str) -> str:
-        if self.runtime is not None:
-            model = adapter.agent_info(self.runtime, agent).get("model")
-            if model:
-                return str(model)
-        return self.model
+        model = self._models.get(agent)
+        if model is None:
+            info = adapter.agent_info(self.runtime, agent) if self.runtime is not None else {}
+            model = self._models[agent] = str(info.get("model") or self.model)
+        return model
 
     def record_usage(
         self,
@@ -236,9 +257,9 @@ class Recorder:
                 f"UPDATE agents SET {totals} WHERE run_id = ? AND name = ?",
                 (*counts, cost or 0.0, self.run_id, agent),
             )
-            conn.execute(
-                f"UPDATE runs SET {totals} WHERE id = ?", (*counts, cost or 0.0, self.run_id)
-            )
+            for name, value in zip(TOKEN_COLUMNS, counts, strict=True):
+                self._counts[name] += value
+            self._cost += cost or 0.0
 
         self.writer.submit(op)
 
@@ -372,26 +393,35 @@ class Recorder:
         self.writer.submit(op)
 
     def _read_inbox(self, conn: sqlite3.Connection, team: str, agent: str) -> None:
+        """Record the inbox's messages not seen yet. Read raw (no lock, no model): the archive
+        only looks, and most changes only flip ``read`` flags, so a count check ends them."""
         try:
-            messages = self.home.mailbox(team).read(agent)
-        except (TeamdeckError, OSError):
-            return  # unreadable now: the next change reads it again
+            entries = _read_json_list(self.home.layout.inbox_path(team, agent))
+        except TeamdeckError:
+            return
+        if entries is None:
+            return  # unreadable now (half-written by another program): the next change reads it
         seen = self._inbox_seen.get((team, agent), 0)
+        if len(entries) <= seen:
+            return
         at = self.clock()
-        for message in messages[seen:]:
-            frame = parse_frame(message.text)
+        for entry in entries[seen:]:
+            if not isinstance(entry, dict):
+                continue
+            text = str(entry.get("text", ""))
+            frame = parse_frame(text) if text.startswith("{") else None
             self._message(
                 conn,
                 at,
                 team,
-                message.sender,
+                str(entry.get("from", "")),
                 agent,
-                message.text,
-                message.summary,
+                text,
+                entry.get("summary"),
                 frame.type if frame else None,
-                message.timestamp,
+                str(entry.get("timestamp", "")),
             )
-        self._inbox_seen[(team, agent)] = max(seen, len(messages))
+        self._inbox_seen[(team, agent)] = len(entries)
 
     def _reread_task(self, team: str, task_id: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -401,9 +431,19 @@ class Recorder:
 
     def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
         try:
-            task = self.home.tasks(team).get(task_id)
-        except (TeamdeckError, OSError):
+            path = self.home.layout.task_path(team, task_id)
+        except TeamdeckError:
             return
+        data = _read_json_dict(path)
+        task: Any = None
+        if data is not None:
+            if (data.get("metadata") or {}).get("_internal"):
+                return
+            task = _TaskView(
+                str(data.get("status", "pending")), data.get("owner"), str(data.get("subject", ""))
+            )
+        elif path.exists():
+            return  # there but unreadable (half-written): the next change reads it again
         key = (team, task_id)
         old = self._tasks.get(key)
         if task is None:
@@ -412,8 +452,6 @@ class Recorder:
             new: tuple[str, str | None] = ("deleted", old[1])
             subject = ""
         else:
-            if task.is_internal:
-                return
             new = (task.status, task.owner)
             subject = task.subject
         if new == old:
@@ -436,7 +474,7 @@ class Recorder:
         )
         if new[0] == "completed" and key not in self._done:
             self._done.add(key)
-            conn.execute("UPDATE runs SET tasks_done = tasks_done + 1 WHERE id = ?", (self.run_id,))
+            self._counts["tasks_done"] += 1
 
     def _reread_config(self, team: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -482,7 +520,7 @@ class Recorder:
         )
         if cursor.rowcount == 0:
             return None
-        conn.execute("UPDATE runs SET events = events + 1 WHERE id = ?", (self.run_id,))
+        self._counts["events"] += 1
         return cursor.lastrowid
 
     def _ensure_agent(
@@ -510,7 +548,7 @@ class Recorder:
                 ),
             )
             if cursor.rowcount:
-                conn.execute("UPDATE runs SET agents = agents + 1 WHERE id = ?", (self.run_id,))
+                self._counts["agents"] += 1
                 return
         if update or info:
             conn.execute(
@@ -556,7 +594,7 @@ class Recorder:
         )
         if event_id is None:
             return  # already recorded (the runtime's event and the inbox file)
-        conn.execute("UPDATE runs SET messages = messages + 1 WHERE id = ?", (self.run_id,))
+        self._counts["messages"] += 1
         if frame in REQUEST_FRAMES:
             self._request_from_frame(conn, at, sender, recipient, text)
         elif frame in ANSWER_FRAMES:
@@ -647,3 +685,27 @@ def process_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskView:
+    status: str
+    owner: str | None
+    subject: str
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_json_list(path: Path) -> list[Any] | None:
+    data = _read_json(path)
+    return data if isinstance(data, list) else None
+
+
+def _read_json_dict(path: Path) -> dict[str, Any] | None:
+    data = _read_json(path)
+    return data if isinstance(data, dict) else None

@@ -29,6 +29,9 @@ from app.archive.db import describe_error
 log = logging.getLogger(__name__)
 
 Op = Callable[[sqlite3.Connection], None]
+#: After the first event of a burst, wait this long for more before committing: a team emits
+#: events one at a time, and one commit per event would cost more than the events themselves.
+LINGER = 0.05
 _STOP = object()
 
 
@@ -41,6 +44,8 @@ class Writer:
         on_error: Callable[[str], None] | None = None,
         on_commit: Callable[[int], None] | None = None,
         max_batch: int = 2000,
+        linger: float = LINGER,
+        before_commit: Op | None = None,
     ) -> None:
         self.conn = conn
         self.path = path
@@ -48,6 +53,10 @@ class Writer:
         #: Called in the thread after each commit with the number of operations it held.
         self.on_commit = on_commit
         self.max_batch = max_batch
+        self.linger = linger
+        #: Run in the thread at the end of each batch, inside its transaction (totals kept in
+        #: memory during the batch are written once).
+        self.before_commit = before_commit
         self.failed: str | None = None
         self.commits = 0
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -115,9 +124,13 @@ class Writer:
             except queue.Empty:
                 item = None
             batch: list[object] = [item]
-            while len(batch) < self.max_batch:
+            deadline = time.monotonic() + self.linger
+            while len(batch) < self.max_batch and not _urgent(batch[-1]):
+                wait = deadline - time.monotonic()
                 try:
-                    batch.append(self._queue.get_nowait())
+                    batch.append(
+                        self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
+                    )
                 except queue.Empty:
                     break
             ops: list[Op] = self._due()
@@ -148,6 +161,8 @@ class Writer:
                     raise
                 except Exception:  # a bug in one recorder step must not stop the archive
                     log.exception("history: an event could not be recorded")
+            if self.before_commit is not None:
+                self.before_commit(conn)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
@@ -165,3 +180,8 @@ class Writer:
         if self.on_error is not None:
             with contextlib.suppress(Exception):
                 self.on_error(message)
+
+
+def _urgent(item: object) -> bool:
+    """A flush or a stop: commit what is there now."""
+    return item is _STOP or isinstance(item, threading.Event)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -68,10 +67,25 @@ async def test_budget_warning_and_stop_are_notified(home: Home, project: Path) -
         messages = " ".join(n.message for n in app._notifications)
         assert titles.count("Budget") >= 2
         assert "80% of the budget" in messages and "Budget reached" in messages
+        bar = app.screen.query_one("StatusBar")
+        assert bar.styles.background != type(bar)().styles.background
         paused = [a for a in app.runtime.snapshot() if a.last_activity == "paused: budget"]
         assert paused
-        budget.raise_to(100.0)
-        await asyncio.sleep(0)
+        assert app.has_class("-budget-stopped")
+        # The person raises the budget from the palette.
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for key in "Raise budget":
+            await pilot.press(key if key != " " else "space")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        for key in "100":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert budget.limit == 100.0
+        assert not app.has_class("-budget-stopped")
         deadline = time.monotonic() + GUARD
         while not app.recorder.team_deleted:
             assert time.monotonic() < deadline, "the team never finished after the raise"
