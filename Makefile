@@ -38,6 +38,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python bench/delivery.py
 	$(BIN)/python bench/team.py
 	$(BIN)/python bench/ui.py
+	$(BIN)/python bench/history.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
