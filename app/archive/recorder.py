@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from app.archive import adapter
 from app.archive.writer import Writer
@@ -105,6 +105,7 @@ class Recorder:
         self._agents: set[str] = set()
         self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._done: set[tuple[str, str]] = set()
+        self._task_taken: dict[tuple[str, str], float] = {}
         self._inbox_seen: dict[tuple[str, str], int] = {}
         self._counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
         self._cost = 0.0
@@ -133,6 +134,27 @@ class Recorder:
         """Record ``runtime``'s events (``runtime.subscribe``)."""
         self.runtime = runtime
         self._unsubscribers.append(runtime.subscribe(self.on_event))
+
+    def watch_home(self) -> None:
+        """This process's own task writes, as they happen (``Home.subscribe``): the task file is
+        read right after the write that changed it (one small file, on the writer's thread), so
+        quick transitions (pending -> in_progress -> completed) are each recorded."""
+        self._unsubscribers.append(self.home.subscribe(self.on_local_change))
+
+    def on_local_change(self, event: Any) -> None:
+        if not self.available:
+            return
+        converted = adapter.change_event(event)
+        if converted is None or converted[0] != "task" or converted[1]["team"] != self.team:
+            return
+        team, task_id = converted[1]["team"], converted[1]["task_id"]
+        taken = time.monotonic()
+        snapshot = self._task_snapshot(team, task_id)
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._apply_task(conn, team, task_id, snapshot, taken)
+
+        self.writer.submit(op)
 
     def watch(self, watcher: Any) -> None:
         """Record file changes reported by a core ``Watcher`` (this process's and others')."""
@@ -430,21 +452,39 @@ class Recorder:
         self.writer.defer(("task", team, task_id), TASK_REREAD_SECONDS, op)
 
     def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
+        taken = time.monotonic()
+        self._apply_task(conn, team, task_id, self._task_snapshot(team, task_id), taken)
+
+    def _task_snapshot(self, team: str, task_id: str) -> _TaskView | Literal[False] | None:
+        """The task as its file says now: a view, ``None`` if gone, ``False`` if unreadable
+        (half-written, internal, a bad id): then nothing is recorded."""
         try:
             path = self.home.layout.task_path(team, task_id)
         except TeamdeckError:
-            return
+            return False
         data = _read_json_dict(path)
-        task: Any = None
-        if data is not None:
-            if (data.get("metadata") or {}).get("_internal"):
-                return
-            task = _TaskView(
-                str(data.get("status", "pending")), data.get("owner"), str(data.get("subject", ""))
-            )
-        elif path.exists():
-            return  # there but unreadable (half-written): the next change reads it again
+        if data is None:
+            return None if not path.exists() else False
+        if (data.get("metadata") or {}).get("_internal"):
+            return False
+        return _TaskView(
+            str(data.get("status", "pending")), data.get("owner"), str(data.get("subject", ""))
+        )
+
+    def _apply_task(
+        self,
+        conn: sqlite3.Connection,
+        team: str,
+        task_id: str,
+        task: _TaskView | Literal[False] | None,
+        taken: float,
+    ) -> None:
+        """Record the change ``task`` (read at monotonic time ``taken``) makes; a read older
+        than one already applied is stale (a later read saw a newer file) and is dropped."""
         key = (team, task_id)
+        if task is False or taken < self._task_taken.get(key, 0.0):
+            return
+        self._task_taken[key] = taken
         old = self._tasks.get(key)
         if task is None:
             if old is None or not self.home.layout.task_dir(team).is_dir():

@@ -42,6 +42,9 @@ class NullRecorder:
     def watch(self, watcher: Any) -> None:
         pass
 
+    def watch_home(self) -> None:
+        pass
+
     def set_team(self, team: str | None) -> None:
         pass
 
@@ -122,6 +125,7 @@ def start_run(
         return NullRecorder(message)
     writer = Writer(conn, path, on_error=failed)
     recorder = Recorder(writer, run_id, home, model=model, offline=offline)
+    recorder.watch_home()
     if runtime is not None:
         recorder.attach(runtime)
         team = getattr(runtime, "team", None)
