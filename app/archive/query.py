@@ -58,20 +58,49 @@ class RunSummary:
         return data
 
 
-@dataclass
 class Event:
-    id: int
-    at: float
-    kind: str
-    agent: str | None
-    target: str | None
-    frame: str | None
-    text: str
-    size: int | None
-    data: dict[str, Any] | None
+    """One timeline event; ``data`` (JSON in the database) is parsed when first read."""
+
+    __slots__ = ("id", "at", "kind", "agent", "target", "frame", "text", "size", "_raw", "_data")
+
+    def __init__(
+        self,
+        id: int,
+        at: float,
+        kind: str,
+        agent: str | None,
+        target: str | None,
+        frame: str | None,
+        text: str,
+        size: int | None,
+        raw: str | None,
+    ) -> None:
+        self.id, self.at, self.kind, self.agent, self.target = id, at, kind, agent, target
+        self.frame, self.text, self.size = frame, text, size
+        self._raw = raw
+        self._data: dict[str, Any] | None = None
+
+    @property
+    def data(self) -> dict[str, Any] | None:
+        if self._data is None and self._raw:
+            self._data = json.loads(self._raw)
+        return self._data
+
+    def __repr__(self) -> str:
+        return f"Event({self.id}, {self.kind}, {self.agent}, {self.frame}, {self.text[:40]!r})"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "id": self.id,
+            "at": self.at,
+            "kind": self.kind,
+            "agent": self.agent,
+            "target": self.target,
+            "frame": self.frame,
+            "text": self.text,
+            "size": self.size,
+            "data": self.data,
+        }
 
 
 RUN_COLUMNS = (
@@ -190,17 +219,7 @@ def approvals(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
 
 def _event(row: tuple[Any, ...]) -> Event:
     event_id, at, kind, agent, target, frame, text, size, data = row
-    return Event(
-        event_id,
-        at,
-        kind,
-        agent,
-        target,
-        frame,
-        text or "",
-        size,
-        json.loads(data) if data else None,
-    )
+    return Event(event_id, at, kind, agent, target, frame, text or "", size, data)
 
 
 def events(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from pathlib import Path
 
 from app.archive import connect
@@ -68,7 +69,7 @@ async def test_search_filters_by_text_sender_and_frame(home: Home, project: Path
     shutdowns = search.hits("shutdown_request")
     frames = {i for i, e in enumerate(replay.events) if e.frame == "shutdown_request"}
     assert frames and frames <= set(shutdowns)
-    assert all("shutdown_request" in str(replay.events[i]).lower() for i in shutdowns)
+    assert all("shutdown_request" in json.dumps(replay.events[i].to_json()) for i in shutdowns)
     by_writer = search.hits("writer")
     assert any(replay.events[i].agent == "writer" for i in by_writer)
     # Typing narrows, deleting widens again, case does not matter.
