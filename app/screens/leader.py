@@ -81,8 +81,9 @@ class LeaderScreen(DeckScreen):
         self.query_one(TaskBoard).recolor(colors)
         self._show_filter()
 
-    def _show_files(self, files: TeamFiles) -> None:
-        self._show_agents()
+    def _show_files(self, old: TeamFiles, files: TeamFiles) -> None:
+        if old is files or (old.inbox_errors, old.config) != (files.inbox_errors, files.config):
+            self._show_agents()  # panels' file errors, colours (else ``agents`` redraws them)
         roster = self.query_one(Roster)
         error = Text(f"⚠ {files.config_error}", style="bold red") if files.config_error else ""
         set_border(roster, subtitle=error)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from app.core import Home, InboxChanged, InboxMessage, TaskChanged, TeamChanged, TeamRemoved
@@ -20,7 +21,14 @@ from app.feed_format import describe, format_count, format_elapsed, one_line, sh
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import StatusChanged, TextDelta, TranscriptEntry
 from app.store import Store
-from app.view_state import EventBuffer, TeamFiles, find_agent, merge_agents, valid_selection
+from app.view_state import (
+    EventBuffer,
+    TeamFiles,
+    find_agent,
+    header_info,
+    merge_agents,
+    valid_selection,
+)
 from tests.ui.data import TEAM, build_home, ts
 
 # ---------------------------------------------------------------------- feed lines
@@ -246,3 +254,31 @@ def test_event_buffer_merges_text_per_agent_in_order() -> None:
         TextDelta("b", "y"),
     ]
     assert buffer.drain() == []
+
+
+def test_header_counts_what_the_panels_show(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    files = Store(home).load().files(TeamFiles())
+    agents = list(merge_agents(None, files))
+    header = header_info(files, agents, [], model="m", read_only=True, demo=False)
+    assert (header.team, header.teammates, header.open_tasks) == (TEAM, 3, 5)
+    agents[1] = replace(agents[1], status="killed")  # keeps its panel, leaves the count
+    header = header_info(files, agents, [], model="m", read_only=True, demo=False)
+    assert header.teammates == 2
+    gone = replace(files, removed=True)
+    assert header_info(gone, agents, [], model="m", read_only=True, demo=False).team == (
+        f"{TEAM} (deleted)"
+    )
+
+
+def test_a_viewer_shows_the_mode_in_the_config(tmp_path: Path) -> None:
+    home = build_home(tmp_path)
+    home.teams.update_member(TEAM, "engineer", mode="plan")
+    store = Store(home)
+    files = store.load().files(TeamFiles())
+    assert find_agent(merge_agents(None, files), "engineer").mode == "plan"  # type: ignore[union-attr]
+    home.tasks(TEAM).update("4", status="in_progress")  # a delta without a config change ...
+    later = store.apply([TaskChanged(TEAM, "4")])
+    assert later is not None and not later.config_changed
+    assert later.files(files).config is files.config  # ... keeps the config it had
+    assert later.files(files).current_tasks["tester"] == "#4 Write expiry tests"

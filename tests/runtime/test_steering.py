@@ -1,0 +1,101 @@
+"""Typed steering over a real TeamRuntime: each call returns an Outcome in words (never a request
+id), stale requests are reported as settled, errors become failed outcomes, and a viewer's
+steering refuses everything."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from app.core import Home
+from app.runtime.api import Approval
+from app.runtime.steering import READ_ONLY, Outcome, ReadOnlySteering, RuntimeSteering
+from app.runtime.team import TeamRuntime
+from tests.runtime.conftest import call_tool, frames_in, no_spawn, result_json
+from tests.runtime.test_runtime_api import TEAM, create_team, spawn
+
+REQUEST_ID = re.compile(r"\w+-\d{10,}@")
+
+
+def in_words(outcome: Outcome) -> Outcome:
+    assert "\n" not in outcome.message and not REQUEST_ID.search(outcome.message), outcome
+    return outcome
+
+
+async def planning_writer(make_runtime: Callable[..., TeamRuntime]) -> tuple[TeamRuntime, Approval]:
+    rt = make_runtime(spawner=no_spawn)
+    await create_team(rt)
+    await spawn(rt, "writer", mode="plan")
+    content, is_error = await call_tool(
+        rt.teammates["writer"].session, "ExitPlanMode", {"plan": "p"}
+    )
+    assert not is_error, content
+    [approval] = rt.approvals()
+    assert approval.request_id == result_json(content)["request_id"]
+    return rt, approval
+
+
+async def test_approve_a_plan_then_again(
+    make_runtime: Callable[..., TeamRuntime], home: Home
+) -> None:
+    rt, plan = await planning_writer(make_runtime)
+    steering = RuntimeSteering(rt)
+    assert in_words(steering.approve(plan)) == Outcome(True, "writer's plan approved", settled=True)
+    assert [f["approved"] for f in frames_in(home, TEAM, "writer", "plan_approval_response")] == [
+        True
+    ]
+    again = in_words(steering.reject(plan, "too late"))
+    assert (again.ok, again.settled, again.failed) == (False, True, False)
+    assert again.message == "writer's plan was already resolved (approved)"
+    assert rt.approvals() == []
+
+
+async def test_reject_a_plan_with_feedback(
+    make_runtime: Callable[..., TeamRuntime], home: Home
+) -> None:
+    rt, plan = await planning_writer(make_runtime)
+    outcome = in_words(RuntimeSteering(rt).reject(plan, "add tests"))
+    assert outcome == Outcome(True, "writer's plan rejected", settled=True)
+    [frame] = frames_in(home, TEAM, "writer", "plan_approval_response")
+    assert (frame["approved"], frame["feedback"]) == (False, "add tests")
+
+
+async def test_shutdown_kill_and_errors_in_words(
+    make_runtime: Callable[..., TeamRuntime], home: Home
+) -> None:
+    rt, _ = await planning_writer(make_runtime)
+    steering = RuntimeSteering(rt)
+    assert in_words(steering.shutdown("writer")) == Outcome(True, "shutdown requested from writer")
+    assert len(frames_in(home, TEAM, "writer", "shutdown_request")) == 1
+    [stop] = [a for a in rt.approvals() if a.kind == "shutdown"]
+    mismatch = in_words(steering.approve(Approval(stop.request_id, "plan", "writer", "t")))
+    assert not mismatch.ok and not mismatch.settled and "not a plan request" in mismatch.message
+    assert in_words(steering.kill("writer")) == Outcome(True, "killed writer")
+    assert rt.status_of("writer") == "killed"
+    unknown = in_words(steering.kill("nobody"))
+    assert (unknown.ok, unknown.failed) == (False, True)
+    assert unknown.message.startswith("kill nobody: ")
+    gone = in_words(steering.approve(Approval("plan_approval-1767225630000@x", "plan", "x", "t")))
+    assert gone == Outcome(False, "x's plan is no longer pending", settled=True)
+
+
+async def test_send_reaches_the_lead_or_a_teammate(
+    make_runtime: Callable[..., TeamRuntime],
+) -> None:
+    rt, _ = await planning_writer(make_runtime)
+    steering = RuntimeSteering(rt)
+    assert steering.send("writer", "use the new API") == Outcome(True, "message sent to writer")
+    assert rt.transcript("writer")[-1].text == "use the new API"
+    assert steering.send("team-lead", "status?").ok
+
+
+async def test_a_viewer_refuses_everything() -> None:
+    steering = ReadOnlySteering()
+    approval = Approval("plan_approval-1@w", "plan", "w", "t")
+    refused = Outcome(False, READ_ONLY)
+    assert steering.read_only
+    assert steering.approve(approval) == refused
+    assert steering.deny(approval, "no") == refused
+    assert steering.kill("w") == refused
+    assert steering.send("team-lead", "hi") == refused
+    assert await steering.spawn("w", "go") == refused
