@@ -18,7 +18,7 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,16 +45,7 @@ from app.messages import (
     ToggleBoard,
 )
 from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI, Spawner
-from app.runtime.events import (
-    ApprovalChanged,
-    MessageSent,
-    RunFinished,
-    RuntimeEvent,
-    StatusChanged,
-    TeamLifecycle,
-    TextDelta,
-    TranscriptEntry,
-)
+from app.runtime.events import RuntimeEvent, TextDelta, TranscriptEntry
 from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
 from app.screens import modes
 from app.screens.agent import AgentScreen
@@ -64,10 +55,14 @@ from app.store import Store, StoreDelta, StoreFeeder
 from app.view_state import (
     EventBuffer,
     HeaderInfo,
+    Notice,
     TeamFiles,
+    digest,
     find_agent,
     header_info,
     merge_agents,
+    request_notice,
+    task_notice,
     valid_selection,
 )
 from widgets.task_board import TaskBoard
@@ -267,15 +262,11 @@ class TeamDeckApp(App[None]):
                     self.approvals = tuple(delta.pending)
         except NoMatches:  # the views are being torn down: we are quitting
             return
-        for task in delta.completed:
-            by = f" by {task.owner}" if task.owner else ""
-            self.notify(escape(f"#{task.id} {task.subject}{by}"), title="Task completed")
-        for error in delta.new_errors:
-            self.notify(escape(error), title="Unreadable file", severity="error", timeout=10)
+        self._show(task_notice(task) for task in delta.completed)
+        self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
         if self.runtime is None and self.loaded:
-            for approval in self.approvals:
-                if approval.request_id not in known:
-                    self._announce(approval.agent, approval.kind)
+            new = [a for a in self.approvals if a.request_id not in known]
+            self._show(n for a in new if (n := request_notice(a.agent, a.kind)) is not None)
         self.loaded = True
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
@@ -295,62 +286,36 @@ class TeamDeckApp(App[None]):
         self.flush_runtime()
 
     def flush_runtime(self) -> None:
-        """Hand buffered runtime events to the views, in arrival order.
-
-        Streamed text and transcript entries go to the screens; any other event about an
-        agent (status, usage, mode, ...) re-reads the runtime's snapshots once per flush."""
+        """Hand buffered runtime events to the views, in arrival order (see ``digest``)."""
         events = self._events.drain()
         if not events:
             return
-        agents = approvals = False
+        news = digest(events)
         views = [s for s in self.screen_stack if isinstance(s, DeckScreen) and s.is_mounted]
-        for event in events:
-            match event:
-                case TextDelta(agent=agent, text=text):
-                    self.partial[agent] = self.partial.get(agent, "") + text
-                    for view in views:
-                        view.on_text(agent, text)
-                case TranscriptEntry():
-                    self.partial.pop(event.agent, None)
-                    for view in views:
-                        view.on_entry(event)
-                case ApprovalChanged(resolved=resolved, kind=kind, agent=agent):
-                    approvals = True
-                    if not resolved:
-                        self._announce(agent, kind)
-                case MessageSent():
-                    pass  # the watcher reports the write; the store reads it from the file
-                case TeamLifecycle(team=team, event="created"):
-                    self.feeder.switch_team(team)
-                case TeamLifecycle():
-                    pass
-                case RunFinished(ok=ok, reason=reason):
-                    self.notify(
-                        escape(reason),
-                        title="Run finished",
-                        severity="information" if ok else "error",
-                    )
-                case _:  # status, usage, mode and any later event about an agent
-                    agents = True
-                    if isinstance(event, StatusChanged) and event.status == "failed":
-                        why = f": {event.detail}" if event.detail else ""
-                        msg = f"{event.agent} failed{why}"
-                        self.notify(escape(msg), severity="error", timeout=10)
-        if agents:
+        for event in news.stream:
+            if isinstance(event, TextDelta):
+                self.partial[event.agent] = self.partial.get(event.agent, "") + event.text
+                for view in views:
+                    view.on_text(event.agent, event.text)
+            else:
+                self.partial.pop(event.agent, None)
+                for view in views:
+                    view.on_entry(event)
+        if news.new_team is not None:
+            self.feeder.switch_team(news.new_team)
+        if news.agents_changed:
             self._pull_agents()
-        if approvals and self.runtime is not None:
+        if news.approvals_changed and self.runtime is not None:
             self.approvals = tuple(self.runtime.approvals())
+        self._show(news.notices)
 
-    def _announce(self, agent: str, kind: str) -> None:
-        if kind == "plan":
+    def _show(self, notices: Iterable[Notice]) -> None:
+        for notice in notices:
             self.notify(
-                escape(f"{agent} asks you to approve a plan (a approve · enter review)"),
-                title="Plan",
-            )
-        elif kind == "permission":
-            self.notify(
-                escape(f"{agent} asks for a permission (a allow · enter review)"),
-                title="Permission",
+                escape(notice.message),
+                title=notice.title,
+                severity=notice.severity,
+                timeout=notice.timeout,
             )
 
     def _pull_agents(self) -> None:

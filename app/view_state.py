@@ -10,6 +10,8 @@ and the pure rules that build them:
 - :func:`merge_agents`: the agents the panels show, runtime snapshots merged with the files.
 - :class:`HeaderInfo`: the header line's values, counted from the same agents as the panels.
 - :class:`EventBuffer`: runtime events in arrival order, streamed text merged per agent.
+- :func:`digest`: what a flush of runtime events asks of the views; :class:`Notice`: a
+  notification's words.
 """
 
 from __future__ import annotations
@@ -18,12 +20,23 @@ import dataclasses
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from app.core import TeamConfig
+from app.core import Task, TeamConfig
 from app.core.paths import LEAD_NAME
 from app.feed_format import FeedLine, describe
 from app.runtime.api import AgentSnapshot, Approval
-from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, TextDelta
+from app.runtime.events import (
+    TERMINAL_STATUSES,
+    ApprovalChanged,
+    MessageSent,
+    RunFinished,
+    RuntimeEvent,
+    StatusChanged,
+    TeamLifecycle,
+    TextDelta,
+    TranscriptEntry,
+)
 
 # ============================================================================ feed items
 
@@ -239,3 +252,70 @@ class EventBuffer:
 
     def __len__(self) -> int:
         return len(self._events)
+
+
+# ============================================================================ notices
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A notification: plain words (the app escapes them before they are shown)."""
+
+    message: str
+    title: str = ""
+    severity: Literal["information", "warning", "error"] = "information"
+    timeout: float | None = None
+
+
+def request_notice(agent: str, kind: str) -> Notice | None:
+    """A new plan or permission request for the person (shutdowns are not theirs)."""
+    if kind == "plan":
+        return Notice(f"{agent} asks you to approve a plan (a approve · enter review)", "Plan")
+    if kind == "permission":
+        return Notice(f"{agent} asks for a permission (a allow · enter review)", "Permission")
+    return None
+
+
+def task_notice(task: Task) -> Notice:
+    by = f" by {task.owner}" if task.owner else ""
+    return Notice(f"#{task.id} {task.subject}{by}", "Task completed")
+
+
+@dataclass
+class Digest:
+    """What one flush of runtime events asks of the app (see :func:`digest`)."""
+
+    stream: list[TextDelta | TranscriptEntry] = field(default_factory=list)  # in order
+    agents_changed: bool = False  # re-read the runtime's snapshots
+    approvals_changed: bool = False  # re-read the runtime's approvals
+    new_team: str | None = None  # the runtime created this team: show it
+    notices: list[Notice] = field(default_factory=list)
+
+
+def digest(events: Iterable[RuntimeEvent]) -> Digest:
+    """Sort runtime events by what they change: streamed text and transcript entries go to
+    the views in order; any other event about an agent (status, usage, mode, activity, and
+    event types added later) means its panel must be redrawn."""
+    out = Digest()
+    for event in events:
+        match event:
+            case TextDelta() | TranscriptEntry():
+                out.stream.append(event)
+            case ApprovalChanged(resolved=resolved, kind=kind, agent=agent):
+                out.approvals_changed = True
+                notice = None if resolved else request_notice(agent, kind)
+                if notice is not None:
+                    out.notices.append(notice)
+            case MessageSent():
+                pass  # the watcher reports the write; the store reads it from the file
+            case TeamLifecycle(team=team, event=what):
+                if what == "created":
+                    out.new_team = team
+            case RunFinished(ok=ok, reason=reason):
+                out.notices.append(Notice(reason, "Run finished", "information" if ok else "error"))
+            case _:
+                out.agents_changed = True
+                if isinstance(event, StatusChanged) and event.status == "failed":
+                    why = f": {event.detail}" if event.detail else ""
+                    out.notices.append(Notice(f"{event.agent} failed{why}", "", "error", 10))
+    return out

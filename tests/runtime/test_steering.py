@@ -63,13 +63,15 @@ async def test_reject_a_plan_with_feedback(
 async def test_shutdown_kill_and_errors_in_words(
     make_runtime: Callable[..., TeamRuntime], home: Home
 ) -> None:
-    rt, _ = await planning_writer(make_runtime)
+    rt, plan = await planning_writer(make_runtime)
     steering = RuntimeSteering(rt)
     assert in_words(steering.shutdown("writer")) == Outcome(True, "shutdown requested from writer")
     assert len(frames_in(home, TEAM, "writer", "shutdown_request")) == 1
-    [stop] = [a for a in rt.approvals() if a.kind == "shutdown"]
-    mismatch = in_words(steering.approve(Approval(stop.request_id, "plan", "writer", "t")))
-    assert not mismatch.ok and not mismatch.settled and "not a plan request" in mismatch.message
+    as_permission = Approval(plan.request_id, "permission", "writer", "t", tool_name="Bash")
+    mismatch = in_words(steering.allow(as_permission))
+    assert (
+        not mismatch.ok and not mismatch.settled and "not a permission request" in mismatch.message
+    )
     assert in_words(steering.kill("writer")) == Outcome(True, "killed writer")
     assert rt.status_of("writer") == "killed"
     unknown = in_words(steering.kill("nobody"))

@@ -11,6 +11,7 @@ from app.runtime.api import AgentSnapshot, Approval, Decider
 from app.runtime.events import (
     AgentStatus,
     ApprovalChanged,
+    ModeChanged,
     RuntimeEvent,
     StatusChanged,
     TextDelta,
@@ -81,10 +82,7 @@ class FakeRuntime:
     def set_mode(self, agent: str, mode: str) -> None:
         """The agent's permission mode changed (as a teammate's does when its plan is approved)."""
         self.agents = [replace(a, mode=mode) if a.name == agent else a for a in self.agents]
-        self.emit(StatusChanged(agent, self.status_of(agent)))
-
-    def status_of(self, agent: str) -> AgentStatus:
-        return next(a.status for a in self.agents if a.name == agent)
+        self.emit(ModeChanged(agent, mode))
 
     def add_approval(self, approval: Approval) -> None:
         self._approvals[approval.request_id] = approval

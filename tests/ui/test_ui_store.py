@@ -19,11 +19,20 @@ from app.core.protocol import (
 )
 from app.feed_format import describe, format_count, format_elapsed, one_line, short_time
 from app.runtime.api import AgentSnapshot
-from app.runtime.events import StatusChanged, TextDelta, TranscriptEntry
+from app.runtime.events import (
+    ApprovalChanged,
+    ModeChanged,
+    RunFinished,
+    StatusChanged,
+    TeamLifecycle,
+    TextDelta,
+    TranscriptEntry,
+)
 from app.store import Store
 from app.view_state import (
     EventBuffer,
     TeamFiles,
+    digest,
     find_agent,
     header_info,
     merge_agents,
@@ -282,3 +291,26 @@ def test_a_viewer_shows_the_mode_in_the_config(tmp_path: Path) -> None:
     assert later is not None and not later.config_changed
     assert later.files(files).config is files.config  # ... keeps the config it had
     assert later.files(files).current_tasks["tester"] == "#4 Write expiry tests"
+
+
+def test_digest_sorts_runtime_events_by_what_they_change() -> None:
+    events = [
+        TextDelta("a", "Hel"),
+        ApprovalChanged("plan-1", "plan", "writer", False),
+        TranscriptEntry("a", "assistant", "Hello"),
+        ApprovalChanged("stop-1", "shutdown", "writer", False),
+        ModeChanged("writer", "default"),
+        StatusChanged("b", "failed", "model error 529"),
+        TeamLifecycle("beta", "created"),
+        RunFinished(False, "the lead gave up"),
+    ]
+    news = digest(events)
+    assert news.stream == [TextDelta("a", "Hel"), TranscriptEntry("a", "assistant", "Hello")]
+    assert news.agents_changed and news.approvals_changed and news.new_team == "beta"
+    assert [(n.title, n.message, n.severity) for n in news.notices] == [
+        ("Plan", "writer asks you to approve a plan (a approve · enter review)", "information"),
+        ("", "b failed: model error 529", "error"),
+        ("Run finished", "the lead gave up", "error"),
+    ]
+    quiet = digest([TextDelta("a", "x"), ApprovalChanged("plan-1", "plan", "w", True)])
+    assert not quiet.agents_changed and quiet.approvals_changed and not quiet.notices
