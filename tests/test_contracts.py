@@ -1,6 +1,7 @@
 """The layer contracts in ``pyproject.toml`` (import-linter) hold, and break when someone adds a
 forbidden import: core and runtime never import Textual, the UI modules or the store; widgets
-never import the store; no module imports from a layer above it."""
+never import the store; no module imports from a layer above it. And no new import cycle
+between modules appears (the known ones are listed below and may only go away)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "widgets", "styles")
@@ -47,7 +50,7 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
         "app/core/files.py": "import textual.widget",  # core -> Textual
         "app/runtime/loop.py": "import app.store",  # runtime -> the file reader of the UI
         "widgets/roster.py": "import app.store",  # widget -> the file reader
-        "app/view_state.py": "import app.screens.host",  # a lower layer -> a higher one (a cycle)
+        "app/view_state.py": "import app.screens.host",  # a lower layer -> a higher one
     }
     for path, line in bad.items():
         with (tmp_path / path).open("a", encoding="utf-8") as file:
@@ -63,6 +66,73 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
     result = lint(tmp_path)
     report = result.stdout
     assert result.returncode == 1, report + result.stderr
-    assert "0 kept, 4 broken" in report.replace("Contracts: ", "")
+    assert "0 kept, 3 broken" in report.replace("Contracts: ", "")
     for importer in ("app.core.files", "app.runtime.loop", "widgets.roster", "app.view_state"):
         assert importer in report, f"{importer} not reported"
+
+
+#: Import cycles that exist and are accepted for now: the Home facade (benign: ``home`` hands
+#: out its parts, which name it only for typing), and two awaiting their owners' split.
+KNOWN_CYCLES = [
+    {"app.core.home", "app.core.mailbox", "app.core.tasks", "app.core.teams"},
+    {"app.runtime.teammate", "app.runtime.teammate_services"},
+    {"app.cli", "app.cli_approvals"},
+]
+
+
+def import_cycles(packages: tuple[str, ...]) -> list[set[str]]:
+    """Strongly connected groups of modules (two or more) in the import graph (grimp)."""
+    import grimp
+
+    graph = grimp.build_graph(*packages, cache_dir=None)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[set[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's algorithm
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                cycles.append(group)
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_new_import_cycle() -> None:
+    """Among others, the dashboard's app <-> screens <-> palette circle is gone for good."""
+    new = [c for c in import_cycles(PACKAGES) if not any(c <= known for known in KNOWN_CYCLES)]
+    assert new == [], f"new import cycle(s): {new}"
+
+
+def test_the_cycle_check_sees_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "cyclic_probe"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from cyclic_probe import b\n")
+    (package / "b.py").write_text("from cyclic_probe import c\n")
+    (package / "c.py").write_text("from cyclic_probe import a\n")
+    (package / "d.py").write_text("from cyclic_probe import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_cycles(("cyclic_probe",)) == [
+        {"cyclic_probe.a", "cyclic_probe.b", "cyclic_probe.c"}
+    ]
