@@ -51,7 +51,8 @@ from app.screens import modes
 from app.screens.agent import AgentScreen
 from app.screens.deck import DeckScreen
 from app.screens.leader import LeaderScreen
-from app.store import Store, StoreDelta, StoreFeeder
+from app.store import Store, StoreDelta
+from app.store_feeder import StoreFeeder
 from app.view_state import (
     EventBuffer,
     HeaderInfo,
