@@ -251,9 +251,21 @@ async def ticker(stalls: list[float], stop: asyncio.Event) -> None:
 
 
 async def run_team(
-    label: str, board: int, work: int, n_mates: int, lead: str, time_limit: float
+    label: str,
+    board: int,
+    work: int,
+    n_mates: int,
+    lead: str,
+    time_limit: float,
+    *,
+    ttft: float | None = None,
+    tps: float | None = None,
+    runtime_options: dict[str, Any] | None = None,
 ) -> Result:
-    """Build the team through the runtime API and run it until ``work`` tasks are completed."""
+    """Build the team through the runtime API and run it until ``work`` tasks are completed.
+
+    ``ttft``/``tps``: the offline model's realistic pace (default pace 0); ``runtime_options``:
+    more ``TeamRuntime`` arguments (e.g. how teammates run)."""
     result = Result(label, board, work, n_mates)
     root = Path(tempfile.mkdtemp(prefix="teamdeck-team-"))
     ledger = Ledger(TEAM)
@@ -264,10 +276,11 @@ async def run_team(
         handler = AckLead() if lead == "ack" else OfflineModel()
         runtime = TeamRuntime(
             home,
-            client=make_client(handler=handler, pace=0),
+            client=make_client(handler=handler, pace=0, ttft=ttft, tps=tps),
             cwd=workdir,
             decider="lead",
             headless=True,
+            **(runtime_options or {}),
         )
         loop = asyncio.get_running_loop()
         all_done: asyncio.Future[float] = loop.create_future()

@@ -15,7 +15,14 @@ from app.core.errors import (
     UnknownRecipientError,
     UnsafePathError,
 )
-from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamChanged, TeamRemoved
+from app.core.events import (
+    ChangeEvent,
+    InboxChanged,
+    InboxRead,
+    TaskChanged,
+    TeamChanged,
+    TeamRemoved,
+)
 from app.core.home import Home
 from app.core.mailbox import Mailbox
 from app.core.models import InboxMessage, Task, TeamConfig, TeamMember
@@ -32,6 +39,7 @@ __all__ = [
     "DependencyCycleError",
     "Home",
     "InboxChanged",
+    "InboxRead",
     "InboxMessage",
     "InvalidNameError",
     "LockTimeoutError",

@@ -1,8 +1,16 @@
-"""Typed change events, produced by the watcher (other processes) and by in-process writers."""
+"""Typed change events, produced by the watcher (other processes) and by in-process writers.
+
+An in-process writer may say which file identity ``(inode, size, mtime_ns, ctime_ns)`` it
+wrote (``written``, and for a mark-read the identity just before it, ``prior``): the watcher
+uses them to recognise the disk's echo of the write. They take no part in equality, so an
+event means the same whoever reports it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+FileIdentity = tuple[int, int, int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,8 +25,22 @@ class TeamRemoved:
 
 @dataclass(frozen=True, slots=True)
 class InboxChanged:
+    """The inbox may hold new messages (or was rewritten by someone else)."""
+
     team: str
     agent: str
+    written: FileIdentity | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class InboxRead:
+    """Messages of the inbox were marked read, and nothing else changed: no news for whoever
+    waits for mail (the watcher turns it into ``InboxChanged`` when it cannot be sure)."""
+
+    team: str
+    agent: str
+    written: FileIdentity | None = field(default=None, compare=False, repr=False)
+    prior: FileIdentity | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,4 +49,4 @@ class TaskChanged:
     task_id: str
 
 
-ChangeEvent = TeamChanged | TeamRemoved | InboxChanged | TaskChanged
+ChangeEvent = TeamChanged | TeamRemoved | InboxChanged | InboxRead | TaskChanged

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter, ValidationError
 
 from app.core.errors import NotFoundError, UnknownRecipientError
-from app.core.events import InboxChanged
+from app.core.events import InboxChanged, InboxRead
 from app.core.files import (
     array_head_end,
     atomic_write_bytes,
@@ -80,7 +80,8 @@ def _stat_key(path: Path) -> FileKey | None:
         return None
 
 
-def _remember(path: Path, head: list[Chunk]) -> None:
+def _remember(path: Path, head: list[Chunk]) -> FileKey | None:
+    """Remember the file just written; returns its identity (for the change event)."""
     key = _stat_key(path)
     entry = _Known(key, head) if key is not None else None
     if entry is not None and entry.size > _KNOWN_BUDGET:
@@ -88,11 +89,12 @@ def _remember(path: Path, head: list[Chunk]) -> None:
     with _known_lock:
         _known.pop(str(path), None)
         if entry is None:
-            return
+            return key
         held = sum(k.size for k in _known.values())
         while _known and (len(_known) >= _KNOWN_MAX or held + entry.size > _KNOWN_BUDGET):
             held -= _known.pop(next(iter(_known))).size  # the least recently written
         _known[str(path)] = entry
+    return key
 
 
 def _is_known(path: Path) -> bool:
@@ -314,8 +316,8 @@ class Mailbox:
             else:
                 parts = splice_parts(raw, piece)
             atomic_write_bytes(path, parts)
-            _remember(path, parts[:-1])
-        self.home.emit(InboxChanged(self.team, agent))
+            written = _remember(path, parts[:-1])
+        self.home.emit(InboxChanged(self.team, agent, written=written))
 
     # ------------------------------------------------------------------ read
 
@@ -346,11 +348,14 @@ class Mailbox:
         return self._rewrite(agent, lambda i, e: True, durable)
 
     def _rewrite(self, agent: str, select: Any, durable: bool = True) -> int:
+        """Flip read flags; announced as ``InboxRead`` with the file's identity before and
+        after (taken under the lock), so the watcher can tell it is no news."""
         path = self.path(agent)
         with self.home.lock(path):
             raw = parse_with_retry(path, parse_raw_inbox)
             if raw is None:
                 return 0
+            prior = _stat_key(path)
             flipped = 0
             for i, entry in enumerate(raw):
                 if not entry.get("read") and select(i, entry):
@@ -359,9 +364,9 @@ class Mailbox:
             if flipped:
                 data = encode_text(dumps_array(raw))
                 atomic_write_bytes(path, data, durable=durable)
-                _remember(path, [memoryview(data)[: array_head_end(data)]])
+                written = _remember(path, [memoryview(data)[: array_head_end(data)]])
         if flipped:
-            self.home.emit(InboxChanged(self.team, agent))
+            self.home.emit(InboxRead(self.team, agent, written=written, prior=prior))
         return flipped
 
     def clear(self, agent: str) -> bool:
@@ -375,8 +380,8 @@ class Mailbox:
             if read_bytes(path) is None:
                 return False
             atomic_write_bytes(path, b"[]")
-            _remember(path, [b"["])
-        self.home.emit(InboxChanged(self.team, agent))
+            written = _remember(path, [b"["])
+        self.home.emit(InboxChanged(self.team, agent, written=written))
         return True
 
     def agents(self) -> list[str]:

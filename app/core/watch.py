@@ -1,12 +1,16 @@
-"""One watcher per process: file changes under a home -> typed events, subscribers and waiters.
+"""One watcher per process: file changes under a home -> typed events for subscribers.
 
-A :class:`Watcher` runs one ``watchfiles.awatch`` over the home's ``teams/`` and ``tasks/`` and
-also listens to ``Home.subscribe`` (the writes this process makes). Both sources feed the same
-dispatcher, on the event loop's thread, which
+A :class:`Watcher` listens to two sources, and hands both to one dispatcher on the event
+loop's thread, which delivers deduplicated batches to subscribers (``subscribe``) and
+``events()`` iterators:
 
-* bumps a sequence number per event (``version``, ``inbox_version()``, ``tasks_version()``),
-* wakes waiters (``wait_for_inbox``, ``wait_for_tasks``, ``wait_for``) on *every* event, and
-* hands deduplicated batches to subscribers (``subscribe``) and ``events()`` iterators.
+* ``Home.subscribe``: the writes this process makes, announced by the writer itself;
+* the disk: on Linux an inotify watch of exactly the folders changes live in
+  (:class:`~app.core.inotify.HomeTree`, read on the event loop, so an idle watcher costs no
+  CPU at all); elsewhere, or with ``force_polling``, watchfiles' watch thread.
+
+Looking creates nothing: folders that do not exist yet (``teams/``, ``tasks/``, even the home)
+are watched once they appear, and scanned then.
 
 Raw changes map to events by path and by the state on disk when the batch is handled:
 ``teams/{t}/config.json`` -> ``TeamChanged(t)``, or ``TeamRemoved(t)`` once the config (or the
@@ -14,30 +18,23 @@ team directory) is gone; ``teams/{t}/inboxes/{agent}.json`` -> ``InboxChanged(t,
 ``tasks/{t}/{id}.json`` -> ``TaskChanged(t, id)``. Temp files, lock files and directories,
 ``.corrupt-`` copies, ``.highwatermark`` and ``.lock`` never get past the filter. A new team,
 inbox or task directory is scanned once when it appears, because files created in it before
-inotify watches it would otherwise go unreported.
+the watch existed would otherwise go unreported.
 
-Waiting without lost wakeups -- take the version *before* looking, wait for anything newer::
+Duplicate suppression: the watcher remembers, per file, the identity ``(inode, size,
+mtime_ns, ctime_ns)`` the file had when subscribers were last told about it. A change whose
+file still has that identity -- typically the disk reporting, a moment later, a write this
+process already announced -- is not delivered again: a subscriber re-reads the file on each
+event, and the read it made after the earlier delivery already saw this state. Atomic writes
+give every version of a file a new inode, so equal identities mean the same content in
+practice. This process's inbox writes carry the identity they wrote (taken under the inbox's
+lock), so the echo of a write is recognised even if another write followed it.
 
-    while True:
-        seq = watcher.inbox_version(team, me)        # 1. remember where we are
-        unread = home.mailbox(team).unread(me)       # 2. look
-        if unread:
-            handle(unread)
-            continue
-        await watcher.wait_for_inbox(team, me, after=seq)   # 3. sleep until newer than seq
-
-A write that lands after step 1 bumps the version past ``seq`` (the bump always happens after
-the write), so step 3 returns at once instead of sleeping through it. Waiters may wake
-spuriously (the same write is often reported twice: in-process, then by inotify); a caller
-always re-checks the files, so that costs one read and never loses a message.
-
-Duplicate suppression for subscribers: the watcher remembers, per file, the identity
-``(inode, size, mtime_ns, ctime_ns)`` the file had when an event for it was last delivered.
-An event whose file still has that identity (typically inotify reporting, a few ms later, a
-write this process already announced) is not delivered again: a subscriber re-reads the file
-on each event, and the read it made after the earlier delivery already saw this state. Atomic
-writes give every version of a file a new inode, so equal identities mean the same content in
-practice. Waiters are not subject to this (for them a duplicate is harmless; a miss is not).
+Marking messages read is not news for whoever waits for mail: ``Mailbox`` announces it as
+``InboxRead`` with the identity the file had just before the rewrite. It reaches subscribers
+as ``InboxRead`` only if that earlier identity is the one they were last told about (nothing
+else happened to the file in between); otherwise as ``InboxChanged``, because the rewrite may
+carry a message another process appended meanwhile. So an agent marking its own mail read
+does not wake itself, and no message is ever hidden behind a read flag.
 """
 
 from __future__ import annotations
@@ -48,15 +45,22 @@ import logging
 import os
 import threading
 from collections.abc import AsyncGenerator, Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from watchfiles import Change, awatch
 
-from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamChanged, TeamRemoved
-from app.core.files import ensure_dir, is_temp_name
+from app.core import inotify
+from app.core.events import (
+    ChangeEvent,
+    InboxChanged,
+    InboxRead,
+    TaskChanged,
+    TeamChanged,
+    TeamRemoved,
+)
+from app.core.files import is_temp_name
 
 if TYPE_CHECKING:
     from app.core.home import Home
@@ -64,24 +68,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 10
-"""Longest a burst of changes is held before it is reported (watchfiles' default: 1,600 ms)."""
+"""watchfiles fallback: longest a burst of changes is held before it is reported."""
 STEP_MS = 3
-"""How often the watch thread looks at what inotify collected; a batch is reported once one
-step passes with no new change, so a lone write is reported ~1.5 steps after it lands.
-watchfiles wakes the thread (and takes the GIL) every step even when idle, so this trades
-latency for idle CPU. Measured with ``bench/watch.py --sweep`` on a busy 2-CPU VM (cross-
-process p50 including the ~5 ms fsynced write; idle CPU as % of one core): step 1 ms ->
-~4-9 ms, 0.9-1.5%; 2 -> ~5-8 ms, 0.8-1.2%; 3 -> ~7-10 ms, 0.45-0.8%; 5 -> ~12-14 ms,
-0.35-0.7%; 10 -> ~18 ms, 0.3-0.5%. 3 ms is the smallest step that stays under the 1% idle
-budget when the machine is loaded, with p50 about half the 20 ms target."""
+"""watchfiles fallback: how often its watch thread looks at what the OS collected (it wakes
+this often even when idle; the inotify backend has no step and no idle cost)."""
 RUST_TIMEOUT_MS = 1_000
-"""The watch thread returns to Python this often when idle; bounds how long a *cancelled*
-(rather than stopped) watcher task takes to finish."""
+"""watchfiles fallback: its thread returns to Python this often when idle, to notice folders
+that appeared and to bound how long a cancelled watcher takes to finish."""
 
 Callback = Callable[[list[ChangeEvent]], object]
-Predicate = Callable[[ChangeEvent], bool]
 FileIdentity = tuple[int, int, int, int] | None
 RawChange = tuple[Change, str]
+_UNKNOWN = (-1, -1, -1, -1)
 
 
 def is_ignored_name(name: str) -> bool:
@@ -127,12 +125,6 @@ def _identity(path: Path) -> FileIdentity:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-@dataclass(eq=False)
-class _Waiter:
-    predicate: Predicate
-    future: asyncio.Future[ChangeEvent | None] = field(repr=False)
-
-
 class Watcher:
     """Typed change events for one home, from this process and from every other one.
 
@@ -143,11 +135,9 @@ class Watcher:
 
     Args:
         home: the home to watch.
-        debounce_ms: longest a burst of changes is held before it is reported.
-        step_ms: polling step of the watch thread (see ``STEP_MS``).
-        cross_process: ``False`` skips inotify: only this process's writes are seen (for tests
-            of code that needs waiters but not other processes).
-        force_polling: passed to watchfiles (``None``: its default, inotify except on WSL).
+        debounce_ms, step_ms: the watchfiles fallback's batching (see ``STEP_MS``).
+        cross_process: ``False`` skips the disk: only this process's writes are seen.
+        force_polling: use watchfiles (``True``: its polling mode) instead of inotify.
     """
 
     def __init__(
@@ -171,6 +161,7 @@ class Watcher:
 
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
+        self._tree: inotify.HomeTree | None = None
         self._stop_event = asyncio.Event()
         self._unsubscribe_home: Callable[[], None] | None = None
 
@@ -178,11 +169,7 @@ class Watcher:
         self._pending_lock = threading.Lock()
         self._flush_scheduled = False
 
-        self._seq = 0
-        self._versions: dict[ChangeEvent, int] = {}
-        self._tasks_seq: dict[str, int] = {}
         self._delivered: dict[Path, FileIdentity] = {}
-        self._waiters: list[_Waiter] = []
         self._subscribers: list[Callback] = []
         self._queues: list[asyncio.Queue[list[ChangeEvent] | None]] = []
 
@@ -196,33 +183,47 @@ class Watcher:
     def running(self) -> bool:
         return self._loop is not None
 
-    async def start(self) -> None:
-        """Subscribe to this process's writes and start watching the disk.
+    @property
+    def backend(self) -> str:
+        """``"inotify"``, ``"watchfiles"`` or ``"none"`` (not watching the disk)."""
+        if not self.cross_process:
+            return "none"
+        if self.force_polling is None and inotify.available():
+            return "inotify"
+        return "watchfiles"
 
-        When it returns, the inotify watch is in place: any later write is reported."""
+    async def start(self) -> None:
+        """Subscribe to this process's writes and start watching the disk (creating nothing).
+
+        When it returns, the watch of every folder that exists is in place: any later write
+        there is reported."""
         if self._loop is not None:
             return
         loop = asyncio.get_running_loop()
-        ensure_dir(self._teams_dir)
-        ensure_dir(self._tasks_dir)
         self._loop = loop
         self._stop_event = asyncio.Event()
         self._unsubscribe_home = self.home.subscribe(self._on_home_event)
-        if self.cross_process:
+        if self.backend == "inotify":
+            self._tree = inotify.HomeTree(self.home.root, self._on_raw_changes)
+            self._tree.start(loop)
+        elif self.backend == "watchfiles":
             self._task = loop.create_task(self._run(), name=f"watcher {self.home.root}")
-            # The task's first step creates the inotify watch (awatch sets it up before its
-            # first await); tasks run in FIFO order, so one yield lets it get that far.
+            # The task's first step creates the OS watch (awatch sets it up before its first
+            # await); tasks run in FIFO order, so one yield lets it get that far.
             await asyncio.sleep(0)
 
     async def stop(self) -> None:
-        """Stop watching (within a few ms). Pending waiters return ``False`` / ``None``,
-        ``events()`` iterators end. The watcher can be started again."""
+        """Stop watching (within a few ms); ``events()`` iterators end. The watcher can be
+        started again."""
         if self._loop is None:
             return
         self._stop_event.set()
         if self._unsubscribe_home is not None:
             self._unsubscribe_home()
             self._unsubscribe_home = None
+        if self._tree is not None:
+            self._tree.stop()
+            self._tree = None
         task, self._task = self._task, None
         if task is not None:
             try:
@@ -233,10 +234,6 @@ class Watcher:
                 pass
         self._flush_local()
         self._loop = None
-        for waiter in self._waiters:
-            if not waiter.future.done():
-                waiter.future.set_result(None)
-        self._waiters.clear()
         for queue in self._queues:
             queue.put_nowait(None)
 
@@ -252,33 +249,63 @@ class Watcher:
     ) -> None:
         await self.stop()
 
+    @property
+    def watched(self) -> list[str]:
+        """The folders watched on disk now (inotify backend; for tests and diagnostics)."""
+        return self._tree.watched if self._tree is not None else []
+
+    def _on_raw_changes(self, changes: list[RawChange]) -> None:
+        events = self.map_changes(c for c in changes if self.watch_filter(*c))
+        if events:
+            self._dispatch(events)
+
     async def _run(self) -> None:
-        """The inotify loop; restarts (after a growing pause) if the underlying watcher fails."""
+        """The watchfiles loop over the folders that exist; restarts when that set changes
+        (checked once a second) and, after a growing pause, if the watcher fails."""
         pause = 0.5
+        watched: list[Path] | None = None
         while not self._stop_event.is_set():
+            roots = [p for p in (self._teams_dir, self._tasks_dir) if p.is_dir()]
+            appeared = [p for p in roots if watched is not None and p not in watched]
+            watched = roots
+            self._scan_folders(appeared)
+            if not roots:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop_event.wait(), RUST_TIMEOUT_MS / 1000)
+                continue
             try:
                 async for changes in awatch(
-                    self._teams_dir,
-                    self._tasks_dir,
+                    *roots,
                     watch_filter=self.watch_filter,
                     debounce=self.debounce_ms,
                     step=self.step_ms,
                     stop_event=self._stop_event,
                     rust_timeout=RUST_TIMEOUT_MS,
+                    yield_on_timeout=True,
                     force_polling=self.force_polling,
                 ):
-                    events = self.map_changes(changes)
-                    if events:
-                        self._dispatch(events)
-                return
+                    self._scan_folders(appeared)  # again, now that the watch is in place
+                    appeared = []
+                    if changes:
+                        self._on_raw_changes(list(changes))
+                    if [p for p in (self._teams_dir, self._tasks_dir) if p.is_dir()] != roots:
+                        break
+                else:
+                    return
             except Exception:
                 log.exception("file watcher failed; restarting it in %.1f s", pause)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop_event.wait(), timeout=pause)
                 pause = min(pause * 2, 10.0)
-                with contextlib.suppress(OSError):
-                    ensure_dir(self._teams_dir)
-                    ensure_dir(self._tasks_dir)
+
+    def _scan_folders(self, folders: list[Path]) -> None:
+        """Report what ``teams/`` or ``tasks/`` held when it appeared."""
+        changes: list[RawChange] = []
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                changes.extend((Change.added, entry.path) for entry in os.scandir(folder))
+        if changes:
+            self._on_raw_changes(changes)
 
     # ------------------------------------------------------------------ consumers
 
@@ -325,102 +352,6 @@ class Watcher:
                 self._queues.remove(queue)
             if owned:
                 await self.stop()
-
-    # ------------------------------------------------------------------ versions
-
-    @property
-    def version(self) -> int:
-        """Sequence number of the last event handled (any key)."""
-        return self._seq
-
-    def event_version(self, event: ChangeEvent) -> int:
-        """Sequence number of the last occurrence of ``event`` (0 if never seen)."""
-        return self._versions.get(event, 0)
-
-    def inbox_version(self, team: str, agent: str) -> int:
-        """Sequence number of the last change of that inbox (or removal of its team)."""
-        return max(
-            self._versions.get(InboxChanged(team, agent), 0),
-            self._versions.get(TeamRemoved(team), 0),
-        )
-
-    def tasks_version(self, team: str) -> int:
-        """Sequence number of the last change of any task of ``team`` (or its removal)."""
-        return max(self._tasks_seq.get(team, 0), self._versions.get(TeamRemoved(team), 0))
-
-    # ------------------------------------------------------------------ waiters
-
-    async def wait_for(
-        self,
-        predicate: Predicate,
-        timeout: float | None = None,  # noqa: ASYNC109 - a timeout is an answer, not an error
-        *,
-        after: int | None = None,
-    ) -> ChangeEvent | None:
-        """Wait for an event that satisfies ``predicate``; return it, or ``None`` on timeout
-        (or when the watcher stops).
-
-        With ``after=seq`` (a version taken earlier), an event already handled since then
-        counts too: the latest such event is returned at once."""
-        self._require_running()
-        if after is not None:
-            found = [(s, e) for e, s in self._versions.items() if s > after and predicate(e)]
-            if found:
-                return max(found, key=lambda item: item[0])[1]
-        assert self._loop is not None
-        waiter = _Waiter(predicate, self._loop.create_future())
-        self._waiters.append(waiter)
-        try:
-            async with asyncio.timeout(timeout):
-                return await waiter.future
-        except TimeoutError:
-            return None
-        finally:
-            with contextlib.suppress(ValueError):
-                self._waiters.remove(waiter)
-
-    async def wait_for_inbox(
-        self,
-        team: str,
-        agent: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - see wait_for
-        *,
-        after: int | None = None,
-    ) -> bool:
-        """Wait until ``agent``'s inbox in ``team`` changes (or the team is removed).
-
-        ``after``: a value of ``inbox_version()`` (or ``version``) taken before the caller
-        last read the inbox; a change since then returns ``True`` at once. Without it, only a
-        change after this call counts. ``False`` on timeout or when the watcher stops."""
-        self._require_running()
-        if after is not None and self.inbox_version(team, agent) > after:
-            return True
-        target = InboxChanged(team, agent)
-        removed = TeamRemoved(team)
-        event = await self.wait_for(lambda e: e in (target, removed), timeout)
-        return event is not None
-
-    async def wait_for_tasks(
-        self,
-        team: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - see wait_for
-        *,
-        after: int | None = None,
-    ) -> bool:
-        """Wait until any task of ``team`` changes (or the team is removed); like
-        ``wait_for_inbox``, with ``after`` a value of ``tasks_version()``."""
-        self._require_running()
-        if after is not None and self.tasks_version(team) > after:
-            return True
-
-        def matches(e: ChangeEvent) -> bool:
-            return isinstance(e, TaskChanged | TeamRemoved) and e.team == team
-
-        return await self.wait_for(matches, timeout) is not None
-
-    def _require_running(self) -> None:
-        if self._loop is None:
-            raise RuntimeError("the watcher is not running: start it first")
 
     # ------------------------------------------------------------------ raw changes -> events
 
@@ -507,7 +438,7 @@ class Watcher:
         ]
 
     def _path_of(self, event: ChangeEvent) -> Path:
-        if isinstance(event, InboxChanged):
+        if isinstance(event, InboxChanged | InboxRead):
             name = event.agent.replace("@", "-")  # as in the inbox file's name
             return self._teams_dir / event.team / "inboxes" / f"{name}.json"
         if isinstance(event, TaskChanged):
@@ -538,35 +469,29 @@ class Watcher:
             events, self._pending = self._pending, []
             self._flush_scheduled = False
         if events and self._loop is not None:
-            self._dispatch(dedupe(events))
+            self._dispatch(events)
 
     def _dispatch(self, events: list[ChangeEvent]) -> None:
-        """Handle one batch on the loop's thread: versions, waiters, then subscribers."""
+        """Handle one batch on the loop's thread: drop what subscribers already know (see the
+        module docstring), then deliver the rest, deduplicated, in order."""
         deliver: list[ChangeEvent] = []
         for event in events:
-            self._seq += 1
-            self._versions[event] = self._seq
-            if isinstance(event, TaskChanged):
-                self._tasks_seq[event.team] = self._seq
             path = self._path_of(event)
-            identity = _identity(path)
-            if path not in self._delivered or self._delivered[path] != identity:
-                deliver.append(event)
-                self._delivered[path] = identity
+            known = self._delivered.get(path, _UNKNOWN)
+            written = getattr(event, "written", None)
+            if isinstance(event, InboxRead) and (event.prior is None or event.prior != known):
+                # Something else changed the file since subscribers last heard of it.
+                event = InboxChanged(event.team, event.agent, written=event.written)
+            identity = written if written is not None else _identity(path)
+            if identity == known:
+                continue
+            deliver.append(event)
+            self._delivered[path] = identity
             if isinstance(event, TeamRemoved):
                 self._forget_team(event.team)
-        for waiter in list(self._waiters):
-            if waiter.future.done():
-                continue
-            try:
-                match = next((e for e in events if waiter.predicate(e)), None)
-            except Exception as exc:
-                waiter.future.set_exception(exc)
-                continue
-            if match is not None:
-                waiter.future.set_result(match)
         if not deliver:
             return
+        deliver = dedupe(deliver)
         for callback in list(self._subscribers):
             try:
                 callback(list(deliver))

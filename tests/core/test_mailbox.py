@@ -14,6 +14,7 @@ from app.core import (
     Home,
     InboxChanged,
     InboxMessage,
+    InboxRead,
     NotFoundError,
     TeamMember,
     UnknownRecipientError,
@@ -143,7 +144,14 @@ def test_events_are_emitted(home: Home) -> None:
     box.send("researcher", msg("a"))
     box.mark_all_read("researcher")
     box.mark_all_read("researcher")  # no change, no event
-    assert seen == [InboxChanged(TEAM, "researcher"), InboxChanged(TEAM, "researcher")]
+    # Marking read is its own kind of event: no news for whoever waits for mail.
+    assert seen == [InboxChanged(TEAM, "researcher"), InboxRead(TEAM, "researcher")]
+    # Each carries the file identity it wrote (the mark-read also the one it replaced).
+    sent, read = seen
+    assert isinstance(sent, InboxChanged) and isinstance(read, InboxRead)
+    st = os.stat(box.path("researcher"))
+    assert read.written == (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    assert read.prior == sent.written != read.written
 
 
 def test_agents_lists_inbox_files(home: Home) -> None:
