@@ -666,6 +666,9 @@ def run_command(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The ``teamdeck`` console script."""
+    from app.runtime.credentials import hold_credentials  # light: no SDK import
+
+    hold_credentials()  # the API key stays in this process, out of reach of child processes
     try:
         args = build_parser().parse_args(argv)
         return run_command(args)

@@ -1,28 +1,39 @@
 """``teamdeck run GOAL --headless``: run the lead and its team to completion without the UI.
 
-Exit 0 once the lead has ended a turn with the team shut down and deleted; non-zero with a
-one-line reason otherwise (an API error, a timeout, a lead that stopped with the team alive).
-Plain output is progress lines; ``--json`` prints one JSON object per line for every status
-change and every message sent (with the parsed frame type).
+Exit 0 once the lead has ended a turn with the team shut down and deleted, or when the lead
+answered the goal itself (no team created, nothing pending); 1 with a one-line reason otherwise
+(an API error, a timeout); 130 after SIGINT, once the team is stopped. The first line names
+the model ("offline model" without credentials). Plain output is progress lines and then the
+lead's final report; ``--json`` prints one JSON object per line: ``start`` (model), every
+status change and message sent (with the parsed frame type), ``report`` (the lead's final
+text) and ``done`` (exit code and reason).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from app.archive import start_run
 from app.core import Home
+from app.core.errors import TeamdeckError
 from app.core.frame_text import describe
+from app.core.paths import LEAD_NAME
 from app.runtime.budget import Budget, attach_budget, stop_line
 from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.loop import TurnOutcome
+from app.runtime.model import hold_credentials, is_offline
 from app.runtime.team import TeamRuntime
 
 DEFAULT_TIMEOUT = 600.0
+#: Seconds teammates get to answer a shutdown request after SIGINT before they are killed.
+SHUTDOWN_GRACE = 3.0
 
 
 def describe_message(event: MessageSent) -> str:
@@ -62,55 +73,83 @@ async def run_team(
     out: IO[str] | None = None,
     time_limit: float = DEFAULT_TIMEOUT,
     cwd: Path | None = None,
+    shutdown_grace: float = SHUTDOWN_GRACE,
     history: bool = True,
     claude: bool = False,
     budget: float | Budget | None = None,
     **runtime_options: Any,
 ) -> tuple[int, str]:
-    """Run ``goal`` to completion; returns (exit code, one-line reason)."""
+    """Run ``goal`` to completion; returns (exit code, one-line reason).
+
+    Success is either the team finished (shut down and deleted) or the lead answering the goal
+    itself (a turn ending with no team ever created and nothing pending). SIGINT stops the
+    team cleanly and returns 130.
+    """
     stream = out or sys.stdout
     runtime = TeamRuntime(home, cwd=cwd, decider="lead", headless=True, **runtime_options)
-    done: asyncio.Future[tuple[int, str]] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[tuple[int, str]] = loop.create_future()
     team_deleted = False
+    team_seen = False
 
-    def on_event(event: RuntimeEvent) -> None:
-        nonlocal team_deleted
-        if isinstance(event, TeamLifecycle) and event.event == "deleted":
-            team_deleted = True
+    def write(data: dict[str, Any] | None, line: str | None) -> None:
         if json_output:
-            data = event_json(event)
             if data is not None:
                 stream.write(json.dumps(data, ensure_ascii=False) + "\n")
-        elif isinstance(event, StatusChanged):
-            detail = f" ({event.detail})" if event.detail else ""
-            stream.write(f"[{event.agent}] {event.status}{detail}\n")
-        elif isinstance(event, MessageSent):
-            stream.write(f"  {describe_message(event)}\n")
-        elif isinstance(event, TeamLifecycle):
-            stream.write(f"team {event.team} {event.event}\n")
+        elif line is not None:
+            stream.write(line + "\n")
         stream.flush()
 
-    def on_turn(outcome: TurnOutcome) -> None:
+    def on_event(event: RuntimeEvent) -> None:
+        nonlocal team_deleted, team_seen
+        if isinstance(event, TeamLifecycle):
+            team_seen = True
+            team_deleted = event.event == "deleted"
+        line = None
+        if isinstance(event, StatusChanged):
+            detail = f" ({event.detail})" if event.detail else ""
+            line = f"[{event.agent}] {event.status}{detail}"
+        elif isinstance(event, MessageSent):
+            line = f"  {describe_message(event)}"
+        elif isinstance(event, TeamLifecycle):
+            line = f"team {event.team} {event.event}"
+        write(event_json(event), line)
+
+    def finish(code: int, reason: str, report: str | None = None) -> None:
         if done.done():
             return
-        if outcome.status == "error":
-            done.set_result((1, outcome.error or "the lead's turn failed"))
+        if report:
+            write({"event": "report", "agent": LEAD_NAME, "text": report}, report.rstrip())
+        write({"event": "done", "code": code, "reason": reason}, None)
+        done.set_result((code, reason))
+
+    def on_turn(outcome: TurnOutcome) -> None:
+        if outcome.error:
+            finish(1, outcome.error, outcome.text or None)
+        elif outcome.status == "interrupted":
+            return
         elif team_deleted and not runtime.teammates:
-            if not json_output and outcome.text:
-                stream.write(outcome.text.rstrip() + "\n")
-            done.set_result((0, "team finished"))
+            finish(0, "team finished", outcome.text)
+        elif not team_seen and runtime.team is None and not runtime.lead.prompts:
+            finish(0, "the lead answered without a team", outcome.text)
 
     def on_budget(gate: Budget, what: str) -> None:
         if what == "warning":
             _warn(f"budget: {gate.describe()} spent")
-        elif what == "stopped" and not done.done():
-            done.set_result((1, stop_line(gate)))
+        elif what == "stopped":
+            finish(1, stop_line(gate))
 
     runtime.subscribe(on_event)
     runtime.lead_turn_listeners.append(on_turn)
     gate = attach_budget(budget, runtime)
     if gate is not None:
         gate.listeners.append(on_budget)
+    interrupted = _on_sigint(loop, lambda: finish(130, "interrupted"))
+    offline = is_offline(runtime.client)
+    write(
+        {"event": "start", "model": runtime.model_description, "offline": offline},
+        f"teamdeck: {runtime.model_description}",
+    )
     recorder = start_run(
         home,
         runtime,
@@ -121,19 +160,91 @@ async def run_team(
         warn=_warn,
         budget=gate.limit if gate else None,
     )
-    await runtime.start()
-    recorder.watch(runtime.watcher)
-    runtime.submit(goal)
     code, reason = 1, "interrupted"
     try:
-        code, reason = await asyncio.wait_for(done, time_limit)
-    except TimeoutError:
-        code, reason = 1, f"timed out after {time_limit:g}s with the team still running"
+        await runtime.start()
+        recorder.watch(runtime.watcher)
+        runtime.submit(goal)
+        try:
+            code, reason = await asyncio.wait_for(asyncio.shield(done), time_limit)
+        except TimeoutError:
+            code, reason = 1, f"timed out after {time_limit:g}s with the team still running"
+        if code == 130:
+            reason = await stop_team(runtime, shutdown_grace)
     finally:
+        interrupted()
         await runtime.stop()
-        outcome = "finished" if code == 0 else "budget" if gate and gate.stopped else "failed"
+        outcome = (
+            "finished"
+            if code == 0
+            else "interrupted"
+            if code == 130
+            else "budget"
+            if gate and gate.stopped
+            else "failed"
+        )
         await asyncio.to_thread(recorder.close, outcome, reason)
     return code, reason
+
+
+async def stop_team(runtime: TeamRuntime, grace: float) -> str:
+    """After SIGINT: interrupt the lead, ask every teammate to shut down, kill those still
+    running after ``grace`` seconds (their unfinished tasks go back to pending). The team's
+    files stay (nothing is lost); the line says what happened and where it is."""
+    with contextlib.suppress(Exception):
+        runtime.interrupt(LEAD_NAME)
+    team = runtime.team
+    names = list(runtime.teammates)
+    for name in names:
+        with contextlib.suppress(Exception):
+            runtime.request_shutdown(name, "The run was interrupted (SIGINT): stop now.")
+    gone = asyncio.Event()
+
+    def check(_event: object = None) -> None:
+        if not runtime.teammates:
+            gone.set()
+
+    unsubscribe = runtime.subscribe(check)
+    check()
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(gone.wait(), grace)
+    unsubscribe()
+    killed = list(runtime.teammates)
+    for name in killed:
+        with contextlib.suppress(Exception):
+            runtime.kill(name)
+    await asyncio.sleep(0)
+    if not team:
+        return "interrupted (no team was created)"
+    pending = 0
+    with contextlib.suppress(TeamdeckError, OSError):
+        pending = sum(1 for t in runtime.home.tasks(team).list() if t.status == "pending")
+    stopped = f"{len(names) - len(killed)} teammates shut down, {len(killed)} killed"
+    return (
+        f"interrupted: {stopped}; team {team} kept with {pending} pending tasks "
+        f"(delete it with `teamdeck team delete {team}`)"
+    )
+
+
+def _on_sigint(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> Callable[[], None]:
+    """Route the first SIGINT to ``callback`` (a second one interrupts as usual); returns the
+    undo. Does nothing where signals cannot be handled (not the main thread, Windows)."""
+
+    def first() -> None:
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+        callback()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, first)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return lambda: None
+
+    def undo() -> None:
+        with contextlib.suppress(Exception):
+            loop.remove_signal_handler(signal.SIGINT)
+
+    return undo
 
 
 def _warn(line: str) -> None:
@@ -142,8 +253,11 @@ def _warn(line: str) -> None:
 
 def run_headless(home: Home, goal: str, json_output: bool = False, **options: Any) -> int:
     """Entry point for the CLI (``options``: history, claude, budget, and ``TeamRuntime``
-    keywords, e.g. modes)."""
+    keywords, e.g. modes): exit 0 on success, 1 with one line on failure, 130 on SIGINT."""
+    hold_credentials()
     code, reason = asyncio.run(run_team(home, goal, json_output=json_output, **options))
-    if code != 0:
+    if code == 130:
+        print(f"teamdeck: {reason}", file=sys.stderr)
+    elif code != 0:
         print(f"teamdeck: error: {reason}", file=sys.stderr)
     return code

@@ -8,17 +8,23 @@ types are the SDK's own in both cases.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import importlib
 import os
 
 import anthropic
 import httpx2
 
+from app.runtime.credentials import (
+    API_KEY_ENV,
+    AUTH_TOKEN_ENV,
+    CredentialError,
+    check_credential,
+    credential,
+    has_api_key,
+    hold_credentials,
+)
 from app.runtime.offline import EchoModel, ModelHandler, OfflineTransport
 
-API_KEY_ENV = "ANTHROPIC_API_KEY"
 MODEL_ENV = "TEAMDECK_MODEL"
 DEFAULT_MODEL = "sonnet"
 
@@ -49,76 +55,6 @@ def resolve_model(name: str | None = None) -> str:
     """A model id from an alias or a full id; `None`/'' means `$TEAMDECK_MODEL`, else sonnet."""
     chosen = (name or "").strip() or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
     return MODEL_ALIASES.get(chosen.lower(), chosen)
-
-
-AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
-CREDENTIAL_ENVS = (API_KEY_ENV, AUTH_TOKEN_ENV)
-
-_held: dict[str, str] = {}
-"""Credentials moved out of the environment by `hold_credentials()` (process-wide)."""
-
-
-def _credential(name: str) -> str | None:
-    value = os.environ.get(name)
-    if value is None:
-        value = _held.get(name)
-    return value if value is not None and value.strip() else None
-
-
-def has_api_key() -> bool:
-    """Whether the real API will be used: an API key, or a bearer token (which the SDK accepts)."""
-    return any(_credential(name) for name in CREDENTIAL_ENVS)
-
-
-def hold_credentials() -> None:
-    """Move the API credentials out of the process environment, into this module.
-
-    Child processes (Bash commands) must not read the key, not even from the parent's
-    ``/proc/<pid>/environ``, which shows the environment block the process was started with:
-    removing the variable from ``os.environ`` does not change that block, so its bytes are
-    overwritten too (Linux). Called once by the CLI before any client is built; clients built
-    afterwards get the key from here.
-    """
-    for name in CREDENTIAL_ENVS:
-        value = os.environ.get(name)
-        if value is None:
-            continue
-        _held[name] = value
-        scrub_initial_environ(name)
-        os.environ.pop(name, None)
-
-
-def scrub_initial_environ(name: str) -> bool:
-    """Overwrite ``NAME=value`` in the C environment's strings (the value becomes NUL bytes);
-    True if an entry was found. Only where libc exposes ``environ`` (Linux, macOS)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
-        environ = ctypes.POINTER(ctypes.c_void_p).in_dll(libc, "environ")
-    except (OSError, ValueError, AttributeError):
-        return False
-    prefix = name.encode() + b"="
-    found = False
-    index = 0
-    while environ[index]:
-        address = environ[index]
-        entry = ctypes.string_at(address)
-        if entry.startswith(prefix) and len(entry) > len(prefix):
-            ctypes.memset(address + len(prefix), 0, len(entry) - len(prefix))
-            found = True
-        index += 1
-    return found
-
-
-class CredentialError(ValueError):
-    """A credential the API would reject for its shape (e.g. a pasted trailing newline)."""
-
-
-def check_credential(name: str, value: str) -> None:
-    if any(c.isspace() or ord(c) < 32 for c in value):
-        raise CredentialError(
-            f"{name} contains whitespace (a trailing newline from a pasted or `cat`-ed key?): "
-            "remove it and try again"
-        )
 
 
 READ_TIMEOUT_ENV = "TEAMDECK_READ_TIMEOUT"
@@ -173,8 +109,8 @@ def make_client(
             (default `READ_TIMEOUT`).
     """
     if handler is None:
-        key = api_key or _credential(API_KEY_ENV)
-        token = None if key else _credential(AUTH_TOKEN_ENV)
+        key = api_key or credential(API_KEY_ENV)
+        token = None if key else credential(AUTH_TOKEN_ENV)
         if key or token:
             try:
                 check_credential(API_KEY_ENV if key else AUTH_TOKEN_ENV, key or token or "")
@@ -244,3 +180,14 @@ def describe_model(client: anthropic.AsyncAnthropic | None = None, model: str | 
     if offline:
         return OFFLINE_DESCRIPTION
     return f"Claude · {resolve_model(model)}"
+
+
+__all__ = [
+    "API_KEY_ENV",
+    "AUTH_TOKEN_ENV",
+    "CredentialError",
+    "check_credential",
+    "has_api_key",
+    "hold_credentials",
+    "make_client",
+]

@@ -41,6 +41,7 @@ HANG_GUARD = 30.0
 def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEAMDECK_OFFLINE_PACE", "0")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     monkeypatch.delenv("TEAMDECK_MODEL", raising=False)
 
 

@@ -254,7 +254,9 @@ async def test_headless_run_team_completes(home: Home, project: Path) -> None:
     assert (code, reason) == (0, "team finished")
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     events = [line["event"] for line in lines]
-    assert events[0] == "status" and "team_created" in events and "team_deleted" in events
+    assert events[:2] == ["start", "status"] and lines[0]["offline"] is True
+    assert "team_created" in events and "team_deleted" in events
+    assert events[-2:] == ["report", "done"] and lines[-2]["text"]  # the lead's final report
     types = [line["type"] for line in lines if line["event"] == "message"]
     for kind in ("plan_approval_request", "shutdown_request", "shutdown_approved"):
         assert kind in types

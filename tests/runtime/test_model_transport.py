@@ -5,7 +5,11 @@ wire format, retries, streaming and failure modes the agent loop will rely on.""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -18,12 +22,15 @@ from app.runtime.model import (
     MODEL_ERRORS,
     OFFLINE_DESCRIPTION,
     describe_model,
+    has_api_key,
     is_offline,
     make_client,
     resolve_model,
 )
 from app.runtime.offline import (
     ModelRequest,
+    OfflineTransport,
+    Pace,
     PromptCache,
     ScriptedModel,
     cut_stream,
@@ -44,6 +51,7 @@ USER: list[MessageParam] = [{"role": "user", "content": "hello"}]
 def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEAMDECK_OFFLINE_PACE", "0")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     monkeypatch.delenv("TEAMDECK_MODEL", raising=False)
 
 
@@ -459,3 +467,90 @@ def test_resolve_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEAMDECK_MODEL", "opus")
     assert resolve_model() == resolve_model("") == MODEL_ALIASES["opus"]
     assert resolve_model("haiku") == MODEL_ALIASES["haiku"]
+
+
+def test_an_auth_token_alone_selects_the_real_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "token-not-real")
+    assert has_api_key()
+    client = make_client()
+    assert not is_offline(client)
+    assert (client.api_key, client.auth_token) == (None, "token-not-real")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
+    client = make_client()  # a key wins over a token, as in the SDK
+    assert (client.api_key, client.auth_token) == ("sk-ant-test-not-real", None)
+
+
+def test_a_key_with_whitespace_fails_every_request_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real\n")
+
+    async def ask() -> None:
+        await create(make_client())
+
+    with pytest.raises(anthropic.AuthenticationError, match="contains whitespace"):
+        asyncio.run(ask())
+
+
+def test_hold_credentials_takes_the_key_out_of_the_process_environment() -> None:
+    """In a fresh process (so the key is in its start-up environment block): after
+    ``hold_credentials()`` neither ``os.environ`` nor ``/proc/self/environ`` has the key, and
+    clients still use it."""
+    script = (
+        "import os; from app.runtime.model import hold_credentials, make_client, is_offline\n"
+        "hold_credentials()\n"
+        "assert 'ANTHROPIC_API_KEY' not in os.environ\n"
+        "raw = open('/proc/self/environ', 'rb').read()\n"
+        "assert b'sk-ant-held' not in raw, raw\n"
+        "assert b'ANTHROPIC_BASE_URL=http://x.invalid' in raw\n"
+        "client = make_client()\n"
+        "assert not is_offline(client) and client.api_key == 'sk-ant-held-0123'\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_API_KEY="sk-ant-held-0123", ANTHROPIC_BASE_URL="http://x.invalid")
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# Realistic offline pace
+
+
+def test_realistic_pace_waits_ttft_then_tokens_per_second() -> None:
+    pace = Pace(per_delta=0.02, ttft=0.8, tps=80.0)
+    first = {"delta": {"type": "text_delta", "text": "x" * 40}}  # ~10 tokens
+    assert pace.before(0, first) == pytest.approx(0.8 + 10 / 80)
+    assert pace.before(1, first) == pytest.approx(10 / 80)
+    assert pace.before(2, {"delta": {"type": "input_json_delta", "partial_json": ""}}) == 0
+    assert Pace(per_delta=0.02).before(3, first) == 0.02  # without tps: the per-chunk pace
+
+
+def test_realistic_pace_from_env_and_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEAMDECK_OFFLINE_TTFT", "0.8")
+    monkeypatch.setenv("TEAMDECK_OFFLINE_TPS", "80")
+    assert OfflineTransport(ScriptedModel()).timing == Pace(per_delta=0.0, ttft=0.8, tps=80.0)
+    given = OfflineTransport(ScriptedModel(), pace=0.01, ttft=0.1, tps=500.0).timing
+    assert given == Pace(per_delta=0.01, ttft=0.1, tps=500.0)
+    monkeypatch.setenv("TEAMDECK_OFFLINE_TPS", "fast")  # invalid: ignored
+    assert OfflineTransport(ScriptedModel()).timing.tps is None
+
+
+async def test_time_to_first_token_is_honoured() -> None:
+    client = make_client(handler=ScriptedModel([reply("a b c d")]), pace=0, ttft=0.3, tps=1e6)
+    started = time.perf_counter()
+    async with client.messages.stream(model=MODEL, max_tokens=64, messages=USER) as stream:
+        first = None
+        async for event in stream:
+            if event.type == "text" and first is None:
+                first = time.perf_counter() - started
+        assert (await stream.get_final_text()) == "a b c d"
+    assert first is not None and first >= 0.3
