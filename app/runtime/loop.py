@@ -130,6 +130,9 @@ async def run_turn(
     checkpoint = _Checkpoint(session)
     if blocks:
         _append_user(session, blocks)
+    elif not session.messages or session.messages[-1]["role"] != "user":
+        session.record("notice", "empty prompt ignored")  # the API refuses empty text
+        return TurnOutcome("end_turn")
     session.interrupt_event.clear()
     session.completed_this_turn = []
     texts: list[str] = []

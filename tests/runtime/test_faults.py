@@ -517,3 +517,14 @@ async def test_a_turn_that_hits_the_model_call_cap_shows_why_and_wakes_the_lead(
     [idle] = frames_in(home, TEAM, "team-lead", "idle_notification")
     assert idle["idleReason"] == "failed" and "3 model calls" in idle["failureReason"]
     await until(lambda: any("3 model calls" in r.last_user_text for r in lead.requests), "lead")
+
+
+async def test_an_empty_prompt_is_not_sent(make_runtime: Callable[..., TeamRuntime]) -> None:
+    lead = Script(["Hi."])
+    rt, observer = await started(make_runtime, Router(team_lead=lead), team=False)
+    rt.submit("   ")
+    await until(lambda: observer.outcomes, "the empty turn")
+    assert (observer.outcomes[0].status, lead.requests) == ("end_turn", [])
+    rt.submit("hello")
+    await until(lambda: len(observer.outcomes) == 2, "the real turn")
+    assert observer.outcomes[1].text == "Hi."

@@ -510,3 +510,41 @@ async def test_grep_skips_special_files(ctx: ToolContext, cwd: Path) -> None:
     assert str(cwd / "a.txt") in (await call(Grep(), ctx, pattern="needle")).content
     with pytest.raises(ToolError, match="not a regular file"):
         await call(Read(), ctx, file_path="pipe")
+
+
+ENV_PROBE = (
+    'echo "$CLAUDE_CODE_TEAM_NAME|$CLAUDE_CODE_AGENT_ID|$CLAUDE_CODE_AGENT_NAME|'
+    '$CLAUDE_CODE_AGENT_TYPE|$CLAUDE_CODE_PLAN_MODE_REQUIRED"'
+)
+
+
+async def test_bash_gets_claude_codes_agent_variables(tmp_path: Path, cwd: Path) -> None:
+    """Seed 001's teammate environment: team, agent id/name/type and the plan-mode flag
+    ("true"/"false"), from the identity or else from the member's entry in the team config."""
+    from app.core import TeamMember
+
+    home = Home(tmp_path / "home")
+    home.teams.create("crew")
+    home.teams.add_member(
+        "crew",
+        TeamMember(
+            agent_id="planner@crew",
+            name="planner",
+            agent_type="architect",
+            plan_mode_required=True,
+            cwd=str(cwd),
+        ),
+    )
+    planner = ToolContext(home=home, agent=AgentIdentity(name="planner", team="crew", cwd=cwd))
+    result = await Bash().call({"command": ENV_PROBE}, planner)
+    assert result.content.splitlines()[0] == "crew|planner@crew|planner|architect|true"
+
+    explicit = AgentIdentity(
+        name="coder", team="crew", cwd=cwd, agent_type="coder", plan_mode_required=False
+    )
+    result = await Bash().call({"command": ENV_PROBE}, ToolContext(home=home, agent=explicit))
+    assert result.content.splitlines()[0] == "crew|coder@crew|coder|coder|false"
+
+    lead = AgentIdentity(name="team-lead", team=None, cwd=cwd, is_lead=True)
+    result = await Bash().call({"command": ENV_PROBE}, ToolContext(home=home, agent=lead))
+    assert result.content.splitlines()[0] == "|team-lead|team-lead|team-lead|false"
