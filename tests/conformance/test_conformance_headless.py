@@ -17,9 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.core import Home
 from tests.conformance.conftest import FAKE_KEY, blocks
-from tests.conformance.server import MessagesServer, Text, Thinking, Turn, call, say
+from tests.conformance.server import Fail, MessagesServer, Text, Thinking, Turn, call, say
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_LIMIT = 60
@@ -228,3 +230,33 @@ def test_sigint_stops_the_team_and_gives_its_tasks_back(
     assert task is not None and task.status == "pending" and not task.owner
     config = home.teams.get("sig")
     assert config is not None and "worker" not in [m.name for m in config.members]
+
+
+@pytest.mark.parametrize(
+    ("steps", "key", "line"),
+    [
+        pytest.param(
+            [], "sk-ant-wrong", "teamdeck: error: API error 401: invalid x-api-key", id="401"
+        ),
+        pytest.param(
+            [Fail(500, "api_error", "Internal server error")] * 3,
+            FAKE_KEY,
+            "teamdeck: error: API error 500: Internal server error",
+            id="500-persisting",
+        ),
+        pytest.param(
+            [say("Sure", stop_reason="refusal", stop_details={"type": "refusal"})],
+            FAKE_KEY,
+            "teamdeck: error: the model refused: no explanation given",
+            id="refusal",
+        ),
+    ],
+)
+def test_a_failed_run_is_one_line_on_stderr(
+    api: MessagesServer, home: Home, project: Path, steps: list[Any], key: str, line: str
+) -> None:
+    api.script("team-lead", steps)
+    done = run(home.root, project, child_env(api, ANTHROPIC_API_KEY=key), "hello")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(line), done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
