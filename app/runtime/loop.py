@@ -136,6 +136,8 @@ async def run_turn(
     session.interrupt_event.clear()
     session.completed_this_turn = []
     texts: list[str] = []
+    #: Messages delivered to this turn at tool-result boundaries (kept even after a refusal).
+    delivered: list[dict[str, Any]] = []
     rounds = 0
     cut_offs = 0
     while True:
@@ -161,6 +163,8 @@ async def run_turn(
         stop = final.stop_reason
         if stop == "refusal":
             checkpoint.restore(session)
+            if delivered:  # teammates' messages are not part of what was refused
+                _append_user(session, delivered)
             _account(session, started, model_seconds)
             return _failed(session, [], _refusal_line(final))
         content = [_block_dict(b) for b in final.content if not _is_blank_text(b)]
@@ -181,10 +185,11 @@ async def run_turn(
         if run_tools:
             cut_offs = 0
             results = await execute_tools(session, tool_uses)
-            extra = drain() if drain else []
-            _append_user(session, results + [{"type": "text", "text": t} for t in extra])
-            for text in extra:
-                session.record("user", text)
+            extra = [{"type": "text", "text": t} for t in (drain() if drain else [])]
+            delivered.extend(extra)
+            _append_user(session, results + extra)
+            for block in extra:
+                session.record("user", block["text"])
             _account(session, started, model_seconds)
             if session.interrupted:
                 return _interrupted(session, texts)
