@@ -528,3 +528,32 @@ async def test_an_empty_prompt_is_not_sent(make_runtime: Callable[..., TeamRunti
     rt.submit("hello")
     await until(lambda: len(observer.outcomes) == 2, "the real turn")
     assert observer.outcomes[1].text == "Hi."
+
+
+async def test_a_refusal_keeps_messages_delivered_during_the_refused_turn(
+    make_runtime: Callable[..., TeamRuntime], home: Home
+) -> None:
+    from app.core import InboxMessage
+
+    def list_tasks(request: ModelRequest) -> Any:
+        # a teammate's message lands while the lead's tool runs: delivered with its result
+        home.mailbox(TEAM).send(
+            "team-lead", InboxMessage(sender="worker", text="Found the bug.", summary="bug")
+        )
+        return reply(tool_use("TaskList", {}))
+
+    def clean(request: ModelRequest) -> Any:
+        said = json.dumps(request.messages)
+        assert "refused prompt" not in said and "Found the bug." in said
+        return reply(text("Noted the bug."))
+
+    lead = Script([list_tasks, reply(text("Sure"), stop_reason="refusal"), clean])
+    rt, observer = await started(make_runtime, Router(team_lead=lead))
+    rt.submit("refused prompt")
+    await until(lambda: observer.outcomes, "the refused turn")
+    assert observer.outcomes[0].status == "error"
+    assert "refused" in (observer.outcomes[0].error or "")
+    assert "Found the bug." in json.dumps(lead.requests[1].messages)  # delivered to that turn
+    rt.submit("next")
+    await until(lambda: len(observer.outcomes) == 2, "the next turn")
+    assert observer.outcomes[1].text == "Noted the bug."
