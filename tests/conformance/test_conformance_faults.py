@@ -351,3 +351,23 @@ async def test_a_teammates_failed_turn_wakes_the_lead(
     await until(lambda: len(observer.outcomes) >= 2, "a lead turn about it")
     said = str(api.requests_of("team-lead")[-1].body["messages"][-1])
     assert "worker" in said and "Internal server error" in said
+
+
+async def test_an_unreachable_api_is_one_line_naming_it(
+    api: MessagesServer, home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    runtime = TeamRuntime(home, client=make_client(timeout=READ_TIMEOUT), cwd=project)
+    observer = Observer(runtime)
+    await runtime.start()
+    try:
+        outcome = await lead_turn(runtime, observer, "hello")
+    finally:
+        await runtime.stop()
+    error = one_clear_line(runtime, "team-lead", outcome)
+    assert error.startswith("could not reach the API (connection error"), error
