@@ -22,6 +22,8 @@ READ_ONLY = "Read-only viewer: there is no runtime here to answer that."
 
 #: How the runtime says that a request cannot be answered (any more).
 _STALE_PREFIXES = ("already resolved", "unknown request id")
+#: How it says that the answer was taken but could not reach the requester.
+_UNDELIVERED = ("answer to ", "no team: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +156,10 @@ class RuntimeSteering:
             return Outcome(False, f"{what} is no longer pending", settled=True)
         if " request, not a " in answer:  # the runtime names the kinds, not the id
             return Outcome(False, f"{what}: {answer.split(' is a ', 1)[-1]}")
-        return Outcome(True, f"{what} {verb}", settled=True)
+        if answer.startswith(_UNDELIVERED):  # answered here, but the teammate never heard
+            return Outcome(False, f"{what} {verb}, but {answer}", failed=True, settled=True)
+        note = answer[answer.index(" (rule ") :] if " (rule " in answer else ""
+        return Outcome(True, f"{what} {verb}{note}", settled=True)
 
     # ------------------------------------------------------------------ agents
 

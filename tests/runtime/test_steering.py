@@ -5,6 +5,7 @@ steering refuses everything."""
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 
 from app.core import Home
@@ -81,6 +82,17 @@ async def test_shutdown_kill_and_errors_in_words(
     assert gone == Outcome(False, "x's plan is no longer pending", settled=True)
 
 
+async def test_an_answer_that_cannot_be_delivered_is_a_failure(
+    make_runtime: Callable[..., TeamRuntime], home: Home
+) -> None:
+    rt, plan = await planning_writer(make_runtime)
+    shutil.rmtree(home.layout.team_dir(TEAM) / "inboxes")
+    (home.layout.team_dir(TEAM) / "inboxes").write_text("not a folder")  # appends fail
+    outcome = in_words(RuntimeSteering(rt).approve(plan))
+    assert (outcome.ok, outcome.failed, outcome.settled) == (False, True, True)
+    assert outcome.message.startswith("writer's plan approved, but answer to writer not delivered")
+
+
 async def test_send_reaches_the_lead_or_a_teammate(
     make_runtime: Callable[..., TeamRuntime],
 ) -> None:
@@ -101,3 +113,20 @@ async def test_a_viewer_refuses_everything() -> None:
     assert steering.kill("w") == refused
     assert steering.send("team-lead", "hi") == refused
     assert await steering.spawn("w", "go") == refused
+
+
+def test_always_allow_keeps_what_the_runtime_says_of_the_rule() -> None:
+    class Runtime:
+        def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> str:
+            rule = " (rule Bash(git:*) not kept: settings file is read-only)"
+            return f"Permission allowed for researcher{rule if always else ''}"
+
+    request = Approval("perm-1@researcher", "permission", "researcher", "t", tool_name="Bash")
+    steering = RuntimeSteering(Runtime())  # type: ignore[arg-type]
+    assert steering.allow(request) == Outcome(
+        True, "researcher's Bash request allowed", settled=True
+    )
+    assert steering.allow(request, always=True).message == (
+        "researcher's Bash request always allowed"
+        " (rule Bash(git:*) not kept: settings file is read-only)"
+    )
