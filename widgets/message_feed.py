@@ -4,17 +4,25 @@ A virtual list (``ScrollView`` + ``render_line``): only the visible lines are de
 drawn, and drawn lines are cached, so 50,000 messages cost what a screenful does. New items
 usually go at the end; an out-of-order one (an older timestamp from another writer) is
 inserted in place. The filter shows only what one agent sent or received.
+
+The feed follows the newest line unless the person scrolled up: ``following`` is decided by
+where the person scrolls (back to the end: following again), never by what a layout change
+(the board toggled, a resize) did to the scroll position.
 """
 
 from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import events
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -25,7 +33,29 @@ FRAME_STYLE = "italic"
 
 
 class MessageFeed(ScrollView, can_focus=True):
-    """Feed items in time order; see the module docstring."""
+    """Feed items in time order; see the module docstring.
+
+    A cursor (up/down while focused) marks one line; ``enter`` or a click on a line asks for
+    the whole message (``Opened``): a line is cut at the panel's width.
+    """
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Previous", show=False),
+        Binding("down", "cursor(1)", "Next", show=False),
+        Binding("enter", "open", "Read", id="feed-open"),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | up/down | Move the cursor. |
+    | enter | Read the whole message under the cursor (the newest if none). |
+    """
+
+    @dataclass
+    class Opened(Message):
+        """The person asked to read ``item`` in full."""
+
+        item: FeedItem
 
     DEFAULT_CSS = """
     MessageFeed {
@@ -43,6 +73,21 @@ class MessageFeed(ScrollView, can_focus=True):
         self.agent_filter: str | None = None
         self.name_colors: dict[str, str] = {}
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
+        self.following = True
+        self.cursor: FeedItem | None = None
+
+    def on_mount(self) -> None:
+        self.watch(self, "scroll_y", self._scrolled, init=False)
+
+    def _scrolled(self, old: float, new: float) -> None:
+        if self._resizing:
+            return
+        if new >= self.max_scroll_y:
+            self.following = True  # at the end (a layout change clamps the position there)
+        elif new < old:
+            self.following = False  # the person scrolled up
+
+    _resizing = False
 
     # ------------------------------------------------------------------ data
 
@@ -62,7 +107,6 @@ class MessageFeed(ScrollView, can_focus=True):
 
     def add_items(self, items: Iterable[FeedItem]) -> None:
         """Add items (each batch sorted); keep the view pinned to the end if it was."""
-        at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
         new = list(items)
         if not new:
             return
@@ -76,7 +120,7 @@ class MessageFeed(ScrollView, can_focus=True):
             self._cache.clear()
             if self._view is not self._items:
                 self._view = [i for i in self._items if self._shown(i)]
-        self._resize(at_end)
+        self._resize(self.following)
 
     def touch(self, items: Iterable[FeedItem]) -> None:
         """Items whose recipients changed: redraw."""
@@ -107,12 +151,68 @@ class MessageFeed(ScrollView, can_focus=True):
         else:
             self._view = [i for i in self._items if self._shown(i)]
         self._cache.clear()
+        self.following = True
         self._resize(True)
 
     def _resize(self, scroll_end: bool) -> None:
         self.virtual_size = Size(self.size.width, len(self._view))
         if scroll_end:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.refresh()
+
+    # ------------------------------------------------------------------ cursor
+
+    def _cursor_index(self) -> int | None:
+        if self.cursor is None:
+            return None
+        try:
+            return self._view.index(self.cursor)
+        except ValueError:
+            return None
+
+    def action_cursor(self, step: int) -> None:
+        if not self._view:
+            return
+        index = self._cursor_index()
+        if index is None:
+            bottom = min(len(self._view), int(self.scroll_offset.y) + self.size.height) - 1
+            index = bottom if step < 0 else int(self.scroll_offset.y)
+        else:
+            index = max(0, min(len(self._view) - 1, index + step))
+        self._move_cursor(index)
+
+    def _move_cursor(self, index: int) -> None:
+        self.cursor = self._view[index]
+        self._cache.clear()
+        top = int(self.scroll_offset.y)
+        if index < top:
+            self.scroll_to(y=index, animate=False, immediate=True)
+        elif index >= top + self.size.height:
+            self.scroll_to(y=index - self.size.height + 1, animate=False, immediate=True)
+        self.refresh()
+
+    def action_open(self) -> None:
+        index = self._cursor_index()
+        if index is None and self._view:
+            index = len(self._view) - 1
+        if index is not None:
+            self.post_message(self.Opened(self._view[index]))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        index = int(self.scroll_offset.y) + offset.y
+        if 0 <= index < len(self._view):
+            self._move_cursor(index)
+            self.post_message(self.Opened(self._view[index]))
+
+    def on_focus(self) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self._cache.clear()
         self.refresh()
 
     # ------------------------------------------------------------------ drawing
@@ -147,6 +247,8 @@ class MessageFeed(ScrollView, can_focus=True):
         strip = self._cache.get(key)
         if strip is None:
             text = self._text(item)
+            if item is self.cursor:
+                text.stylize("reverse" if self.has_focus else "underline")
             text.truncate(width, overflow="ellipsis")
             strip = Strip(text.render(self.app.console), cell_len(text.plain))
             strip = strip.crop_extend(0, width, style)
@@ -155,4 +257,10 @@ class MessageFeed(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._cache.clear()
-        self.virtual_size = Size(self.size.width, len(self._view))
+        self._resizing = True  # scroll moves from here on are the layout's, not the person's
+        try:
+            self.virtual_size = Size(self.size.width, len(self._view))
+            if self.following:
+                self.scroll_end(animate=False, immediate=True, x_axis=False)
+        finally:
+            self._resizing = False

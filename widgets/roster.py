@@ -88,9 +88,11 @@ class Roster(VerticalScroll, can_focus=True):
         previous, self.selected = self.selected, name
         if previous != name and previous in self._panels:
             self._panels[previous].remove_class("-selected")
+            self._panels[previous].refresh()
         panel = self._panels.get(name) if name is not None else None
         if panel is not None and not panel.has_class("-selected"):
             panel.add_class("-selected")
+            panel.refresh()
             self.call_after_refresh(self.scroll_to_widget, panel, animate=False)
 
     def tick(self) -> None:

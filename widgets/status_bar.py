@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
+
 
 #: How the header names the lead's permission mode (as Claude Code's status line does).
 MODE_LABELS = {
@@ -15,11 +17,23 @@ MODE_LABELS = {
 }
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def short_model(model: str) -> str:
+    """``offline model — set ANTHROPIC_API_KEY for Claude`` -> ``offline model`` (the hint
+    is on the help screen)."""
+    return model.split(" — ", 1)[0].strip()
+
+
 class StatusBar(Widget):
     """One line at the top of every view. Text only (no markup): names are never parsed.
 
-    Redrawn in place (no layout pass) and only when the line changes: it is updated on every
-    store delta."""
+    The line comes in forms from long to short; the longest that fits the width is drawn, so
+    nothing is cut at 80 columns (the model's long hint is on the help screen). Redrawn in
+    place (no layout pass) and only when the line changes: it is updated on every store delta.
+    """
 
     DEFAULT_CSS = """
     StatusBar {
@@ -45,37 +59,59 @@ class StatusBar(Widget):
         read_only: bool = False,
         demo: bool = False,
         error: str | None = None,
+        gone: int = 0,
         mode: str = "",
     ) -> None:
-        """Redraw the line from these values."""
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("teamdeck", style="bold")
-        if demo:
-            text.append(" demo", style="bold magenta")
-        text.append(" · ")
-        text.append(team or "no team yet", style="bold" if team else "dim italic")
-        if view:
-            text.append(f" · {view}", style="italic")
-        text.append(" · ")
-        text.append(f"{teammates} teammate{'s' if teammates != 1 else ''}")
-        text.append(" · ")
-        text.append(f"{open_tasks} open task{'s' if open_tasks != 1 else ''}")
-        text.append(" · ")
-        text.append(
-            f"{approvals} pending approval{'s' if approvals != 1 else ''}",
-            style="bold yellow" if approvals else "",
-        )
-        if mode:
-            text.append(f" · {MODE_LABELS.get(mode, mode)}", style="bold magenta")
-        if error:
-            text.append(f"  ⚠ {error}", style="bold red")
-        text.append(" · ")
-        text.append("read-only viewer" if read_only else model, style="dim")
-        if text != self._text or text.spans != self._text.spans:
-            self._text = text
+        """Redraw the line from these values (``gone``: teammates that left or were killed)."""
+        forms: list[Text] = []
+        source = "read-only viewer" if read_only else model
+        for short, model_text in (
+            (False, source),
+            (False, short_model(source)),
+            (True, short_model(source)),
+            (True, ""),
+        ):
+            text = Text(no_wrap=True, overflow="ellipsis", end="")
+            text.append("teamdeck", style="bold")
+            if demo:
+                text.append(" demo", style="bold magenta")
+            text.append(" · ")
+            text.append(team or "no team yet", style="bold" if team else "dim italic")
+            if view:
+                text.append(f" · {view}", style="italic")
+            text.append(" · ")
+            text.append(_plural(teammates, "teammate"))
+            if gone:
+                text.append(f" (+{gone} gone)", style="dim")
+            text.append(" · ")
+            text.append(f"{open_tasks} open" if short else _plural(open_tasks, "open task"))
+            text.append(" · ")
+            text.append(
+                _plural(approvals, "approval" if short else "pending approval"),
+                style="bold yellow" if approvals else "",
+            )
+            if mode:
+                text.append(f" · {MODE_LABELS.get(mode, mode)}", style="bold magenta")
+            if error:
+                text.append(f"  ⚠ {error}", style="bold red")
+            if model_text:
+                text.append(" · ")
+                text.append(model_text, style="dim")
+            forms.append(text)
+        if [(f.plain, f.spans) for f in forms] != [(f.plain, f.spans) for f in self._forms]:
+            self._forms = forms
             self.refresh()
 
-    _text = Text()
+    _forms: list[Text] = []
+
+    @property
+    def line(self) -> Text:
+        """The form drawn at the current width."""
+        width = self.content_region.width or self.size.width
+        for form in self._forms:
+            if cell_len(form.plain) <= width:
+                return form
+        return self._forms[-1] if self._forms else Text()
 
     def render(self) -> Text:
-        return self._text
+        return self.line

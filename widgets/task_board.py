@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.console import JustifyMethod
 from rich.text import Text
 from textual import events
 from textual.coordinate import Coordinate
@@ -38,6 +39,11 @@ CHUNK = 150  # rows added per timer tick
 CHUNK_PAUSE = 0.005
 STATUS_STYLES = {"pending": "", "in_progress": "bold yellow", "completed": "green"}
 Row = tuple[Text, Text, Text, Text, Text]
+
+
+def _cell(value: str, style: str, justify: JustifyMethod = "left") -> Text:
+    """A cell cut with an ellipsis when its column is narrower than the value."""
+    return Text(value, style=style, justify=justify, no_wrap=True, overflow="ellipsis")
 
 
 def _same(a: Text, b: Text) -> bool:
@@ -68,7 +74,7 @@ class TaskBoard(DataTable[Text]):
 
     def on_mount(self) -> None:
         for label, key, width in COLUMNS:
-            self.add_column(label, width=width, key=key)
+            self.add_column(_cell(label, ""), width=width, key=key)
         self.watch(self, "scroll_y", self._write_visible, init=False)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -120,11 +126,11 @@ class TaskBoard(DataTable[Text]):
         owner_style = f"{rich_color(self.owner_colors.get(owner))} {dim}".strip() if owner else ""
         blocked = " ".join(f"#{b}" for b in task.blocked_by if self._is_open(b))
         return (
-            Text(task.id, style=dim, justify="right"),
-            Text(one_line(task.subject, 200), style=dim, no_wrap=True, overflow="ellipsis"),
-            Text(task.status, style=dim or STATUS_STYLES.get(task.status, "")),
-            Text(owner or "—", style=owner_style or "dim"),
-            Text(blocked, style=dim or "red"),
+            _cell(task.id, dim, justify="right"),
+            _cell(one_line(task.subject, 200), dim),
+            _cell(task.status, dim or STATUS_STYLES.get(task.status, "")),
+            _cell(owner or "—", owner_style or "dim"),
+            _cell(blocked, dim or "red"),
         )
 
     def apply(self, upserts: Iterable[Task], removals: Iterable[str], *, reset: bool) -> None:

@@ -60,7 +60,7 @@ class TeammatePanel(Widget):
         width: 1fr;
         text-wrap: nowrap;
         text-overflow: ellipsis;
-        &.-selected { background: $boost; text-style: none; }
+        &.-selected { background: $accent 30%; text-style: bold; }
     }
     """
 
@@ -101,13 +101,23 @@ class TeammatePanel(Widget):
         end = agent.ended_at or self.clock()
         return format_elapsed(end - agent.started_at)
 
+    @property
+    def selected(self) -> bool:
+        return self.has_class("-selected")
+
+    def _bar(self) -> tuple[str, str]:
+        """The left edge of the first line: the agent's colour bar, or a marker when selected
+        (visible in every theme, and in plain text)."""
+        color = rich_color(self.agent.color, "bold")
+        return ("▶", f"bold {color}") if self.selected else ("▌", color)
+
     def _head(self, width: int) -> Text:
         agent = self.agent
         color = rich_color(agent.color, "bold")
         head = Text(no_wrap=True, overflow="ellipsis")
-        head.append("▌", style=color)
+        head.append(*self._bar())
         head.append(f"{self.key} " if self.key else "  ", style="dim")
-        head.append(agent.name, style=f"bold {color}")
+        head.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
         if agent.is_lead:
             head.append(" (lead)", style="dim")
         right = Text(no_wrap=True)
@@ -164,9 +174,9 @@ class TeammatePanel(Widget):
         agent = self.agent
         color = rich_color(agent.color, "bold")
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("▌", style=color)
+        text.append(*self._bar())
         text.append(f"{self.key} " if self.key else "  ", style="dim")
-        text.append(agent.name, style=f"bold {color}")
+        text.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
         text.append(" ")
         text.append_text(badge(agent.status))
         mode = mode_label(agent.mode)

@@ -62,12 +62,19 @@ class HelpScreen(ModalScreen[None]):
     AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]
 
-    def __init__(self) -> None:
+    def __init__(self, model: str = "") -> None:
         super().__init__(classes="dialog-screen")
+        self.model = model
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide", id="help"):
             yield Static(Text("teamdeck keys", style="bold"), classes="dialog-question")
+            # The header shows the model's short form; the whole description (e.g. how to use
+            # the real model) is here.
+            runtime = getattr(self.app, "runtime", None)
+            model = self.model or getattr(runtime, "model_description", "")
+            if model:
+                yield Static(Text(f"Model: {model}", style="dim"), id="help-model")
             with VerticalScroll(classes="dialog-body"):
                 yield Static(keys_table())
             yield Static(Text("esc to close", style="dim"), classes="dialog-hint")

@@ -15,6 +15,7 @@ from app.messages import OpenAgent, SelectAgent
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
+from app.screens.message import MessageScreen
 from app.store import StoreDelta
 from app.view_state import TeamFiles, agent_colors
 from widgets.approvals import ApprovalsQueue
@@ -165,6 +166,10 @@ class LeaderScreen(DeckScreen):
     @on(Roster.Opened)
     def _opened(self, event: Roster.Opened) -> None:
         self.post_message(OpenAgent(event.name))
+
+    @on(MessageFeed.Opened)
+    def _read_message(self, event: MessageFeed.Opened) -> None:
+        self.app.push_screen(MessageScreen(event.item))
 
     @on(OptionList.OptionSelected, "#approvals")
     def _review(self, event: OptionList.OptionSelected) -> None:

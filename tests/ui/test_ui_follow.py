@@ -1,0 +1,108 @@
+"""The feed and the transcripts follow the newest line, whatever the layout does, unless the
+person scrolled up on purpose (issue 10, item 2)."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from app.app import TeamDeckApp
+from app.core import InboxMessage
+from app.runtime.events import TranscriptEntry
+from tests.ui.data import TEAM
+from tests.ui.fake_runtime import FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+from widgets.message_feed import MessageFeed
+from widgets.transcript import Transcript
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    return app
+
+
+def send(app: TeamDeckApp, text: str, n: int = 1) -> None:
+    box = app.home.mailbox(TEAM)
+    for i in range(n):
+        body = text if n == 1 else f"{text} {i}"
+        box.append("engineer", InboxMessage(sender="researcher", text=body, summary=None))
+
+
+async def fill_feed(pilot: Pilot[None], app: TeamDeckApp) -> MessageFeed:
+    feed = app.screen.query_one(MessageFeed)
+    before = feed.item_count
+    send(app, "filler", 30)
+    await wait_for(pilot, lambda: feed.item_count == before + 30)
+    await pilot.pause(0.1)
+    assert feed.max_scroll_y > 0 and feed.is_vertical_scroll_end
+    return feed
+
+
+async def test_feed_follows_after_the_board_is_toggled(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        feed = await fill_feed(pilot, deck)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.1)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.1)
+        send(deck, "the newest line after the toggle")
+        await wait_for(pilot, lambda: "the newest line after the toggle" in feed.lines()[-1])
+        await pilot.pause(0.1)
+        assert "the newest line after the toggle" in screen_text(deck)
+        assert feed.is_vertical_scroll_end
+
+
+async def test_feed_follows_after_a_resize(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        feed = await fill_feed(pilot, deck)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        assert feed.is_vertical_scroll_end
+        send(deck, "new9")
+        await wait_for(pilot, lambda: "new9" in feed.lines()[-1])
+        await pilot.pause(0.1)
+        assert "new9" in screen_text(deck)
+
+
+async def test_feed_stays_where_the_person_scrolled(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        feed = await fill_feed(pilot, deck)
+        feed.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause(0.1)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.1)
+        send(deck, "not pulled into view")
+        await wait_for(pilot, lambda: "not pulled into view" in feed.lines()[-1])
+        await pilot.pause(0.1)
+        assert feed.scroll_y == 0
+        assert "not pulled into view" not in screen_text(deck)
+        feed.scroll_end(animate=False, immediate=True)  # back at the end: following again
+        await pilot.pause(0.1)
+        send(deck, "followed again")
+        await wait_for(pilot, lambda: "followed again" in feed.lines()[-1])
+        await pilot.pause(0.1)
+        assert "followed again" in screen_text(deck)
+
+
+async def test_lead_transcript_follows_after_a_resize(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        lead = deck.screen.query_one("#lead", Transcript)
+        for i in range(20):
+            runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
+        await wait_for(pilot, lambda: "step 19" in screen_text(deck))
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.1)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        await pilot.press("ctrl+t")
+        await pilot.pause(0.1)
+        runtime.emit(TranscriptEntry("team-lead", "notice", "the last step"))
+        await wait_for(pilot, lambda: "the last step" in screen_text(deck))
+        assert lead.is_vertical_scroll_end
