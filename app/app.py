@@ -267,7 +267,9 @@ class TeamDeckApp(App[None]):
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
         if self.runtime is None and self.loaded:
             new = [a for a in self.approvals if a.request_id not in known]
-            self._show(n for a in new if (n := request_notice(a.agent, a.kind)) is not None)
+            self._show(
+                n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint))
+            )
         self.loaded = True
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
@@ -291,7 +293,7 @@ class TeamDeckApp(App[None]):
         events = self._events.drain()
         if not events:
             return
-        news = digest(events)
+        news = digest(events, self.request_hint)
         views = [s for s in self.screen_stack if isinstance(s, DeckScreen) and s.is_mounted]
         for event in news.stream:
             if isinstance(event, TextDelta):
@@ -309,6 +311,14 @@ class TeamDeckApp(App[None]):
         if news.approvals_changed and self.runtime is not None:
             self.approvals = tuple(self.runtime.approvals())
         self._show(news.notices)
+
+    def request_hint(self, agent: str) -> str:
+        """The keys that answer ``agent``'s request from where the person is now."""
+        views = [s for s in self.screen_stack if isinstance(s, DeckScreen)]
+        hint = views[-1].request_hint(agent) if views else ""
+        if views and views[-1] is not self.screen:
+            hint = f"close this dialog, then {hint}"
+        return hint
 
     def _show(self, notices: Iterable[Notice]) -> None:
         for notice in notices:

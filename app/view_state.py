@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -267,12 +267,22 @@ class Notice:
     timeout: float | None = None
 
 
-def request_notice(agent: str, kind: str) -> Notice | None:
-    """A new plan or permission request for the person (shutdowns are not theirs)."""
+#: The keys that answer ``agent``'s request from where the person is (the screen knows).
+KeyHint = Callable[[str], str]
+
+
+def _default_hint(agent: str) -> str:
+    return f"select {agent}, then a approve · r reject · v review"
+
+
+def request_notice(agent: str, kind: str, keys: KeyHint | None = None) -> Notice | None:
+    """A new plan or permission request for the person (shutdowns are not theirs), naming
+    the keys that answer it (``keys``)."""
+    hint = (keys or _default_hint)(agent)
     if kind == "plan":
-        return Notice(f"{agent} asks you to approve a plan (a approve · enter review)", "Plan")
+        return Notice(f"{agent} asks you to approve a plan: {hint}", "Plan")
     if kind == "permission":
-        return Notice(f"{agent} asks for a permission (a allow · enter review)", "Permission")
+        return Notice(f"{agent} asks for a permission: {hint}", "Permission")
     return None
 
 
@@ -292,7 +302,7 @@ class Digest:
     notices: list[Notice] = field(default_factory=list)
 
 
-def digest(events: Iterable[RuntimeEvent]) -> Digest:
+def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Digest:
     """Sort runtime events by what they change: streamed text and transcript entries go to
     the views in order; any other event about an agent (status, usage, mode, activity, and
     event types added later) means its panel must be redrawn."""
@@ -303,7 +313,7 @@ def digest(events: Iterable[RuntimeEvent]) -> Digest:
                 out.stream.append(event)
             case ApprovalChanged(resolved=resolved, kind=kind, agent=agent):
                 out.approvals_changed = True
-                notice = None if resolved else request_notice(agent, kind)
+                notice = None if resolved else request_notice(agent, kind, keys)
                 if notice is not None:
                     out.notices.append(notice)
             case MessageSent():

@@ -53,14 +53,23 @@ class ApprovalsQueue(OptionList):
             self.add_option(Option(Text("nothing to approve", style="dim italic"), EMPTY_ID, True))
             return
         self.add_options(Option(approval_prompt(a), id=a.request_id) for a in approvals)
-        self.highlighted = ids.index(keep) if keep in ids else 0
+        self.highlighted = ids.index(keep) if keep in ids else None
+
+    def on_focus(self) -> None:
+        if self.highlighted is None and self.approvals:
+            self.highlighted = 0  # reached with tab: the oldest request (its agent is selected)
 
     def highlight_agent(self, agent: str | None) -> None:
-        """Highlight ``agent``'s oldest request, if it has one."""
+        """Highlight ``agent``'s oldest request (the one ``a``/``r`` answer), or nothing when
+        it has none. A request of ``agent`` already highlighted stays."""
+        current = self.selected
+        if current is not None and current.agent == agent:
+            return
         for index, approval in enumerate(self.approvals):
             if approval.agent == agent:
                 self.highlighted = index
                 return
+        self.highlighted = None
 
     @property
     def selected_id(self) -> str | None:
@@ -72,9 +81,6 @@ class ApprovalsQueue(OptionList):
 
     @property
     def selected(self) -> Approval | None:
-        """The highlighted request, else the oldest one."""
+        """The highlighted request (``None``: nothing highlighted)."""
         chosen = self.selected_id
-        for approval in self.approvals:
-            if approval.request_id == chosen:
-                return approval
-        return self.approvals[0] if self.approvals else None
+        return next((a for a in self.approvals if a.request_id == chosen), None)

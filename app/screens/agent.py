@@ -8,10 +8,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Input
+from textual.widgets import Footer, Input, Static
 
 from app.feed_format import format_count
-from app.messages import SelectAgent
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
 from widgets.borders import set_border
@@ -23,7 +22,15 @@ from widgets.transcript import Transcript
 class AgentScreen(DeckScreen):
     """Shows ``agent``; follows the selection (shift+up/down, 0-9) while open."""
 
-    BINDINGS = [Binding("escape", "back", "Leader view", id="back")]
+    BINDINGS = [
+        Binding("escape", "leave_input", "Keys", id="leave-input"),
+        Binding("escape", "back", "Leader view", id="back"),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | escape | Leave the input first; then back to the leader view. |
+    """
 
     def __init__(self, agent: str) -> None:
         super().__init__()
@@ -34,6 +41,7 @@ class AgentScreen(DeckScreen):
         with Horizontal(id="main"):
             yield Roster(clock=self.host.clock, id="roster")
             yield Transcript(id="transcript")
+        yield Static(id="pending")
         yield Input(id="inject")
         yield Footer()
 
@@ -44,6 +52,7 @@ class AgentScreen(DeckScreen):
         self.watch(self.app, "agents", self._show_agents)
         self.watch(self.app, "files", self._show_agents)
         self.watch(self.app, "selected", self._follow_selection)
+        self.watch(self.app, "approvals", self._show_pending)
         inject = self.query_one("#inject", Input)
         if self.steering.read_only:
             inject.disabled = True
@@ -78,15 +87,20 @@ class AgentScreen(DeckScreen):
         set_border(transcript, title=title)
 
     def _follow_selection(self, selected: str | None) -> None:
+        self.selection_shown()
+        self._show_selected(selected)
+
+    def _show_selected(self, selected: str | None) -> None:
         if selected and selected != self.agent and self.host.agent(selected):
             self.show_agent(selected)
         self.query_one(Roster).select(selected)
+        self._show_pending()
 
     def _show_agents(self) -> None:
         host = self.host
         roster = self.query_one(Roster)
         roster.set_agents(list(host.agents), dict(host.files.inbox_errors), host.selected)
-        self._follow_selection(host.selected)
+        self._show_selected(host.selected)
         self._title()
 
     def on_text(self, agent: str, text: str) -> None:
@@ -98,8 +112,31 @@ class AgentScreen(DeckScreen):
             self.query_one(Transcript).add_entry(entry)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The board and the feed are on the leader view.
-        return action not in ("toggle_board", "toggle_filter")
+        if action in ("toggle_board", "toggle_filter"):
+            return False  # the board and the feed are on the leader view
+        if action == "back":
+            return not self.typing  # esc leaves the input first
+        return super().check_action(action, parameters)
+
+    def _show_pending(self) -> None:
+        """The request ``a``/``r``/``v`` would answer, and the keys, above the input."""
+        approval = self.selected_approval()
+        pending = self.query_one("#pending", Static)
+        pending.display = approval is not None
+        if approval is not None:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append("▶ ", style="bold yellow")
+            line.append(approval.title, style="bold")
+            line.append(f"  {self.request_hint(approval.agent)}", style="dim")
+            pending.update(line)
+
+    def focus_moved(self) -> None:
+        super().focus_moved()
+        if self.is_mounted:
+            self._show_pending()
+
+    def focus_keys(self) -> None:
+        self.query_one(Transcript).focus()
 
     def action_back(self) -> None:
         self.dismiss()
@@ -113,4 +150,4 @@ class AgentScreen(DeckScreen):
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
-        self.post_message(SelectAgent(event.name))
+        self.select(event.name)

@@ -14,6 +14,7 @@ from textual import on, work
 from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import Screen
+from textual.widgets import Input
 
 from app.messages import (
     ApprovalSettled,
@@ -44,19 +45,23 @@ class DeckScreen(Screen[None]):
     """Base class of ``LeaderScreen`` and ``AgentScreen``."""
 
     BINDINGS = [
-        Binding("shift+down", "select(1)", "Next", id="select-next"),
-        Binding("shift+up", "select(-1)", "Prev", id="select-prev"),
+        # Footer order: what matters most first (a narrow footer cuts the end).
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("f1", "help('typing')", "Help", id="help-typing"),
         *(
             Binding(str(n), f"jump({n})", f"Agent {n}", show=False, id=f"jump-{n}")
             for n in range(10)
         ),
         Binding("a", "approve", "Approve", id="approve"),
         Binding("r", "reject", "Reject", id="reject"),
+        Binding("v", "review", "Review", id="review"),
         Binding("s", "shutdown", "Shutdown", id="shutdown"),
         Binding("K", "kill", "Kill", id="kill"),
         Binding("f", "toggle_filter", "Filter", show=False, id="filter"),
+        Binding("i", "focus_input", "Type", id="focus-input"),
         Binding("ctrl+t", "toggle_board", "Board", id="toggle-board"),
-        Binding("question_mark", "help", "Help", id="help"),
+        Binding("shift+down", "select(1)", "Next", key_display="⇧↓", id="select-next"),
+        Binding("shift+up", "select(-1)", "Prev", key_display="⇧↑", id="select-prev"),
         modes.BINDING,
     ]
     """
@@ -64,13 +69,23 @@ class DeckScreen(Screen[None]):
     | :- | :- |
     | shift+up/down | Select the previous/next agent. |
     | 0-9 | Jump to the lead (0) or a teammate (1-9). |
-    | a / r | Approve / reject the selected (else oldest) request. |
+    | a / r | Approve / reject the selected teammate's oldest request. |
+    | v | Review that request in its dialog. |
     | s / K | Ask the selected teammate to shut down / kill it. |
     | f | Filter the feed by the selected agent. |
+    | i | Type into the view's input (esc leaves it). |
     | ctrl+t | Toggle the task board. |
-    | ? | Help. |
+    | ? (f1 while typing) | Help. |
     | shift+tab | Cycle the lead's permission mode. |
+
+    Single-letter keys act only while no input has focus (typing never fires them), and the
+    footer shows only the keys that work from where focus is.
     """
+
+    #: Actions of keys a person could type: off (and not in the footer) while typing.
+    LETTER_ACTIONS = frozenset(
+        {"approve", "reject", "review", "shutdown", "kill", "toggle_filter", "jump", "focus_input"}
+    )
 
     # ------------------------------------------------------------------ access
 
@@ -81,6 +96,70 @@ class DeckScreen(Screen[None]):
     @property
     def steering(self) -> Steering:
         return self.host.steering
+
+    # ------------------------------------------------------------------ typing or keys
+
+    _asked: str | None = None
+
+    @property
+    def selection(self) -> str | None:
+        """The selected agent, counting a selection asked for that the app has not taken
+        yet: keys typed fast ("3a") act on what the person just selected."""
+        return self._asked if self._asked is not None else self.host.selected
+
+    def select(self, name: str) -> None:
+        """Ask the app to select ``name``."""
+        self._asked = name
+        self.post_message(SelectAgent(name))
+
+    def selection_shown(self) -> None:
+        """The app's selection changed (the views call this from their watchers)."""
+        self._asked = None
+
+    @property
+    def typing(self) -> bool:
+        """An input has focus: keys are text, not commands."""
+        return isinstance(self.focused, Input)
+
+    def input_widget(self) -> Input | None:
+        """The view's input (``None`` when it has none or it is disabled)."""
+        found = self.query(Input)
+        widget = found.first() if found else None
+        return widget if widget is not None and not widget.disabled else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "help":
+            return (parameters == ("typing",)) == self.typing
+        if action == "leave_input":
+            return self.typing
+        if action == "focus_input":
+            return not self.typing and self.input_widget() is not None
+        if action in self.LETTER_ACTIONS:
+            return not self.typing
+        return True
+
+    def on_descendant_focus(self) -> None:
+        self.focus_moved()
+
+    def on_descendant_blur(self) -> None:
+        self.focus_moved()
+
+    def focus_moved(self) -> None:
+        """Focus moved inside the view: the footer shows what works from there."""
+        self.refresh_bindings()
+
+    def action_focus_input(self) -> None:
+        widget = self.input_widget()
+        if widget is not None:
+            widget.focus()
+
+    def action_leave_input(self) -> None:
+        """Leave the input: single-letter keys work again."""
+        self.focus_keys()
+
+    def focus_keys(self) -> None:
+        """Focus the view's main panel (where single-letter keys act)."""
+        self.query_one(Roster).focus()
 
     # ------------------------------------------------------------------ hooks for subclasses
 
@@ -110,11 +189,25 @@ class DeckScreen(Screen[None]):
             roster.tick()
 
     def selected_approval(self) -> Approval | None:
-        """The request ``a``/``r`` answer: by default the selected agent's, else the oldest."""
-        approvals = self.host.approvals
-        mine = [a for a in approvals if a.agent == self.host.selected]
-        chosen = mine or list(approvals)
-        return chosen[0] if chosen else None
+        """The request ``a``/``r``/``v`` answer: the selected agent's oldest, else none (never
+        someone else's)."""
+        return next((a for a in self.host.approvals if a.agent == self.selection), None)
+
+    def _no_request(self) -> None:
+        name = self.selection or "nobody"
+        self.notify(f"{name} has no pending request.", severity="warning")
+
+    def request_hint(self, agent: str) -> str:
+        """The keys that answer ``agent``'s request from where the person is now."""
+        steps: list[str] = []
+        if self.typing:
+            steps.append("esc")
+        if self.selection != agent:
+            others = teammates(self.host.agents)
+            number = next((i for i, a in enumerate(others, 1) if a.name == agent), 0)
+            steps.append(f"{number} selects {agent}" if 1 <= number <= 9 else f"select {agent}")
+        keys = "a approve · r reject · v review"
+        return f"{', then '.join(steps)}, then {keys}" if steps else keys
 
     def action_cycle_mode(self) -> None:
         modes.cycle_lead_mode(self)
@@ -125,9 +218,9 @@ class DeckScreen(Screen[None]):
         names = [a.name for a in self.host.agents]
         if not names:
             return
-        selected = self.host.selected
+        selected = self.selection
         index = names.index(selected) if selected in names else -step
-        self.post_message(SelectAgent(names[(index + step) % len(names)]))
+        self.select(names[(index + step) % len(names)])
 
     def action_jump(self, number: int) -> None:
         agents = self.host.agents
@@ -139,16 +232,16 @@ class DeckScreen(Screen[None]):
         if target is None:
             self.notify(f"No agent {number}.", severity="warning")
             return
-        self.post_message(SelectAgent(target.name))
+        self.select(target.name)
 
     def action_toggle_filter(self) -> None:
         host = self.host
-        self.post_message(FilterFeed(None if host.feed_filter else host.selected))
+        self.post_message(FilterFeed(None if host.feed_filter else self.selection))
 
     def action_toggle_board(self) -> None:
         self.post_message(ToggleBoard())
 
-    def action_help(self) -> None:
+    def action_help(self, _: str = "") -> None:
         self.app.push_screen(HelpScreen())
 
     # ------------------------------------------------------------------ steering
@@ -164,7 +257,7 @@ class DeckScreen(Screen[None]):
         return outcome
 
     def _teammate(self, verb: str) -> str | None:
-        agent = self.host.agent(self.host.selected)
+        agent = self.host.agent(self.selection)
         if agent is None or agent.is_lead:
             self.notify(f"Select a teammate to {verb} (shift+up/down).", severity="warning")
             return None
@@ -173,15 +266,22 @@ class DeckScreen(Screen[None]):
     def action_approve(self) -> None:
         approval = self.selected_approval()
         if approval is None:
-            self.notify("Nothing to approve.", severity="warning")
+            self._no_request()
             return
         self.answer(approval, "approve")
+
+    def action_review(self) -> None:
+        approval = self.selected_approval()
+        if approval is None:
+            self._no_request()
+            return
+        self.open_approval(approval)
 
     @work(group="ui", exit_on_error=False)
     async def action_reject(self) -> None:
         approval = self.selected_approval()
         if approval is None:
-            self.notify("Nothing to reject.", severity="warning")
+            self._no_request()
             return
         if approval.kind == "permission":
             self.answer(approval, "deny")

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList
 
 from app.core.paths import LEAD_NAME
-from app.messages import OpenAgent, SelectAgent
+from app.messages import OpenAgent
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
@@ -30,10 +30,12 @@ from widgets.transcript import Transcript
 class LeaderScreen(DeckScreen):
     """See the module docstring."""
 
-    BINDINGS = [
-        Binding("i", "focus_input", "Type", id="focus-input"),
-        Binding("escape", "focus_roster", "Roster", show=False, id="focus-roster"),
-    ]
+    BINDINGS = [Binding("escape", "leave_input", "Keys", id="leave-input")]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | escape | Leave the input (single-letter keys act again). |
+    """
 
     def compose(self) -> ComposeResult:
         clock = self.host.clock
@@ -69,7 +71,11 @@ class LeaderScreen(DeckScreen):
         self.watch(self.app, "selected", self._show_selection)
         self.watch(self.app, "feed_filter", self._show_filter)
         self.watch(self.app, "board_visible", self._show_board)
-        self.query_one("#roster").focus()
+        # The view invites typing (a goal for the lead): the input has focus; esc leaves it.
+        if self.steering.read_only:
+            self.query_one("#roster").focus()
+        else:
+            prompt.focus()
 
     # ------------------------------------------------------------------ state in
 
@@ -98,10 +104,12 @@ class LeaderScreen(DeckScreen):
     def _show_approvals(self, approvals: tuple[Approval, ...]) -> None:
         queue = self.query_one(ApprovalsQueue)
         queue.set_approvals(list(approvals))
+        queue.highlight_agent(self.selection)
         count = f" ({len(approvals)})" if approvals else ""
         set_border(queue, title=f"Approvals{count}")
 
     def _show_selection(self, selected: str | None) -> None:
+        self.selection_shown()
         self.query_one(Roster).select(selected)
         # Selecting a teammate highlights its own request: a / r answer that one.
         self.query_one(ApprovalsQueue).highlight_agent(selected)
@@ -142,15 +150,12 @@ class LeaderScreen(DeckScreen):
             self.query_one("#lead", Transcript).add_entry(entry)
 
     def selected_approval(self) -> Approval | None:
-        return self.query_one(ApprovalsQueue).selected
+        queue = self.query_one(ApprovalsQueue)
+        if queue.has_focus and queue.selected_id is not None:
+            return queue.selected  # the one the person moved to (its agent is selected)
+        return super().selected_approval()
 
     # ------------------------------------------------------------------ the person's input
-
-    def action_focus_input(self) -> None:
-        self.query_one("#prompt", Input).focus()
-
-    def action_focus_roster(self) -> None:
-        self.query_one(Roster).focus()
 
     @on(Input.Submitted, "#prompt")
     def _submit(self, event: Input.Submitted) -> None:
@@ -161,7 +166,7 @@ class LeaderScreen(DeckScreen):
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
-        self.post_message(SelectAgent(event.name))
+        self.select(event.name)
 
     @on(Roster.Opened)
     def _opened(self, event: Roster.Opened) -> None:
@@ -170,6 +175,13 @@ class LeaderScreen(DeckScreen):
     @on(MessageFeed.Opened)
     def _read_message(self, event: MessageFeed.Opened) -> None:
         self.app.push_screen(MessageScreen(event.item))
+
+    @on(OptionList.OptionHighlighted, "#approvals")
+    def _queue_moved(self, event: OptionList.OptionHighlighted) -> None:
+        queue = self.query_one(ApprovalsQueue)
+        approval = queue.selected if queue.has_focus else None
+        if approval is not None and approval.request_id == event.option.id:
+            self.select(approval.agent)  # a / r answer what is highlighted
 
     @on(OptionList.OptionSelected, "#approvals")
     def _review(self, event: OptionList.OptionSelected) -> None:

@@ -6,6 +6,7 @@ to read the screen. Skipped where tmux is not installed.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,11 @@ class Tmux:
         self.run("kill-server")
 
 
+def digits(screen: str, status: str) -> list[str]:
+    """The jump keys of the teammates whose panel shows ``status``."""
+    return re.findall(rf"[▌▶]([1-9]) \S+ +{status}", screen)
+
+
 def _teamdeck() -> str:
     script = Path(sys.executable).with_name("teamdeck")
     return str(script) if script.exists() else f"{sys.executable} -m app.cli"
@@ -87,7 +93,9 @@ def test_demo_runs_to_completion_with_keys(tmp_path: Path, size: tuple[int, int]
     try:
         screen = tmux.wait_for(lambda s: "awaiting appr" in s, "a teammate awaiting approval")
         assert "writer" in screen
-        tmux.keys("a")  # approve the plan
+        tmux.keys("Escape")  # out of the lead's input: keys act
+        time.sleep(0.5)  # an escape right before a key would read as alt+key
+        tmux.keys(*digits(screen, "awaiting"), "a")  # select the writer, approve its plan
         # All tasks done -> the lead asks everyone to shut down -> each teammate answers its
         # own shutdown request (the person is not asked) -> the lead deletes the team.
         screen = tmux.wait_for(lambda s: "(deleted)" in s, "the team to be deleted")

@@ -29,9 +29,11 @@ STOP_ID = "shutdown-1767225660000@tester"
 
 
 async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    """Loaded, and out of the lead's input (which has focus at start): keys act."""
     app = pilot.app
     assert isinstance(app, TeamDeckApp)
     await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")
     return app
 
 
@@ -41,13 +43,6 @@ def notes(app: TeamDeckApp) -> list[str]:
 
 async def type_text(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*["space" if c == " " else c for c in text])
-
-
-async def highlight(pilot: Pilot[None], request_id: str) -> None:
-    queue = pilot.app.screen.query_one(ApprovalsQueue)
-    ids = [a.request_id for a in queue.approvals]
-    queue.highlighted = ids.index(request_id)
-    await pilot.pause()
 
 
 # ---------------------------------------------------------------------- selection
@@ -106,6 +101,8 @@ async def test_enter_opens_agent_view_and_esc_returns(deck: TeamDeckApp) -> None
         assert "Survey auth/ and report the entry points." in text
         assert "⚙ Bash  grep -rn def auth/  ✓" in text  # long result: collapsed
         assert "auth/x.py:29" not in text
+        await pilot.press("escape")  # leaves the input
+        assert isinstance(deck.screen, AgentScreen)
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
 
@@ -161,10 +158,12 @@ async def test_prompt_to_the_lead_from_the_leader_view(
 # ---------------------------------------------------------------------- approvals by key
 
 
-async def test_a_approves_the_oldest_plan(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+async def test_a_approves_the_selected_teammates_plan(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await pilot.press("a")
+        await pilot.press("2", "a")
         assert ("approve_plan", PLAN_ID) in runtime.calls
         await pilot.pause()
         queue = deck.screen.query_one(ApprovalsQueue)
@@ -175,7 +174,7 @@ async def test_a_approves_the_oldest_plan(deck: TeamDeckApp, runtime: FakeRuntim
 async def test_r_rejects_a_plan_with_feedback(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await pilot.press("r")
+        await pilot.press("2", "r")
         await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
         await type_text(pilot, "add tests first")
         await pilot.press("enter")
@@ -188,7 +187,7 @@ async def test_reject_cancelled_with_esc_sends_nothing(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await pilot.press("r")
+        await pilot.press("2", "r")
         await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
         await pilot.press("enter")  # empty feedback is refused
         assert isinstance(deck.screen, FeedbackScreen)
@@ -206,6 +205,7 @@ async def test_permission_modal_keys(
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.pause()
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, PermissionScreen))
         assert "git status --short" in screen_text(deck)
@@ -219,8 +219,7 @@ async def test_a_and_r_answer_a_permission_directly(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await highlight(pilot, PERM_ID)
-        await pilot.press("r")
+        await pilot.press("1", "r")  # researcher's own request
         await pilot.pause()
         assert ("answer_permission", PERM_ID, False, False) in runtime.calls
 
@@ -231,6 +230,7 @@ async def test_plan_modal_shows_markdown_and_approves(
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.pause()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
         text = screen_text(deck)
@@ -243,6 +243,7 @@ async def test_plan_modal_rejects_with_feedback(deck: TeamDeckApp, runtime: Fake
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.pause()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
         await pilot.press("r")
@@ -259,6 +260,7 @@ async def test_esc_closes_a_review_without_answering(
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.pause()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
         await pilot.press("escape")
@@ -283,7 +285,7 @@ async def test_already_resolved_is_shown(deck: TeamDeckApp, runtime: FakeRuntime
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         runtime._approvals[PLAN_ID].outcome = "approved"  # answered, but no event yet
-        await pilot.press("a")
+        await pilot.press("2", "a")
         await pilot.pause()
         assert any("already resolved" in n for n in notes(deck))
         queue = deck.screen.query_one(ApprovalsQueue)
@@ -296,6 +298,7 @@ async def test_queue_updates_and_modal_closes_when_answered_elsewhere(
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.pause()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
         runtime._resolve(PLAN_ID, "approved")  # the lead model answered it

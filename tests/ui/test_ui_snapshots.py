@@ -57,7 +57,7 @@ def test_leader_view(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -
 def test_agent_view(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
-        await pilot.press("1", "enter")
+        await pilot.press("escape", "1", "enter")  # out of the lead's input, then keys
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, AgentScreen))
         await settle(pilot)
 
@@ -84,7 +84,7 @@ def test_permission_modal(snap_compare: Any, tmp_path: Path, size: tuple[int, in
 def test_help(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
     async def run_before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
-        await pilot.press("question_mark")
+        await pilot.press("escape", "question_mark")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
         await pilot.pause(0.3)
 

@@ -1,0 +1,230 @@
+"""Keys and focus (issue 10, "Approving what the person did not mean", items 6 and 7): typing
+never fires a key, a/r/v act only on the selected teammate's own request, the agent view's
+keys, and hints that name the key that works from where the person is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Footer, Input
+
+from app.app import TeamDeckApp
+from app.core import Home
+from app.runtime.api import AgentSnapshot, Approval
+from app.screens.agent import AgentScreen
+from app.screens.feedback import FeedbackScreen
+from app.screens.help import HelpScreen
+from app.screens.leader import LeaderScreen
+from app.screens.plan_review import PlanReviewScreen
+from tests.ui.data import fixed_clock
+from tests.ui.fake_runtime import T0, FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+from widgets.approvals import ApprovalsQueue
+
+PLAN_ID = "plan_approval-1767225630000@engineer"
+PERM_ID = "perm-1767225650000@researcher"
+STOP_ID = "shutdown-1767225660000@tester"
+
+
+async def loaded(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    await pilot.pause()
+    return app
+
+
+def notes(app: TeamDeckApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def footer_keys(app: TeamDeckApp) -> str:
+    """The footer line as shown."""
+    return screen_text(app).splitlines()[-1]
+
+
+async def type_text(pilot: Pilot[None], text: str) -> None:
+    await pilot.press(*["space" if c == " " else c for c in text])
+
+
+def steering_calls(runtime: FakeRuntime) -> list[tuple[object, ...]]:
+    return [c for c in runtime.calls if c[0] != "stop"]
+
+
+# ---------------------------------------------------------------------- typing never acts
+
+
+async def test_typing_a_sentence_in_the_leader_view_never_approves(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("2")  # typed: the engineer (with a pending plan) is not selected
+        await type_text(pilot, "please check as soon as you can K")
+        assert steering_calls(runtime) == []
+        prompt = deck.screen.query_one("#prompt", Input)
+        assert prompt.value == "2please check as soon as you can K"
+        assert deck.selected == "team-lead"
+        await pilot.press("enter")
+        assert runtime.calls == [("submit", "2please check as soon as you can K")]
+
+
+async def test_the_first_screen_with_no_team_takes_a_goal(tmp_path: Path) -> None:
+    lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
+    runtime = FakeRuntime(team=None, agents=[lead])
+    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        assert isinstance(app.focused, Input)
+        await type_text(pilot, "summarize this repo")
+        assert notes(app) == []  # no "Select a teammate to shut down", no "Nothing to approve"
+        await pilot.press("enter")
+        assert runtime.calls == [("submit", "summarize this repo")]
+
+
+async def test_footer_shows_only_keys_that_work_from_the_focus(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        typing = footer_keys(deck)
+        assert "Approve" not in typing and "Kill" not in typing
+        assert "esc Keys" in typing and "Help" in typing
+        await pilot.press("escape")
+        keys = footer_keys(deck)
+        assert "a Approve" in keys and "? Help" in keys and "esc" not in keys
+        assert deck.screen.query_one(Footer)
+
+
+# ---------------------------------------------------------------------- a / r: the selected one
+
+
+async def test_a_with_the_lead_selected_answers_nothing(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "a")
+        assert steering_calls(runtime) == []
+        assert "team-lead has no pending request." in notes(deck)
+        assert deck.screen.query_one(ApprovalsQueue).highlighted is None
+
+
+async def test_a_answers_the_selected_teammates_permission_not_the_older_plan(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "1")
+        queue = deck.screen.query_one(ApprovalsQueue)
+        assert queue.selected_id == PERM_ID  # highlighted before the key is pressed
+        await pilot.press("a")
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
+
+
+async def test_a_answers_the_selected_teammates_plan_not_the_other_requests(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "2")
+        assert deck.screen.query_one(ApprovalsQueue).selected_id == PLAN_ID
+        await pilot.press("a")
+        assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
+
+
+async def test_a_and_r_with_a_teammate_without_a_request_answer_nothing(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "2", "a")  # the engineer's plan is answered...
+        runtime.calls.clear()
+        await pilot.pause()
+        assert deck.screen.query_one(ApprovalsQueue).highlighted is None  # ...nothing left
+        await pilot.press("a")
+        await pilot.press("r")
+        await pilot.pause()
+        assert steering_calls(runtime) == []  # the researcher's and tester's are not touched
+        assert not isinstance(deck.screen, FeedbackScreen)
+        assert notes(deck).count("engineer has no pending request.") == 2
+
+
+async def test_r_denies_the_selected_teammates_permission(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "1", "r")
+        await pilot.pause()
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, False, False)]
+
+
+async def test_moving_in_the_queue_selects_its_teammate(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        deck.screen.query_one(ApprovalsQueue).focus()
+        await pilot.pause()
+        assert deck.selected == "engineer"  # the oldest request is highlighted on arrival
+        await pilot.press("down")
+        await pilot.pause()
+        assert deck.selected == "researcher"
+        await pilot.press("a")
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
+
+
+async def test_v_reviews_the_selected_request(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "2", "v")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
+
+
+# ---------------------------------------------------------------------- the agent view
+
+
+async def test_agent_view_keys_work_once_the_input_is_left(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "2", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        assert isinstance(deck.focused, Input)
+        assert "Approve" not in footer_keys(deck)
+        assert "plan approval requested" in screen_text(deck)  # the request a would answer
+        await type_text(pilot, "a s K")
+        assert steering_calls(runtime) == []
+        await pilot.press("escape")  # leaves the input, stays in the view
+        assert isinstance(deck.screen, AgentScreen)
+        assert "a Approve" in footer_keys(deck) and "esc Leader view" in footer_keys(deck)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(deck.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await pilot.press("a")
+        assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
+        await pilot.press("s")
+        assert runtime.calls[-1][:2] == ("request_shutdown", "engineer")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+
+
+# ---------------------------------------------------------------------- hints name the key
+
+
+async def test_plan_toast_names_the_keys_from_where_the_person_is(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)  # typing in the lead's input, the lead selected
+        runtime.add_approval(Approval("plan-2@researcher", "plan", "researcher", "plan"))
+        await wait_for(pilot, lambda: any("researcher asks" in n for n in notes(deck)))
+        toast = next(n for n in notes(deck) if "researcher asks" in n)
+        assert "esc, then 1 selects researcher, then a approve · r reject · v review" in toast
+        await pilot.press("escape", "3")
+        runtime.add_approval(Approval("perm-9@tester", "permission", "tester", "tester: Bash"))
+        await wait_for(pilot, lambda: any("tester asks" in n for n in notes(deck)))
+        toast = next(n for n in notes(deck) if "tester asks" in n)
+        assert toast.endswith("asks for a permission: a approve · r reject · v review")
