@@ -6,7 +6,6 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
-
 #: How the header names the lead's permission mode (as Claude Code's status line does).
 MODE_LABELS = {
     "acceptEdits": "⏵⏵ accept edits on",

@@ -194,6 +194,9 @@ class DeckScreen(Screen[None]):
         return next((a for a in self.host.approvals if a.agent == self.selection), None)
 
     def _no_request(self) -> None:
+        if self.steering.read_only:
+            self.notify(READ_ONLY, severity="warning")
+            return
         name = self.selection or "nobody"
         self.notify(f"{name} has no pending request.", severity="warning")
 

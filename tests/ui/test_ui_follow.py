@@ -19,6 +19,7 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
     app = pilot.app
     assert isinstance(app, TeamDeckApp)
     await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")  # out of the lead's input: keys act
     return app
 
 
