@@ -29,12 +29,14 @@ from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.message import Message
 from textual.reactive import var
+from textual.screen import ModalScreen
 from textual.worker import Worker, WorkerState
 
 import styles
 from app.commands import DeckCommands
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
+from app.leaving import RunWatch, ask_quit, live_team, offer_cleanup
 from app.messages import (
     ApprovalSettled,
     FilterFeed,
@@ -53,6 +55,7 @@ from app.screens.deck import DeckScreen
 from app.screens.leader import LeaderScreen
 from app.store import Store, StoreDelta
 from app.store_feeder import StoreFeeder
+from app.toasts import ToastBatch
 from app.view_state import (
     EventBuffer,
     HeaderInfo,
@@ -170,6 +173,10 @@ class TeamDeckApp(App[None]):
             task_burst=self.TASK_BURST_SECONDS,
         )
         self._unsubscribe: Callable[[], None] | None = None
+        #: Completed tasks come in bursts: one toast per burst ("3 tasks completed").
+        self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
+        self._run = RunWatch()
+        self._left_checked = False
 
     def get_default_screen(self) -> LeaderScreen:
         return LeaderScreen()
@@ -263,13 +270,17 @@ class TeamDeckApp(App[None]):
                     self.approvals = tuple(delta.pending)
         except NoMatches:  # the views are being torn down: we are quitting
             return
-        self._show(task_notice(task) for task in delta.completed)
+        for notice in map(task_notice, delta.completed):
+            self.toasts.add(escape(notice.message), notice.title)
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
         if self.runtime is None and self.loaded:
             new = [a for a in self.approvals if a.request_id not in known]
-            self._show(
-                n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint))
-            )
+            self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+        if not self._left_checked and self.runtime is not None and delta.reset:
+            self._left_checked = True
+            left = list(self.files.teams)
+            if left and self.runtime.team is None:  # an earlier run's teams, left on disk
+                self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
         self.loaded = True
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
@@ -304,8 +315,14 @@ class TeamDeckApp(App[None]):
                 self.partial.pop(event.agent, None)
                 for view in views:
                     view.on_entry(event)
-        if news.new_team is not None:
+        if news.new_team is not None:  # a second goal: everything switches together
+            self.feed_filter = None
             self.feeder.switch_team(news.new_team)
+        over = self._run.see(events)
+        if over is not None:
+            for view in views:
+                view.run_finished(over, True)
+            news.notices.append(Notice(over, "Run finished"))
         if news.agents_changed:
             self._pull_agents()
         if news.approvals_changed and self.runtime is not None:
@@ -319,6 +336,17 @@ class TeamDeckApp(App[None]):
         if views and views[-1] is not self.screen:
             hint = f"close this dialog, then {hint}"
         return hint
+
+    def _toast(self, message: str, title: str, severity: str) -> None:
+        self.notify(message, title=title, severity=severity)  # type: ignore[arg-type]
+
+    async def action_quit(self) -> None:
+        """ctrl+q: with a live team, ask first (see ``app.leaving``)."""
+        team = live_team(self)
+        if team is None:
+            self.exit()
+        elif not isinstance(self.screen, ModalScreen):
+            self.run_worker(ask_quit(self, team), group="ui", exit_on_error=False)
 
     def _show(self, notices: Iterable[Notice]) -> None:
         for notice in notices:

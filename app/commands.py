@@ -1,4 +1,5 @@
-"""Command palette entries (ctrl+p): spawn, shut down, kill, views, board, feed filter, theme.
+"""Command palette entries (ctrl+p): spawn, views, board, feed filter, switch team, shut down,
+kill (the theme is the system commands' own entry).
 
 Every entry posts a message from ``app.messages``: to the screen the palette was opened
 on for those that may ask the person something (spawn, shut down, kill, interrupt), else to
@@ -54,7 +55,12 @@ class DeckCommands(Provider):
             to_app(ToggleBoard()),
         )
         yield "Feed: show all messages", "Clear the feed filter", to_app(FilterFeed(None))
-        yield "Change theme", "Pick a colour theme", self.app.action_change_theme
+        # Other teams right after the fixed entries, so they show without scrolling. (The
+        # theme is the system commands' "Theme": listed once.)
+        files = host.files
+        for team in files.teams:
+            if team != files.team:
+                yield f"Switch team: {team}", f"Show team {team}", to_app(SwitchTeam(team))
         for agent in host.agents:
             name = agent.name
             yield f"Open view: {name}", f"{name}'s transcript", to_app(OpenAgent(name))
@@ -79,10 +85,6 @@ class DeckCommands(Provider):
                     f"Stop {name} now (asks first)",
                     to_screen(AskKill(name)),
                 )
-        files = host.files
-        for team in files.teams:
-            if team != files.team:
-                yield f"Switch team: {team}", f"Show team {team}", to_app(SwitchTeam(team))
 
     async def discover(self) -> Hits:
         for title, help_text, command in self._commands():

@@ -4,11 +4,21 @@ calls with their inputs and results (``Collapsible``, collapsed when long), noti
 Text streams in as ``add_text`` chunks (already batched by the app); the whole assistant
 entry that follows replaces the streamed copy, so nothing is shown twice. Only the newest
 ``MAX_ITEMS`` entries stay mounted.
+
+Prompts are shown in words: mail delivered to an agent arrives wrapped as
+``<teammate_message ...>`` with protocol frames (JSON) inside; each is drawn as one line
+("✉ researcher approved shutdown"), never as raw JSON. A message the person typed is recorded
+once as theirs ("› you: ...") and again when the agent's turn starts: it is shown once.
+
+The transcript is one stop for tab: its tool calls open and close with a click, so focus does
+not step through every one of them.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any
 
 from rich.text import Text
@@ -18,12 +28,39 @@ from textual.markup import escape
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
-from app.feed_format import one_line
+from app.core.protocol import parse_frame
+from app.feed_format import describe, one_line
 from app.runtime.events import TranscriptEntry
 
 MAX_ITEMS = 200
 LONG_LINES = 8
 LONG_CHARS = 600
+
+
+_WRAPPED = re.compile(
+    r'<teammate_message teammate_id="(?P<sender>[^"]*)"(?P<attrs>[^>]*)>\n?(?P<body>.*?)\n?'
+    r"</teammate_message>",
+    re.DOTALL,
+)
+_SUMMARY = re.compile(r'summary="([^"]*)"')
+
+
+def in_words(text: str, recipient: str = "") -> str:
+    """A prompt as a person reads it: delivered mail and frames described, not raw."""
+
+    def mail(match: re.Match[str]) -> str:
+        sender = html.unescape(match["sender"])
+        found = _SUMMARY.search(match["attrs"])
+        summary = html.unescape(found[1]) if found else None
+        body = match["body"].replace("&lt;", "<")
+        if parse_frame(body) is None:
+            about = f"{summary} — " if summary else ""
+            return f"✉ {sender}: {about}{body}"
+        return f"✉ {describe(sender, recipient, body, summary).plain()}"
+
+    if parse_frame(text) is not None:  # a bare frame
+        return f"✉ {describe('?', recipient, text).plain()}"
+    return _WRAPPED.sub(mail, text)
 
 
 def _is_long(text: str) -> bool:
@@ -54,15 +91,17 @@ class ToolCall(Collapsible):
             classes="tool-call",
         )
 
+    def on_mount(self) -> None:
+        for title in self.query("CollapsibleTitle"):
+            title.can_focus = False  # tab moves past the transcript, not through each call
+        if self._pending is not None:
+            self._show_result()
+
     def _label_text(self, mark: str) -> str:
         title = f"⚙ {self.tool}" + (f"  {self.summary}" if self.summary else "")
         return escape(title + (f"  {mark}" if mark else ""))
 
     _pending: TranscriptEntry | None = None
-
-    def on_mount(self) -> None:
-        if self._pending is not None:
-            self._show_result()
 
     def set_result(self, entry: TranscriptEntry) -> None:
         self._pending = entry
@@ -105,6 +144,7 @@ class Transcript(VerticalScroll):
         self._stream_text = ""
         self._stream_given = 0
         self._calls: dict[str, ToolCall] = {}
+        self._said: list[str] = []  # the person's messages not yet echoed by the agent's turn
 
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor (stay at the bottom while text streams in) only once the content overflows:
@@ -112,11 +152,20 @@ class Transcript(VerticalScroll):
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
 
-    def show(self, agent: str | None, entries: list[TranscriptEntry], partial: str = "") -> None:
-        """Replace the content with ``agent``'s transcript (+ text still streaming)."""
+    def show(
+        self,
+        agent: str | None,
+        entries: list[TranscriptEntry],
+        partial: str = "",
+        *,
+        empty: str = "nothing yet",
+    ) -> None:
+        """Replace the content with ``agent``'s transcript (+ text still streaming); ``empty``
+        is shown until the first entry arrives."""
         self.agent = agent
         self._stream = None
         self._calls.clear()
+        self._said.clear()
         self.anchor(False)
         self.remove_children()
         widgets: list[Widget] = []
@@ -125,7 +174,7 @@ class Transcript(VerticalScroll):
             if widget is not None:
                 widgets.append(widget)
         if not widgets and not partial:
-            widgets.append(Static("nothing yet", classes="empty"))
+            widgets.append(Static(Text(empty), classes="empty"))
         self.mount_all(widgets)
         if partial:
             self.add_text(partial)
@@ -163,8 +212,13 @@ class Transcript(VerticalScroll):
     def _widget_for(self, entry: TranscriptEntry) -> Widget | None:
         match entry.kind:
             case "user":
-                you = "you: " if entry.data.get("source") == "person" else ""
-                return Static(Text(f"› {you}{entry.text}"), classes="user")
+                if entry.data.get("source") == "person":
+                    self._said.append(entry.text)
+                    return Static(Text(f"› you: {entry.text}"), classes="user")
+                if entry.text in self._said:  # the turn that delivers it: already shown
+                    self._said.remove(entry.text)
+                    return None
+                return Static(Text(f"› {in_words(entry.text, self.agent or '')}"), classes="user")
             case "assistant":
                 return Markdown(entry.text, classes="assistant")
             case "tool_call":

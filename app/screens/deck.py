@@ -169,6 +169,9 @@ class DeckScreen(Screen[None]):
     def on_entry(self, entry: TranscriptEntry) -> None:
         """A whole transcript entry."""
 
+    def run_finished(self, reason: str, ok: bool) -> None:
+        """The run ended (the team is done): show it where the lead's report is."""
+
     def show_header(self, header: HeaderInfo) -> None:
         """Redraw the header line (watches ``host.header``)."""
         self.query_one(StatusBar).show(

@@ -26,15 +26,27 @@ from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
 from widgets.transcript import Transcript
 
+#: The lead's transcript before anything happened: what to do first.
+FIRST_SCREEN = (
+    "Type a goal for the lead below and press enter, e.g. “Summarize what the Python files "
+    "in this folder do”. The lead creates a team, splits the work into tasks and spawns "
+    "teammates: their panels, the task board and their messages appear here, and you approve "
+    "their plans. To watch a whole team at work first, quit (ctrl+q) and run: teamdeck demo"
+)
+
 
 class LeaderScreen(DeckScreen):
     """See the module docstring."""
 
-    BINDINGS = [Binding("escape", "leave_input", "Keys", id="leave-input")]
+    BINDINGS = [
+        Binding("escape", "leave_input", "Keys", id="leave-input"),
+        Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
+    ]
     """
     | Key(s) | Description |
     | :- | :- |
     | escape | Leave the input (single-letter keys act again). |
+    | n | Type a new goal for the lead (same as ``i``). |
     """
 
     def compose(self) -> ComposeResult:
@@ -55,7 +67,7 @@ class LeaderScreen(DeckScreen):
         host = self.host
         set_border(self.query_one("#roster"), title="Team")
         set_border(self.query_one("#board"), title="Tasks")
-        set_border(self.query_one("#lead"), title=LEAD_NAME)
+        self._label_lead(host.selected)
         prompt = self.query_one("#prompt", Input)
         lead = self.query_one("#lead", Transcript)
         if self.steering.read_only:
@@ -63,7 +75,12 @@ class LeaderScreen(DeckScreen):
             prompt.disabled = True
             lead.show(None, [])
         else:
-            lead.show(LEAD_NAME, host.transcript(LEAD_NAME), host.partial.get(LEAD_NAME, ""))
+            lead.show(
+                LEAD_NAME,
+                host.transcript(LEAD_NAME),
+                host.partial.get(LEAD_NAME, ""),
+                empty=FIRST_SCREEN,
+            )
         self.watch(self.app, "header", self.show_header)
         self.watch(self.app, "files", self._show_files)
         self.watch(self.app, "agents", self._show_agents)
@@ -110,9 +127,21 @@ class LeaderScreen(DeckScreen):
 
     def _show_selection(self, selected: str | None) -> None:
         self.selection_shown()
+        self._label_lead(selected)
         self.query_one(Roster).select(selected)
         # Selecting a teammate highlights its own request: a / r answer that one.
         self.query_one(ApprovalsQueue).highlight_agent(selected)
+
+    def _label_lead(self, selected: str | None) -> None:
+        """The bottom panel is the lead's transcript whatever is selected: say so, and how to
+        read the selected teammate's."""
+        lead = self.query_one("#lead", Transcript)
+        set_border(lead, title=Text.assemble((LEAD_NAME, "bold"), " · lead's transcript"))
+        if selected and selected != LEAD_NAME and self.host.agent(selected) is not None:
+            hint = f"{selected}'s transcript: enter on its panel"
+        else:
+            hint = "a teammate's transcript: select it, then enter"
+        set_border(lead, subtitle=hint)
 
     def _show_filter(self) -> None:
         host = self.host
@@ -148,6 +177,14 @@ class LeaderScreen(DeckScreen):
     def on_entry(self, entry: TranscriptEntry) -> None:
         if entry.agent == LEAD_NAME:
             self.query_one("#lead", Transcript).add_entry(entry)
+
+    def run_finished(self, reason: str, ok: bool) -> None:
+        nxt = "type a new goal" if self.typing else "n new goal"
+        mark = "run finished" if ok else "run ended"
+        line = f"{mark} — {reason} · {nxt} · ctrl+q quit"
+        self.query_one("#lead", Transcript).add_entry(
+            TranscriptEntry(LEAD_NAME, "notice", line, {"finished": True})
+        )
 
     def selected_approval(self) -> Approval | None:
         queue = self.query_one(ApprovalsQueue)

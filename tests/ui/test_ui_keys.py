@@ -14,8 +14,11 @@ from app.screens.deck import DeckScreen
 from app.screens.feedback import FeedbackScreen
 from app.screens.help import KEYS, HelpScreen
 from app.screens.leader import LeaderScreen
+from app.screens.left_teams import LeftTeamsScreen
+from app.screens.message import MessageScreen
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
+from app.screens.quit import QuitScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
@@ -417,6 +420,7 @@ async def test_question_mark_shows_every_key(deck: TeamDeckApp) -> None:
 def test_help_lists_every_binding() -> None:
     documented = " ".join(key for key, _ in KEYS).replace("question_mark", "?")
     screens = [DeckScreen, LeaderScreen, AgentScreen, PlanReviewScreen, PermissionScreen]
+    screens += [MessageScreen, QuitScreen, LeftTeamsScreen]
     for screen in [*screens, ConfirmScreen, FeedbackScreen]:
         for binding in screen.BINDINGS:
             assert not isinstance(binding, tuple | str)

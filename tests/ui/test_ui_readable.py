@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from app.app import TeamDeckApp
 from app.screens.help import HelpScreen
@@ -124,3 +125,21 @@ async def test_board_cuts_with_an_ellipsis_at_80_columns(deck: TeamDeckApp) -> N
         text = screen_text(deck)
         assert "research…" in text and "Block…" in text
         assert "researche " not in text and "Blocke " not in text
+
+
+# ---------------------------------------------------------------------- the palette
+
+
+async def test_palette_lists_theme_once_and_shows_team_switching(tmp_path: Path) -> None:
+    app = make_app(tmp_path, make_runtime())
+    app.home.teams.create("beta", description="another team")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.5)
+        assert "Switch team: beta" in screen_text(app)  # on the first page, no scrolling
+        await pilot.press(*"theme")
+        await pilot.pause(0.5)
+        palette = app.screen
+        hits = [str(o.prompt) for o in palette.query_one(OptionList).options]
+        assert len([h for h in hits if "theme" in h.lower()]) == 1, hits

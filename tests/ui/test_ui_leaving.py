@@ -1,0 +1,136 @@
+"""Leaving (issue 10, item 15, and item 8): quitting with a live team asks; a team left on
+disk is offered for cleanup at the next start; the demo's temporary home goes on exit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from app.app import TeamDeckApp
+from app.core import Home
+from app.runtime.api import AgentSnapshot
+from app.screens.left_teams import LeftTeamsScreen
+from app.screens.quit import QuitScreen
+from tests.ui.data import TEAM, build_home, fixed_clock, make_app
+from tests.ui.fake_runtime import T0, FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+
+
+async def loaded(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    return app
+
+
+class StoppingRuntime(FakeRuntime):
+    """Teammates answer a shutdown request at once (as the real ones do when idle)."""
+
+    def request_shutdown(self, agent: str, reason: str | None = None) -> str:
+        answer = super().request_shutdown(agent, reason)
+        self.set_status(agent, "completed")
+        return answer
+
+
+async def test_quit_with_a_live_team_asks_and_cancel_stays(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(deck.screen, QuitScreen))
+        text = screen_text(deck)
+        assert "Shut down (y)" in text and "Leave on disk (l)" in text and "Cancel" in text
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(deck.screen, QuitScreen))
+        assert deck.is_running
+        assert [c for c in runtime.calls if c[0] == "request_shutdown"] == []
+
+
+async def test_quit_and_leave_the_team_on_disk(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(deck.screen, QuitScreen))
+        await pilot.press("l")
+        await wait_for(pilot, lambda: not deck.is_running)
+    assert deck.home.teams.get(TEAM) is not None
+    assert [c for c in runtime.calls if c[0] == "request_shutdown"] == []
+
+
+async def test_quit_shuts_the_team_down_by_default(tmp_path: Path) -> None:
+    runtime = StoppingRuntime(TEAM, [*_agents()])
+    app = make_app(tmp_path, runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.press("enter")  # the default
+        await wait_for(pilot, lambda: not app.is_running, within=15)
+    asked = [c[1] for c in runtime.calls if c[0] == "request_shutdown"]
+    assert asked == ["researcher", "engineer"]  # the live ones, not the completed tester
+    assert [c for c in runtime.calls if c[0] == "kill"] == []  # they all answered
+    assert app.home.teams.get(TEAM) is None
+    assert not (tmp_path / "tasks" / TEAM).exists()
+
+
+async def test_quit_kills_teammates_that_do_not_answer(tmp_path: Path) -> None:
+    runtime = FakeRuntime(TEAM, [*_agents()])
+    app = make_app(tmp_path, runtime)
+    app.SHUTDOWN_WAIT = 0.3
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.is_running, within=15)
+    assert [c[1] for c in runtime.calls if c[0] == "kill"] == ["researcher", "engineer"]
+    assert app.home.teams.get(TEAM) is None
+
+
+async def test_quit_without_a_team_just_quits(tmp_path: Path) -> None:
+    lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
+    runtime = FakeRuntime(team=None, agents=[lead])
+    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running)
+
+
+async def test_a_team_left_on_disk_is_offered_for_cleanup(tmp_path: Path) -> None:
+    build_home(tmp_path)  # an earlier run's team, left behind
+    lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
+    runtime = FakeRuntime(team=None, agents=[lead])
+    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LeftTeamsScreen))
+        assert TEAM in screen_text(app)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.home.teams.get(TEAM) is None)
+        assert not (tmp_path / "tasks" / TEAM).exists()
+
+
+async def test_a_left_team_can_be_kept(tmp_path: Path) -> None:
+    build_home(tmp_path)
+    lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
+    runtime = FakeRuntime(team=None, agents=[lead])
+    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, LeftTeamsScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, LeftTeamsScreen))
+        assert app.home.teams.get(TEAM) is not None
+
+
+def _agents() -> list[AgentSnapshot]:
+    def snap(name: str, status: str, lead: bool = False) -> AgentSnapshot:
+        return AgentSnapshot(name=name, color="blue", status=status, is_lead=lead, started_at=T0)  # type: ignore[arg-type]
+
+    return [
+        snap("team-lead", "running", True),
+        snap("researcher", "running"),
+        snap("engineer", "idle"),
+        snap("tester", "completed"),
+    ]

@@ -1,0 +1,217 @@
+"""Transcripts, toasts and the end of a run as the person reads them (issue 10: items 4, 10,
+11, 13, the empty first screen, the finished run, tab, and a second goal's team)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets._toast import Toast
+
+from app.app import TeamDeckApp
+from app.core import Home, InboxMessage, TeamMember
+from app.core.protocol import shutdown_approved, wrap_teammate_message
+from app.runtime.api import AgentSnapshot
+from app.runtime.events import TeamLifecycle, TranscriptEntry
+from app.screens.agent import AgentScreen
+from tests.ui.data import TEAM, fixed_clock
+from tests.ui.fake_runtime import T0, FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+from widgets.message_feed import MessageFeed
+from widgets.roster import Roster
+from widgets.task_board import TaskBoard
+from widgets.transcript import Transcript
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")
+    await pilot.pause()
+    return app
+
+
+def notes(app: TeamDeckApp) -> list[tuple[str, str]]:
+    return [(n.title, str(n.message)) for n in app._notifications]
+
+
+def lead(name: str = "team-lead") -> AgentSnapshot:
+    return AgentSnapshot(name=name, color="blue", status="idle", is_lead=True, started_at=T0)
+
+
+# ---------------------------------------------------------------------- item 10: frames in words
+
+
+async def test_the_lead_transcript_shows_delivered_frames_in_words(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        frame = shutdown_approved("shutdown-1795370285536@researcher", "researcher").to_text()
+        prompt = "\n\n".join(
+            [
+                wrap_teammate_message("researcher", frame, "cyan"),
+                wrap_teammate_message("engineer", "Refresh is in.", "green", "refresh done"),
+            ]
+        )
+        runtime.emit(TranscriptEntry("team-lead", "user", prompt))
+        await wait_for(pilot, lambda: "researcher approved shutdown" in screen_text(deck))
+        text = screen_text(deck)
+        assert "✉ engineer: refresh done — Refresh is in." in text
+        assert '"type"' not in text and "teammate_message" not in text
+        assert "shutdown-1795370285536" not in text
+
+
+async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("1", "s")
+        await pilot.pause()
+        (title, message), *_ = [n for n in notes(deck) if "researcher" in n[1]]
+        assert "shutdown" in message and "@" not in message and "shutdown-" not in message
+
+
+# ---------------------------------------------------------------------- item 4: once
+
+
+async def test_a_message_typed_in_a_teammates_view_appears_once(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("2", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        # What the runtime records: the person's message, then the turn that delivers it.
+        runtime.emit(TranscriptEntry("engineer", "user", "use the new API", {"source": "person"}))
+        runtime.emit(TranscriptEntry("engineer", "user", "use the new API"))
+        runtime.emit(TranscriptEntry("engineer", "assistant", "Switching to the new API."))
+        await wait_for(pilot, lambda: "Switching to the new API." in screen_text(deck))
+        assert screen_text(deck).count("use the new API") == 1
+        assert "› you: use the new API" in screen_text(deck)
+
+
+# ---------------------------------------------------------------------- item 5: reject toast
+
+
+async def test_reject_toast_title_and_body_tell_one_event(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("2", "r")
+        await pilot.pause(0.2)
+        await pilot.press(*"too big", "enter")
+        await wait_for(pilot, lambda: any("rejected" in m for _, m in notes(deck)))
+        title, message = next(n for n in notes(deck) if "rejected" in n[1])
+        assert message == "engineer's plan rejected"
+        assert "requested" not in title
+
+
+# ---------------------------------------------------------------------- item 11: toasts
+
+
+async def test_a_burst_of_completed_tasks_is_one_toast_off_the_transcript(
+    deck: TeamDeckApp,
+) -> None:
+    async with deck.run_test(size=(120, 40), notifications=True) as pilot:
+        await ready(pilot)
+        tasks = deck.home.tasks(TEAM)
+        for task_id in ("2", "3", "4"):
+            tasks.update(task_id, status="completed")
+        await wait_for(pilot, lambda: any("tasks completed" in t for t, _ in notes(deck)))
+        await pilot.pause(0.5)
+        completed = [n for n in notes(deck) if "ompleted" in n[0]]
+        assert len(completed) == 1 and completed[0][0] == "3 tasks completed"
+        await wait_for(pilot, lambda: bool(deck.screen.query(Toast)))
+        toast = deck.screen.query(Toast).last()
+        transcript = deck.screen.query_one("#lead", Transcript)
+        assert not toast.region.overlaps(transcript.region)
+        assert toast.region.y <= 2  # top right, below the header
+
+
+# ---------------------------------------------------------------------- item 13: bottom panel
+
+
+async def test_the_bottom_transcript_is_labelled_as_the_leads(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("1")
+        await pilot.pause()
+        text = screen_text(deck)
+        assert "team-lead · lead's transcript" in text
+        assert "researcher's transcript: enter on its panel" in text
+
+
+# ---------------------------------------------------------------------- first screen, end
+
+
+async def test_the_empty_first_screen_says_what_to_do(tmp_path: Path) -> None:
+    runtime = FakeRuntime(team=None, agents=[lead()])
+    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.loaded)
+        text = screen_text(app)
+        assert "Type a goal for the lead below" in text and "teamdeck demo" in text
+
+
+async def test_a_finished_run_says_so_and_what_next(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.stream("team-lead", "All three files are summarized: see the report above.")
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.set_status("team-lead", "idle")
+        await wait_for(pilot, lambda: "run finished" in screen_text(deck))
+        text = screen_text(deck)
+        assert "n new goal · ctrl+q quit" in text
+        assert "All three files are summarized" in text
+        await pilot.press("n")
+        assert deck.focused is deck.screen.query_one("#prompt")
+
+
+async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        deck.screen.query_one("#lead", Transcript).focus()
+        await pilot.press("tab")
+        assert deck.focused is deck.screen.query_one("#prompt")
+
+
+# ---------------------------------------------------------------------- item 1: second goal
+
+
+async def test_a_second_goals_team_replaces_the_first_everywhere(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        home = deck.home
+        home.teams.delete(TEAM, force=True)
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        await wait_for(pilot, lambda: deck.files.removed)
+        # The lead creates the next team (the runtime resets its snapshot for it).
+        home.teams.create("beta", description="second goal")
+        home.teams.add_member(
+            "beta", TeamMember(agent_id="scout@beta", name="scout", color="purple", joined_at=1)
+        )
+        home.tasks("beta").create("Scout the repository")
+        home.mailbox("beta").append(
+            "scout", InboxMessage(sender="team-lead", text="Scout it.", summary="go")
+        )
+        runtime.team = "beta"
+        runtime.agents = [
+            lead(),
+            AgentSnapshot(name="scout", color="purple", status="running", started_at=T0),
+        ]
+        runtime.emit(TeamLifecycle("beta", "created"))
+        roster = deck.screen.query_one(Roster)
+        await wait_for(pilot, lambda: list(roster._panels) == ["team-lead", "scout"])
+        board = deck.screen.query_one(TaskBoard)
+        await wait_for(pilot, lambda: board.task_ids == ["1"])
+        assert board.cells("1")[1] == "Scout the repository"
+        feed = deck.screen.query_one(MessageFeed)
+        assert feed.lines() == ["team-lead -> scout: go — Scout it."]
+        header = screen_text(deck).splitlines()[0]
+        assert "beta" in header and "1 teammate" in header and "alpha" not in header
+        for old in ("researcher", "engineer", "tester"):
+            assert old not in screen_text(deck).split("Messages")[0]
