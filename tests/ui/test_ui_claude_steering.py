@@ -48,6 +48,7 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
     assert isinstance(app, TeamDeckApp)
     await wait_for(pilot, lambda: app.loaded and len(app.approvals) == 2)
     assert app.files.team == ch.TEAM
+    await pilot.press("escape")  # out of the lead's input (focused at start): keys act
     return app
 
 

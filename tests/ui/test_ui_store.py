@@ -308,7 +308,12 @@ def test_digest_sorts_runtime_events_by_what_they_change() -> None:
     assert news.stream == [TextDelta("a", "Hel"), TranscriptEntry("a", "assistant", "Hello")]
     assert news.agents_changed and news.approvals_changed and news.new_team == "beta"
     assert [(n.title, n.message, n.severity) for n in news.notices] == [
-        ("Plan", "writer asks you to approve a plan (a approve · enter review)", "information"),
+        (
+            "Plan",
+            "writer asks you to approve a plan: "
+            "select writer, then a approve · r reject · v review",
+            "information",
+        ),
         ("", "b failed: model error 529", "error"),
         ("Run finished", "the lead gave up", "error"),
     ]
