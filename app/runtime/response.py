@@ -104,6 +104,13 @@ async def _stream_once(session: AgentSession, params: dict[str, Any]) -> Any:
                 "no tool was run and the turn was stopped",
                 retryable=False,
             ) from exc
+        except (IndexError, KeyError, TypeError, RuntimeError) as exc:
+            # events the SDK cannot assemble (e.g. a delta for a block that never started)
+            _count_partial(session, stream)
+            raise BrokenStream(
+                f"the API sent a malformed event stream ({type(exc).__name__}: {exc})",
+                retryable=True,
+            ) from exc
         snapshot = _snapshot(stream)
         if snapshot is None:
             raise BrokenStream(

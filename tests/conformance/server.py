@@ -73,6 +73,8 @@ class Turn:
     end_early_after: int | None = None
     error_after: int | None = None
     error: tuple[str, str] = ("overloaded_error", "Overloaded")
+    #: Send a content_block_delta for a block that never started at this event.
+    stray_delta_at: int | None = None
 
     @property
     def stop(self) -> str:
@@ -276,6 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if index == turn.end_early_after:
                 break
+            if index == turn.stray_delta_at:
+                stray = {"type": "text_delta", "text": "?"}
+                event = {"type": "content_block_delta", "index": 99, "delta": stray}
+                self._chunk(_sse("content_block_delta", event))
             if index == turn.error_after:
                 kind, message = turn.error
                 error = {"type": "error", "error": {"type": kind, "message": message}}

@@ -157,6 +157,7 @@ def write_call(project: Path) -> ToolCall:
         pytest.param({"stall_after": 4}, id="stream-stalls"),
         pytest.param({"end_early_after": 9}, id="ends-without-message_stop"),
         pytest.param({"error_after": 5}, id="overloaded_error-event-mid-stream"),
+        pytest.param({"stray_delta_at": 4}, id="delta-for-a-block-never-started"),
     ],
 )
 async def test_a_response_that_breaks_after_it_started_is_retried(
