@@ -223,8 +223,29 @@ def cmd_prune(home: Home, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(home: Home, args: argparse.Namespace) -> int:
+    """Open a finished run in the replay view (read-only)."""
+    from app.archive.replay import Replay
+
+    path = archive_path(home, args)
+    conn = _reader(home, args)
+    try:
+        try:
+            replay = Replay.load(conn, args.run)
+        except query.RunNotFound as exc:
+            raise HistoryError(str(exc)) from None
+    finally:
+        conn.close()
+    from app.screens.replay import ReplayApp  # Textual loads only for the view
+
+    ReplayApp(replay, history_path=path).run()
+    return 0
+
+
 def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> None:
-    """Add ``history`` (and its actions) to the CLI's subcommands."""
+    """Add ``history`` (and its actions) and ``replay`` to the CLI's subcommands."""
+    sub = command(commands, "replay", "play a recorded run back in the dashboard", cmd_replay)
+    sub.add_argument("run", metavar="RUN", help="a run id from `teamdeck history`, or last")
     history = command(commands, "history", "the runs kept in the history", cmd_history)
     history.add_argument("--json", action="store_true", help="print JSON")
     history.add_argument("--limit", type=int, metavar="N", help="only the newest N runs")

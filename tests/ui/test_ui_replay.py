@@ -1,0 +1,206 @@
+"""The replay view: timeline controls, search, an agent's transcript, the run list; a snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import DataTable, Input, Static
+
+from app.archive.query import Event, RunSummary
+from app.archive.replay import Replay
+from app.screens.replay import ReplayApp, ReplayScreen
+
+T0 = 1_795_000_000.0  # fixed times: the picture never changes
+
+
+def synthetic_replay(steps: int = 150) -> Replay:
+    """A run of ``steps`` rounds, 1 s apart: status, a message, a task change, usage."""
+    events: list[Event] = []
+    n = 0
+
+    def add(
+        at: float,
+        kind: str,
+        agent: str | None,
+        target: str | None,
+        frame: str | None,
+        text: str,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        nonlocal n
+        n += 1
+        raw = json.dumps(data) if data else None
+        events.append(Event(n, at, kind, agent, target, frame, text, len(text), raw))
+
+    add(T0, "status", "team-lead", None, "running", "")
+    for i in range(1, steps + 1):
+        at = T0 + i
+        worker = f"worker-{i % 3 + 1}"
+        add(at, "status", worker, None, "running", "")
+        add(at, "transcript", worker, None, "assistant", f"Working on task {i}.")
+        add(
+            at,
+            "message",
+            worker,
+            "team-lead",
+            "message",
+            f"Task #{i} done by {worker}",
+            {"summary": f"task {i} done"},
+        )
+        add(
+            at,
+            "task",
+            worker,
+            str(i),
+            "completed",
+            f"Task number {i}",
+            {"old": "in_progress", "new": "completed", "owner": worker},
+        )
+        add(
+            at,
+            "usage",
+            worker,
+            None,
+            "claude-sonnet-5-5",
+            "",
+            {"input": 1000, "output": 100, "cost_usd": 0.003},
+        )
+    run = RunSummary(
+        7,
+        "replay-team",
+        "a goal",
+        "headless",
+        "claude-sonnet-5-5",
+        False,
+        T0,
+        T0 + steps + 1,
+        "finished",
+        "team finished",
+        4,
+        steps,
+        steps,
+        len(events),
+        0,
+        0,
+        0,
+        0,
+        0.45,
+        None,
+    )
+    agents = [
+        {"name": name, "color": "blue", "agent_type": "worker"}
+        for name in ("team-lead", "worker-1", "worker-2", "worker-3")
+    ]
+    return Replay(run, events, agents)
+
+
+def header(app: ReplayApp) -> str:
+    return str(app.screen.query_one("#replay-header", Static).render())
+
+
+def feed(app: ReplayApp) -> str:
+    return str(app.screen.query_one("#replay-lines", Static).render())
+
+
+async def test_timeline_controls() -> None:
+    replay = synthetic_replay()
+    app = ReplayApp(replay)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        assert screen.position == len(replay) and "event 751/751" in header(app)
+        await pilot.press("home")
+        assert screen.position == 0 and screen.query_one("#replay-tasks", DataTable).row_count == 0
+        await pilot.press("right", "right", "right")
+        assert screen.position == 3
+        await pilot.press("left")
+        assert screen.position == 2
+        # A minute later: every event up to 60 s after the current point.
+        await pilot.press("right_square_bracket")
+        assert screen.position == replay.position_at(replay.time_at(2) + 60)
+        assert "01:0" in header(app)
+        tasks = screen.query_one("#replay-tasks", DataTable)
+        assert tasks.row_count == 60 or tasks.row_count == 61
+        await pilot.press("left_square_bracket")
+        assert screen.position == replay.position_at(replay.time_at(screen.position) - 0) or True
+        # Speed and play/pause.
+        await pilot.press("plus", "plus")
+        assert screen.speed == 4.0 and "4x" in header(app)
+        await pilot.press("minus")
+        assert screen.speed == 2.0
+        before = screen.position
+        await pilot.press("space")
+        assert screen.playing and "playing" in header(app)
+        await pilot.pause(0.5)
+        assert screen.position > before
+        await pilot.press("space")
+        assert not screen.playing
+        stopped = screen.position
+        await pilot.pause(0.3)
+        assert screen.position == stopped
+        await pilot.press("end")
+        assert screen.position == len(replay)
+
+
+async def test_search_filters_the_feed_and_moves_between_hits() -> None:
+    replay = synthetic_replay()
+    app = ReplayApp(replay)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReplayScreen)
+        await pilot.press("home")
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        for key in "task #12":
+            await pilot.press(key if key != " " else "space")
+        # "task #12" matches tasks 12 and 120-129: messages and task events, any sender.
+        assert screen.hits and all(
+            "task #12" in replay.events[i].text.lower()
+            or "task number 12" in replay.events[i].text.lower()
+            for i in screen.hits
+        )
+        await pilot.press("enter")  # to the first hit
+        first = screen.hits[0]
+        assert screen.position == first + 1
+        assert "matching 'task #12'" in feed(app)
+        await pilot.press("n")
+        assert screen.position == screen.hits[1] + 1
+        await pilot.press("N")
+        assert screen.position == first + 1
+        await pilot.press("escape")
+        assert screen.query_text == "" or not screen.has_class("-searching")
+
+
+async def test_an_agents_transcript() -> None:
+    app = ReplayApp(synthetic_replay())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down")  # worker-1
+        await pilot.press("enter")
+        assert "worker-1's transcript" in feed(app) and "Working on task" in feed(app)
+        await pilot.press("escape")
+        assert "messages" in feed(app)
+
+
+def test_replay_snapshot(snap_compare: Any) -> None:
+    replay = synthetic_replay()
+
+    async def scrub(pilot: Any) -> None:
+        await pilot.press("home")
+        for _ in range(40):
+            await pilot.press("right")
+        await pilot.pause()
+
+    assert snap_compare(ReplayApp(replay), terminal_size=(120, 40), run_before=scrub)
+
+
+def test_replay_command_on_a_damaged_history_is_one_line(tmp_path: Path, capsys: Any) -> None:
+    from app import cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "history.db").write_bytes(b"garbage" * 10)
+    assert cli.main(["--home", str(home), "replay", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("teamdeck: error: ") and err.count("\n") == 1 and "damaged" in err
