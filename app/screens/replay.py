@@ -89,8 +89,12 @@ class ReplayScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="replay-header")
         with Horizontal(id="replay-top"):
-            agents = DataTable(id="replay-agents", cursor_type="row", zebra_stripes=True)
-            tasks = DataTable(id="replay-tasks", cursor_type="none", zebra_stripes=True)
+            agents: DataTable[str] = DataTable(
+                id="replay-agents", cursor_type="row", zebra_stripes=True
+            )
+            tasks: DataTable[str] = DataTable(
+                id="replay-tasks", cursor_type="none", zebra_stripes=True
+            )
             for table in (agents, tasks):  # the screen keeps the keys: arrows move the timeline
                 table.can_focus = False
             yield agents
