@@ -37,11 +37,14 @@ async def test_quitting_mid_run_is_recorded_as_stopped(home: Home, project: Path
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.05)
     finish_dashboard_recording(app)
+    recorder = app.recorder
+    assert recorder.available is False and recorder.closed, (recorder, recorder.writer.failed)
     conn = connect(home.root / "history.db")
-    outcome, reason = conn.execute("SELECT outcome, reason FROM runs").fetchone()
+    rows = conn.execute("SELECT outcome, reason, ended_at FROM runs").fetchall()
     conn.close()
-    assert outcome in ("stopped", "finished")
-    assert reason
+    assert len(rows) == 1, rows
+    outcome, reason, ended = rows[0]
+    assert outcome in ("stopped", "finished") and reason and ended, (rows, recorder.writer.failed)
 
 
 async def test_no_history_in_the_dashboard(home: Home, project: Path) -> None:
