@@ -223,3 +223,50 @@ def test_node_sees_python_lock_as_held_and_its_stale_lock_as_free(
         os.utime(lock_path, (old, old))  # as if we had died holding it 11 s ago
         assert _node_view(node_modules, inbox) == {"locked": False, "acquired": True}
     assert not os.path.lexists(lock_path)
+
+
+def test_teamdeck_answers_while_node_writes_the_same_inbox(
+    home: Home, node_modules: Path, tmp_path: Path
+) -> None:
+    """Claude Code (proper-lockfile) keeps appending to a teammate's inbox while teamdeck
+    answers that teammate's permission requests into it: nothing lost, each answer once."""
+    from app.core import protocol as proto
+    from app.runtime.file_requests import scan_team
+    from app.runtime.file_steering import FileSteering
+
+    requests = 30
+    lead = home.mailbox("interop")
+    for i in range(requests):
+        frame = proto.permission_request(
+            f"perm-{i}", "researcher@interop", "Bash", f"toolu_{i}", "run", {"command": f"c{i}"}
+        )
+        lead.append("team-lead", InboxMessage(sender="researcher", text=frame.to_text()))
+    inbox = lead.path("researcher")
+    go_file = tmp_path / "go"
+    nodes = [
+        subprocess.Popen(
+            _node(str(WRITER_JS), str(node_modules), str(inbox), f"node{k}", "100", str(go_file)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(2)
+    ]
+    steer = FileSteering(Home(home.root, lock_style="mkdir"), "interop")
+    try:
+        go_file.touch()
+        pending = scan_team(home, "interop").pending
+        assert len(pending) == requests
+        outcomes = [steer.allow(r.approval).ok for r in pending]
+        outputs = [p.communicate(timeout=60) for p in nodes]
+    finally:
+        for p in nodes:
+            p.kill()
+    assert [p.returncode for p in nodes] == [0, 0], [err for _, err in outputs]
+    assert outcomes == [True] * requests
+    texts = [m["text"] for m in json.loads(inbox.read_text(encoding="utf-8"))]
+    node_texts = [t for t in texts if t.startswith("node")]
+    assert sorted(node_texts) == sorted(f"node{k}-{i}" for k in range(2) for i in range(100))
+    answers = [json.loads(t)["request_id"] for t in texts if t.startswith("{")]
+    assert sorted(answers) == sorted(f"perm-{i}" for i in range(requests))  # 0 lost, 0 twice
+    assert scan_team(home, "interop").pending == []
