@@ -65,7 +65,7 @@ class TeamRequests:
     answered: set[str] = field(default_factory=set)  # ids some response closes
     shutdowns: dict[str, ShutdownAsk] = field(default_factory=dict)
     idle_at: dict[str, str] = field(default_factory=dict)  # agent -> last idle notification time
-    last_message_at: dict[str, str] = field(default_factory=dict)  # sender -> newest timestamp
+    last_message_at: dict[str, str] = field(default_factory=dict)  # sender -> newest non-idle
     errors: dict[str, str] = field(default_factory=dict)  # inbox -> one-line error
 
     @property
@@ -110,12 +110,17 @@ def scan_team(home: Home, team: str) -> TeamRequests:
 def _note(found: TeamRequests, inbox: str, entry: dict[str, Any]) -> None:
     sender = str(entry.get("from") or "")
     timestamp = str(entry.get("timestamp") or "")
-    if sender and timestamp > found.last_message_at.get(sender, ""):
-        found.last_message_at[sender] = timestamp
     text = entry.get("text")
-    if not isinstance(text, str) or text[:1] != "{":
+    frame: Frame | None = None
+    if isinstance(text, str) and text[:1] == "{":
+        frame = parse_frame(text)
+    if frame is not None and frame.type == "idle_notification":
+        who = agent_name(getattr(frame, "sender", "") or sender)
+        if timestamp >= found.idle_at.get(who, ""):
+            found.idle_at[who] = timestamp
         return
-    frame: Frame | None = parse_frame(text)
+    if sender and timestamp > found.last_message_at.get(sender, ""):
+        found.last_message_at[sender] = timestamp  # anything but an idle notification
     if frame is None:
         return
     closed = answered_id(frame)
@@ -133,11 +138,6 @@ def _note(found: TeamRequests, inbox: str, entry: dict[str, Any]) -> None:
         who = ask.agent if ask else agent_name(frame.sender)
         since = ask.timestamp if ask else timestamp
         found.shutdowns[frame.request_id] = ShutdownAsk(frame.request_id, who, since, verdict)
-        return
-    if frame.type == "idle_notification":
-        who = agent_name(getattr(frame, "sender", "") or sender)
-        if timestamp >= found.idle_at.get(who, ""):
-            found.idle_at[who] = timestamp
         return
     if isinstance(frame, PlanApprovalRequest | PermissionRequest):
         approval = approval_from_frame(frame, sender=sender, timestamp=timestamp or None)

@@ -1,0 +1,131 @@
+"""What the files say: teammate statuses, stale teams, the picker's list, teammate transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core import Home, InboxMessage
+from app.core import protocol as proto
+from app.runtime.claude_transcripts import TranscriptReader, find_transcript
+from app.runtime.file_requests import scan_team
+from app.runtime.file_status import STALE_AFTER, summarize, team_summaries, teammate_statuses
+from app.runtime.file_steering import FileSteering
+from tests import claude_home as ch
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return ch.build(tmp_path / "claude")
+
+
+@pytest.fixture
+def home(root: Path) -> Home:
+    return Home(root, lock_style="mkdir")
+
+
+def statuses(home: Home) -> dict[str, str]:
+    return dict(teammate_statuses(home.teams.require(ch.TEAM), scan_team(home, ch.TEAM)))
+
+
+def say(home: Home, to: str, sender: str, text: str, at: str) -> None:
+    home.mailbox(ch.TEAM).append(to, InboxMessage(sender=sender, text=text, timestamp=at))
+
+
+def test_statuses_follow_the_files(home: Home) -> None:
+    assert statuses(home) == {"researcher": "awaiting approval", "writer": "awaiting approval"}
+    steer = FileSteering(home, ch.TEAM)
+    for request in scan_team(home, ch.TEAM).pending:
+        steer.approve(request.approval)
+    assert statuses(home) == {"researcher": "running", "writer": "running"}
+
+    idle = proto.idle_notification("writer").to_text()
+    say(home, "team-lead", "writer", idle, "2026-11-22T10:05:00.000Z")
+    assert statuses(home)["writer"] == "idle"
+    say(home, "team-lead", "writer", "back at it", "2026-11-22T10:06:00.000Z")
+    assert statuses(home)["writer"] == "running"  # a newer word than the idle notification
+
+    assert steer.shutdown("researcher").ok
+    assert statuses(home)["researcher"] == "stopping"
+    rid = scan_team(home, ch.TEAM).pending_shutdowns()[0].request_id
+    approved = proto.shutdown_approved(rid, "researcher").to_text()
+    say(home, "team-lead", "researcher", approved, "2026-11-22T10:07:00.000Z")
+    assert statuses(home)["researcher"] == "gone"
+
+
+def test_stopping_outranks_awaiting_approval(home: Home) -> None:
+    assert FileSteering(home, ch.TEAM).shutdown("writer").ok  # its permission is still pending
+    assert statuses(home)["writer"] == "stopping"
+
+
+def test_stale_team_and_the_picker(home: Home, root: Path) -> None:
+    now = time.time()
+    fresh = summarize(home, ch.TEAM, now)
+    assert (fresh.members, fresh.pending, fresh.stale) == (2, 2, False)
+    # A second, older team whose members are all idle, untouched for an hour: stale.
+    other = Home(root, lock_style="mkdir")
+    other.teams.create("old-review")
+    from app.core import TeamMember
+
+    other.teams.add_member(
+        "old-review", TeamMember(agent_id="a@old-review", name="a", is_active=False)
+    )
+    hour_ago = now - 2 * STALE_AFTER
+    for path in (root / "teams" / "old-review").rglob("*"):
+        os.utime(path, (hour_ago, hour_ago))
+    for path in (root / "tasks" / "old-review").rglob("*"):
+        os.utime(path, (hour_ago, hour_ago))
+    listed = team_summaries(home, now)
+    assert [s.name for s in listed][-1] == "old-review"
+    old = listed[-1]
+    assert old.stale and old.last_activity == pytest.approx(hour_ago)
+    assert old.activity_text().startswith("stale since ")
+    # All members idle but recent: not stale (no timer counting up forever either way).
+    assert not summarize(home, "old-review", hour_ago + 60).stale
+
+
+def test_teammate_transcript_is_found_and_read_incrementally(home: Home, root: Path) -> None:
+    config = home.teams.require(ch.TEAM)
+    path = find_transcript(home, config, "researcher")
+    assert path is not None and path.stem == ch.RESEARCHER_SESSION
+    reader = TranscriptReader(path)
+    lines = reader.read_new()
+    assert [(line.kind, line.text) for line in lines] == [
+        ("prompt", "Survey the codebase, plan first."),
+        ("text", "I'll look at the package first."),
+        ("tool", f'Read(file_path="{ch.PROJECT}/app/__init__.py")'),
+        ("result", '"""The package.""" (+1 lines)'),
+    ]
+    assert (reader.usage.input_tokens, reader.usage.output_tokens) == (1200, 80)
+    assert reader.usage.cache_read_tokens == 300 and reader.usage.tool_calls == 1
+    assert reader.read_new() == []
+
+    record = {
+        "type": "assistant",
+        "sessionId": ch.RESEARCHER_SESSION,
+        "message": {
+            "id": "msg_2",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Plan ready."}],
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+        },
+    }
+    text = json.dumps(record)
+    with path.open("a") as fh:  # a record arrives in two writes: the half waits
+        fh.write(text[:20])
+    assert reader.read_new() == []
+    with path.open("a") as fh:
+        fh.write(text[20:] + "\n")
+    assert [line.text for line in reader.read_new()] == ["Plan ready."]
+    assert reader.usage.input_tokens == 1210
+
+    # Through the team and agent names on the records when the config names no session.
+    member = config.member("researcher")
+    assert member is not None
+    member.__pydantic_extra__.pop("sessionId")  # type: ignore[union-attr]
+    assert find_transcript(home, config, "researcher") == path
+    assert find_transcript(home, config, "writer") is None  # the view says "no transcript found"
