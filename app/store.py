@@ -42,6 +42,9 @@ from app.core.protocol import parse_frame
 from app.feed_format import agent_name, one_line
 from app.runtime.api import Approval
 from app.runtime.approvals import answered_id, approval_from_frame
+from app.runtime.events import AgentStatus
+from app.runtime.file_requests import scan_team
+from app.runtime.file_status import panel_statuses
 from app.view_state import FeedItem, TeamFiles
 
 HIDDEN_STATUSES = frozenset({"deleted"})
@@ -78,6 +81,7 @@ class StoreDelta:
     pending: list[Approval] = field(default_factory=list)  # requests seen in the files
     teams: list[str] | None = None  # every team in the home, when that list may have changed
     new_errors: list[str] = field(default_factory=list)  # errors not reported before
+    statuses: dict[str, AgentStatus] = field(default_factory=dict)  # teammate -> status (viewer)
 
     def files(self, previous: TeamFiles) -> TeamFiles:
         """The app's ``TeamFiles`` after this delta (``previous``: before it)."""
@@ -93,6 +97,7 @@ class StoreDelta:
             current_tasks=self.current_tasks,
             last_dm=self.last_dm,
             teams=previous.teams if self.teams is None else tuple(self.teams),
+            statuses=self.statuses,
         )
 
 
@@ -404,6 +409,8 @@ class Store:
             for sender, (to, summary) in self._last_dm.items()
         }
         delta.pending = sorted(self._pending.values(), key=lambda a: a.created_at)
+        if self.pick and self.team and self.config is not None:  # a viewer: no runtime knows
+            delta.statuses = panel_statuses(self.config, scan_team(self.home, self.team))
         errors = self._current_errors()
         delta.new_errors = sorted(errors - self._reported)
         self._reported = errors

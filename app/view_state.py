@@ -28,6 +28,7 @@ from app.feed_format import FeedLine, describe
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import (
     TERMINAL_STATUSES,
+    AgentStatus,
     ApprovalChanged,
     MessageSent,
     RunFinished,
@@ -97,6 +98,8 @@ class TeamFiles:
     current_tasks: Mapping[str, str] = field(default_factory=dict)  # owner -> "#3 subject"
     last_dm: Mapping[str, str] = field(default_factory=dict)  # sender -> "✉ to: summary"
     teams: tuple[str, ...] = ()  # every team in the home
+    #: teammate -> status the files imply (a viewer: ``app.runtime.file_status``)
+    statuses: Mapping[str, AgentStatus] = field(default_factory=dict)
 
 
 def agent_colors(files: TeamFiles, agents: Iterable[AgentSnapshot]) -> dict[str, str]:
@@ -132,7 +135,8 @@ def merge_agents(
             merged[member.name] = AgentSnapshot(
                 name=member.name,
                 color=member.color,
-                status="running" if member.is_active else "idle",
+                status=files.statuses.get(member.name)
+                or ("running" if member.is_active else "idle"),
                 is_lead=is_lead,
                 model=member.model or "",
                 mode=member.mode or "default",

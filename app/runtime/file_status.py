@@ -26,6 +26,7 @@ from app.core.errors import CorruptFileError, TeamdeckError
 from app.core.home import Home
 from app.core.models import TeamConfig
 from app.core.paths import LEAD_NAME
+from app.runtime.events import AgentStatus
 from app.runtime.file_requests import TeamRequests, scan_team
 
 FileStatus = Literal["running", "idle", "awaiting approval", "stopping", "gone"]
@@ -56,6 +57,19 @@ def teammate_statuses(config: TeamConfig, found: TeamRequests) -> dict[str, File
         if name != LEAD_NAME:
             statuses[name] = "gone"
     return statuses
+
+
+def panel_statuses(config: TeamConfig, found: TeamRequests) -> dict[str, AgentStatus]:
+    """``teammate_statuses`` in the panels' words: a teammate gone after its shutdown shows as
+    "completed", as one that ran in this process does."""
+    words: dict[FileStatus, AgentStatus] = {
+        "running": "running",
+        "idle": "idle",
+        "awaiting approval": "awaiting approval",
+        "stopping": "stopping",
+        "gone": "completed",
+    }
+    return {name: words[s] for name, s in teammate_statuses(config, found).items()}
 
 
 def _idle(found: TeamRequests, name: str) -> bool:
