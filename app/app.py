@@ -119,6 +119,8 @@ class TeamDeckApp(App[None]):
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
     #: ``cli_modes.ModeOptions`` of this run, if any (see ``app.screens.modes``).
     mode_options: Any = None
+    #: a viewer's transcripts (``entries(agent)``), e.g. a Claude Code team's session files
+    transcript_source: Any = None
 
     agents: var[tuple[AgentSnapshot, ...]] = var(())
     """The agents the panels show: the lead first, runtime snapshots merged with the files."""
@@ -192,7 +194,9 @@ class TeamDeckApp(App[None]):
         return find_agent(self.agents, name)
 
     def transcript(self, agent: str) -> list[TranscriptEntry]:
-        """``agent``'s transcript so far (a viewer has none)."""
+        """``agent``'s transcript so far (a viewer: from ``transcript_source`` if it has one)."""
+        if self.runtime is None and self.transcript_source is not None:
+            return list(self.transcript_source.entries(agent))
         return self.runtime.transcript(agent) if self.runtime is not None else []
 
     # ------------------------------------------------------------------ lifecycle

@@ -52,9 +52,11 @@ def build_dashboard(
     if viewer:
         viewing = TeamDeckApp(home, None, team=team)
         if home.is_claude:  # a live Claude Code team: answer it through its inboxes
+            from app.runtime.claude_transcripts import ClaudeTranscripts
             from app.runtime.file_steering import FileSteering
 
             viewing.steering = FileSteering(home, lambda: viewing.store.team)
+            viewing.transcript_source = ClaudeTranscripts(home, lambda: viewing.store.team)
         return viewing
     history_home = home.root
     if demo:

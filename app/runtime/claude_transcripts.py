@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from app.core.errors import TeamdeckError
 from app.core.home import Home
 from app.core.models import TeamConfig
+from app.runtime.events import TranscriptEntry
 
 LineKind = Literal["text", "tool", "result", "prompt"]
 HEAD_RECORDS = 8  # records read from a candidate file to recognise its team and agent
@@ -202,3 +205,54 @@ class TranscriptReader:
         self.usage.output_tokens = sum(x.get("output_tokens", 0) for x in u)
         self.usage.cache_read_tokens = sum(x.get("cache_read_input_tokens", 0) for x in u)
         self.usage.cache_creation_tokens = sum(x.get("cache_creation_input_tokens", 0) for x in u)
+
+
+EntryKind = Literal["user", "assistant", "tool_call", "tool_result"]
+_ENTRY_KINDS: dict[LineKind, EntryKind] = {
+    "prompt": "user",
+    "text": "assistant",
+    "tool": "tool_call",
+    "result": "tool_result",
+}
+
+
+class ClaudeTranscripts:
+    """The teammates' transcripts of the team a dashboard shows, as transcript entries.
+
+    ``team``: a callable giving the team shown now. Each call reads only what was appended since
+    the last one; a teammate without a transcript gets one notice saying so."""
+
+    def __init__(self, home: Home, team: Callable[[], str | None]) -> None:
+        self.home = home
+        self.team = team
+        self._readers: dict[tuple[str, str], TranscriptReader] = {}
+        self._entries: dict[tuple[str, str], list[TranscriptEntry]] = {}
+
+    def entries(self, agent: str) -> list[TranscriptEntry]:
+        team = self.team()
+        if not team:
+            return []
+        key = (team, agent)
+        reader = self._readers.get(key)
+        if reader is None:
+            try:
+                config = self.home.teams.get(team)
+            except (TeamdeckError, OSError) as exc:
+                return [TranscriptEntry(agent, "error", str(exc))]
+            path = find_transcript(self.home, config, agent) if config is not None else None
+            if path is None:
+                where = self.home.root / "projects"
+                note = f"no transcript found for {agent} in {where}"
+                return [TranscriptEntry(agent, "notice", note)]
+            reader = self._readers[key] = TranscriptReader(path)
+            self._entries[key] = [TranscriptEntry(agent, "notice", f"transcript: {path}")]
+        kept = self._entries[key]
+        for line in reader.read_new():
+            kind = _ENTRY_KINDS[line.kind]
+            kept.append(TranscriptEntry(agent, kind, line.text))
+        u = reader.usage
+        usage = (
+            f"tokens: {u.input_tokens} in · {u.output_tokens} out · "
+            f"{u.cache_read_tokens} cache read · {u.tool_calls} tool calls"
+        )
+        return [*kept, TranscriptEntry(agent, "notice", usage)]

@@ -22,7 +22,7 @@ from app.screens.agent import AgentScreen
 from app.screens.feedback import FeedbackScreen
 from app.screens.permission import PermissionScreen
 from tests import claude_home as ch
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import screen_text, wait_for
 
 
 @pytest.fixture
@@ -142,3 +142,22 @@ async def test_the_teammate_view_sends_a_message(deck: TeamDeckApp) -> None:
         await pilot.press(*"use short sentences", "enter")
         await wait_for(pilot, lambda: last(app, "writer")["text"] == "use short sentences")
         assert last(app, "writer")["from"] == "user"
+
+
+async def test_the_teammate_view_shows_its_claude_code_transcript(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        entries = app.transcript("researcher")
+        assert [(e.kind, e.text) for e in entries[1:-1]] == [
+            ("user", "Survey the codebase, plan first."),
+            ("assistant", "I'll look at the package first."),
+            ("tool_call", f'Read(file_path="{ch.PROJECT}/app/__init__.py")'),
+            ("tool_result", '"""The package.""" (+1 lines)'),
+        ]
+        assert entries[-1].text.startswith("tokens: 1200 in · 80 out")
+        writer = app.transcript("writer")
+        assert len(writer) == 1 and writer[0].text.startswith("no transcript found for writer")
+        await select(pilot, app, "writer")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
+        await wait_for(pilot, lambda: "no transcript found" in screen_text(app))
