@@ -121,6 +121,8 @@ class TeamDeckApp(App[None]):
     mode_options: Any = None
     #: a viewer's transcripts (``entries(agent)``), e.g. a Claude Code team's session files
     transcript_source: Any = None
+    #: a viewer of a home with several teams asks which one first (``app.screens.team_picker``)
+    pick_on_start = False
 
     agents: var[tuple[AgentSnapshot, ...]] = var(())
     """The agents the panels show: the lead first, runtime snapshots merged with the files."""
@@ -205,6 +207,10 @@ class TeamDeckApp(App[None]):
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
         self._watch_files()
+        if self.pick_on_start:
+            from app.screens.team_picker import open_team_picker
+
+            self.call_after_refresh(open_team_picker, self)
         self._refresh_store()
         if self.runtime is not None:
             self._unsubscribe = self.runtime.subscribe(self._on_runtime_event)

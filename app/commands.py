@@ -57,6 +57,13 @@ class DeckCommands(Provider):
         yield "Feed: show all messages", "Clear the feed filter", to_app(FilterFeed(None))
         # Other teams right after the fixed entries, so they show without scrolling. (The
         # theme is the system commands' "Theme": listed once.)
+        from app.screens.team_picker import open_team_picker
+
+        yield (
+            "Pick a team…",
+            "Every team: teammates, requests waiting for you, last activity",
+            partial(open_team_picker, self.app),
+        )
         files = host.files
         for team in files.teams:
             if team != files.team:

@@ -51,6 +51,7 @@ def build_dashboard(
 
     if viewer:
         viewing = TeamDeckApp(home, None, team=team)
+        viewing.pick_on_start = team is None and len(home.teams.names()) > 1
         if home.is_claude:  # a live Claude Code team: answer it through its inboxes
             from app.runtime.claude_transcripts import ClaudeTranscripts
             from app.runtime.file_steering import FileSteering

@@ -8,6 +8,8 @@ viewer=True)`` on a ``mkdir``-locked home), so the answers go through ``FileStee
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from app.runtime.file_steering import FileSteering
 from app.screens.agent import AgentScreen
 from app.screens.feedback import FeedbackScreen
 from app.screens.permission import PermissionScreen
+from app.screens.team_picker import TeamPickerScreen, summary_line
 from tests import claude_home as ch
 from tests.ui.helpers import screen_text, wait_for
 
@@ -161,3 +164,25 @@ async def test_the_teammate_view_shows_its_claude_code_transcript(deck: TeamDeck
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
         await wait_for(pilot, lambda: "no transcript found" in screen_text(app))
+
+
+async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
+    root = ch.build(tmp_path / "claude")
+    home = Home(root, lock_style="mkdir")
+    home.teams.create("old-review")
+    hour_ago = time.time() - 3600
+    for path in [*(root / "teams" / "old-review").rglob("*"), *(root / "tasks").rglob("*")]:
+        os.utime(path, (hour_ago, hour_ago))
+    app = build_dashboard(home, viewer=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, TeamPickerScreen))
+        picker = app.screen
+        assert isinstance(picker, TeamPickerScreen)
+        assert [s.name for s in picker.summaries] == [ch.TEAM, "old-review"]  # newest first
+        lines = [str(summary_line(s)) for s in picker.summaries]
+        assert "2 teammates" in lines[0] and "2 waiting for you" in lines[0]
+        assert "0 teammates" in lines[1] and "stale since" in lines[1]
+        assert picker.current == "old-review"  # shown by default: the newest created
+        await pilot.press("home", "enter")  # the most active one
+        await wait_for(pilot, lambda: app.files.team == ch.TEAM)
+        assert not isinstance(app.screen, TeamPickerScreen)
