@@ -70,6 +70,8 @@ def test_claude_team_answered_with_keys(tmp_path: Path) -> None:
         time.sleep(0.5)
         assert ch.snapshot(root) == before, "looking changed the Claude Code home"
 
+        tmux.keys("Escape")  # out of the lead's input (focused at start): keys act
+        time.sleep(0.3)
         tmux.keys("1")  # select researcher
         time.sleep(0.3)
         tmux.keys("a")  # approve its plan

@@ -175,7 +175,7 @@ async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
         os.utime(path, (hour_ago, hour_ago))
     app = build_dashboard(home, viewer=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TeamPickerScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, TeamPickerScreen), within=20)
         picker = app.screen
         assert isinstance(picker, TeamPickerScreen)
         assert [s.name for s in picker.summaries] == [ch.TEAM, "old-review"]  # newest first
@@ -184,5 +184,5 @@ async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
         assert "0 teammates" in lines[1] and "stale since" in lines[1]
         assert picker.current == "old-review"  # shown by default: the newest created
         await pilot.press("home", "enter")  # the most active one
-        await wait_for(pilot, lambda: app.files.team == ch.TEAM)
+        await wait_for(pilot, lambda: app.files.team == ch.TEAM, within=20)
         assert not isinstance(app.screen, TeamPickerScreen)
