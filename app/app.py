@@ -28,7 +28,7 @@ from textual.app import App
 from textual.css.query import NoMatches
 from textual.markup import escape
 from textual.message import Message
-from textual.reactive import var
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.worker import Worker, WorkerState
 
@@ -36,22 +36,14 @@ import styles
 from app.commands import DeckCommands
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
-from app.leaving import RunWatch, ask_quit, live_team, offer_cleanup
-from app.messages import (
-    ApprovalSettled,
-    FilterFeed,
-    OpenAgent,
-    SelectAgent,
-    ShowLeader,
-    SwitchTeam,
-    ToggleBoard,
-)
-from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI, Spawner
+from app.deck_state import DeckState
+from app.leaving import SHUTDOWN_WAIT, RunWatch, ask_quit, live_team, offer_cleanup
+from app.runtime.api import RuntimeAPI, Spawner
 from app.runtime.events import RuntimeEvent, TextDelta, TranscriptEntry
 from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
 from app.screens import modes
-from app.screens.agent import AgentScreen
 from app.screens.deck import DeckScreen
+from app.screens.host import ModeChoices
 from app.screens.leader import LeaderScreen
 from app.store import Store, StoreDelta
 from app.store_feeder import StoreFeeder
@@ -62,12 +54,10 @@ from app.view_state import (
     Notice,
     TeamFiles,
     digest,
-    find_agent,
     header_info,
     merge_agents,
     request_notice,
     task_notice,
-    valid_selection,
 )
 from widgets.task_board import TaskBoard
 
@@ -76,6 +66,9 @@ log = logging.getLogger(__name__)
 #: Builds the runtime the app drives, given the process's watcher and the app's spawner (each
 #: agent runs as a Textual worker of its own group).
 RuntimeFactory = Callable[[Watcher, Spawner], RuntimeAPI]
+#: Builds a viewer's part given how to learn the team shown now (it can switch): the levers on
+#: a team the app does not run (``Steering``), or where its transcripts come from.
+ViewerPart = Callable[[Callable[[], str | None]], Any]
 
 
 @dataclass
@@ -92,7 +85,7 @@ class RuntimeFlush(Message):
         return isinstance(message, RuntimeFlush)
 
 
-class TeamDeckApp(App[None]):
+class TeamDeckApp(DeckState):
     """The dashboard.
 
     Args:
@@ -106,6 +99,12 @@ class TeamDeckApp(App[None]):
         watch: watch other processes' writes (``False``: only this process's).
         watcher: the process's ``Watcher`` if one exists (default: a new one; it is handed
             to the runtime: one watcher per process).
+        steering: a viewer's levers (``ViewerPart`` building a ``Steering``, e.g. one writing
+            answers into a Claude Code team's inboxes); default: the runtime's, or none.
+        transcripts: a viewer's transcripts (``ViewerPart`` building an object with
+            ``entries(agent)``, e.g. a Claude Code team's session files).
+        modes: the run's permission-mode options (``app.screens.modes``).
+        pick: a viewer of a home with several teams asks which one first.
     """
 
     TITLE = "teamdeck"
@@ -117,27 +116,7 @@ class TeamDeckApp(App[None]):
     FLUSH_SECONDS = 0.05  # streamed text is drawn this often
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
-    #: ``cli_modes.ModeOptions`` of this run, if any (see ``app.screens.modes``).
-    mode_options: Any = None
-    #: a viewer's transcripts (``entries(agent)``), e.g. a Claude Code team's session files
-    transcript_source: Any = None
-    #: a viewer of a home with several teams asks which one first (``app.screens.team_picker``)
-    pick_on_start = False
-
-    agents: var[tuple[AgentSnapshot, ...]] = var(())
-    """The agents the panels show: the lead first, runtime snapshots merged with the files."""
-    approvals: var[tuple[Approval, ...]] = var(())
-    """Pending requests, oldest first: the runtime's queue (a viewer: those in the files)."""
-    selected: var[str | None] = var(None)
-    """The selected agent's name: always one of ``agents`` (the lead by default)."""
-    feed_filter: var[str | None] = var(None)
-    """Show only this agent's messages in the feed (``None``: all)."""
-    board_visible: var[bool] = var(True)
-    """Whether the task board is shown."""
-    files: var[TeamFiles] = var(TeamFiles())
-    """What the team's files say (errors, open and current tasks, the list of teams)."""
-    header: var[HeaderInfo] = var(HeaderInfo())
-    """The header line, counted from ``agents``, ``approvals`` and ``files``."""
+    SHUTDOWN_WAIT = SHUTDOWN_WAIT  # seconds teammates get to answer on quit (``app.leaving``)
 
     def __init__(
         self,
@@ -150,6 +129,10 @@ class TeamDeckApp(App[None]):
         clock: Callable[[], float] = time.time,
         watch: bool = True,
         watcher: Watcher | None = None,
+        steering: ViewerPart | None = None,
+        transcripts: ViewerPart | None = None,
+        modes: ModeChoices | None = None,
+        pick: bool = False,
     ) -> None:
         super().__init__()
         self.home = home
@@ -157,15 +140,28 @@ class TeamDeckApp(App[None]):
         self.clock = clock
         self.demo = demo
         self.watcher = watcher or Watcher(home, cross_process=watch)
-        self.runtime = runtime(self.watcher, self.spawn_agent) if runtime is not None else None
-        self.steering: Steering = (
-            RuntimeSteering(self.runtime) if self.runtime is not None else ReadOnlySteering()
+        self.runtime: RuntimeAPI | None = (
+            runtime(self.watcher, self.spawn_agent) if runtime is not None else None
         )
         self.model_description = self.runtime.model_description if self.runtime else ""
         team = team or (self.runtime.team if self.runtime is not None else None)
         self.store = Store(home, team, pick=self.runtime is None)
+        shown = self.shown_team
+        self.steering: Steering = (
+            RuntimeSteering(self.runtime)
+            if self.runtime is not None
+            else steering(shown)
+            if steering is not None
+            else ReadOnlySteering()
+        )
+        #: a viewer's transcripts (``entries(agent)``), if it has a source for them
+        self.transcript_source: Any = transcripts(shown) if transcripts is not None else None
+        #: the run's mode options, if any (see ``app.screens.modes``)
+        self.mode_options: ModeChoices | None = modes
+        #: a viewer of several teams asks which one first (``app.screens.team_picker``)
+        self.pick_on_start = pick
         self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
-        self.set_reactive(TeamDeckApp.header, self._header())
+        self.set_reactive(TeamDeckApp.header, self.header_now())
         self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
         self.loaded = False  # the first store load has been shown
         self._events = EventBuffer()
@@ -191,9 +187,9 @@ class TeamDeckApp(App[None]):
         assert isinstance(screen, LeaderScreen)
         return screen
 
-    def agent(self, name: str | None) -> AgentSnapshot | None:
-        """The shown agent called ``name``, if any."""
-        return find_agent(self.agents, name)
+    def shown_team(self) -> str | None:
+        """The team shown now (the person may switch it)."""
+        return self.store.team
 
     def transcript(self, agent: str) -> list[TranscriptEntry]:
         """``agent``'s transcript so far (a viewer: from ``transcript_source`` if it has one)."""
@@ -207,15 +203,11 @@ class TeamDeckApp(App[None]):
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
         self._watch_files()
-        if self.pick_on_start:
-            from app.screens.team_picker import open_team_picker
-
-            self.call_after_refresh(open_team_picker, self)
         self._refresh_store()
         if self.runtime is not None:
             self._unsubscribe = self.runtime.subscribe(self._on_runtime_event)
             self._start_runtime()
-            self._pull_agents()
+            self.pull_agents()
             self.approvals = tuple(self.runtime.approvals())
             modes.confirm_bypass_at_start(self)
 
@@ -291,6 +283,10 @@ class TeamDeckApp(App[None]):
             left = list(self.files.teams)
             if left and self.runtime.team is None:  # an earlier run's teams, left on disk
                 self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
+        if self.pick_on_start and not self.loaded:  # once the team shown is known
+            from app.screens.team_picker import open_team_picker
+
+            open_team_picker(self)
         self.loaded = True
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
@@ -334,7 +330,7 @@ class TeamDeckApp(App[None]):
                 view.run_finished(over, True)
             news.notices.append(Notice(over, "Run finished"))
         if news.agents_changed:
-            self._pull_agents()
+            self.pull_agents()
         if news.approvals_changed and self.runtime is not None:
             self.approvals = tuple(self.runtime.approvals())
         self._show(news.notices)
@@ -347,8 +343,8 @@ class TeamDeckApp(App[None]):
             hint = f"close this dialog, then {hint}"
         return hint
 
-    def _toast(self, message: str, title: str, severity: str) -> None:
-        self.notify(message, title=title, severity=severity)  # type: ignore[arg-type]
+    def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
+        self.notify(message, title=title, severity=severity)
 
     async def action_quit(self) -> None:
         """ctrl+q: with a live team, ask first (see ``app.leaving``)."""
@@ -367,12 +363,17 @@ class TeamDeckApp(App[None]):
                 timeout=notice.timeout,
             )
 
-    def _pull_agents(self) -> None:
+    # ------------------------------------------------------------------ DeckState's part
+
+    def pull_agents(self) -> None:
         self.agents = merge_agents(
             self.runtime.snapshot() if self.runtime is not None else None, self.files
         )
 
-    def _header(self) -> HeaderInfo:
+    def show_team(self, team: str | None) -> None:
+        self.feeder.switch_team(team)
+
+    def header_now(self) -> HeaderInfo:
         return header_info(
             self.files,
             self.agents,
@@ -385,61 +386,3 @@ class TeamDeckApp(App[None]):
     def _tick(self) -> None:
         if isinstance(self.screen, DeckScreen):
             self.screen.tick()
-
-    # ------------------------------------------------------------------ state rules
-
-    def watch_files(self) -> None:
-        self._pull_agents()
-        self.header = self._header()
-
-    def watch_agents(self) -> None:
-        self.selected = valid_selection(self.selected, self.agents)
-        self.header = self._header()
-
-    def watch_approvals(self) -> None:
-        self.header = self._header()
-        if not self.screen_stack:
-            return
-        request_id = getattr(self.screen, "request_id", None)
-        if request_id is not None and request_id not in {a.request_id for a in self.approvals}:
-            self.screen.dismiss(None)
-            self.notify("That request was answered elsewhere.", severity="warning")
-
-    # ------------------------------------------------------------------ what the views ask for
-
-    @on(SelectAgent)
-    def _select(self, message: SelectAgent) -> None:
-        self._set_selection(message.name)
-
-    def _set_selection(self, name: str) -> None:
-        self.selected = valid_selection(name, self.agents)
-        if self.feed_filter is not None:
-            self.feed_filter = self.selected
-
-    @on(OpenAgent)
-    def _open(self, message: OpenAgent) -> None:
-        self._set_selection(message.name)
-        if not isinstance(self.screen, AgentScreen):
-            self._show_leader()
-            self.push_screen(AgentScreen(message.name))
-
-    @on(ShowLeader)
-    def _show_leader(self) -> None:
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-
-    @on(FilterFeed)
-    def _filter(self, message: FilterFeed) -> None:
-        self.feed_filter = message.agent
-
-    @on(ToggleBoard)
-    def _toggle_board(self) -> None:
-        self.board_visible = not self.board_visible
-
-    @on(SwitchTeam)
-    def _switch_team(self, message: SwitchTeam) -> None:
-        self.feeder.switch_team(message.team)
-
-    @on(ApprovalSettled)
-    def _settled(self, message: ApprovalSettled) -> None:
-        self.approvals = tuple(a for a in self.approvals if a.request_id != message.request_id)

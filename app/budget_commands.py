@@ -4,7 +4,9 @@ raise the budget, or see where it stands."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
+from textual.app import App
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from app.runtime.budget import Budget
@@ -24,24 +26,24 @@ def parse_amount(text: str) -> float:
     return value
 
 
-def raise_budget(app: object, budget: Budget, text: str | None) -> None:
+def raise_budget(app: App[Any], budget: Budget, text: str | None) -> None:
     """Apply the amount the person typed (``None``: cancelled)."""
     if text is None:
         return
     try:
         amount = parse_amount(text)
     except ValueError as exc:
-        app.notify(str(exc), title="Budget", severity="error")  # type: ignore[attr-defined]
+        app.notify(str(exc), title="Budget", severity="error")
         return
     if amount <= budget.spent:
-        app.notify(  # type: ignore[attr-defined]
+        app.notify(
             f"${amount:g} is not above what the run has spent ({budget.describe()}).",
             title="Budget",
             severity="warning",
         )
     budget.raise_to(amount)
     if amount > budget.spent:
-        app.notify(f"Budget now {budget.describe()}.", title="Budget")  # type: ignore[attr-defined]
+        app.notify(f"Budget now {budget.describe()}.", title="Budget")
 
 
 class BudgetCommands(Provider):

@@ -16,23 +16,15 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from app import __version__, cli_approvals, cli_history, cli_modes
 from app import cli_format as fmt
+from app.cli_home import home_location, open_home, resolve_inbox_agent, resolve_team
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
 from app.core.home import Home
-from app.core.mailbox import Mailbox
 from app.core.models import TASK_STATUSES, InboxMessage
-from app.core.paths import (
-    USER_NAME,
-    check_raw_name,
-    claude_home,
-    default_home,
-    sanitize_name,
-    strip_team_suffix,
-)
+from app.core.paths import USER_NAME, check_raw_name, strip_team_suffix
 from app.core.tasks import ClaimResult, TaskList
 
 PROG = "teamdeck"
@@ -86,51 +78,6 @@ def describe(exc: Exception) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-# ----------------------------------------------------------------------------- home
-
-
-def home_location(args: argparse.Namespace) -> tuple[Path, bool]:
-    """The home root the arguments select, and whether it is Claude Code's."""
-    if getattr(args, "claude", False):
-        return claude_home(), True
-    home = getattr(args, "home", None)
-    return (Path(home).expanduser() if home else default_home()), False
-
-
-def open_home(args: argparse.Namespace) -> Home:
-    root, is_claude = home_location(args)
-    return Home(root, lock_style="mkdir") if is_claude else Home(root)
-
-
-def resolve_team(home: Home, name: str) -> str:
-    """The on-disk name of a team given as typed (``"My Team"`` finds ``my-team``).
-
-    A team exists if its ``teams/{name}/`` or ``tasks/{name}/`` directory does, so nothing is
-    ever created for a mistyped name (NotFoundError instead)."""
-    check_raw_name(name, "team name")
-    candidates = [name]
-    sanitized = sanitize_name(name, "team name")
-    if sanitized != name:
-        candidates.append(sanitized)
-    for candidate in candidates:
-        if home.layout.team_dir(candidate).is_dir() or home.layout.task_dir(candidate).is_dir():
-            return candidate
-    raise NotFoundError(f"team {name!r} does not exist")
-
-
-def resolve_inbox_agent(box: Mailbox, agent: str) -> str:
-    """The agent whose inbox to read: an existing inbox file (former members included), else a
-    current member (whose inbox may not exist yet); UnknownRecipientError otherwise."""
-    name = strip_team_suffix(agent.strip())
-    check_raw_name(name, "agent name")
-    if box.path(name).is_file():
-        return name
-    for existing in box.agents():
-        if existing.lower() == name.lower():
-            return existing
-    return box.resolve_recipient(name)
-
-
 # ----------------------------------------------------------------------------- dashboard, headless
 
 
@@ -175,7 +122,7 @@ def run_headless(
     **options: Any,
 ) -> int:
     """Run a team on ``goal`` to completion without the UI (``options``: history, budget)."""
-    from app.runtime.headless import run_headless as run  # the SDK loads only to run a team
+    from app.headless import run_headless as run  # the SDK loads only to run a team
 
     extra = modes.runtime_kwargs() if modes is not None else {}
     result = run(home, goal, json_output=json_output, **extra, **options)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app import cli_format as fmt
+from app.cli_home import resolve_team
 from app.core.home import Home
 from app.core.models import InboxMessage, now_iso
 from app.core.paths import USER_NAME
@@ -31,8 +32,6 @@ Handler = Callable[[Home, argparse.Namespace], int]
 
 
 def _teams(home: Home, args: argparse.Namespace) -> list[str]:
-    from app.cli import resolve_team
-
     return [resolve_team(home, args.team)] if args.team else team_names(home)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -31,6 +32,7 @@ from app.runtime.loop import TurnOutcome
 from app.runtime.model import hold_credentials, is_offline
 from app.runtime.team import TeamRuntime
 
+log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 600.0
 #: Seconds teammates get to answer a shutdown request after SIGINT before they are killed.
 SHUTDOWN_GRACE = 3.0
@@ -190,14 +192,17 @@ async def run_team(
 async def stop_team(runtime: TeamRuntime, grace: float) -> str:
     """After SIGINT: interrupt the lead, ask every teammate to shut down, kill those still
     running after ``grace`` seconds (their unfinished tasks go back to pending). The team's
-    files stay (nothing is lost); the line says what happened and where it is."""
-    with contextlib.suppress(Exception):
-        runtime.interrupt(LEAD_NAME)
+    files stay (nothing is lost); the line says what happened and where it is. A teammate
+    that cannot be asked or killed (gone meanwhile, its inbox unwritable) gets a warning line
+    on stderr and the others go on."""
+    runtime.interrupt(LEAD_NAME)
     team = runtime.team
     names = list(runtime.teammates)
     for name in names:
-        with contextlib.suppress(Exception):
+        try:
             runtime.request_shutdown(name, "The run was interrupted (SIGINT): stop now.")
+        except (TeamdeckError, OSError) as exc:
+            _warn(f"could not ask {name} to shut down: {exc}")
     gone = asyncio.Event()
 
     def check(_event: object = None) -> None:
@@ -211,8 +216,10 @@ async def stop_team(runtime: TeamRuntime, grace: float) -> str:
     unsubscribe()
     killed = list(runtime.teammates)
     for name in killed:
-        with contextlib.suppress(Exception):
+        try:
             runtime.kill(name)
+        except (TeamdeckError, OSError) as exc:
+            _warn(f"could not kill {name}: {exc}")
     await asyncio.sleep(0)
     if not team:
         return "interrupted (no team was created)"
@@ -230,21 +237,21 @@ def _on_sigint(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) ->
     """Route the first SIGINT to ``callback`` (a second one interrupts as usual); returns the
     undo. Does nothing where signals cannot be handled (not the main thread, Windows)."""
 
-    def first() -> None:
-        with contextlib.suppress(Exception):
+    def remove() -> None:
+        try:
             loop.remove_signal_handler(signal.SIGINT)
+        except (RuntimeError, ValueError) as exc:  # the loop is closing: Python's default stays
+            log.debug("SIGINT handler not removed: %s", exc)
+
+    def first() -> None:
+        remove()
         callback()
 
     try:
         loop.add_signal_handler(signal.SIGINT, first)
     except (NotImplementedError, RuntimeError, ValueError):
         return lambda: None
-
-    def undo() -> None:
-        with contextlib.suppress(Exception):
-            loop.remove_signal_handler(signal.SIGINT)
-
-    return undo
+    return remove
 
 
 def _warn(line: str) -> None:

@@ -50,15 +50,22 @@ def build_dashboard(
     from app.app import TeamDeckApp
 
     if viewer:
-        viewing = TeamDeckApp(home, None, team=team)
-        viewing.pick_on_start = team is None and len(home.teams.names()) > 1
-        if home.is_claude:  # a live Claude Code team: answer it through its inboxes
-            from app.runtime.claude_transcripts import ClaudeTranscripts
-            from app.runtime.file_steering import FileSteering
+        pick = team is None and len(home.teams.names()) > 1
+        if not home.is_claude:
+            return TeamDeckApp(home, None, team=team, pick=pick)
+        # A live Claude Code team: answered through its inboxes, its transcripts read from
+        # its session files.
+        from app.runtime.claude_transcripts import ClaudeTranscripts
+        from app.runtime.file_steering import FileSteering
 
-            viewing.steering = FileSteering(home, lambda: viewing.store.team)
-            viewing.transcript_source = ClaudeTranscripts(home, lambda: viewing.store.team)
-        return viewing
+        return TeamDeckApp(
+            home,
+            None,
+            team=team,
+            pick=pick,
+            steering=lambda shown: FileSteering(home, shown),
+            transcripts=lambda shown: ClaudeTranscripts(home, shown),
+        )
     history_home = home.root
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
@@ -74,8 +81,7 @@ def build_dashboard(
         decider="lead" if lead_approves else "person",
         options=runtime_options,
     )
-    app = TeamDeckApp(home, factory, demo=demo, goal=goal, team=team)
-    app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)
+    app = TeamDeckApp(home, factory, demo=demo, goal=goal, team=team, modes=modes)
     source = "demo" if demo else "dashboard"
     options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}
     start_dashboard_recording(

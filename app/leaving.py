@@ -15,18 +15,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from textual.markup import escape
 
 from app.core.paths import LEAD_NAME
 from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
+from app.screens.host import DeckApp
 from app.screens.left_teams import LeftTeamsScreen
 from app.screens.quit import QuitScreen
 from app.view_state import teammates
-
-if TYPE_CHECKING:
-    from app.app import TeamDeckApp
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +52,7 @@ class RunWatch:
         return over
 
 
-def live_team(app: TeamDeckApp) -> str | None:
+def live_team(app: DeckApp) -> str | None:
     """The team the app's runtime leads, while it exists (``None``: nothing to ask)."""
     runtime = app.runtime
     if runtime is None or not runtime.team or app.files.removed:
@@ -63,11 +60,11 @@ def live_team(app: TeamDeckApp) -> str | None:
     return runtime.team
 
 
-def _live_teammates(app: TeamDeckApp) -> list[str]:
+def _live_teammates(app: DeckApp) -> list[str]:
     return [a.name for a in teammates(app.agents) if a.status not in TERMINAL_STATUSES]
 
 
-async def ask_quit(app: TeamDeckApp, team: str) -> None:
+async def ask_quit(app: DeckApp, team: str) -> None:
     """Ask what becomes of ``team``, do it, and quit (or stay, on cancel)."""
     choice = await app.push_screen_wait(QuitScreen(team, len(_live_teammates(app))))
     if choice is None:
@@ -77,14 +74,14 @@ async def ask_quit(app: TeamDeckApp, team: str) -> None:
     app.exit()
 
 
-async def shut_team_down(app: TeamDeckApp, team: str) -> None:
+async def shut_team_down(app: DeckApp, team: str) -> None:
     """See the module docstring."""
     live = _live_teammates(app)
     app.notify(escape(f"Shutting down {team}…"), title="Quitting")
     for name in live:
         app.steering.shutdown(name)
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + getattr(app, "SHUTDOWN_WAIT", SHUTDOWN_WAIT)
+    deadline = loop.time() + app.SHUTDOWN_WAIT
     while loop.time() < deadline and live_team(app) is not None:
         app.flush_runtime()
         states = {a.name: a.status for a in app.agents}
@@ -103,7 +100,7 @@ async def shut_team_down(app: TeamDeckApp, team: str) -> None:
             log.warning("deleting team %s on quit failed: %s", team, exc)
 
 
-async def offer_cleanup(app: TeamDeckApp, teams: list[str]) -> None:
+async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:
     """Teams an earlier run left on disk: one key deletes them."""
     if not await app.push_screen_wait(LeftTeamsScreen(teams)):
         return

@@ -10,6 +10,10 @@ The feed is every inbox merged in time order. A broadcast lands in many inboxes 
 ``(sender, timestamp, text)``: it is one feed item with several recipients. Feed items keep
 the raw text and are described (``app.feed_format``) only when drawn.
 
+The store owns the facts the files hold: current tasks, each teammate's last DM, and (one
+tracker, ``file_requests.TeamRequests``, fed each message as it is read) the requests waiting
+for an answer and what the files say of each teammate's status.
+
 The values the views show (``FeedItem``, ``TeamFiles``) are defined in ``app.view_state``;
 :meth:`StoreDelta.files` turns a delta into the app's ``TeamFiles``.
 """
@@ -38,17 +42,15 @@ from app.core import (
 from app.core.files import parse_with_retry
 from app.core.mailbox import parse_raw_inbox
 from app.core.paths import LEAD_NAME
-from app.core.protocol import parse_frame
 from app.feed_format import agent_name, one_line
 from app.runtime.api import Approval
-from app.runtime.approvals import answered_id, approval_from_frame
 from app.runtime.events import AgentStatus
-from app.runtime.file_requests import scan_team
+from app.runtime.file_requests import TeamRequests
 from app.runtime.file_status import panel_statuses
 from app.view_state import FeedItem, TeamFiles
 
 HIDDEN_STATUSES = frozenset({"deleted"})
-#: Frames that open or close a request (the rest, e.g. idle notifications, are not parsed here).
+#: Frames that open or close a request: never a teammate's last DM.
 _REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_)')
 OPEN_STATUSES = frozenset({"pending", "in_progress"})
 
@@ -147,8 +149,8 @@ class Store:
         self._items: dict[tuple[str, str, str], FeedItem] = {}
         self._seq = 0
         self._last_dm: dict[str, tuple[str, str]] = {}  # sender -> (recipient, summary)
-        self._pending: dict[str, Approval] = {}
-        self._resolved: set[str] = set()
+        #: requests, answers, shutdowns and idle notices seen so far (``file_requests``)
+        self._requests = TeamRequests(self.team or "")
         self._reported: set[str] = set()
         self._summary: tuple[int, dict[str, str]] = (0, {})
         self._dir: Path | None = None  # the task directory, resolved once
@@ -320,6 +322,7 @@ class Store:
             return True
         self._inbox_counts[agent] = len(entries)
         for entry in entries[seen:]:
+            self._requests.note(agent, entry)
             self._add_message(agent, entry, delta)
         return False
 
@@ -345,30 +348,16 @@ class Store:
         item = FeedItem(timestamp, self._seq, sender, (recipient,), text, summary)
         self._items[key] = item
         delta.feed_added.append(item)
-        if text[:1] == "{" and _REQUEST_MARKS.search(text):
-            self._track_frame(sender, recipient, text, timestamp)
-        elif summary and recipient != LEAD_NAME:
+        request = text[:1] == "{" and _REQUEST_MARKS.search(text)
+        if summary and recipient != LEAD_NAME and not request:
             self._last_dm[sender] = (recipient, summary)
-
-    def _track_frame(self, sender: str, recipient: str, text: str, timestamp: str) -> None:
-        """Requests and answers seen in the files (the read-only viewer's approvals queue)."""
-        frame = parse_frame(text)
-        closed = answered_id(frame)
-        if closed is not None:
-            self._resolved.add(closed)
-            self._pending.pop(closed, None)
-            return
-        approval = approval_from_frame(frame, sender=sender, timestamp=timestamp)
-        if approval is not None and approval.request_id not in self._resolved:
-            self._pending[approval.request_id] = approval
 
     def _rebuild_feed(self, delta: StoreDelta, tasks_changed: bool) -> StoreDelta:
         """An inbox got shorter (rewritten by someone): read every inbox again."""
         self._inbox_counts.clear()
         self._items.clear()
         self._last_dm.clear()
-        self._pending.clear()
-        self._resolved.clear()
+        self._requests = TeamRequests(self.team or "")
         delta.feed_reset = True
         delta.feed_added = []
         delta.feed_updated = []
@@ -408,9 +397,9 @@ class Store:
             sender: f"✉ {to}: {one_line(summary, 60)}"
             for sender, (to, summary) in self._last_dm.items()
         }
-        delta.pending = sorted(self._pending.values(), key=lambda a: a.created_at)
+        delta.pending = [r.approval for r in self._requests.pending]
         if self.pick and self.team and self.config is not None:  # a viewer: no runtime knows
-            delta.statuses = panel_statuses(self.config, scan_team(self.home, self.team))
+            delta.statuses = panel_statuses(self.config, self._requests)
         errors = self._current_errors()
         delta.new_errors = sorted(errors - self._reported)
         self._reported = errors

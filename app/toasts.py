@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
+
+#: How loud a toast is (Textual's ``SeverityLevel``).
+Severity = Literal["information", "warning", "error"]
 
 #: Title of a burst of one kind: ``plural(count)``.
 PLURALS: dict[str, Callable[[int], str]] = {
@@ -23,7 +27,7 @@ MAX_LINES = 4
 @dataclass
 class _Pending:
     title: str
-    severity: str
+    severity: Severity
     lines: list[str] = field(default_factory=list)
 
 
@@ -37,7 +41,7 @@ class ToastBatch:
 
     def __init__(
         self,
-        show: Callable[[str, str, str], object],
+        show: Callable[[str, str, Severity], object],
         schedule: Callable[[float, Callable[[], None]], object],
         window: float = 0.3,
     ) -> None:
@@ -46,7 +50,7 @@ class ToastBatch:
         self.window = window
         self._pending: dict[str, _Pending] = {}
 
-    def add(self, message: str, title: str, severity: str = "information") -> None:
+    def add(self, message: str, title: str, severity: Severity = "information") -> None:
         pending = self._pending.get(title)
         if pending is None:
             pending = self._pending[title] = _Pending(title, severity)

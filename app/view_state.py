@@ -119,9 +119,10 @@ def merge_agents(
     """The agents the panels show: the lead first, then teammates (runtime order, then
     members only the files know about).
 
-    The runtime (``snapshots``; ``None`` for a read-only viewer) knows status, mode and
-    usage; the files know current tasks (live, even for another process's team) and the last
-    peer DMs, and they win for those two.
+    The runtime (``snapshots``; ``None`` for a read-only viewer) knows status, mode, usage
+    and what an agent is doing now; the files know current tasks (live, even for another
+    process's team) and each agent's last peer DM. The activity line shows what the agent is
+    doing, or, once it is idle (or doing nothing the runtime knows of), the last DM it sent.
     """
     merged: dict[str, AgentSnapshot] = {}
     for snap in snapshots or []:
@@ -145,7 +146,8 @@ def merge_agents(
     agents: list[AgentSnapshot] = []
     for snap in merged.values():
         current = files.current_tasks.get(snap.name, snap.current_task)
-        activity = snap.last_activity or files.last_dm.get(snap.name, "")
+        last_dm = files.last_dm.get(snap.name, "")
+        activity = last_dm if last_dm and snap.status == "idle" else snap.last_activity or last_dm
         if current != snap.current_task or activity != snap.last_activity:
             snap = dataclasses.replace(snap, current_task=current, last_activity=activity)
         agents.append(snap)

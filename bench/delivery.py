@@ -23,6 +23,12 @@ message is its turn start. Same sends, in-process and from the child. The baseli
 independent lanes (one poller agent and one writer each) side by side so 100 samples of a
 ~250 ms latency do not take a minute; every send is made at a random phase of its poller.
 
+With ``--requests N`` it measures instead how fast a teammate's request reaches the lead's
+queue: the in-process teammate sends N plan approval requests (``TeamChannel``), and the
+latency is just before the send -> the runtime's ``ApprovalChanged`` for that request (what
+puts it in front of the person). The runtime learns of the request through the watcher (its
+write to the lead's inbox), then reads the lead's unread mail.
+
 Targets: in-process p50 <= 5 ms, p99 <= 20 ms; cross-process p50 <= 25 ms, p99 <= 80 ms.
 The breakdown under the table shows where the in-process time goes (the sender's durable
 append, the recipient's durable mark-read before its turn starts).
@@ -50,7 +56,7 @@ os.environ["TEAMDECK_OFFLINE_PACE"] = "0"
 
 from app.core import Home, InboxMessage, TeamMember  # noqa: E402
 from app.core.mailbox import Mailbox  # noqa: E402
-from app.runtime.events import RuntimeEvent, StatusChanged  # noqa: E402
+from app.runtime.events import ApprovalChanged, RuntimeEvent, StatusChanged  # noqa: E402
 from app.runtime.model import make_client  # noqa: E402
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, text  # noqa: E402
 from app.runtime.team import TeamRuntime  # noqa: E402
@@ -296,6 +302,70 @@ async def teamdeck_run(
         await runtime.stop()
 
 
+async def requests_run(home: Home, workdir: Path, requests: int, seed: int) -> Series:
+    """A teammate's plan approval request -> queued by the runtime (see the module doc)."""
+    model = QuickModel()
+    runtime = TeamRuntime(
+        home, client=make_client(handler=model, pace=0), cwd=workdir, headless=True
+    )
+    probe = Probe(WORKER)
+    queued: dict[str, float] = {}
+    waiting: dict[str, asyncio.Future[None]] = {}
+
+    def on_event(event: RuntimeEvent) -> None:
+        probe.on_event(event)
+        if isinstance(event, ApprovalChanged) and not event.resolved:
+            queued.setdefault(event.request_id, time.perf_counter())
+            future = waiting.get(event.request_id)
+            if future is not None and not future.done():
+                future.set_result(None)
+
+    runtime.subscribe(on_event)
+    await runtime.start()
+    runtime.team_created(TEAM)
+    rng = random.Random(seed)
+    series = Series("teamdeck (event-driven)", "request -> queue", "teamdeck")
+    try:
+        probe.arm()
+        await runtime.spawn_teammate(WORKER, "You are a benchmark teammate. Say ok.")
+        await asyncio.wait_for(probe.idle, TIMEOUT)
+        channel = runtime.teammates[WORKER].channel
+        loop = asyncio.get_running_loop()
+        for i in range(WARMUP + requests):
+            await settle(rng)
+            t0 = time.perf_counter()
+            request_id = channel.request_plan_approval(f"plan {i}")
+            t1 = time.perf_counter()
+            future = waiting[request_id] = loop.create_future()
+            if request_id not in queued:
+                try:
+                    await asyncio.wait_for(future, TIMEOUT)
+                except TimeoutError:
+                    series.lost += 1
+                    continue
+            runtime.queue.claim(request_id, "bench")  # answered: the queue stays short
+            if i >= WARMUP:
+                series.samples.append((queued[request_id] - t0) * 1000)
+                series.send_cost.append((t1 - t0) * 1000)
+        return series
+    finally:
+        await runtime.stop()
+
+
+def report_requests(series: Series) -> None:
+    print()
+    print(f"Request latency: a teammate's plan request -> queued, ms ({len(series.samples)})")
+    print(
+        f"  p50 {pct(series.samples, 0.5):.2f}  p90 {pct(series.samples, 0.9):.2f}  "
+        f"p99 {pct(series.samples, 0.99):.2f}  max {max(series.samples, default=0.0):.2f}  "
+        f"lost {series.lost}"
+    )
+    print(
+        f"  of which the send itself (plan file + inbox append): "
+        f"p50 {pct(series.send_cost, 0.5):.2f}  p99 {pct(series.send_cost, 0.99):.2f}"
+    )
+
+
 # ----------------------------------------------------------------------------- baseline
 
 
@@ -455,6 +525,10 @@ async def run(args: argparse.Namespace) -> int:
         workdir = root / "work"
         workdir.mkdir()
         home.teams.create(TEAM, description="delivery bench", cwd=str(workdir))
+        if args.requests:
+            series = await requests_run(home, workdir, args.requests, 3)
+            report_requests(series)
+            return 0 if series.lost == 0 else 1
         for k in range(args.lanes):
             name = f"poller-{k}"
             home.teams.add_member(TEAM, TeamMember(agent_id=f"{name}@{TEAM}", name=name))
@@ -491,6 +565,12 @@ def main() -> int:
     )
     parser.add_argument(
         "--lanes", type=int, default=4, help="baseline pollers (and writer children) in parallel"
+    )
+    parser.add_argument(
+        "--requests",
+        type=int,
+        default=0,
+        help="measure N plan requests -> the lead's queue instead (see the module doc)",
     )
     args = parser.parse_args()
     if args.messages < 1 or args.baseline_messages < 1 or args.lanes < 1:

@@ -776,7 +776,7 @@ def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPat
         sys.modules, "app.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
     )
     monkeypatch.setitem(
-        sys.modules, "app.runtime.headless", types.SimpleNamespace(run_headless=fake_headless)
+        sys.modules, "app.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     assert run("tui").code == 3
     assert run("demo").code == 3

@@ -70,7 +70,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         sys.modules, "app.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
     )
     monkeypatch.setitem(
-        sys.modules, "app.runtime.headless", types.SimpleNamespace(run_headless=fake_headless)
+        sys.modules, "app.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     return calls
 

@@ -351,12 +351,3 @@ def splice_parts(raw: bytes, piece: bytes) -> list[bytes | memoryview]:
     if raw[cut - 1] == 0x5B:  # "[": the array is empty (nothing else can precede its "]")
         return [memoryview(raw)[:cut], b"\n", piece, b"\n]"]
     return [memoryview(raw)[:cut], b",\n", piece, b"\n]"]
-
-
-def splice_append(raw: bytes, entry: Any) -> bytes:
-    """Append ``entry`` to the JSON array text ``raw`` without re-encoding what is there.
-
-    ``raw`` must already be known to be a valid JSON array. The result is byte-identical to
-    ``dumps(json.loads(raw) + [entry])`` when ``raw`` was written in that format.
-    """
-    return b"".join(splice_parts(raw, encode_entry(entry)))

@@ -37,6 +37,8 @@ class FileModel(BaseModel):
         extra="allow",
         validate_assignment=False,
     )
+    #: Per class (read through ``cls.__dict__``, so a subclass computes its own).
+    _optional_cache: ClassVar[frozenset[str] | None] = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The dict to write: set fields and unknown ones, optional ``None`` fields dropped."""
@@ -51,7 +53,7 @@ class FileModel(BaseModel):
             cached = frozenset(
                 (f.alias or name) for name, f in cls.model_fields.items() if not f.is_required()
             )
-            cls._optional_cache = cached  # type: ignore[attr-defined]
+            cls._optional_cache = cached
         return cached
 
     def extra_fields(self) -> dict[str, Any]:
@@ -63,6 +65,8 @@ class OrderedFileModel(FileModel):
     that order (new keys last), so rewriting a Claude Code file changes only what changed."""
 
     _key_order: tuple[str, ...] | None = PrivateAttr(default=None)
+    #: Per class, like ``_optional_cache``.
+    _alias_cache: ClassVar[dict[str, str] | None] = None
 
     @model_validator(mode="wrap")
     @classmethod
@@ -79,7 +83,7 @@ class OrderedFileModel(FileModel):
         cached = cls.__dict__.get("_alias_cache")
         if cached is None:
             cached = {name: f.alias or name for name, f in cls.model_fields.items()}
-            cls._alias_cache = cached  # type: ignore[attr-defined]
+            cls._alias_cache = cached
         return cached
 
     def __eq__(self, other: object) -> bool:

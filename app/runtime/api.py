@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from app.runtime.events import AgentStatus, ApprovalKind, RuntimeEvent, TranscriptEntry
@@ -66,6 +67,37 @@ class Approval:
     outcome: str | None = None  # None while pending
 
 
+class AnswerStatus(StrEnum):
+    """What came of one of the person's calls on a request or an agent."""
+
+    DONE = "done"  # the team was told (the answer is in the requester's inbox)
+    UNKNOWN = "unknown"  # no such request (never queued here, or a new team since)
+    WRONG_KIND = "wrong kind"  # the id names another kind of request (see ``kind``)
+    ALREADY = "already"  # answered before, by anyone (see ``previous``)
+    UNDELIVERED = "undelivered"  # answered here, but the requester's inbox was not written
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The runtime's typed reply to a steering call (``approve_plan``, ``kill``, ...).
+
+    ``text`` is one line in the runtime's words (what the lead's tools return to the model);
+    the other fields are what a caller decides on, so nobody has to read the line.
+    """
+
+    status: AnswerStatus
+    text: str
+    agent: str = ""  # whose request, or which agent
+    request_id: str = ""  # the request answered, or the one this call opened (shutdown)
+    previous: str | None = None  # ALREADY: how it was answered ("approved", "timed out", ...)
+    kind: ApprovalKind | None = None  # WRONG_KIND: the kind of request the id names
+    note: str = ""  # DONE: what else came of it, e.g. "rule Bash(git:*) added"
+
+    @property
+    def ok(self) -> bool:
+        return self.status is AnswerStatus.DONE
+
+
 class RuntimeAPI(Protocol):
     """What the dashboard drives. The watcher and the spawner are given at construction."""
 
@@ -91,22 +123,29 @@ class RuntimeAPI(Protocol):
     def inject_message(self, agent: str, text: str) -> None:
         """The person's message to a teammate: handled before any other mail (seed 002)."""
 
-    def request_shutdown(self, agent: str, reason: str | None = None) -> str: ...
+    def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
+        """Send ``agent`` a shutdown request (the answer's ``request_id``); NotFoundError for
+        an unknown agent or no team."""
 
     def set_lead_mode(self, mode: str) -> None:
         """The lead's permission mode (shift+tab); ValueError for an unknown mode."""
 
-    def kill(self, agent: str) -> None: ...
+    def set_teammate_permission_mode(self, mode: str) -> None:
+        """The permission mode teammates spawned from now on start in (an event says so);
+        ValueError for an unknown mode."""
+
+    def kill(self, agent: str) -> Answer:
+        """Stop ``agent`` now; NotFoundError for an unknown agent."""
 
     def interrupt(self, agent: str) -> None: ...
 
-    def approve_plan(self, request_id: str) -> str: ...
+    def approve_plan(self, request_id: str) -> Answer: ...
 
-    def reject_plan(self, request_id: str, feedback: str) -> str: ...
+    def reject_plan(self, request_id: str, feedback: str) -> Answer: ...
 
     def answer_permission(
         self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
-    ) -> str: ...
+    ) -> Answer: ...
 
     def snapshot(self) -> list[AgentSnapshot]:
         """Lead first, then teammates in spawn order."""

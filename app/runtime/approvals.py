@@ -27,7 +27,7 @@ from app.core.protocol import (
     PlanApprovalRequest,
     PlanApprovalResponse,
 )
-from app.runtime.api import Approval
+from app.runtime.api import Answer, AnswerStatus, Approval
 from app.runtime.events import ApprovalChanged, ApprovalKind, RuntimeEvent
 
 TITLE_LIMIT = 80
@@ -130,16 +130,30 @@ class Approvals:
 
     def claim(
         self, request_id: str, outcome: str, kind: ApprovalKind | None = None
-    ) -> Approval | str:
-        """Mark a request answered; returns it, or a one-line reason why it cannot be answered."""
+    ) -> Approval | Answer:
+        """Mark a request answered; returns it, or the typed reason why it cannot be answered."""
         with self._lock:
             approval = self._items.get(request_id)
             if approval is None:
-                return f"unknown request id {request_id!r}"
+                text = f"unknown request id {request_id!r}"
+                return Answer(AnswerStatus.UNKNOWN, text, request_id=request_id)
             if kind is not None and approval.kind != kind:
-                return f"{request_id} is a {approval.kind} request, not a {kind} request"
+                text = f"{request_id} is a {approval.kind} request, not a {kind} request"
+                return Answer(
+                    AnswerStatus.WRONG_KIND,
+                    text,
+                    approval.agent,
+                    request_id,
+                    kind=approval.kind,
+                )
             if approval.outcome is not None:
-                return f"already resolved ({approval.outcome})"
+                return Answer(
+                    AnswerStatus.ALREADY,
+                    f"already resolved ({approval.outcome})",
+                    approval.agent,
+                    request_id,
+                    previous=approval.outcome,
+                )
             approval.outcome = outcome
         self._emit(ApprovalChanged(request_id, approval.kind, approval.agent, True, outcome))
         return approval

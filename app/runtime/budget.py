@@ -15,16 +15,31 @@ line is ``await wait_for_budget(session)``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+from app.runtime.api import AgentSnapshot
+from app.runtime.events import RuntimeEvent
 from app.runtime.pricing import call_cost, format_usd
+
+log = logging.getLogger(__name__)
 
 BudgetState = Literal["ok", "warning", "stopped"]
 BudgetListener = Callable[["Budget", str], None]
 WARN_FRACTION = 0.8
 PAUSED = "paused: budget"
+
+
+class Budgeted(Protocol):
+    """What a budget is installed on (``TeamRuntime``): it keeps the gate as ``budget`` and
+    tells the budget its usage events."""
+
+    budget: Budget | None
+
+    def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
+
+    def snapshot(self) -> list[AgentSnapshot]: ...
 
 
 class Budget:
@@ -52,7 +67,7 @@ class Budget:
         self._room.set()
 
     @classmethod
-    def for_runtime(cls, limit_usd: float, runtime: Any) -> Budget:
+    def for_runtime(cls, limit_usd: float, runtime: Budgeted) -> Budget:
         """A budget for ``runtime``, installed as ``runtime.budget`` and fed by its events."""
         from app.runtime.model import is_offline
 
@@ -71,9 +86,9 @@ class Budget:
         budget.install(runtime)
         return budget
 
-    def install(self, runtime: Any) -> Callable[[], None]:
+    def install(self, runtime: Budgeted) -> Callable[[], None]:
         runtime.budget = self
-        return runtime.subscribe(self.observe)  # type: ignore[no-any-return]
+        return runtime.subscribe(self.observe)
 
     # ------------------------------------------------------------------ state
 
@@ -93,9 +108,13 @@ class Budget:
         return f"{format_usd(self.spent)} of {format_usd(self.limit)}"
 
     def _tell(self, what: str) -> None:
+        """Tell every listener; one that fails is logged with its traceback (a notification
+        that could not be shown must not stop the gate, nor the other listeners)."""
         for listener in list(self.listeners):
-            with contextlib.suppress(Exception):
+            try:
                 listener(self, what)
+            except Exception:
+                log.exception("budget listener %r failed on %r", listener, what)
 
     # ------------------------------------------------------------------ cost
 
@@ -176,7 +195,7 @@ async def wait_for_budget(session: Any) -> None:
         await session.gate(session)
 
 
-def attach_budget(budget: float | Budget | None, runtime: Any) -> Budget | None:
+def attach_budget(budget: float | Budget | None, runtime: Budgeted) -> Budget | None:
     """Install ``--budget`` on ``runtime``: an amount makes a Budget priced for its model; a
     ready Budget (tests: priced as if online) is installed as is."""
     if budget is None:

@@ -32,8 +32,23 @@ class ModeChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class TeammateModeChanged:
+    """The permission mode teammates spawned from now on start in changed."""
+
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorChanged:
+    """An agent's error (shown in its panel) was set, or cleared (``error`` ``None``)."""
+
+    agent: str
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ActivityChanged:
-    """What an agent is doing now (the tool it calls, the last peer message it sent)."""
+    """What an agent is doing now (the tool it calls, thinking, paused)."""
 
     agent: str
     text: str
@@ -109,6 +124,8 @@ class RunFinished:
 RuntimeEvent = (
     StatusChanged
     | ModeChanged
+    | TeammateModeChanged
+    | ErrorChanged
     | ActivityChanged
     | TextDelta
     | TranscriptEntry

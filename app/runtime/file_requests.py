@@ -9,6 +9,7 @@ Reading never writes: a team is scanned by reading its inbox files only.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,10 @@ from app.core.protocol import (
 )
 from app.runtime.api import Approval
 from app.runtime.approvals import answered_id, approval_from_frame
+
+#: Frames worth parsing here (any other text, frames like task_completed included, is only a
+#: message): requests, their answers, shutdowns and idle notifications.
+_TRACKED = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_|shutdown_|idle_notification)')
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,9 @@ class ShutdownAsk:
 
 @dataclass
 class TeamRequests:
-    """Everything request-shaped in one team's inboxes."""
+    """Everything request-shaped in one team's inboxes, built message by message (:meth:`note`):
+    :func:`scan_team` reads a whole team at once, the dashboard's store notes each new message
+    as it reads it (one tracker, kept up to date incrementally)."""
 
     team: str
     requests: dict[str, FileRequest] = field(default_factory=dict)  # by request id, file order
@@ -76,6 +83,11 @@ class TeamRequests:
 
     def pending_shutdowns(self) -> list[ShutdownAsk]:
         return [s for s in self.shutdowns.values() if s.answer is None]
+
+    def note(self, inbox: str, entry: dict[str, Any]) -> None:
+        """Take in one message of ``inbox`` (a raw inbox entry; any order of inboxes and
+        messages gives the same result)."""
+        _note(self, inbox, entry)
 
 
 def inbox_names(home: Home, team: str) -> list[str]:
@@ -103,7 +115,7 @@ def scan_team(home: Home, team: str) -> TeamRequests:
             found.errors[inbox] = str(exc)
             continue
         for entry in entries:
-            _note(found, inbox, entry)
+            found.note(inbox, entry)
     return found
 
 
@@ -112,7 +124,7 @@ def _note(found: TeamRequests, inbox: str, entry: dict[str, Any]) -> None:
     timestamp = str(entry.get("timestamp") or "")
     text = entry.get("text")
     frame: Frame | None = None
-    if isinstance(text, str) and text[:1] == "{":
+    if isinstance(text, str) and text[:1] == "{" and _TRACKED.search(text):
         frame = parse_frame(text)
     if frame is not None and frame.type == "idle_notification":
         who = agent_name(getattr(frame, "sender", "") or sender)
@@ -173,7 +185,9 @@ def is_answered(home: Home, team: str, request_id: str) -> bool:
                 frame = parse_frame(text)
                 if answered_id(frame) == request_id:
                     return True
-                closes_shutdown = isinstance(frame, ShutdownApproved | ShutdownRejected)
-                if closes_shutdown and frame.request_id == request_id:  # type: ignore[union-attr]
+                if (
+                    isinstance(frame, ShutdownApproved | ShutdownRejected)
+                    and frame.request_id == request_id
+                ):
                     return True
     return False

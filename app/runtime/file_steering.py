@@ -267,3 +267,6 @@ class FileSteering:
 
     def set_lead_mode(self, mode: str) -> Outcome:
         return Outcome(False, "not possible from here: change the lead's mode in Claude Code")
+
+    def set_teammate_permission_mode(self, mode: str) -> Outcome:
+        return Outcome(False, "not possible from here: Claude Code's lead spawns the teammates")

@@ -78,7 +78,7 @@ class Lead:
             except Exception as exc:  # a bug must end the turn visibly, not kill the lead
                 message = f"{type(exc).__name__}: {exc}"
                 self.session.record("error", message)
-                self.session.snapshot.error = message
+                self.session.set_error(message)
                 outcome = TurnOutcome("error", "", message)
             self.turns += 1
             self.session.set_status("idle")
@@ -103,7 +103,7 @@ class Lead:
         try:
             unread = box.unread(LEAD_NAME)
         except CorruptFileError as exc:
-            self.session.snapshot.error = str(exc)
+            self.session.set_error(str(exc))
             return []
         except TeamdeckError as exc:
             log.warning("cannot read the lead's inbox: %s", exc)

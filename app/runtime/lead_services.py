@@ -45,7 +45,7 @@ class LeadServices:
         return self.runtime.require_channel().broadcast(message.text, message.summary)
 
     def note_peer_dm(self, caller: AgentIdentity, recipient: str, summary: str) -> None:
-        self.runtime.lead_session.set_activity(f"[to {recipient}] {summary}")
+        self.runtime.lead_session.note_peer_dm(recipient, summary)
 
     def request_shutdown_from(
         self, caller: AgentIdentity, recipient: str, reason: str | None
@@ -58,14 +58,14 @@ class LeadServices:
     ) -> str:
         if self.runtime.decider != "lead":
             return "The person decides plan approvals in this session; leave it to them."
-        return self.runtime.desk.answer_plan(request_id, approve, feedback)
+        return self.runtime.desk.answer_plan(request_id, approve, feedback).text
 
     def answer_permission_from_lead(
         self, caller: AgentIdentity, request_id: str, allow: bool, reason: str | None
     ) -> str:
         if self.runtime.decider != "lead":
             return "The person decides permission requests in this session; leave it to them."
-        return self.runtime.desk.answer_permission(request_id, allow, reason)
+        return self.runtime.desk.answer_permission(request_id, allow, reason).text
 
     def answer_shutdown(
         self, caller: AgentIdentity, request_id: str, approve: bool, reason: str | None

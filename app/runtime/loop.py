@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from app.runtime.budget import wait_for_budget
 from app.runtime.compaction import compact
-from app.runtime.permissions import allowed_roots, decide
+from app.runtime.permissions import allowed_roots, decide, parse_mode
 from app.runtime.response import ResponseFailed, stream_response
 from app.runtime.session import AgentSession
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
@@ -158,7 +158,7 @@ async def run_turn(
         model_seconds = time.perf_counter() - model_started
         if final is None:
             return _interrupted(session, texts)
-        session.snapshot.error = None
+        session.set_error(None)
         session.add_usage(final.usage)
         stop = final.stop_reason
         if stop == "refusal":
@@ -257,7 +257,7 @@ def _failed(
     status: Literal["error", "max_tokens"] = "error",
 ) -> TurnOutcome:
     session.record("error", message)
-    session.snapshot.error = message
+    session.set_error(message)
     return TurnOutcome(status, "\n".join(texts), message)
 
 
@@ -335,7 +335,7 @@ async def _checked_call(
     decision = decide(
         tool,
         tool_input,
-        session.mode,  # type: ignore[arg-type]
+        parse_mode(session.mode),
         session.rules,
         session.identity.cwd,
         roots,

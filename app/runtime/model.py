@@ -8,7 +8,6 @@ types are the SDK's own in both cases.
 
 from __future__ import annotations
 
-import importlib
 import os
 
 import anthropic
@@ -23,7 +22,7 @@ from app.runtime.credentials import (
     has_api_key,
     hold_credentials,
 )
-from app.runtime.offline import EchoModel, ModelHandler, OfflineTransport
+from app.runtime.offline import ModelHandler, OfflineTransport
 
 MODEL_ENV = "TEAMDECK_MODEL"
 DEFAULT_MODEL = "sonnet"
@@ -39,7 +38,6 @@ MODEL_ALIASES: dict[str, str] = {
 OFFLINE_HOST = "offline.teamdeck.invalid"
 OFFLINE_BASE_URL = f"http://{OFFLINE_HOST}"
 OFFLINE_DESCRIPTION = "offline model — set ANTHROPIC_API_KEY for Claude"
-POLICY_MODULE = "app.runtime.offline.policies"
 
 MAX_RETRIES = 2
 """SDK retries for 408/409/429/5xx and dropped connections before a request is sent back as
@@ -149,22 +147,11 @@ def _failing_client(message: str, max_retries: int) -> anthropic.AsyncAnthropic:
 
 
 def default_offline_handler() -> ModelHandler:
-    """The offline brain: `policies.make_offline_model()` when that module exists, else echo.
+    """The offline brain: the scripted lead and teammate policies (imported only when the
+    offline model is used)."""
+    from app.runtime.offline.policies import make_offline_model
 
-    Only the module's absence falls back; an error inside it propagates, so a broken policy
-    is never silently replaced.
-    """
-    try:
-        policies = importlib.import_module(POLICY_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != POLICY_MODULE:
-            raise
-        return EchoModel()
-    factory = getattr(policies, "make_offline_model", None)
-    if factory is None:
-        return EchoModel()
-    handler: ModelHandler = factory()
-    return handler
+    return make_offline_model()
 
 
 def is_offline(client: anthropic.AsyncAnthropic) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from app.core.errors import TeamdeckError
 from app.core.protocol import Frame, permission_response, plan_approval_response
-from app.runtime.api import Approval
+from app.runtime.api import Answer, AnswerStatus, Approval
 from app.runtime.approvals import Approvals
 from app.runtime.channel import TeamChannel
 from app.runtime.permission_flow import LeadPermissions
@@ -43,29 +43,30 @@ class RequestDesk:
         self._channel = channel
         self._add_rule = add_rule
 
-    def answer_plan(self, request_id: str, approve: bool, feedback: str | None) -> str:
+    def answer_plan(self, request_id: str, approve: bool, feedback: str | None) -> Answer:
         claimed = self.queue.claim(request_id, "approved" if approve else "rejected", "plan")
-        if isinstance(claimed, str):
+        if isinstance(claimed, Answer):
             return claimed
         frame = plan_approval_response(
             request_id, approve, feedback=feedback or None, permission_mode="default"
         )
         failure = self._send(claimed, frame)
         verdict = "approved" if approve else "rejected"
-        return failure or f"Plan {verdict} for {claimed.agent}"
+        text = f"Plan {verdict} for {claimed.agent}"
+        return failure or Answer(AnswerStatus.DONE, text, claimed.agent, request_id)
 
     def answer_permission(
         self, request_id: str, allow: bool, reason: str | None = None, *, always: bool = False
-    ) -> str:
+    ) -> Answer:
         outcome = ("always allowed" if always else "allowed") if allow else "denied"
         claimed = self.queue.claim(request_id, outcome, "permission")
-        if isinstance(claimed, str):
+        if isinstance(claimed, Answer):
             return claimed
         note = ""
         rule = claimed.suggestion if always and allow else None
         if rule:
             problem = self._add_rule(claimed.agent, rule)
-            note = f" (rule {rule}: {problem})" if problem else f" (rule {rule} added)"
+            note = f"rule {rule}: {problem}" if problem else f"rule {rule} added"
         if self.lead_permissions.owns(request_id):
             self.lead_permissions.resolve(request_id, allow, reason or "denied by the person")
         else:
@@ -80,16 +81,19 @@ class RequestDesk:
             if failure:
                 return failure
         verdict = "allowed" if allow else "denied"
-        return f"Permission {verdict} for {claimed.agent}{note}"
+        text = f"Permission {verdict} for {claimed.agent}" + (f" ({note})" if note else "")
+        return Answer(AnswerStatus.DONE, text, claimed.agent, request_id, note=note)
 
-    def _send(self, approval: Approval, frame: Frame) -> str | None:
-        """Write the answer into the requester's inbox; a one-line failure, else ``None``."""
+    def _send(self, approval: Approval, frame: Frame) -> Answer | None:
+        """Write the answer into the requester's inbox: ``None``, or why it could not be."""
         channel = self._channel()
         if channel is None:
-            return f"no team: cannot answer {approval.agent}"
-        try:
-            channel.send_frame(approval.agent, frame)
-        except (TeamdeckError, OSError) as exc:
-            log.warning("answer to %s not delivered: %s", approval.request_id, exc)
-            return f"answer to {approval.agent} not delivered: {exc}"
-        return None
+            text = f"no team: cannot answer {approval.agent}"
+        else:
+            try:
+                channel.send_frame(approval.agent, frame)
+                return None
+            except (TeamdeckError, OSError) as exc:
+                log.warning("answer to %s not delivered: %s", approval.request_id, exc)
+                text = f"answer to {approval.agent} not delivered: {exc}"
+        return Answer(AnswerStatus.UNDELIVERED, text, approval.agent, approval.request_id)

@@ -17,6 +17,7 @@ from app.runtime.events import (
     TERMINAL_STATUSES,
     ActivityChanged,
     AgentStatus,
+    ErrorChanged,
     ModeChanged,
     RuntimeEvent,
     StatusChanged,
@@ -103,6 +104,9 @@ class AgentSession:
         self.cache_creation_tokens = 0
         #: Awaited before each model call (the run's budget holds new calls while it is spent).
         self.gate: Callable[[AgentSession], Awaitable[None]] | None = None
+        #: "[to analyst] found 3 files": the last direct message to a peer this turn, for the
+        #: idle notification's summary (the panel shows the last DM from the files).
+        self.last_peer_dm: str | None = None
         self._status_detail = ""
 
     # ------------------------------------------------------------------ identity
@@ -135,6 +139,21 @@ class AgentSession:
         self.mode = mode
         self.snapshot.mode = mode
         self.emit(ModeChanged(self.name, mode))
+
+    def set_error(self, error: str | None) -> None:
+        """The error the agent's panel shows (``None`` clears it)."""
+        if error == self.snapshot.error:
+            return
+        self.snapshot.error = error
+        self.emit(ErrorChanged(self.name, error))
+
+    def note_peer_dm(self, recipient: str, summary: str) -> None:
+        self.last_peer_dm = f"[to {recipient}] {summary}"
+
+    def take_peer_dm(self) -> str | None:
+        """The last peer DM of the turn (once: the next turn starts without one)."""
+        dm, self.last_peer_dm = self.last_peer_dm, None
+        return dm
 
     def set_activity(self, text: str) -> None:
         if text == self.snapshot.last_activity:

@@ -16,14 +16,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.core.paths import LEAD_NAME
-from app.runtime.api import Approval, RuntimeAPI
+from app.runtime.api import Answer, AnswerStatus, Approval, RuntimeAPI
 
 READ_ONLY = "Read-only viewer: there is no runtime here to answer that."
-
-#: How the runtime says that a request cannot be answered (any more).
-_STALE_PREFIXES = ("already resolved", "unknown request id")
-#: How it says that the answer was taken but could not reach the requester.
-_UNDELIVERED = ("answer to ", "no team: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +75,9 @@ class Steering(Protocol):
 
     def set_lead_mode(self, mode: str) -> Outcome:
         """Switch the lead's permission mode (shift+tab)."""
+
+    def set_teammate_permission_mode(self, mode: str) -> Outcome:
+        """The permission mode teammates spawned from now on start in."""
 
 
 def describe_request(approval: Approval) -> str:
@@ -143,47 +141,47 @@ class RuntimeSteering:
             approval, "denied", lambda: self.runtime.answer_permission(rid, False, False)
         )
 
-    def _answer(self, approval: Approval, verb: str, call: Callable[[], object]) -> Outcome:
+    def _answer(self, approval: Approval, verb: str, call: Callable[[], Answer]) -> Outcome:
         what = describe_request(approval)
         try:
-            answer = str(call() or "")
+            answer = call()
         except Exception as exc:  # the runtime's error is the person's information
             return Outcome(False, f"{what}: {exc}", failed=True)
-        if answer.startswith(_STALE_PREFIXES):
-            if answer.startswith("already resolved"):
-                why = answer.removeprefix("already resolved").strip()
-                return Outcome(False, f"{what} was already resolved {why}".strip(), settled=True)
-            return Outcome(False, f"{what} is no longer pending", settled=True)
-        if " request, not a " in answer:  # the runtime names the kinds, not the id
-            return Outcome(False, f"{what}: {answer.split(' is a ', 1)[-1]}")
-        if answer.startswith(_UNDELIVERED):  # answered here, but the teammate never heard
-            return Outcome(False, f"{what} {verb}, but {answer}", failed=True, settled=True)
-        note = answer[answer.index(" (rule ") :] if " (rule " in answer else ""
-        return Outcome(True, f"{what} {verb}{note}", settled=True)
+        match answer.status:
+            case AnswerStatus.DONE:
+                note = f" ({answer.note})" if answer.note else ""
+                return Outcome(True, f"{what} {verb}{note}", settled=True)
+            case AnswerStatus.ALREADY:
+                how = f" ({answer.previous})" if answer.previous else ""
+                return Outcome(False, f"{what} was already resolved{how}", settled=True)
+            case AnswerStatus.UNKNOWN:
+                return Outcome(False, f"{what} is no longer pending", settled=True)
+            case AnswerStatus.WRONG_KIND:
+                kinds = f"{answer.kind} request, not a {approval.kind} request"
+                return Outcome(False, f"{what}: {kinds}")
+            case AnswerStatus.UNDELIVERED:  # answered here, but the teammate never heard
+                line = f"{what} {verb}, but {answer.text}"
+                return Outcome(False, line, failed=True, settled=True)
 
     # ------------------------------------------------------------------ agents
 
     def shutdown(self, agent: str) -> Outcome:
-        return self._call(
-            f"shutdown {agent}",
-            f"shutdown requested from {agent}",
-            lambda: self.runtime.request_shutdown(agent),
-        )
+        return self._call(f"shutdown {agent}", lambda: self.runtime.request_shutdown(agent))
 
     def kill(self, agent: str) -> Outcome:
-        return self._call(f"kill {agent}", f"killed {agent}", lambda: self.runtime.kill(agent))
+        return self._call(f"kill {agent}", lambda: self.runtime.kill(agent))
 
     def interrupt(self, agent: str) -> Outcome:
-        return self._call(
+        return self._void(
             f"interrupt {agent}", f"interrupted {agent}", lambda: self.runtime.interrupt(agent)
         )
 
     def send(self, agent: str, text: str) -> Outcome:
         if agent == LEAD_NAME:
-            call: Callable[[], object] = lambda: self.runtime.submit(text)  # noqa: E731
+            call: Callable[[], None] = lambda: self.runtime.submit(text)  # noqa: E731
         else:
             call = lambda: self.runtime.inject_message(agent, text)  # noqa: E731
-        return self._call(f"send to {agent}", f"message sent to {agent}", call)
+        return self._void(f"send to {agent}", f"message sent to {agent}", call)
 
     async def spawn(self, name: str, prompt: str) -> Outcome:
         try:
@@ -193,7 +191,17 @@ class RuntimeSteering:
         return Outcome(True, f"spawned {name}")
 
     @staticmethod
-    def _call(what: str, done: str, call: Callable[[], object]) -> Outcome:
+    def _call(what: str, call: Callable[[], Answer]) -> Outcome:
+        """A call on an agent: the runtime's line, or ``what: error`` if it raised."""
+        try:
+            answer = call()
+        except Exception as exc:  # the runtime's error is the person's information
+            return Outcome(False, f"{what}: {exc}", failed=True)
+        return Outcome(answer.ok, answer.text, failed=not answer.ok)
+
+    @staticmethod
+    def _void(what: str, done: str, call: Callable[[], None]) -> Outcome:
+        """A call that returns nothing: ``done``, or ``what: error`` if it raised."""
         try:
             call()
         except Exception as exc:
@@ -209,6 +217,13 @@ class RuntimeSteering:
             return Outcome(False, str(exc), failed=True)
         return Outcome(True, f"{LEAD_NAME}: {mode} mode")
 
+    def set_teammate_permission_mode(self, mode: str) -> Outcome:
+        try:
+            self.runtime.set_teammate_permission_mode(mode)
+        except ValueError as exc:
+            return Outcome(False, str(exc), failed=True)
+        return Outcome(True, f"teammates spawned from now on: {mode} mode")
+
 
 class ReadOnlySteering:
     """For a viewer with no runtime: every call is refused with the same line."""
@@ -219,7 +234,7 @@ class ReadOnlySteering:
         return Outcome(False, READ_ONLY)
 
     approve = reject = allow = deny = shutdown = kill = interrupt = send = _refuse
-    set_lead_mode = _refuse
+    set_lead_mode = set_teammate_permission_mode = _refuse
 
     async def spawn(self, name: str, prompt: str) -> Outcome:
         return self._refuse()

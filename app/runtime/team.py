@@ -27,11 +27,17 @@ from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import parse_frame
 from app.core.watch import Watcher
-from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
+from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.channel import Sent, TeamChannel
 from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
-from app.runtime.events import MessageSent, RuntimeEvent, TeamLifecycle, TranscriptEntry
+from app.runtime.events import (
+    MessageSent,
+    RuntimeEvent,
+    TeamLifecycle,
+    TeammateModeChanged,
+    TranscriptEntry,
+)
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
 from app.runtime.loop import TurnOutcome
@@ -253,6 +259,13 @@ class TeamRuntime:
         session.system_prompt = self._lead_prompt(checked, self.team)
         session.set_mode(checked)
 
+    def set_teammate_permission_mode(self, mode: str) -> None:
+        """The mode teammates spawned from now on start in. ValueError for an unknown mode."""
+        checked = parse_mode(mode)
+        if checked != self.teammate_mode:
+            self.teammate_mode = checked
+            self._emit(TeammateModeChanged(checked))
+
     def _lead_prompt(self, mode: str, team: str | None) -> str:
         return lead_prompt(
             self.cwd,
@@ -277,24 +290,26 @@ class TeamRuntime:
         else:
             self.crew.require(agent).interrupt()
 
-    def request_shutdown(self, agent: str, reason: str | None = None) -> str:
-        _, request_id = self.require_channel().request_shutdown(
+    def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
+        recipient, request_id = self.require_channel().request_shutdown(
             agent, reason or "The person asked you to shut down."
         )
-        return request_id
+        text = f"shutdown requested from {recipient}"
+        return Answer(AnswerStatus.DONE, text, recipient, request_id)
 
-    def kill(self, agent: str) -> None:
+    def kill(self, agent: str) -> Answer:
         self.crew.require(agent).kill()
+        return Answer(AnswerStatus.DONE, f"killed {agent}", agent)
 
-    def approve_plan(self, request_id: str) -> str:
+    def approve_plan(self, request_id: str) -> Answer:
         return self.desk.answer_plan(request_id, True, None)
 
-    def reject_plan(self, request_id: str, feedback: str) -> str:
+    def reject_plan(self, request_id: str, feedback: str) -> Answer:
         return self.desk.answer_plan(request_id, False, feedback)
 
     def answer_permission(
         self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
-    ) -> str:
+    ) -> Answer:
         return self.desk.answer_permission(request_id, allow, feedback, always=always)
 
     def snapshot(self) -> list[AgentSnapshot]:

@@ -160,7 +160,7 @@ class Teammate:
         self.idle = True
         if outcome.status == "error" and outcome.error:
             # The turn failed (e.g. the model-call cap, an API error): its panel says why.
-            session.snapshot.error = outcome.error
+            session.set_error(outcome.error)
             self.show(f"turn failed: {outcome.error}")
         else:
             self.show()
@@ -171,9 +171,9 @@ class Teammate:
         completed = session.completed_this_turn[-1] if session.completed_this_turn else None
         last_text = outcome.text.rsplit("\n", 1)[-1] if outcome.text else ""
         summary = _summarize(last_text) or (outcome.error or None)
-        activity = session.snapshot.last_activity
-        if activity.startswith("[to "):
-            summary = f"{summary or ''} {activity}".strip()
+        peer_dm = session.take_peer_dm()
+        if peer_dm:
+            summary = f"{summary or ''} {peer_dm}".strip()
         try:
             self.channel.idle(
                 reason=reason, summary=summary, completed_task_id=completed, failure=outcome.error
@@ -188,7 +188,7 @@ class Teammate:
         self.finished = True
         session = self.session
         if error:
-            session.snapshot.error = error
+            session.set_error(error)
             session.record("error", error)
         headline = f'Teammate "{self.name}" failed: {error}.' if error else ""
         self.channel.leave(reason, headline=headline)
@@ -228,7 +228,7 @@ class Teammate:
         try:
             unread = box.unread(self.name)
         except CorruptFileError as exc:
-            self.session.snapshot.error = str(exc)
+            self.session.set_error(str(exc))
             return None
         except TeamdeckError as exc:
             log.warning("%s: cannot read its inbox: %s", self.name, exc)

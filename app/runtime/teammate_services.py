@@ -36,7 +36,7 @@ class TeammateServices:
         return self.teammate.channel.broadcast(message.text, message.summary)
 
     def note_peer_dm(self, caller: AgentIdentity, recipient: str, summary: str) -> None:
-        self.teammate.session.set_activity(f"[to {recipient}] {summary}")
+        self.teammate.session.note_peer_dm(recipient, summary)
 
     def request_shutdown_from(
         self, caller: AgentIdentity, recipient: str, reason: str | None

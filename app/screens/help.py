@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -9,6 +11,8 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from app.screens.host import DeckHost
 
 #: (key, what it does); a row with an empty description is a section title.
 KEYS: tuple[tuple[str, str], ...] = (
@@ -86,8 +90,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("teamdeck keys", style="bold"), classes="dialog-question")
             # The header shows the model's short form; the whole description (e.g. how to use
             # the real model) is here.
-            runtime = getattr(self.app, "runtime", None)
-            model = self.model or getattr(runtime, "model_description", "")
+            model = self.model or cast(DeckHost, self.app).model_description
             if model:
                 yield Static(Text(f"Model: {model}", style="dim"), id="help-model")
             with VerticalScroll(classes="dialog-body"):

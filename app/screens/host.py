@@ -1,5 +1,5 @@
-"""What the screens and the palette need from the app that hosts them, as a Protocol, so they
-do not import the app (the app imports them).
+"""What the screens, the palette and the app's helpers (``app.leaving``) need from the app that
+hosts them, as Protocols, so they do not import the app (the app imports them).
 
 The state attributes are the app's reactives: read them, or ``self.watch(app, name, ...)``
 them; change them only by posting a message from ``app.messages``.
@@ -8,12 +8,28 @@ them; change them only by posting a message from ``app.messages``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
-from app.runtime.api import AgentSnapshot, Approval
+from textual.screen import Screen
+
+from app.core.home import Home
+from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import Steering
 from app.view_state import HeaderInfo, TeamFiles
+
+ScreenResult = TypeVar("ScreenResult")
+
+
+class ModeChoices(Protocol):
+    """The run's permission-mode options (``app.cli_modes.ModeOptions``), as the dashboard
+    uses them: shift+tab and the bypassPermissions confirmation (``app.screens.modes``)."""
+
+    lead_mode: str
+    confirm_bypass: bool
+    requested_lead_mode: str
+    requested_teammate_mode: str
+    bypass_allowed: bool
 
 
 class DeckHost(Protocol):
@@ -25,6 +41,13 @@ class DeckHost(Protocol):
     files: TeamFiles
     header: HeaderInfo
 
+    home: Home
+    #: The running team (``None``: a read-only viewer of the files).
+    runtime: RuntimeAPI | None
+    #: The model in words, whole (the header shows a short form).
+    model_description: str
+    #: The run's mode options (``None``: no bypassPermissions in shift+tab's cycle).
+    mode_options: ModeChoices | None
     clock: Callable[[], float]
     partial: dict[str, str]  # text streamed since each agent's last transcript entry
     steering: Steering
@@ -32,3 +55,27 @@ class DeckHost(Protocol):
     def agent(self, name: str | None) -> AgentSnapshot | None: ...
 
     def transcript(self, agent: str) -> list[TranscriptEntry]: ...
+
+    def flush_runtime(self) -> None:
+        """Apply the runtime events received so far (``agents`` is current afterwards)."""
+
+
+class DeckApp(DeckHost, Protocol):
+    """A ``DeckHost`` and the App calls a flow outside any screen needs (``app.leaving``)."""
+
+    #: Seconds teammates get to answer a shutdown request when the person quits.
+    SHUTDOWN_WAIT: float
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
+
+    def exit(self, result: None = None, return_code: int = 0, message: Any = None) -> None: ...
+
+    async def push_screen_wait(self, screen: Screen[ScreenResult]) -> ScreenResult: ...

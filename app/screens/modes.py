@@ -5,17 +5,21 @@ confirms it.
 Kept apart from the views: ``DeckScreen`` binds shift+tab to ``cycle_lead_mode``; the app calls
 ``confirm_bypass_at_start`` once mounted. The options of the run (``cli_modes.ModeOptions``)
 are the app's ``mode_options`` attribute (``None``: no bypassPermissions in the cycle).
+Every change goes through the app's ``steering``, so the runtime emits an event for it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+from textual.app import App
 from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import Screen
 
+from app.runtime.steering import Outcome
 from app.screens.confirm import ConfirmScreen
+from app.screens.host import DeckHost
 
 BYPASS = "bypassPermissions"
 #: What shift+tab steps through (bypassPermissions joins when it is allowed).
@@ -43,16 +47,15 @@ def next_mode(current: str, *, bypass_allowed: bool) -> str:
     return cycle[(cycle.index(current) + 1) % len(cycle)]
 
 
-def _bypass_allowed(app: Any) -> bool:
-    options = getattr(app, "mode_options", None)
+def _bypass_allowed(host: DeckHost) -> bool:
+    options = host.mode_options
     return bool(options is not None and options.bypass_allowed)
 
 
-def _switch(app: Any, mode: str) -> None:
-    outcome = app.steering.set_lead_mode(mode)
+def _tell(app: App[Any], outcome: Outcome, title: str) -> None:
     app.notify(
         escape(outcome.message),
-        title="Lead mode",
+        title=title,
         severity="information" if outcome.ok else "warning",
         timeout=2 if outcome.ok else 5,
     )
@@ -60,28 +63,31 @@ def _switch(app: Any, mode: str) -> None:
 
 def cycle_lead_mode(screen: Screen[Any]) -> None:
     """shift+tab: the lead's next mode; bypassPermissions only once allowed or confirmed."""
-    app: Any = screen.app
-    lead = next((a for a in app.agents if a.is_lead), None)
+    host = cast(DeckHost, screen.app)
+    lead = next((a for a in host.agents if a.is_lead), None)
     current = lead.mode if lead is not None else "default"
-    _switch(app, next_mode(current, bypass_allowed=_bypass_allowed(app)))
+    mode = next_mode(current, bypass_allowed=_bypass_allowed(host))
+    _tell(screen.app, host.steering.set_lead_mode(mode), "Lead mode")
 
 
-def confirm_bypass_at_start(app: Any) -> None:
+def confirm_bypass_at_start(app: App[Any]) -> None:
     """If bypassPermissions was asked for without ``--dangerously-skip-permissions``, ask the
     person; yes switches to the requested modes, no keeps the safe ones the run started with."""
-    options = getattr(app, "mode_options", None)
-    runtime = app.runtime
-    if options is None or not options.confirm_bypass or runtime is None:
+    host = cast(DeckHost, app)
+    options = host.mode_options
+    if options is None or not options.confirm_bypass or host.runtime is None:
         return
 
     def answered(yes: bool | None) -> None:
-        if not yes:
+        if options is None or not yes:
             app.notify("bypassPermissions declined: the team keeps asking.", timeout=4)
             return
         options.bypass_allowed = True
-        if hasattr(runtime, "teammate_mode"):
-            runtime.teammate_mode = options.requested_teammate_mode
+        steering = host.steering
+        teammates = steering.set_teammate_permission_mode(options.requested_teammate_mode)
+        if not teammates.ok:
+            _tell(app, teammates, "Teammate mode")
         if options.requested_lead_mode != options.lead_mode:
-            _switch(app, options.requested_lead_mode)
+            _tell(app, steering.set_lead_mode(options.requested_lead_mode), "Lead mode")
 
     app.push_screen(BypassConfirmScreen(), answered)

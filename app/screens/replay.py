@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 
 from app.archive import query
@@ -82,7 +83,7 @@ class ReplayScreen(Screen[None]):
         self.query_text = ""
         self.hits: list[int] = []
         self._hit_ids: set[int] = set()
-        self._timer: object | None = None
+        self._timer: Timer | None = None
 
     # ------------------------------------------------------------------ layout
 
@@ -186,7 +187,7 @@ class ReplayScreen(Screen[None]):
         self.playing = playing
         timer = self._timer
         if timer is not None:
-            timer.resume() if playing else timer.pause()  # type: ignore[attr-defined]
+            timer.resume() if playing else timer.pause()
 
     def _tick(self) -> None:
         """Playing: the timeline's clock runs at ``speed``; events up to it are shown."""
@@ -299,7 +300,9 @@ class RunCommands(Provider):
             conn.close()
 
     def _open(self, run_id: int) -> Callable[[], None]:
-        return partial(self.app.open_run, run_id)  # type: ignore[attr-defined]
+        app = self.app
+        assert isinstance(app, ReplayApp)  # the provider is only in ReplayApp's COMMANDS
+        return partial(app.open_run, run_id)
 
     async def discover(self) -> Hits:
         for run in self._runs():

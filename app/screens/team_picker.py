@@ -8,6 +8,7 @@ keeps the team shown. The summaries are read by the caller, not by this screen.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
 from rich.text import Text
 from textual import on
@@ -19,6 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.runtime.file_status import TeamSummary, team_summaries
+from app.screens.host import DeckHost
 
 
 def summary_line(summary: TeamSummary) -> Text:
@@ -64,19 +66,16 @@ class TeamPickerScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def open_team_picker(app: App[object]) -> None:
+def open_team_picker(app: App[Any]) -> None:
     """Show the picker over ``app`` (a ``TeamDeckApp``); the choice switches the team shown."""
     from app.messages import SwitchTeam
 
-    home = getattr(app, "home", None)
-    if home is None:
-        return
-    summaries = team_summaries(home)
+    host = cast(DeckHost, app)
+    summaries = team_summaries(host.home)
     if not summaries:
         app.notify("No team in this home yet.", severity="warning")
         return
-    files = getattr(app, "files", None)
-    current = getattr(files, "team", None)
+    current = host.files.team
 
     def chosen(team: str | None) -> None:
         if team and team != current:

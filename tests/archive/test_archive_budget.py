@@ -11,9 +11,9 @@ import pytest
 
 from app.archive import connect
 from app.core import Home
+from app.headless import run_team
 from app.runtime.budget import PAUSED, Budget
 from app.runtime.events import UsageChanged
-from app.runtime.headless import run_team
 from app.runtime.model import make_client
 from app.runtime.offline.policies import OfflineModel
 from app.runtime.pricing import call_cost, cost_label, format_usd, price_for

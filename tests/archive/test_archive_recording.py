@@ -13,8 +13,8 @@ from app.archive import start_run
 from app.archive.recorder import TEXT_LIMIT, Recorder
 from app.core import Home, InboxMessage
 from app.core.watch import Watcher
+from app.headless import run_team
 from app.runtime.events import RuntimeEvent, TranscriptEntry, UsageChanged
-from app.runtime.headless import run_team
 from tests.archive.conftest import rows
 
 GOAL = "Summarize what the Python files in this folder do"

@@ -10,7 +10,7 @@ from pathlib import Path
 from app.archive import connect
 from app.archive.replay import CHECKPOINT, Replay, Search, State
 from app.core import Home
-from app.runtime.headless import run_team
+from app.headless import run_team
 
 
 async def recorded_run(home: Home, project: Path) -> Replay:

@@ -19,8 +19,8 @@ from app.archive import HistoryUnavailable, NullRecorder, connect, start_run
 from app.archive.recorder import Recorder
 from app.archive.schema import MIGRATIONS, SCHEMA_VERSION, version
 from app.core import Home
+from app.headless import run_team
 from app.runtime.events import StatusChanged, TranscriptEntry
-from app.runtime.headless import run_team
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 40

@@ -14,8 +14,8 @@ from typing import Any
 
 from app.core import Home
 from app.core.events import ChangeEvent, TaskChanged
+from app.headless import run_team
 from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
-from app.runtime.headless import run_team
 from app.runtime.team import TeamRuntime
 from tests.runtime.conftest import (
     HANG_GUARD,

@@ -14,6 +14,7 @@ import pytest
 
 from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
+from app.runtime.events import ErrorChanged
 from app.runtime.offline import (
     ModelRequest,
     cut_stream,
@@ -117,6 +118,11 @@ async def test_a_bad_request_is_a_visible_error_and_not_retried(
     await until(lambda: len(observer.outcomes) == 2, "the next turn")
     assert observer.outcomes[1].status == "end_turn"
     assert rt.lead_session.snapshot.error is None
+    # the panel learns of both changes through events
+    assert observer.of(ErrorChanged) == [
+        ErrorChanged("team-lead", outcome.error),
+        ErrorChanged("team-lead", None),
+    ]
 
 
 async def test_a_teammates_model_error_reaches_the_lead_as_a_failed_idle(

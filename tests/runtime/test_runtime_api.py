@@ -15,6 +15,7 @@ import pytest
 from app.core import Home, InboxMessage
 from app.core.errors import NotFoundError
 from app.core.protocol import permission_request
+from app.runtime.api import AnswerStatus
 from app.runtime.events import TeamLifecycle, UsageChanged
 from app.runtime.offline import ModelRequest, reply, text, tool_use
 from app.runtime.team import TeamRuntime
@@ -219,7 +220,8 @@ async def test_send_message_to_a_member_and_never_to_a_phantom(
         "hi",
         False,
     )
-    # name@team addresses work; a peer DM is remembered for the sender's panel
+    # name@team addresses work; a peer DM is remembered for the sender's idle notification
+    # (its panel shows the last DM from the files: the store owns that fact)
     content, is_error = await call_tool(
         researcher,
         "SendMessage",
@@ -227,7 +229,8 @@ async def test_send_message_to_a_member_and_never_to_a_phantom(
     )
     assert not is_error
     assert inbox_of(home, TEAM, "analyst")[0]["from"] == "researcher"
-    assert researcher.snapshot.last_activity == "[to analyst] found 3 files"
+    assert researcher.last_peer_dm == "[to analyst] found 3 files"
+    assert "[to " not in researcher.snapshot.last_activity
 
     for bad in ("ghost", "ghost@alpha", " "):
         content, is_error = await call_tool(
@@ -302,7 +305,7 @@ async def test_shutdown_response_reject_needs_a_reason(tools_rt: TeamRuntime, ho
     await spawn(tools_rt, "researcher")
     await spawn(tools_rt, "analyst")
     researcher = tools_rt.teammates["researcher"]
-    request_id = tools_rt.request_shutdown("researcher", "wrap up")
+    request_id = tools_rt.request_shutdown("researcher", "wrap up").request_id
     researcher._poll()
     assert researcher.session.status == "stopping"
 
@@ -501,15 +504,15 @@ async def test_approve_and_reject_plan_with_feedback(
     [first] = await until(rt.approvals, "the first plan")
     assert (first.kind, first.agent, first.body) == ("plan", "writer", "v1")
     await until(lambda: rt.status_of("writer") == "awaiting approval", "awaiting approval")
-    assert rt.reject_plan(first.request_id, "cover the tests") == "Plan rejected for writer"
+    assert rt.reject_plan(first.request_id, "cover the tests").text == "Plan rejected for writer"
 
     [second] = await until(rt.approvals, "the revised plan")
     assert second.body == "v2, with tests" and second.request_id != first.request_id
-    assert rt.approve_plan(second.request_id) == "Plan approved for writer"
+    assert rt.approve_plan(second.request_id).text == "Plan approved for writer"
     await until(lambda: not writer.steps and rt.status_of("writer") == "idle", "the work")
 
-    assert rt.approve_plan(first.request_id) == "already resolved (rejected)"
-    assert rt.reject_plan(second.request_id, "no") == "already resolved (approved)"
+    assert rt.approve_plan(first.request_id).text == "already resolved (rejected)"
+    assert rt.reject_plan(second.request_id, "no").text == "already resolved (approved)"
     responses = frames_in(home, TEAM, "writer", "plan_approval_response")
     assert [(r["approved"], r.get("feedback")) for r in responses] == [
         (False, "cover the tests"),
@@ -540,12 +543,12 @@ async def test_answer_permission_allow_deny_always(
     assert (first.kind, first.agent, first.tool_name) == ("permission", "worker", "Write")
     assert first.tool_input == {"file_path": str(project / "out" / "a.txt"), "content": "a.txt"}
     assert rt.status_of("worker") == "awaiting approval"
-    assert rt.answer_permission(first.request_id, True) == "Permission allowed for worker"
+    assert rt.answer_permission(first.request_id, True).text == "Permission allowed for worker"
 
     second = (await until(lambda: rt.approvals(), "permission for b.txt"))[0]
     assert second.request_id != first.request_id
     assert (project / "out" / "a.txt").read_text() == "a.txt"
-    assert rt.answer_permission(second.request_id, False) == "Permission denied for worker"
+    assert rt.answer_permission(second.request_id, False).text == "Permission denied for worker"
 
     third = (await until(lambda: rt.approvals(), "permission for c.txt"))[0]
     assert third.suggestion == f"Edit({project / 'out'}/**)"
@@ -569,7 +572,7 @@ async def test_answer_permission_allow_deny_always(
     # "always" is kept where the rules are read: the project's .claude/settings.local.json
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert settings["permissions"]["allow"] == [str(third.suggestion)]
-    assert rt.answer_permission(third.request_id, False) == "already resolved (always allowed)"
+    assert rt.answer_permission(third.request_id, False).text == "already resolved (always allowed)"
 
 
 async def test_unanswered_permission_is_denied_after_the_timeout(
@@ -589,7 +592,7 @@ async def test_unanswered_permission_is_denied_after_the_timeout(
     [resolved] = observer.approvals("permission", resolved=True)
     assert resolved.outcome == "timed out" and resolved.request_id == queued.request_id
     assert rt.approvals() == []
-    assert rt.answer_permission(queued.request_id, True) == "already resolved (timed out)"
+    assert rt.answer_permission(queued.request_id, True).text == "already resolved (timed out)"
 
 
 def _shutdown_answer(approve: bool, reason: str = "") -> Any:
@@ -615,14 +618,14 @@ async def test_the_teammate_answers_the_persons_shutdown_request(
     await spawn(rt, "worker")
     await until(lambda: rt.status_of("worker") == "idle", "idle")
 
-    first = rt.request_shutdown("worker", "time to go")
+    first = rt.request_shutdown("worker", "time to go").request_id
     assert rt.approvals() == []
     [rejected] = await until(lambda: frames_in(home, TEAM, "team-lead", "shutdown_rejected"), "no")
     assert (rejected["requestId"], rejected["reason"]) == (first, "still needed")
     await until(lambda: rt.status_of("worker") == "idle", "idle again")
     assert member_of(home, TEAM, "worker") is not None
 
-    second = rt.request_shutdown("worker")
+    second = rt.request_shutdown("worker").request_id
     await until(lambda: rt.status_of("worker") == "completed", "completed")
     [approved] = frames_in(home, TEAM, "team-lead", "shutdown_approved")
     assert (approved["requestId"], approved["from"]) == (second, "worker")
@@ -720,7 +723,7 @@ async def test_first_answer_wins(make_runtime: Callable[..., TeamRuntime], home:
     content, _ = await call_tool(writer, "ExitPlanMode", {"plan": "p"})
     request_id = result_json(content)["request_id"]
 
-    assert rt.approve_plan(request_id) == "Plan approved for writer"
+    assert rt.approve_plan(request_id).text == "Plan approved for writer"
     content, is_error = await call_tool(
         rt.lead_session,
         "SendMessage",
@@ -736,10 +739,19 @@ async def test_first_answer_wins(make_runtime: Callable[..., TeamRuntime], home:
     assert [r["approved"] for r in frames_in(home, TEAM, "writer", "plan_approval_response")] == [
         True
     ]
-    assert rt.reject_plan(request_id, "x") == "already resolved (approved)"
-    assert rt.approve_plan("plan_approval-1@nobody").startswith("unknown request id")
+    again = rt.reject_plan(request_id, "x")
+    assert again.text == "already resolved (approved)"
+    assert (again.status, again.previous, again.agent) == (
+        AnswerStatus.ALREADY,
+        "approved",
+        "writer",
+    )
+    unknown = rt.approve_plan("plan_approval-1@nobody")
+    assert unknown.text.startswith("unknown request id") and unknown.status is AnswerStatus.UNKNOWN
     # a shutdown request is the teammate's to answer, never the person's
-    assert rt.approve_plan(rt.request_shutdown("writer")).startswith("unknown request id")
+    shutdown = rt.request_shutdown("writer")
+    assert (shutdown.status, shutdown.agent) == (AnswerStatus.DONE, "writer")
+    assert rt.approve_plan(shutdown.request_id).text.startswith("unknown request id")
 
 
 async def test_idle_notifications_once_per_transition_and_never_wake_the_lead(
@@ -868,7 +880,7 @@ async def test_interrupt_while_waiting_for_a_permission_answer(
     )
     assert idle["idleReason"] == "interrupted"
     assert rt.approvals() == []
-    assert rt.answer_permission(asked.request_id, True).startswith("already resolved")
+    assert rt.answer_permission(asked.request_id, True).text.startswith("already resolved")
     assert not (project / "made.txt").exists()
     result = [e for e in rt.transcript("worker") if e.kind == "tool_result"][-1]
     assert result.data["is_error"] and "nterrupted" in result.text

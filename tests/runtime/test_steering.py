@@ -9,7 +9,7 @@ import shutil
 from collections.abc import Callable
 
 from app.core import Home
-from app.runtime.api import Approval
+from app.runtime.api import Answer, AnswerStatus, Approval
 from app.runtime.steering import READ_ONLY, Outcome, ReadOnlySteering, RuntimeSteering
 from app.runtime.team import TeamRuntime
 from tests.runtime.conftest import call_tool, frames_in, no_spawn, result_json
@@ -117,9 +117,11 @@ async def test_a_viewer_refuses_everything() -> None:
 
 def test_always_allow_keeps_what_the_runtime_says_of_the_rule() -> None:
     class Runtime:
-        def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> str:
-            rule = " (rule Bash(git:*) not kept: settings file is read-only)"
-            return f"Permission allowed for researcher{rule if always else ''}"
+        def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> Answer:
+            rule = "rule Bash(git:*) not kept: settings file is read-only"
+            text = f"Permission allowed for researcher ({rule})" if always else "allowed"
+            note = rule if always else ""
+            return Answer(AnswerStatus.DONE, text, "researcher", request_id, note=note)
 
     request = Approval("perm-1@researcher", "permission", "researcher", "t", tool_name="Bash")
     steering = RuntimeSteering(Runtime())  # type: ignore[arg-type]

@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from app.runtime.api import AgentSnapshot, Approval, Decider
+from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider
 from app.runtime.events import (
     AgentStatus,
     ApprovalChanged,
     ModeChanged,
     RuntimeEvent,
     StatusChanged,
+    TeammateModeChanged,
     TextDelta,
     TranscriptEntry,
 )
@@ -34,6 +35,7 @@ class FakeRuntime:
         self.team = team
         self.model_description = "offline model — set ANTHROPIC_API_KEY for Claude"
         self.decider: Decider = "person"
+        self.teammate_mode = "default"
         self.agents: list[AgentSnapshot] = agents or []
         self._approvals: dict[str, Approval] = {a.request_id: a for a in approvals or []}
         self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
@@ -104,46 +106,54 @@ class FakeRuntime:
     def inject_message(self, agent: str, text: str) -> None:
         self.calls.append(("inject_message", agent, text))
 
-    def request_shutdown(self, agent: str, reason: str | None = None) -> str:
+    def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
         self.calls.append(("request_shutdown", agent, reason))
-        return f"shutdown requested from {agent}"
+        request_id = f"shutdown-{len(self.calls)}@{agent}"
+        return Answer(AnswerStatus.DONE, f"shutdown requested from {agent}", agent, request_id)
 
-    def kill(self, agent: str) -> None:
+    def set_lead_mode(self, mode: str) -> None:
+        self.calls.append(("set_lead_mode", mode))
+
+    def set_teammate_permission_mode(self, mode: str) -> None:
+        self.calls.append(("set_teammate_permission_mode", mode))
+        self.teammate_mode = mode
+        self.emit(TeammateModeChanged(mode))
+
+    def kill(self, agent: str) -> Answer:
         self.calls.append(("kill", agent))
         self.set_status(agent, "killed")
+        return Answer(AnswerStatus.DONE, f"killed {agent}", agent)
 
     def interrupt(self, agent: str) -> None:
         self.calls.append(("interrupt", agent))
 
-    def _resolve(self, request_id: str, outcome: str) -> str:
+    def _resolve(self, request_id: str, outcome: str, text: str = "Answered") -> Answer:
         approval = self._approvals.get(request_id)
         if approval is None:
-            return f"unknown request id {request_id!r}"
+            unknown = f"unknown request id {request_id!r}"
+            return Answer(AnswerStatus.UNKNOWN, unknown, request_id=request_id)
         if approval.outcome is not None:
-            return f"already resolved ({approval.outcome})"
+            previous = approval.outcome
+            line = f"already resolved ({previous})"
+            return Answer(AnswerStatus.ALREADY, line, approval.agent, request_id, previous)
         approval.outcome = outcome
         self.emit(ApprovalChanged(request_id, approval.kind, approval.agent, True, outcome))
-        return outcome
+        return Answer(AnswerStatus.DONE, f"{text} for {approval.agent}", approval.agent, request_id)
 
-    def approve_plan(self, request_id: str) -> str:
+    def approve_plan(self, request_id: str) -> Answer:
         self.calls.append(("approve_plan", request_id))
-        return self._resolve(request_id, "approved")
+        return self._resolve(request_id, "approved", "Plan approved")
 
-    def reject_plan(self, request_id: str, feedback: str) -> str:
+    def reject_plan(self, request_id: str, feedback: str) -> Answer:
         self.calls.append(("reject_plan", request_id, feedback))
-        return self._resolve(request_id, "rejected")
+        return self._resolve(request_id, "rejected", "Plan rejected")
 
-    def answer_permission(self, request_id: str, allow: bool, always: bool = False) -> str:
+    def answer_permission(
+        self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
+    ) -> Answer:
         self.calls.append(("answer_permission", request_id, allow, always))
-        return self._resolve(request_id, "allowed" if allow else "denied")
-
-    def approve_shutdown(self, request_id: str) -> str:
-        self.calls.append(("approve_shutdown", request_id))
-        return self._resolve(request_id, "approved")
-
-    def reject_shutdown(self, request_id: str, reason: str) -> str:
-        self.calls.append(("reject_shutdown", request_id, reason))
-        return self._resolve(request_id, "rejected")
+        verdict = "allowed" if allow else "denied"
+        return self._resolve(request_id, verdict, f"Permission {verdict}")
 
     def snapshot(self) -> list[AgentSnapshot]:
         return list(self.agents)

@@ -80,7 +80,8 @@ class TeamServices(Protocol):
         ...
 
     def note_peer_dm(self, caller: AgentIdentity, recipient: str, summary: str) -> None:
-        """Remember a teammate's last DM to a peer (shown in its panel and idle notification)."""
+        """Remember a teammate's last DM to a peer (for its idle notification; the panel shows
+        the last DM the files hold)."""
         ...
 
     def answer_plan(
