@@ -192,11 +192,10 @@ class TeamRuntime:
             listener(event)
 
     def _on_sent(self, sent: Sent) -> None:
-        """A message this process's agents wrote: a request to the lead is queued at once (the
-        scan of the lead's inbox would find it a moment later), and it becomes an event."""
+        """A message this process's agents wrote becomes an event. (A request to the lead
+        reaches the queue the way every other process's does: the watcher reports the write
+        and the lead's inbox is scanned.)"""
         message = sent.message
-        if sent.recipient == LEAD_NAME and sent.team == self.team:
-            self.observe_lead_frame(message, sent.frame)
         frame_type = sent.frame.type if sent.frame is not None else None
         self._emit(
             MessageSent(

@@ -63,9 +63,12 @@ async def hang(request: ModelRequest) -> Any:
 
 
 @pytest.fixture
-def tools_rt(make_runtime: Callable[..., TeamRuntime]) -> TeamRuntime:
-    """A runtime whose agents are never run: tool calls only."""
-    return make_runtime(spawner=no_spawn)
+async def tools_rt(make_runtime: Callable[..., TeamRuntime]) -> TeamRuntime:
+    """A runtime whose agents are never run: tool calls only (its watcher runs: requests
+    reach the queue through it)."""
+    runtime = make_runtime(spawner=no_spawn)
+    await runtime.start()
+    return runtime
 
 
 async def test_team_create_writes_the_config_and_refuses_a_second_team(
@@ -348,12 +351,14 @@ async def test_plan_approval_response_is_the_leads_and_not_when_the_person_decid
 ) -> None:
     for decider in ("person", "lead"):
         rt = make_runtime(spawner=no_spawn, decider=decider)
+        await rt.start()
         team = await create_team(rt, f"team-{decider}")
         await spawn(rt, "writer", mode="plan")
         writer = rt.teammates["writer"].session
         content, is_error = await call_tool(writer, "ExitPlanMode", {"plan": "1. do it"})
         assert not is_error
         request_id = result_json(content)["request_id"]
+        await until(rt.approvals, "the plan request in the lead's queue")
 
         answer = {"type": "plan_approval_response", "request_id": request_id, "approve": True}
         content, is_error = await call_tool(writer, "SendMessage", answer)
@@ -438,7 +443,7 @@ async def test_exit_plan_mode_sends_the_plan_to_the_lead(tools_rt: TeamRuntime, 
         "## Plan\n1. write",
     )
     assert file_text(frame["planFilePath"]) == "## Plan\n1. write"
-    [approval] = tools_rt.approvals()
+    [approval] = await until(tools_rt.approvals, "the plan request in the lead's queue")
     assert (approval.kind, approval.agent, approval.body) == ("plan", "writer", "## Plan\n1. write")
 
 
@@ -717,11 +722,13 @@ async def test_interrupt_ends_the_turn_as_interrupted(
 
 async def test_first_answer_wins(make_runtime: Callable[..., TeamRuntime], home: Home) -> None:
     rt = make_runtime(spawner=no_spawn, decider="lead")
+    await rt.start()
     await create_team(rt)
     await spawn(rt, "writer", mode="plan")
     writer = rt.teammates["writer"].session
     content, _ = await call_tool(writer, "ExitPlanMode", {"plan": "p"})
     request_id = result_json(content)["request_id"]
+    await until(rt.approvals, "the plan request in the lead's queue")
 
     assert rt.approve_plan(request_id).text == "Plan approved for writer"
     content, is_error = await call_tool(

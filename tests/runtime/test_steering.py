@@ -12,7 +12,7 @@ from app.core import Home
 from app.runtime.api import Answer, AnswerStatus, Approval
 from app.runtime.steering import READ_ONLY, Outcome, ReadOnlySteering, RuntimeSteering
 from app.runtime.team import TeamRuntime
-from tests.runtime.conftest import call_tool, frames_in, no_spawn, result_json
+from tests.runtime.conftest import call_tool, frames_in, no_spawn, result_json, until
 from tests.runtime.test_runtime_api import TEAM, create_team, spawn
 
 REQUEST_ID = re.compile(r"\w+-\d{10,}@")
@@ -25,13 +25,14 @@ def in_words(outcome: Outcome) -> Outcome:
 
 async def planning_writer(make_runtime: Callable[..., TeamRuntime]) -> tuple[TeamRuntime, Approval]:
     rt = make_runtime(spawner=no_spawn)
+    await rt.start()  # requests reach the queue through the watcher
     await create_team(rt)
     await spawn(rt, "writer", mode="plan")
     content, is_error = await call_tool(
         rt.teammates["writer"].session, "ExitPlanMode", {"plan": "p"}
     )
     assert not is_error, content
-    [approval] = rt.approvals()
+    [approval] = await until(rt.approvals, "the plan request")
     assert approval.request_id == result_json(content)["request_id"]
     return rt, approval
 
