@@ -442,14 +442,14 @@ def test_inbox_renders_protocol_frames(run: Any, home_dir: Path) -> None:
 
     lines = run("inbox", "--team", "alpha", "--agent", "team-lead").out.splitlines()
     assert lines == [
-        "[0] (unread) team-lead -> team-lead: shutdown requested (done) (id shutdown-1@researcher)",
-        "[1] (unread) engineer -> team-lead: plan approval requested (id plan_approval-2@engineer)",
+        "[0] (unread) someone -> team-lead: shutdown requested (done) (id shutdown-1@researcher)",
+        "[1] (unread) someone -> team-lead: plan approval requested (id plan_approval-2@engineer)",
         "[2] (unread) researcher is idle: finished the survey",
         "[3] (unread) tester completed #4 Run tests",
         "[4] (unread) researcher approved shutdown (id shutdown-1@researcher)",
         "[5] (unread) tester rejected shutdown: still busy (id shutdown-5@tester)",
         "[6] (unread) someone -> team-lead: plan rejected: add tests (id plan_approval-2@engineer)",
-        "[7] (unread) engineer -> team-lead: permission requested: Bash (run make) "
+        "[7] (unread) someone -> team-lead: permission requested: Bash (run make) "
         "(id perm-6@engineer)",
         "[8] (unread) someone -> team-lead: permission denied: nope (id perm-6@engineer)",
     ]
@@ -487,7 +487,7 @@ def test_seed_team_config_and_inbox_all_fields(run: Any, home_dir: Path) -> None
     plain = run("inbox", "--team", "my-team", "--agent", "team-lead").out.splitlines()
     assert plain == [
         "[0] (unread) team-lead -> Implement auth module: Please implement the auth module",
-        "[1] team-lead -> team-lead: shutdown requested (id shutdown-1234@researcher)",
+        "[1] researcher -> team-lead: shutdown requested (id shutdown-1234@researcher)",
     ]
     shown = run("team", "show", "my-team").out
     row = next(line for line in shown.splitlines() if line.strip().startswith("researcher"))

@@ -5,6 +5,13 @@ who acted, towards whom, and what happened, e.g. ``engineer -> team-lead: plan a
 requested``, ``researcher is idle: available`` or ``researcher approved shutdown``. The feed, the
 CLI (``ids=True`` adds the request id a person types into ``teamdeck approve``) and headless output
 all use it, so a frame reads the same everywhere.
+
+A line with a target (``actor -> target``) says who wrote the message (the envelope's ``from``)
+into whose inbox (its owner): the frame's own names do not override them, so a request can
+never read as sent by its recipient. The one exception is a request its recipient wrote into
+its own inbox on someone's behalf (a lead relaying a teammate's permission request): then the
+requester the frame names is the actor. A line without a target (``researcher approved
+shutdown``, ``tester is idle``) names who did it, as the frame says.
 """
 
 from __future__ import annotations
@@ -83,19 +90,26 @@ def describe(
     return line
 
 
+def _requester(sender: str, recipient: str, named: str | None) -> str:
+    """The actor of a request line (see the module docstring)."""
+    return named if named and sender == recipient else sender
+
+
 def _frame_line(frame: Frame, sender: str, recipient: str) -> FeedLine:
     kind = frame.type
     match frame:
         case ShutdownRequest():
             reason = f" ({one_line(frame.reason, 120)})" if frame.reason else ""
-            return FeedLine(frame.sender or sender, recipient, f"shutdown requested{reason}", kind)
+            actor = _requester(sender, recipient, frame.sender)
+            return FeedLine(actor, recipient, f"shutdown requested{reason}", kind)
         case ShutdownApproved():
             return FeedLine(frame.sender or sender, None, "approved shutdown", kind)
         case ShutdownRejected():
             reason = f": {one_line(frame.reason, 160)}" if frame.reason else ""
             return FeedLine(frame.sender or sender, None, f"rejected shutdown{reason}", kind)
         case PlanApprovalRequest():
-            return FeedLine(frame.sender or sender, recipient, "plan approval requested", kind)
+            actor = _requester(sender, recipient, frame.sender)
+            return FeedLine(actor, recipient, "plan approval requested", kind)
         case PlanApprovalResponse():
             if frame.approved:
                 return FeedLine(sender, recipient, "plan approved", kind)
@@ -112,7 +126,8 @@ def _frame_line(frame: Frame, sender: str, recipient: str) -> FeedLine:
             what = frame.tool_name
             if frame.description:
                 what += f" ({one_line(frame.description, 120)})"
-            actor = agent_name(frame.agent_id) if frame.agent_id else sender
+            named = agent_name(frame.agent_id) if frame.agent_id else None
+            actor = _requester(sender, recipient, named)
             return FeedLine(actor, recipient, f"permission requested: {what}", kind)
         case PermissionResponse():
             if frame.allowed:

@@ -53,6 +53,8 @@ def test_frames_read_as_sentences() -> None:
     assert line("researcher", "team-lead", idle) == "researcher is idle: found the bug"
     stop = shutdown_request("s1", "team-lead", None)
     assert line("team-lead", "researcher", stop) == "team-lead -> researcher: shutdown requested"
+    # who wrote it into whose inbox, whatever the frame's own "from" says (never "X -> X")
+    assert line("researcher", "team-lead", stop) == "researcher -> team-lead: shutdown requested"
     done = shutdown_approved("s1", "researcher")
     assert line("researcher", "team-lead", done) == "researcher approved shutdown"
     no = shutdown_rejected("s1", "researcher", "still testing")
