@@ -21,6 +21,7 @@ import pytest
 from watchfiles import Change
 
 from app.core import Home, InboxMessage, TeamMember
+from app.core.change_map import dedupe, is_ignored_name
 from app.core.events import (
     ChangeEvent,
     InboxChanged,
@@ -29,7 +30,7 @@ from app.core.events import (
     TeamChanged,
     TeamRemoved,
 )
-from app.core.watch import Watcher, dedupe, is_ignored_name
+from app.core.watch import Watcher
 
 GUARD = 5.0  # seconds; only ever reached if something hangs
 REPO = Path(__file__).resolve().parents[2]
