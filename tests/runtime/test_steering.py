@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from app.core import Home
 from app.runtime.api import Answer, AnswerStatus, Approval
+from app.runtime.events import TeammateModeChanged
 from app.runtime.steering import READ_ONLY, Outcome, ReadOnlySteering, RuntimeSteering
 from app.runtime.team import TeamRuntime
 from tests.runtime.conftest import call_tool, frames_in, no_spawn, result_json, until
@@ -133,3 +134,26 @@ def test_always_allow_keeps_what_the_runtime_says_of_the_rule() -> None:
         "researcher's Bash request always allowed"
         " (rule Bash(git:*) not kept: settings file is read-only)"
     )
+
+
+async def test_the_teammates_mode_changes_through_steering_with_an_event(
+    make_runtime: Callable[..., TeamRuntime],
+) -> None:
+    rt = make_runtime(spawner=no_spawn)
+    seen: list[object] = []
+    rt.subscribe(seen.append)
+    steering = RuntimeSteering(rt)
+    outcome = in_words(steering.set_teammate_permission_mode("acceptEdits"))
+    assert outcome.ok and "acceptEdits" in outcome.message
+    assert rt.teammate_mode == "acceptEdits"
+    assert seen == [TeammateModeChanged("acceptEdits")]
+    await create_team(rt)
+    await spawn(rt, "writer")
+    assert rt.teammates["writer"].session.mode == "acceptEdits"  # spawned from now on
+    bad = in_words(steering.set_teammate_permission_mode("yolo"))
+    assert (bad.ok, bad.failed) == (False, True) and "unknown permission mode" in bad.message
+    assert rt.teammate_mode == "acceptEdits"
+    assert steering.set_teammate_permission_mode("acceptEdits").ok  # unchanged: no event
+    assert [e for e in seen if isinstance(e, TeammateModeChanged)] == [
+        TeammateModeChanged("acceptEdits")
+    ]
