@@ -177,7 +177,7 @@ def _merge(settings: Settings, data: dict[str, Any], path: Path) -> None:
     if disable == "disable":
         settings.bypass_disabled_by = settings.bypass_disabled_by or path
     elif disable is not None:
-        warn(f"{path}: permissions.disableBypassPermissionsMode must be \"disable\"; ignored")
+        warn(f'{path}: permissions.disableBypassPermissionsMode must be "disable"; ignored')
     teammate_mode = data.get("teammateMode")
     if teammate_mode is not None:
         if teammate_mode == "auto":  # Claude Code: tmux inside tmux, else in-process
