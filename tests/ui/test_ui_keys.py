@@ -125,6 +125,8 @@ async def test_agent_view_follows_selection(deck: TeamDeckApp) -> None:
 
 
 async def test_inject_message_into_a_teammate(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    """Seed 000 ``injectUserMessageToTeammate``: typed in a teammate's view, sent as the
+    person's message (handled first, seed 002 §"Message Polling" step 1)."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("2", "enter")
