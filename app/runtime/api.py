@@ -108,6 +108,8 @@ class RuntimeAPI(Protocol):
     watcher: Watcher
     #: Runs each agent's loop (a Textual worker per agent in the dashboard).
     spawner: Spawner
+    #: bypassPermissions may be entered (the flag, or the person's confirmation, gives it).
+    allow_bypass: bool
 
     def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
 
@@ -156,5 +158,12 @@ class RuntimeAPI(Protocol):
     def transcript(self, agent: str) -> list[TranscriptEntry]: ...
 
     async def spawn_teammate(
-        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
-    ) -> str: ...
+        self,
+        name: str,
+        prompt: str,
+        *,
+        plan_mode: bool = False,
+        agent_type: str | None = None,
+        mode: str | None = None,
+    ) -> str:
+        """A teammate the person starts; ``mode`` is its permission mode (else the team's)."""

@@ -27,6 +27,7 @@ class ModeChoices(Protocol):
 
     lead_mode: str
     confirm_bypass: bool
+    bypass_disabled: bool
     requested_lead_mode: str
     requested_teammate_mode: str
     bypass_allowed: bool

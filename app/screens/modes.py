@@ -52,6 +52,23 @@ def _bypass_allowed(host: DeckHost) -> bool:
     return bool(options is not None and options.bypass_allowed)
 
 
+def bypass_offered(app: App[Any]) -> bool:
+    """bypassPermissions may be offered at all (it is never when a settings file disabled
+    it, nor in a run without mode options, e.g. the viewer)."""
+    options = cast(DeckHost, app).mode_options
+    return options is not None and not options.bypass_disabled
+
+
+def allow_bypass(app: App[Any]) -> None:
+    """The person confirmed bypassPermissions: shift+tab offers it and the runtime accepts it
+    (for the lead and for teammates spawned in it)."""
+    host = cast(DeckHost, app)
+    if host.mode_options is not None:
+        host.mode_options.bypass_allowed = True
+    if host.runtime is not None:
+        host.runtime.allow_bypass = True
+
+
 def _tell(app: App[Any], outcome: Outcome, title: str) -> None:
     app.notify(
         escape(outcome.message),
@@ -82,7 +99,7 @@ def confirm_bypass_at_start(app: App[Any]) -> None:
         if options is None or not yes:
             app.notify("bypassPermissions declined: the team keeps asking.", timeout=4)
             return
-        options.bypass_allowed = True
+        allow_bypass(app)
         steering = host.steering
         teammates = steering.set_teammate_permission_mode(options.requested_teammate_mode)
         if not teammates.ok:
