@@ -15,6 +15,7 @@ the screens directly, because they are streams, not state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import time
@@ -68,6 +69,7 @@ from app.view_state import (
     request_notice,
     task_notice,
     valid_selection,
+    with_usage,
 )
 from widgets.task_board import TaskBoard
 
@@ -121,7 +123,9 @@ class TeamDeckApp(App[None]):
     mode_options: Any = None
     #: a viewer's transcripts (``entries(agent)``), e.g. a Claude Code team's session files
     transcript_source: Any = None
-    #: a viewer of a home with several teams asks which one first (``app.screens.team_picker``)
+    #: a viewer of a home with several teams asks which one first, once the team shown by
+    #: default (the newest activity: the picker's first line) is loaded
+    #: (``app.screens.team_picker``)
     pick_on_start = False
 
     agents: var[tuple[AgentSnapshot, ...]] = var(())
@@ -167,6 +171,8 @@ class TeamDeckApp(App[None]):
         self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
         self.set_reactive(TeamDeckApp.header, self._header())
         self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
+        #: a viewer's token usage per agent, from ``transcript_source`` (in, out, cache, tools)
+        self.usage: dict[str, tuple[int, int, int, int]] = {}
         self.loaded = False  # the first store load has been shown
         self._events = EventBuffer()
         self.feeder = StoreFeeder(
@@ -207,10 +213,6 @@ class TeamDeckApp(App[None]):
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
         self._watch_files()
-        if self.pick_on_start:
-            from app.screens.team_picker import open_team_picker
-
-            self.call_after_refresh(open_team_picker, self)
         self._refresh_store()
         if self.runtime is not None:
             self._unsubscribe = self.runtime.subscribe(self._on_runtime_event)
@@ -275,7 +277,7 @@ class TeamDeckApp(App[None]):
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
-                self.files = delta.files(self.files)
+                self.files = self._dated(delta.files(self.files))
                 if self.runtime is None:
                     self.approvals = tuple(delta.pending)
         except NoMatches:  # the views are being torn down: we are quitting
@@ -291,7 +293,12 @@ class TeamDeckApp(App[None]):
             left = list(self.files.teams)
             if left and self.runtime.team is None:  # an earlier run's teams, left on disk
                 self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
-        self.loaded = True
+        first, self.loaded = not self.loaded, True
+        if first and self.pick_on_start:
+            # After the first load: the picker then knows (and highlights) the team shown.
+            from app.screens.team_picker import open_team_picker
+
+            open_team_picker(self)
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so
@@ -368,9 +375,17 @@ class TeamDeckApp(App[None]):
             )
 
     def _pull_agents(self) -> None:
-        self.agents = merge_agents(
+        agents = merge_agents(
             self.runtime.snapshot() if self.runtime is not None else None, self.files
         )
+        self.agents = with_usage(agents, self.usage) if self.usage else agents
+
+    def _dated(self, files: TeamFiles) -> TeamFiles:
+        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity)."""
+        if self.runtime is not None:
+            return files
+        stale = files.stale_now(self.clock())
+        return files if stale == files.stale else dataclasses.replace(files, stale=stale)
 
     def _header(self) -> HeaderInfo:
         return header_info(
@@ -378,11 +393,12 @@ class TeamDeckApp(App[None]):
             self.agents,
             self.approvals,
             model=self.model_description,
-            read_only=self.runtime is None,
+            read_only=self.steering.read_only,
             demo=self.demo,
         )
 
     def _tick(self) -> None:
+        self.files = self._dated(self.files)  # a quiet team turns stale without a file event
         if isinstance(self.screen, DeckScreen):
             self.screen.tick()
 

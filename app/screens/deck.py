@@ -28,6 +28,7 @@ from app.messages import (
 )
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
+from app.runtime.file_status import moment_text
 from app.runtime.steering import READ_ONLY, Outcome, Steering
 from app.screens import modes
 from app.screens.confirm import ConfirmScreen
@@ -174,6 +175,7 @@ class DeckScreen(Screen[None]):
 
     def show_header(self, header: HeaderInfo) -> None:
         """Redraw the header line (watches ``host.header``)."""
+        stale_text = "" if header.stale_since is None else moment_text(header.stale_since)
         self.query_one(StatusBar).show(
             team=header.team,
             model=header.model,
@@ -184,6 +186,7 @@ class DeckScreen(Screen[None]):
             demo=header.demo,
             error=header.error,
             mode=header.mode,
+            stale="" if header.stale_since is None else f"stale since {stale_text}",
         )
 
     def tick(self) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from app.app import TeamDeckApp
 from app.core import Home
@@ -182,7 +183,9 @@ async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
         lines = [str(summary_line(s)) for s in picker.summaries]
         assert "2 teammates" in lines[0] and "2 waiting for you" in lines[0]
         assert "0 teammates" in lines[1] and "stale since" in lines[1]
-        assert picker.current == "old-review"  # shown by default: the newest created
-        await pilot.press("home", "enter")  # the most active one
-        await wait_for(pilot, lambda: app.files.team == ch.TEAM, within=20)
+        # Shown by default: the newest activity, the picker's first line (highlighted).
+        assert picker.current == ch.TEAM == app.files.team
+        assert picker.query_one(OptionList).highlighted == 0
+        await pilot.press("down", "enter")  # the other one
+        await wait_for(pilot, lambda: app.files.team == "old-review", within=20)
         assert not isinstance(app.screen, TeamPickerScreen)
