@@ -117,6 +117,7 @@ class TeamDeckApp(App[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     FLUSH_SECONDS = 0.05  # streamed text is drawn this often
+    TRANSCRIPT_POLL_SECONDS = 0.5  # a viewer reads what the agents' session files gained
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
     #: ``cli_modes.ModeOptions`` of this run, if any (see ``app.screens.modes``).
@@ -201,6 +202,11 @@ class TeamDeckApp(App[None]):
         """The shown agent called ``name``, if any."""
         return find_agent(self.agents, name)
 
+    @property
+    def transcripts_from_files(self) -> bool:
+        """A viewer that reads the agents' transcripts from their session files."""
+        return self.runtime is None and self.transcript_source is not None
+
     def transcript(self, agent: str) -> list[TranscriptEntry]:
         """``agent``'s transcript so far (a viewer: from ``transcript_source`` if it has one)."""
         if self.runtime is None and self.transcript_source is not None:
@@ -212,6 +218,8 @@ class TeamDeckApp(App[None]):
     def on_mount(self) -> None:
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
+        if self.transcripts_from_files:
+            self.set_interval(self.TRANSCRIPT_POLL_SECONDS, self._poll_transcripts)
         self._watch_files()
         self._refresh_store()
         if self.runtime is not None:
@@ -299,6 +307,49 @@ class TeamDeckApp(App[None]):
             from app.screens.team_picker import open_team_picker
 
             open_team_picker(self)
+
+    # ------------------------------------------------------------------ session files -> views
+
+    _polling = False
+
+    def _poll_transcripts(self) -> None:
+        """A viewer: read what every shown agent's session file gained (one read at a time,
+        in a thread); open views follow, panels get the token counts."""
+        if not self._polling:
+            self._polling = True
+            self._read_transcripts([a.name for a in self.agents])
+
+    @work(thread=True, group="transcripts", exit_on_error=False, name="transcripts")
+    def _read_transcripts(self, agents: list[str]) -> None:
+        source = self.transcript_source
+        changed: set[str] = set()
+        usage: dict[str, tuple[int, int, int, int]] = {}
+        try:
+            changed = source.poll(agents)
+            for name in agents:
+                u = source.usage(name)
+                if u is not None:
+                    usage[name] = (
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_read_tokens,
+                        u.tool_calls,
+                    )
+        finally:
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(self._transcripts_read, changed, usage)
+
+    def _transcripts_read(
+        self, changed: set[str], usage: dict[str, tuple[int, int, int, int]]
+    ) -> None:
+        self._polling = False
+        if usage != self.usage:
+            self.usage = usage
+            self._pull_agents()
+        views = [s for s in self.screen_stack if isinstance(s, DeckScreen) and s.is_mounted]
+        for agent in sorted(changed):
+            for view in views:
+                view.transcript_grew(agent)
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so

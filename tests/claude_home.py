@@ -4,8 +4,8 @@ Every JSON file is written by Node's ``JSON.stringify(x, null, 2)`` (files 0644,
 as Claude Code's ``writeFileSync``/``mkdirSync`` leave them under umask 022). The team is a
 per-session one (v2.1.178+ names it ``session-<8 hex>``); its lead's inbox holds newer-era
 messages (``msgV``/``msg_id``/``type`` envelopes, unknown fields), a plan request from
-``researcher`` and a permission request from ``writer``; ``projects/`` holds the transcript of
-the researcher's own session.
+``researcher`` and a permission request from ``writer``; ``projects/`` holds the transcripts of
+the lead's session (named by ``leadSessionId``) and of the researcher's own session.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ RESEARCHER_SESSION = "c3d9e1f0-2b4a-4c6d-8e0f-1a2b3c4d5e6f"
 PLAN_ID = "plan_approval-1795380000000@researcher"
 PERMISSION_ID = "perm-1795380001000-writer"
 PROJECT = "/work/demo-project"
+LEAD_PROMPT = "Document this project with a small team."
 
 PLAN_TEXT = "## Plan\n1. Read `app/__init__.py`\n2. Write notes to __notes__.md"
 PERMISSION_INPUT = {"command": "npm test -- --watch=false", "description": "Run the tests"}
@@ -236,6 +237,36 @@ def files() -> dict[str, Any]:
             },
         },
     ]
+    lead_transcript = [
+        {
+            "type": "user",
+            "sessionId": LEAD_SESSION,
+            "teamName": TEAM,
+            "timestamp": "2026-11-22T09:57:00.000Z",
+            "message": {"role": "user", "content": LEAD_PROMPT},
+        },
+        {
+            "type": "assistant",
+            "sessionId": LEAD_SESSION,
+            "teamName": TEAM,
+            "timestamp": "2026-11-22T09:57:10.000Z",
+            "message": {
+                "id": "msg_lead_1",
+                "role": "assistant",
+                "model": "claude-opus-4-7",
+                "content": [
+                    {"type": "text", "text": "I'll spawn a researcher and a writer."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_lead_1",
+                        "name": "Agent",
+                        "input": {"name": "researcher", "prompt": "Research the codebase."},
+                    },
+                ],
+                "usage": {"input_tokens": 5000, "output_tokens": 200},
+            },
+        },
+    ]
     return {
         f"teams/{TEAM}/config.json": config,
         f"teams/{TEAM}/inboxes/team-lead.json": lead_inbox,
@@ -243,6 +274,7 @@ def files() -> dict[str, Any]:
         f"teams/{TEAM}/inboxes/writer.json": writer_inbox,
         f"tasks/{TEAM}/1.json": task,
         f"projects/-work-demo-project/{RESEARCHER_SESSION}.jsonl": transcript,
+        f"projects/-work-demo-project/{LEAD_SESSION}.jsonl": lead_transcript,
     }
 
 

@@ -173,6 +173,9 @@ class DeckScreen(Screen[None]):
     def run_finished(self, reason: str, ok: bool) -> None:
         """The run ended (the team is done): show it where the lead's report is."""
 
+    def transcript_grew(self, agent: str) -> None:
+        """``agent``'s transcript, read from its session file, changed (a viewer)."""
+
     def show_header(self, header: HeaderInfo) -> None:
         """Redraw the header line (watches ``host.header``)."""
         stale_text = "" if header.stale_since is None else moment_text(header.stale_since)

@@ -129,3 +129,51 @@ def test_teammate_transcript_is_found_and_read_incrementally(home: Home, root: P
     member.__pydantic_extra__.pop("sessionId")  # type: ignore[union-attr]
     assert find_transcript(home, config, "researcher") == path
     assert find_transcript(home, config, "writer") is None  # the view says "no transcript found"
+
+
+def test_the_lead_transcript_is_found_by_its_session_id(home: Home) -> None:
+    config = home.teams.require(ch.TEAM)
+    path = find_transcript(home, config, "team-lead")
+    assert path is not None and path.stem == ch.LEAD_SESSION
+
+
+def test_no_transcript_found_is_remembered_and_looked_for_again(
+    home: Home, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.runtime import claude_transcripts
+
+    searches: list[str] = []
+    real = claude_transcripts.find_transcript
+
+    def counting(home: Home, config: object, agent: str) -> Path | None:
+        searches.append(agent)
+        return real(home, config, agent)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(claude_transcripts, "find_transcript", counting)
+    now = [100.0]
+    source = claude_transcripts.ClaudeTranscripts(
+        home, lambda: ch.TEAM, recheck=10.0, clock=lambda: now[0]
+    )
+    for _ in range(5):  # every poll and every look at the view: projects/ is walked once
+        assert source.entries("writer")[0].text.startswith("no transcript found for writer")
+        assert source.poll(["writer"]) == set()
+    assert searches == ["writer"] and source.usage("writer") is None
+
+    # The writer's session appears; it is found at the next search (after ``recheck``).
+    record = {
+        "type": "user",
+        "sessionId": "w-session",
+        "teamName": ch.TEAM,
+        "agentName": "writer",
+        "message": {"role": "user", "content": "Write the docs."},
+    }
+    writer = root / "projects" / "-work-demo-project" / "w-session.jsonl"
+    writer.write_text(json.dumps(record) + "\n")
+    now[0] += 5
+    assert source.poll(["writer"]) == set() and len(searches) == 1
+    now[0] += 6
+    assert source.poll(["writer"]) == {"writer"} and len(searches) == 2
+    entries = source.entries("writer")
+    assert entries[0].text == f"transcript: {writer}"
+    assert [(e.kind, e.text) for e in entries[1:]] == [("user", "Write the docs.")]
+    assert source.poll(["writer"]) == set() and len(searches) == 2  # found: never searched again

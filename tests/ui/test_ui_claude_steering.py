@@ -152,19 +152,89 @@ async def test_the_teammate_view_shows_its_claude_code_transcript(deck: TeamDeck
     async with deck.run_test(size=(120, 40)) as pilot:
         app = await ready(pilot)
         entries = app.transcript("researcher")
-        assert [(e.kind, e.text) for e in entries[1:-1]] == [
+        assert entries[0].text.endswith(f"{ch.RESEARCHER_SESSION}.jsonl")
+        assert [(e.kind, e.text) for e in entries[1:]] == [
             ("user", "Survey the codebase, plan first."),
             ("assistant", "I'll look at the package first."),
             ("tool_call", f'Read(file_path="{ch.PROJECT}/app/__init__.py")'),
             ("tool_result", '"""The package.""" (+1 lines)'),
         ]
-        assert entries[-1].text.startswith("tokens: 1200 in · 80 out")
+        # Its token usage and tool calls come from the same records, onto its panel.
+        await wait_for(pilot, lambda: tokens(app, "researcher") == (1200, 80, 1))
         writer = app.transcript("writer")
         assert len(writer) == 1 and writer[0].text.startswith("no transcript found for writer")
+        assert tokens(app, "writer") == (0, 0, 0)
         await select(pilot, app, "writer")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
         await wait_for(pilot, lambda: "no transcript found" in screen_text(app))
+
+
+def tokens(app: TeamDeckApp, name: str) -> tuple[int, int, int]:
+    snap = app.agent(name)
+    assert snap is not None
+    return (snap.input_tokens, snap.output_tokens, snap.tool_calls)
+
+
+def transcript_path(app: TeamDeckApp, session: str) -> Path:
+    return app.home.root / "projects" / "-work-demo-project" / f"{session}.jsonl"
+
+
+def append_record(path: Path, text: str, usage: dict[str, int], tool: str | None = None) -> None:
+    """What Claude Code appends when its model answers: one JSON line."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    if tool:
+        content.append({"type": "tool_use", "id": "toolu_9", "name": tool, "input": {"x": 1}})
+    record = {
+        "type": "assistant",
+        "sessionId": path.stem,
+        "teamName": ch.TEAM,
+        "message": {
+            "id": f"msg_{text[:8]}",
+            "role": "assistant",
+            "content": content,
+            "usage": usage,
+        },
+    }
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+async def test_the_teammate_view_follows_its_transcript_as_it_grows(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "researcher")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
+        await wait_for(pilot, lambda: "1.3k tok · 1 tools" in screen_text(app))
+        path = transcript_path(app, ch.RESEARCHER_SESSION)
+        append_record(path, "Plan sent for approval.", {"input_tokens": 800, "output_tokens": 20})
+        await wait_for(pilot, lambda: "Plan sent for approval." in screen_text(app))
+        append_record(
+            path, "Running the tests now.", {"input_tokens": 10, "output_tokens": 5}, "Bash"
+        )
+        await wait_for(pilot, lambda: "Running the tests now." in screen_text(app))
+        text = screen_text(app)
+        assert text.count("Plan sent for approval.") == 1  # read once, shown once
+        assert "2.1k tok · 2 tools" in text  # the view's border
+        assert tokens(app, "researcher") == (2010, 105, 2)  # and the panel's numbers
+
+
+async def test_the_lead_pane_shows_the_lead_session(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await wait_for(pilot, lambda: ch.LEAD_PROMPT in screen_text(app))
+        text = screen_text(app)
+        assert "I'll spawn a researcher and a writer." in text
+        assert "Type a goal for the lead" not in text  # the first-run text of a team it runs
+        assert "steering a Claude Code team" in text and "read-only viewer" not in text
+        append_record(
+            transcript_path(app, ch.LEAD_SESSION),
+            "Both teammates are at work.",
+            {"output_tokens": 9},
+        )
+        await wait_for(pilot, lambda: "Both teammates are at work." in screen_text(app))
+        assert tokens(app, "team-lead") == (5000, 209, 1)
 
 
 async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
