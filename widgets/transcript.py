@@ -87,7 +87,7 @@ class ToolCall(Collapsible):
         super().__init__(
             Static(Text(self.body), classes="tool-input"),
             title=self._label_text(""),
-            collapsed=_is_long(self.body),
+            collapsed=bool(entry.data.get("collapsed")) or _is_long(self.body),
             classes="tool-call",
         )
 

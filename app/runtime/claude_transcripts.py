@@ -43,8 +43,12 @@ LINE_LIMIT = 160
 
 @dataclass(frozen=True)
 class TranscriptLine:
+    """One line of a transcript; ``data`` ties a tool call to its result (``tool``,
+    ``tool_use_id``, ``input`` / ``is_error``) so a view can fold them into one line."""
+
     kind: LineKind
     text: str
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -203,13 +207,23 @@ class TranscriptReader:
                     out.append(TranscriptLine("text", str(block["text"]).strip()))
                 elif block.get("type") == "tool_use":
                     self.usage.tool_calls += 1
-                    out.append(TranscriptLine("tool", _tool_line(block)))
+                    call = {
+                        "tool": str(block.get("name") or "tool"),
+                        "tool_use_id": str(block.get("id") or ""),
+                        "input": block.get("input"),
+                        "collapsed": True,
+                    }
+                    out.append(TranscriptLine("tool", _tool_line(block), call))
         elif record.get("type") == "user":
             if isinstance(content, str) and content.strip():
                 out.append(TranscriptLine("prompt", content.strip()))
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    out.append(TranscriptLine("result", _result_line(block)))
+                    result = {
+                        "tool_use_id": str(block.get("tool_use_id") or ""),
+                        "is_error": bool(block.get("is_error")),
+                    }
+                    out.append(TranscriptLine("result", _result_line(block), result))
         return out
 
     def _total(self) -> None:
@@ -336,5 +350,7 @@ class ClaudeTranscripts:
             kept.append(TranscriptEntry(agent, "error", error))
             return True
         self._errors.pop(key, None)
-        kept.extend(TranscriptEntry(agent, _ENTRY_KINDS[line.kind], line.text) for line in lines)
+        kept.extend(
+            TranscriptEntry(agent, _ENTRY_KINDS[line.kind], line.text, line.data) for line in lines
+        )
         return reader.offset != offset

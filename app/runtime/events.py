@@ -53,7 +53,7 @@ class TextDelta:
 class TranscriptEntry:
     """A whole transcript item: ``kind`` is user | assistant | tool_call | tool_result | notice
     | error. ``tool_call``/``tool_result`` carry ``tool``, ``tool_use_id`` and ``input`` or
-    ``is_error`` in ``data``."""
+    ``is_error`` in ``data`` (a tool call may also say ``collapsed``: shown folded, one line)."""
 
     agent: str
     kind: Literal["user", "assistant", "tool_call", "tool_result", "notice", "error"]

@@ -13,7 +13,13 @@ from app.core import Home, InboxMessage
 from app.core import protocol as proto
 from app.runtime.claude_transcripts import TranscriptReader, find_transcript
 from app.runtime.file_requests import scan_team
-from app.runtime.file_status import STALE_AFTER, summarize, team_summaries, teammate_statuses
+from app.runtime.file_status import (
+    STALE_AFTER,
+    summarize,
+    team_summaries,
+    teammate_states,
+    teammate_statuses,
+)
 from app.runtime.file_steering import FileSteering
 from tests import claude_home as ch
 
@@ -55,6 +61,14 @@ def test_statuses_follow_the_files(home: Home) -> None:
     approved = proto.shutdown_approved(rid, "researcher").to_text()
     say(home, "team-lead", "researcher", approved, "2026-11-22T10:07:00.000Z")
     assert statuses(home)["researcher"] == "gone"
+
+
+def test_a_member_removed_from_the_config_is_gone(home: Home) -> None:
+    home.teams.remove_member(ch.TEAM, name="writer")  # no shutdown: its inbox stays
+    assert statuses(home) == {"researcher": "awaiting approval", "writer": "gone"}
+    states = teammate_states(home.teams.require(ch.TEAM), scan_team(home, ch.TEAM))
+    assert states["writer"].since == "2026-11-22T10:00:01.000Z"  # its last word
+    assert states["researcher"].since == "2026-11-22T10:00:00.000Z"  # since it asked
 
 
 def test_stopping_outranks_awaiting_approval(home: Home) -> None:
