@@ -159,6 +159,7 @@ class FileSteering:
     """The dashboard's levers on a team it does not run (see the module docstring)."""
 
     read_only = False
+    denial_feedback = True  # a denial's ``error`` is what the teammate reads
 
     def __init__(self, home: Home, team: str | Callable[[], str | None]) -> None:
         """``team``: the team's name, or a callable giving the team shown right now (a

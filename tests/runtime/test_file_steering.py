@@ -282,6 +282,17 @@ def test_cli_lists_and_answers(root: Path, run: Any) -> None:
     assert code == 1 and err.count("\n") == 1 and "no plan or permission request" in err
 
 
+def test_cli_approve_always_on_a_plan_is_an_error(root: Path, run: Any) -> None:
+    before = ch.snapshot(root)
+    code, out, err = run("--claude", "approve", ch.PLAN_ID, "--always")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"teamdeck: error: --always is for permission requests; {ch.PLAN_ID} is a plan request"
+        " (nothing sent)\n"
+    )
+    assert ch.snapshot(root) == before  # nothing written
+
+
 def test_cli_approve_always_and_feedback(root: Path, run: Any) -> None:
     code, out, _ = run("--claude", "approve", ch.PERMISSION_ID, "--always")
     assert code == 0 and out.startswith("always allowed writer's permission request")

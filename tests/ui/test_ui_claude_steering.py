@@ -113,8 +113,16 @@ async def test_shift_a_always_allows(deck: TeamDeckApp) -> None:
         assert last_frame(app, "writer")["response"]["permission_updates"] == ch.SUGGESTIONS
 
 
-@pytest.mark.parametrize("key", ["n", "r"])
-async def test_deny(deck: TeamDeckApp, key: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "typed", "error"),
+    [
+        ("n", "", "Permission denied by the user"),  # enter alone: no reason given
+        ("r", "use npm test without --watch", "use npm test without --watch"),
+    ],
+)
+async def test_deny_with_optional_feedback(
+    deck: TeamDeckApp, key: str, typed: str, error: str
+) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         app = await ready(pilot)
         await select(pilot, app, "writer")
@@ -122,9 +130,31 @@ async def test_deny(deck: TeamDeckApp, key: str) -> None:
             app.screen.open_approval(app.approvals[1])  # type: ignore[attr-defined]
             await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press(key)
+        await wait_for(pilot, lambda: isinstance(app.screen, FeedbackScreen))
+        assert "tell writer why (optional)" in screen_text(app)
+        await pilot.press(*typed, "enter")
         await wait_for(pilot, lambda: "permission_response" in last(app, "writer")["text"])
-        frame = last_frame(app, "writer")
-        assert frame["subtype"] == "error" and frame["request_id"] == ch.PERMISSION_ID
+        assert last_frame(app, "writer") == {
+            "type": "permission_response",
+            "request_id": ch.PERMISSION_ID,
+            "subtype": "error",
+            "error": error,
+        }
+        await wait_for(pilot, lambda: [a.kind for a in app.approvals] == ["plan"])
+
+
+async def test_deny_cancelled_with_esc_writes_nothing(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        before = app.home.mailbox(ch.TEAM).path("writer").read_bytes()
+        await select(pilot, app, "writer")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, FeedbackScreen))
+        await pilot.press(*"never mind", "escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, FeedbackScreen))
+        await pilot.pause(0.2)
+        assert app.home.mailbox(ch.TEAM).path("writer").read_bytes() == before
+        assert len(app.approvals) == 2
 
 
 async def test_s_requests_a_shutdown(deck: TeamDeckApp) -> None:
