@@ -311,14 +311,115 @@ def node_stringify(value: Any) -> str:
     return done.stdout
 
 
-def build(root: Path) -> Path:
-    """Write the home under ``root`` with Node (see the module docstring); returns ``root``."""
+SEED_TEAM = "docs-team"
+SEED_PLAN_ID = "plan_approval-1705334600000@researcher"
+SEED_PERMISSION_ID = "perm-1705334700000-ab12cd3"
+
+
+def seed_era_files() -> dict[str, Any]:
+    """A named team of the seed era (v2.1.3x: TeamCreate named it): inbox messages are the
+    seeds' plain ``{from, text, summary?, timestamp, color?, read}``, no envelope."""
+    member = {
+        "joinedAt": 1705334500000,
+        "tmuxPaneId": "%3",
+        "cwd": PROJECT,
+        "subscriptions": [],
+        "backendType": "tmux",
+    }
+    config = {
+        "name": SEED_TEAM,
+        "description": "Document the project",
+        "createdAt": 1705334400000,
+        "leadAgentId": f"team-lead@{SEED_TEAM}",
+        "leadSessionId": "5e5510a1-0000-4000-8000-000000000001",
+        "members": [
+            {
+                "agentId": f"team-lead@{SEED_TEAM}",
+                "name": "team-lead",
+                "agentType": "team-lead",
+                "model": "claude-opus-4-6",
+                "joinedAt": 1705334400000,
+                "tmuxPaneId": "",
+                "cwd": PROJECT,
+                "subscriptions": [],
+            },
+            {
+                "agentId": f"researcher@{SEED_TEAM}",
+                "name": "researcher",
+                "agentType": "general-purpose",
+                "model": "claude-sonnet-4-5",
+                "prompt": "Research the codebase.",
+                "color": "cyan",
+                "planModeRequired": True,
+                **member,
+            },
+            {
+                "agentId": f"writer@{SEED_TEAM}",
+                "name": "writer",
+                "agentType": "general-purpose",
+                "model": "claude-sonnet-4-5",
+                "prompt": "Write the docs.",
+                "color": "magenta",
+                "planModeRequired": False,
+                **member,
+            },
+        ],
+    }
+    plan = {
+        "type": "plan_approval_request",
+        "from": "researcher",
+        "timestamp": "2024-01-15T16:03:20.000Z",
+        "planFilePath": f"{PROJECT}/.claude/plans/researcher.md",
+        "planContent": PLAN_TEXT,
+        "requestId": SEED_PLAN_ID,
+    }
+    permission = {
+        "type": "permission_request",
+        "request_id": SEED_PERMISSION_ID,
+        "agent_id": "writer",
+        "tool_name": "Write",
+        "tool_use_id": "toolu_01Seed",
+        "description": "Write README.md",
+        "input": {"file_path": f"{PROJECT}/README.md", "content": "# Demo\n"},
+        "permission_suggestions": [],
+    }
+    task = {"from": "team-lead", "summary": "your task", "read": True}
+    return {
+        f"teams/{SEED_TEAM}/config.json": config,
+        f"teams/{SEED_TEAM}/inboxes/team-lead.json": [
+            {
+                "from": "researcher",
+                "text": compact(plan),
+                "timestamp": "2024-01-15T16:03:20.000Z",
+                "color": "cyan",
+                "read": False,
+            },
+            {
+                "from": "writer",
+                "text": compact(permission),
+                "timestamp": "2024-01-15T16:05:00.000Z",
+                "color": "magenta",
+                "read": False,
+            },
+        ],
+        f"teams/{SEED_TEAM}/inboxes/researcher.json": [
+            {**task, "text": "Survey the code.", "timestamp": "2024-01-15T16:01:00.000Z"}
+        ],
+        f"teams/{SEED_TEAM}/inboxes/writer.json": [
+            {**task, "text": "Write the README.", "timestamp": "2024-01-15T16:01:01.000Z"}
+        ],
+    }
+
+
+def build(root: Path, spec_files: dict[str, Any] | None = None) -> Path:
+    """Write the home under ``root`` with Node (see the module docstring; ``spec_files``:
+    other files than :func:`files`, e.g. :func:`seed_era_files`); returns ``root``."""
     node = shutil.which("node")
     if node is None:  # pragma: no cover - node is part of the dev environment
         raise RuntimeError("node is needed to build a Claude Code home")
     root.mkdir(parents=True, exist_ok=True)
     spec = root.parent / f".{root.name}-spec.json"
-    spec.write_text(json.dumps(files(), ensure_ascii=False), "utf-8")
+    spec.write_text(json.dumps(spec_files or files(), ensure_ascii=False), "utf-8")
     old = os.umask(0o022)
     try:
         subprocess.run([node, "-e", _WRITER, str(root), str(spec)], check=True)
