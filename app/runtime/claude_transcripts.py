@@ -86,16 +86,19 @@ def _head(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def find_transcript(home: Home, config: TeamConfig, agent: str) -> Path | None:
+def find_transcript(
+    home: Home, config: TeamConfig, agent: str, files: list[Path] | None = None
+) -> Path | None:
     """The transcript file of ``agent`` in ``config``'s team, or ``None`` (see module doc).
-    The lead's is its own session's: ``leadSessionId`` names it."""
+    The lead's is its own session's: ``leadSessionId`` names it. ``files``: the
+    ``projects/**/*.jsonl`` paths if the caller has listed them already."""
     projects = home.root / "projects"
-    if not projects.is_dir():
+    if files is None and not projects.is_dir():
         return None
     member = config.member(agent)
     if member is None:
         return None
-    files = _jsonl_files(projects)
+    files = list(_jsonl_files(projects) if files is None else files)
     session = member.extra_fields().get("sessionId") or ""
     is_lead = member.agent_id == config.lead_agent_id or member.name == LEAD_NAME
     if is_lead:
@@ -106,6 +109,10 @@ def find_transcript(home: Home, config: TeamConfig, agent: str) -> Path | None:
             return max(named, key=_mtime)
     if is_lead:
         return None  # the lead is found by its session id only
+    # Only sessions written since the team was created can be its teammates' (this keeps a
+    # search of a big projects/ folder short).
+    since = config.created_at / 1000 if config.created_at else 0.0
+    files = [p for p in files if _mtime(p) >= since]
     lead = config.lead_session_id
     files.sort(key=lambda p: (lead not in p.parts if lead else True, -_mtime(p)))
     for path in files:
@@ -274,6 +281,7 @@ class ClaudeTranscripts:
         self._entries: dict[tuple[str, str], list[TranscriptEntry]] = {}
         self._missing: dict[tuple[str, str], float] = {}  # when a search last found nothing
         self._errors: dict[tuple[str, str], str] = {}  # the last read error said, per agent
+        self._listing: tuple[float, list[Path]] | None = None  # projects/**/*.jsonl, and when
 
     def entries(self, agent: str) -> list[TranscriptEntry]:
         """``agent``'s entries so far (a copy), after reading what was appended."""
@@ -330,11 +338,22 @@ class ClaudeTranscripts:
             config = self.home.teams.get(team)
         except (TeamdeckError, OSError) as exc:
             return TranscriptEntry(agent, "error", str(exc))
-        path = find_transcript(self.home, config, agent) if config is not None else None
+        path = None
+        if config is not None:
+            path = find_transcript(self.home, config, agent, self._files())
         if path is None:
             where = self.home.root / "projects"
             return TranscriptEntry(agent, "notice", f"no transcript found for {agent} in {where}")
         return path
+
+    def _files(self) -> list[Path]:
+        """``projects/**/*.jsonl``, listed at most every ``recheck`` seconds (one walk serves
+        every agent looked for meanwhile)."""
+        now = self.clock()
+        if self._listing is None or now - self._listing[0] >= self.recheck:
+            projects = self.home.root / "projects"
+            self._listing = (now, _jsonl_files(projects) if projects.is_dir() else [])
+        return self._listing[1]
 
     def _read(self, reader: TranscriptReader, key: tuple[str, str], agent: str) -> bool:
         """Append what ``reader`` finds new; True if the file grew (entries or usage changed)."""

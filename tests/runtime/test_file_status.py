@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,13 +158,19 @@ def test_no_transcript_found_is_remembered_and_looked_for_again(
     from app.runtime import claude_transcripts
 
     searches: list[str] = []
-    real = claude_transcripts.find_transcript
+    walks: list[Path] = []
+    real_find, real_walk = claude_transcripts.find_transcript, claude_transcripts._jsonl_files
 
-    def counting(home: Home, config: object, agent: str) -> Path | None:
+    def counting(home: Home, config: Any, agent: str, files: Any = None) -> Path | None:
         searches.append(agent)
-        return real(home, config, agent)  # type: ignore[arg-type]
+        return real_find(home, config, agent, files)
+
+    def walking(folder: Path) -> list[Path]:
+        walks.append(folder)
+        return real_walk(folder)
 
     monkeypatch.setattr(claude_transcripts, "find_transcript", counting)
+    monkeypatch.setattr(claude_transcripts, "_jsonl_files", walking)
     now = [100.0]
     source = claude_transcripts.ClaudeTranscripts(
         home, lambda: ch.TEAM, recheck=10.0, clock=lambda: now[0]
@@ -172,6 +179,9 @@ def test_no_transcript_found_is_remembered_and_looked_for_again(
         assert source.entries("writer")[0].text.startswith("no transcript found for writer")
         assert source.poll(["writer"]) == set()
     assert searches == ["writer"] and source.usage("writer") is None
+    assert len(walks) == 1
+    source.poll(["researcher", "team-lead"])  # found in the same listing: no other walk
+    assert len(walks) == 1 and source.usage("researcher") is not None
 
     # The writer's session appears; it is found at the next search (after ``recheck``).
     record = {
@@ -184,10 +194,11 @@ def test_no_transcript_found_is_remembered_and_looked_for_again(
     writer = root / "projects" / "-work-demo-project" / "w-session.jsonl"
     writer.write_text(json.dumps(record) + "\n")
     now[0] += 5
-    assert source.poll(["writer"]) == set() and len(searches) == 1
+    assert source.poll(["writer"]) == set() and len(searches) == 3
     now[0] += 6
-    assert source.poll(["writer"]) == {"writer"} and len(searches) == 2
+    assert source.poll(["writer"]) == {"writer"} and len(searches) == 4  # (+ researcher, lead)
+    assert len(walks) == 2
     entries = source.entries("writer")
     assert entries[0].text == f"transcript: {writer}"
     assert [(e.kind, e.text) for e in entries[1:]] == [("user", "Write the docs.")]
-    assert source.poll(["writer"]) == set() and len(searches) == 2  # found: never searched again
+    assert source.poll(["writer"]) == set() and len(searches) == 4  # found: never searched again
