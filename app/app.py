@@ -2,9 +2,9 @@
 
 Data flows one way. File changes (this process's and others', from one ``Watcher``) are
 collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
-``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events are buffered as they come
-(``EventBuffer``) and flushed in order: at once for status/approval/transcript events (one
-pending ``RuntimeFlush`` message at a time), every ``FLUSH_SECONDS`` for streamed text.
+``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events go through a
+``RuntimeRelay`` (``app.runtime_relay``), which streams text and transcript entries to the
+views and leaves the state changes (agents, approvals, a new team, notices) to the app.
 
 What the views show lives in the reactives below; screens watch them and post messages
 (``app.messages``) to change them. Steering goes through ``steering`` (``app.runtime.steering``).
@@ -14,7 +14,6 @@ the screens directly, because they are streams, not state.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import logging
 import time
@@ -37,27 +36,28 @@ from app.commands import DeckCommands
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
 from app.deck_state import DeckState
-from app.leaving import SHUTDOWN_WAIT, RunWatch, ask_quit, live_team, offer_cleanup
+from app.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
 from app.runtime.api import RuntimeAPI, Spawner
-from app.runtime.events import RuntimeEvent, TextDelta, TranscriptEntry
+from app.runtime.events import TranscriptEntry
 from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
+from app.runtime_relay import RuntimeFlush, RuntimeRelay
 from app.screens import modes
 from app.screens.deck import DeckScreen
 from app.screens.host import ModeChoices
 from app.screens.leader import LeaderScreen
+from app.session_files import AgentUsage, SessionFiles
 from app.store import Store, StoreDelta
 from app.store_feeder import StoreFeeder
 from app.toasts import ToastBatch
 from app.view_state import (
-    EventBuffer,
     HeaderInfo,
     Notice,
     TeamFiles,
-    digest,
     header_info,
     merge_agents,
     request_notice,
     task_notice,
+    with_usage,
 )
 from widgets.task_board import TaskBoard
 
@@ -76,13 +76,6 @@ class StoreUpdated(Message):
     """The store re-read something: apply ``delta``."""
 
     delta: StoreDelta
-
-
-class RuntimeFlush(Message):
-    """Runtime events are waiting in the buffer (a burst keeps only one of these)."""
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, RuntimeFlush)
 
 
 class TeamDeckApp(DeckState):
@@ -105,6 +98,7 @@ class TeamDeckApp(DeckState):
             ``entries(agent)``, e.g. a Claude Code team's session files).
         modes: the run's permission-mode options (``app.screens.modes``).
         pick: a viewer of a home with several teams asks which one first.
+        model: what the header says of the model (default: the runtime's description).
     """
 
     TITLE = "teamdeck"
@@ -114,6 +108,7 @@ class TeamDeckApp(DeckState):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     FLUSH_SECONDS = 0.05  # streamed text is drawn this often
+    TRANSCRIPT_POLL_SECONDS = 0.5  # a viewer reads what the agents' session files gained
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
     SHUTDOWN_WAIT = SHUTDOWN_WAIT  # seconds teammates get to answer on quit (``app.leaving``)
@@ -133,6 +128,7 @@ class TeamDeckApp(DeckState):
         transcripts: ViewerPart | None = None,
         modes: ModeChoices | None = None,
         pick: bool = False,
+        model: str | None = None,
     ) -> None:
         super().__init__()
         self.home = home
@@ -143,7 +139,7 @@ class TeamDeckApp(DeckState):
         self.runtime: RuntimeAPI | None = (
             runtime(self.watcher, self.spawn_agent) if runtime is not None else None
         )
-        self.model_description = self.runtime.model_description if self.runtime else ""
+        self.model_description = model or (self.runtime.model_description if self.runtime else "")
         team = team or (self.runtime.team if self.runtime is not None else None)
         self.store = Store(home, team, pick=self.runtime is None)
         shown = self.shown_team
@@ -154,17 +150,26 @@ class TeamDeckApp(DeckState):
             if steering is not None
             else ReadOnlySteering()
         )
-        #: a viewer's transcripts (``entries(agent)``), if it has a source for them
-        self.transcript_source: Any = transcripts(shown) if transcripts is not None else None
+        #: a viewer's transcripts, read from the agents' session files if it has a source
+        source = transcripts(shown) if transcripts is not None else None
+        self.session_files: SessionFiles | None = (
+            SessionFiles(self, source, self._transcripts_read)
+            if source is not None and self.runtime is None
+            else None
+        )
         #: the run's mode options, if any (see ``app.screens.modes``)
         self.mode_options: ModeChoices | None = modes
-        #: a viewer of several teams asks which one first (``app.screens.team_picker``)
+        #: a viewer of a home with several teams asks which one first, once the team shown by
+        #: default (the newest activity: the picker's first line) is loaded
+        #: (``app.screens.team_picker``)
         self.pick_on_start = pick
         self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
         self.set_reactive(TeamDeckApp.header, self.header_now())
-        self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
+        self.relay = RuntimeRelay(self, self.request_hint)
+        self.partial = self.relay.partial  # text streamed since each agent's last entry
+        #: a viewer's token usage per agent, from its session files (in, out, cache, tools)
+        self.usage: dict[str, AgentUsage] = {}
         self.loaded = False  # the first store load has been shown
-        self._events = EventBuffer()
         self.feeder = StoreFeeder(
             self.store,
             lambda delta: self.post_message(StoreUpdated(delta)),
@@ -175,7 +180,6 @@ class TeamDeckApp(DeckState):
         self._unsubscribe: Callable[[], None] | None = None
         #: Completed tasks come in bursts: one toast per burst ("3 tasks completed").
         self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
-        self._run = RunWatch()
         self._left_checked = False
 
     def get_default_screen(self) -> LeaderScreen:
@@ -191,10 +195,15 @@ class TeamDeckApp(DeckState):
         """The team shown now (the person may switch it)."""
         return self.store.team
 
+    @property
+    def transcripts_from_files(self) -> bool:
+        """A viewer that reads the agents' transcripts from their session files."""
+        return self.session_files is not None
+
     def transcript(self, agent: str) -> list[TranscriptEntry]:
-        """``agent``'s transcript so far (a viewer: from ``transcript_source`` if it has one)."""
-        if self.runtime is None and self.transcript_source is not None:
-            return list(self.transcript_source.entries(agent))
+        """``agent``'s transcript so far (a viewer: from its session files if it reads them)."""
+        if self.session_files is not None:
+            return self.session_files.entries(agent)
         return self.runtime.transcript(agent) if self.runtime is not None else []
 
     # ------------------------------------------------------------------ lifecycle
@@ -202,10 +211,16 @@ class TeamDeckApp(DeckState):
     def on_mount(self) -> None:
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
-        self._watch_files()
+        files = self.session_files
+        if files is not None:
+            self.set_interval(
+                self.TRANSCRIPT_POLL_SECONDS, lambda: files.poll([a.name for a in self.agents])
+            )
+        follow = self.feeder.follow(self.watcher)
+        self.run_worker(follow, name="watcher", group="watcher", exit_on_error=False)
         self._refresh_store()
         if self.runtime is not None:
-            self._unsubscribe = self.runtime.subscribe(self._on_runtime_event)
+            self._unsubscribe = self.runtime.subscribe(self.relay.push)
             self._start_runtime()
             self.pull_agents()
             self.approvals = tuple(self.runtime.approvals())
@@ -240,12 +255,6 @@ class TeamDeckApp(DeckState):
 
     # ------------------------------------------------------------------ files -> store
 
-    @work(group="watcher", exit_on_error=False, name="watcher")
-    async def _watch_files(self) -> None:
-        async with contextlib.aclosing(self.watcher.events()) as batches:
-            async for batch in batches:
-                self.queue_changes(batch)
-
     def queue_changes(self, events: list[ChangeEvent]) -> None:
         self.feeder.queue(events)
 
@@ -267,7 +276,7 @@ class TeamDeckApp(DeckState):
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
-                self.files = delta.files(self.files)
+                self.files = self._dated(delta.files(self.files))
                 if self.runtime is None:
                     self.approvals = tuple(delta.pending)
         except NoMatches:  # the views are being torn down: we are quitting
@@ -283,11 +292,24 @@ class TeamDeckApp(DeckState):
             left = list(self.files.teams)
             if left and self.runtime.team is None:  # an earlier run's teams, left on disk
                 self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
-        if self.pick_on_start and not self.loaded:  # once the team shown is known
+        first, self.loaded = not self.loaded, True
+        if first and self.pick_on_start:
+            # After the first load: the picker then knows (and highlights) the team shown.
             from app.screens.team_picker import open_team_picker
 
             open_team_picker(self)
-        self.loaded = True
+
+    # ------------------------------------------------------------------ session files -> views
+
+    def _transcripts_read(self, changed: set[str], usage: dict[str, AgentUsage]) -> None:
+        """What the session files gained: open views follow, panels get the token counts."""
+        if usage != self.usage:
+            self.usage = usage
+            self.pull_agents()
+        views = self.relay.views()
+        for agent in sorted(changed):
+            for view in views:
+                view.transcript_grew(agent)
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so
@@ -297,38 +319,17 @@ class TeamDeckApp(DeckState):
 
     # ------------------------------------------------------------------ runtime -> views
 
-    def _on_runtime_event(self, event: RuntimeEvent) -> None:
-        """Runtime callback (any thread): buffer, and ask for a prompt flush unless it is text."""
-        if self._events.push(event):
-            self.post_message(RuntimeFlush())
-
     def on_runtime_flush(self, _: RuntimeFlush) -> None:
         self.flush_runtime()
 
     def flush_runtime(self) -> None:
-        """Hand buffered runtime events to the views, in arrival order (see ``digest``)."""
-        events = self._events.drain()
-        if not events:
+        """Apply the runtime events received so far (the relay streams text to the views)."""
+        news = self.relay.flush()
+        if news is None:
             return
-        news = digest(events, self.request_hint)
-        views = [s for s in self.screen_stack if isinstance(s, DeckScreen) and s.is_mounted]
-        for event in news.stream:
-            if isinstance(event, TextDelta):
-                self.partial[event.agent] = self.partial.get(event.agent, "") + event.text
-                for view in views:
-                    view.on_text(event.agent, event.text)
-            else:
-                self.partial.pop(event.agent, None)
-                for view in views:
-                    view.on_entry(event)
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
-        over = self._run.see(events)
-        if over is not None:
-            for view in views:
-                view.run_finished(over, True)
-            news.notices.append(Notice(over, "Run finished"))
         if news.agents_changed:
             self.pull_agents()
         if news.approvals_changed and self.runtime is not None:
@@ -366,9 +367,14 @@ class TeamDeckApp(DeckState):
     # ------------------------------------------------------------------ DeckState's part
 
     def pull_agents(self) -> None:
-        self.agents = merge_agents(
+        agents = merge_agents(
             self.runtime.snapshot() if self.runtime is not None else None, self.files
         )
+        self.agents = with_usage(agents, self.usage) if self.usage else agents
+
+    def _dated(self, files: TeamFiles) -> TeamFiles:
+        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity)."""
+        return files if self.runtime is not None else files.as_of(self.clock())
 
     def show_team(self, team: str | None) -> None:
         self.feeder.switch_team(team)
@@ -379,10 +385,11 @@ class TeamDeckApp(DeckState):
             self.agents,
             self.approvals,
             model=self.model_description,
-            read_only=self.runtime is None,
+            read_only=self.steering.read_only,
             demo=self.demo,
         )
 
     def _tick(self) -> None:
+        self.files = self._dated(self.files)  # a quiet team turns stale without a file event
         if isinstance(self.screen, DeckScreen):
             self.screen.tick()

@@ -46,7 +46,7 @@ from app.feed_format import agent_name, one_line
 from app.runtime.api import Approval
 from app.runtime.events import AgentStatus
 from app.runtime.file_requests import TeamRequests
-from app.runtime.file_status import panel_statuses
+from app.runtime.file_status import by_activity, last_activity, panel_statuses, status_times
 from app.view_state import FeedItem, TeamFiles
 
 HIDDEN_STATUSES = frozenset({"deleted"})
@@ -84,6 +84,8 @@ class StoreDelta:
     teams: list[str] | None = None  # every team in the home, when that list may have changed
     new_errors: list[str] = field(default_factory=list)  # errors not reported before
     statuses: dict[str, AgentStatus] = field(default_factory=dict)  # teammate -> status (viewer)
+    status_since: dict[str, float] = field(default_factory=dict)  # teammate -> since (viewer)
+    last_activity: float | None = None  # newest mtime of the team's files (viewer)
 
     def files(self, previous: TeamFiles) -> TeamFiles:
         """The app's ``TeamFiles`` after this delta (``previous``: before it)."""
@@ -100,6 +102,8 @@ class StoreDelta:
             last_dm=self.last_dm,
             teams=previous.teams if self.teams is None else tuple(self.teams),
             statuses=self.statuses,
+            status_since=self.status_since,
+            last_activity=self.last_activity,
         )
 
 
@@ -111,18 +115,15 @@ def file_error(exc: Exception) -> str:
 
 
 def pick_team(home: Home) -> str | None:
-    """The team to show when none is named: the most recently created one."""
-    best: tuple[int, str] | None = None
-    names = home.teams.names()
+    """The team to show when none is named: the one with the newest activity (the first of
+    the team picker's list), preferring one whose config can be read."""
+    names = by_activity(home)
     for name in names:
         try:
-            config = home.teams.get(name)
+            if home.teams.get(name) is not None:
+                return name
         except (TeamdeckError, OSError):
             continue
-        if config is not None and (best is None or config.created_at >= best[0]):
-            best = (config.created_at, name)
-    if best is not None:
-        return best[1]
     return names[0] if names else None  # only unreadable teams: show one with its error
 
 
@@ -317,6 +318,7 @@ class Store:
         self._inbox_errors.pop(agent, None)
         if entries is None:  # gone (its team is being deleted): what it said stays in the feed
             return False
+        self._requests.saw_inbox(agent)
         seen = self._inbox_counts.get(agent, 0)
         if len(entries) < seen:
             return True
@@ -400,6 +402,8 @@ class Store:
         delta.pending = [r.approval for r in self._requests.pending]
         if self.pick and self.team and self.config is not None:  # a viewer: no runtime knows
             delta.statuses = panel_statuses(self.config, self._requests)
+            delta.status_since = status_times(self.config, self._requests)
+            delta.last_activity = last_activity(self.home, self.team)
         errors = self._current_errors()
         delta.new_errors = sorted(errors - self._reported)
         self._reported = errors

@@ -8,10 +8,12 @@ The app queues the watcher's batches here; one task collects them briefly, lets 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterable
 from functools import partial
 
 from app.core import ChangeEvent, TaskChanged
+from app.core.watch import Watcher
 from app.store import Store, StoreDelta
 
 
@@ -47,6 +49,12 @@ class StoreFeeder:
         for event in events:
             self._changes[event] = None
         self._ready.set()
+
+    async def follow(self, watcher: Watcher) -> None:
+        """Queue every batch ``watcher`` delivers (one task, until the watcher stops)."""
+        async with contextlib.aclosing(watcher.events()) as batches:
+            async for batch in batches:
+                self.queue(batch)
 
     def switch_team(self, team: str | None) -> None:
         """Read everything again, for ``team`` (``None``: no team)."""

@@ -1,0 +1,71 @@
+"""Runtime events -> the dashboard's views, in arrival order.
+
+The runtime calls :meth:`RuntimeRelay.push` from any thread; events are buffered
+(``EventBuffer``) and flushed at once for status, approval and transcript events (one pending
+``RuntimeFlush`` message at a time), every ``TeamDeckApp.FLUSH_SECONDS`` for streamed text.
+A flush hands streamed text and transcript entries straight to the open views (they are
+streams, not state), notices the end of a run, and returns the rest (``Digest``) for the app
+to apply to its state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App
+from textual.message import Message
+
+from app.leaving import RunWatch
+from app.runtime.events import RuntimeEvent, TextDelta
+from app.screens.deck import DeckScreen
+from app.view_state import Digest, EventBuffer, KeyHint, Notice, digest
+
+
+class RuntimeFlush(Message):
+    """Runtime events are waiting in the buffer (a burst keeps only one of these)."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, RuntimeFlush)
+
+
+class RuntimeRelay:
+    """See the module docstring. ``keys`` names the keys that answer a request (notices)."""
+
+    def __init__(self, app: App[Any], keys: KeyHint) -> None:
+        self.app = app
+        self.keys = keys
+        self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
+        self._events = EventBuffer()
+        self._run = RunWatch()
+
+    def push(self, event: RuntimeEvent) -> None:
+        """The runtime's listener (any thread): buffer; ask for a prompt flush unless text."""
+        if self._events.push(event):
+            self.app.post_message(RuntimeFlush())
+
+    def views(self) -> list[DeckScreen]:
+        """The leader and agent views that are up."""
+        return [s for s in self.app.screen_stack if isinstance(s, DeckScreen) and s.is_mounted]
+
+    def flush(self) -> Digest | None:
+        """Stream what arrived to the views; ``None`` if nothing did, else the rest to apply."""
+        events = self._events.drain()
+        if not events:
+            return None
+        news = digest(events, self.keys)
+        views = self.views()
+        for event in news.stream:
+            if isinstance(event, TextDelta):
+                self.partial[event.agent] = self.partial.get(event.agent, "") + event.text
+                for view in views:
+                    view.on_text(event.agent, event.text)
+            else:
+                self.partial.pop(event.agent, None)
+                for view in views:
+                    view.on_entry(event)
+        over = self._run.see(events)
+        if over is not None:
+            for view in views:
+                view.run_finished(over, True)
+            news.notices.append(Notice(over, "Run finished"))
+        return news
