@@ -7,6 +7,10 @@ which this runtime scans into the queue (:mod:`app.runtime.requests` answers the
 
 One event path: every file change this process or another one makes arrives through the
 process's one :class:`~app.core.watch.Watcher`, which wakes the agents it concerns.
+
+Teammates run in one of three modes (``teammate_backend``): ``in-process`` (a worker of this
+event loop), ``process`` or ``tmux`` (a ``teamdeck agent`` process each, seen through its
+files; the team then outlives this runtime: ``attach`` adopts such a team again).
 """
 
 from __future__ import annotations
@@ -22,26 +26,30 @@ import anthropic
 
 from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
-from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
+from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import parse_frame
 from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
-from app.runtime.channel import Sent, TeamChannel
+from app.runtime.channel import Sent, TeamChannel, sent_event
 from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
-from app.runtime.events import MessageSent, RuntimeEvent, TeamLifecycle, TranscriptEntry
+from app.runtime.events import RuntimeEvent, TeamLifecycle, TranscriptEntry
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
+from app.runtime.lead_state import LeadKeeper
 from app.runtime.loop import TurnOutcome
-from app.runtime.model import describe_model, make_client, resolve_model
+from app.runtime.model import describe_model, is_offline, make_client, resolve_model
 from app.runtime.permission_flow import LeadPermissions
 from app.runtime.permissions import PermissionRules, Rule, parse_mode, tools_for_mode
 from app.runtime.prompts import lead_prompt
 from app.runtime.requests import RequestDesk
 from app.runtime.runners.base import Runner, TeammateSpec
+from app.runtime.runners.external import ExternalRunner
 from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.runners.launch import AgentLaunch
+from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
 from app.runtime.session import AgentSession
 from app.runtime.settings import add_allow_rule, local_settings_path
 from app.runtime.teammate import Teammate
@@ -81,7 +89,14 @@ class TeamRuntime:
         headless: bool = False,
         watcher: Watcher | None = None,
         rules_file: Path | None = None,
+        teammate_backend: str = "in-process",
+        attach: str | None = None,
     ) -> None:
+        if teammate_backend not in BACKENDS:
+            raise ValueError(
+                f"unknown teammate mode {teammate_backend!r} (one of: {', '.join(BACKENDS)})"
+            )
+        check_backend(teammate_backend)
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
@@ -96,6 +111,11 @@ class TeamRuntime:
         self.teammate_mode = teammate_mode
         self.rules = rules or PermissionRules()
         self.headless = headless
+        #: How teammates run: ``in-process``, ``process`` or ``tmux``.
+        self.teammate_backend = teammate_backend
+        #: A running team to adopt at start (``teamdeck attach``).
+        self.attach_team = attach
+        self.lead_keeper: LeadKeeper | None = None
         #: Where "always allow" rules are kept (Claude Code's personal project settings by
         #: default, so the next run in this folder reads them too).
         self.rules_file = rules_file or local_settings_path(self.cwd)
@@ -144,15 +164,30 @@ class TeamRuntime:
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        if self.attach_team:
+            self._adopt(self.attach_team)  # before anything runs: a refusal changes nothing
         if not self.watcher.running:
             await self.watcher.start()
         self._unwatch = self.watcher.subscribe(self._on_watch_batch)
+        for runner in list(self.crew.runners.values()):
+            if isinstance(runner, ExternalRunner):
+                runner.adopt()
         self._lead_task = self.spawner(LEAD_NAME, self.lead.run)
+        if self.attach_team:
+            self._scan_lead_inbox()
+            self.lead.wake.set()
 
     async def stop(self) -> None:
-        """Stop every agent (quitting the app): teammates are cancelled, files stay as they are."""
+        """Stop every agent of this process (quitting the app): in-process teammates are
+        cancelled; teammate processes go on (``teamdeck attach`` adopts them); files stay."""
         for runner in list(self.crew.runners.values()):
-            _cancel(getattr(runner, "handle", None))
+            if isinstance(runner, ExternalRunner):
+                runner.detach()
+            else:
+                _cancel(getattr(runner, "handle", None))
+        if self.lead_keeper is not None:
+            self.lead_keeper.stop()
+            self.lead_keeper = None
         _cancel(self._lead_task)
         if self._unwatch:
             self._unwatch()
@@ -191,18 +226,7 @@ class TeamRuntime:
         message = sent.message
         if sent.recipient == LEAD_NAME and sent.team == self.team:
             self.observe_lead_frame(message, sent.frame)
-        frame_type = sent.frame.type if sent.frame is not None else None
-        self._emit(
-            MessageSent(
-                sent.team,
-                message.sender,
-                sent.recipient,
-                message.text,
-                message.summary,
-                frame_type,
-                message.timestamp,
-            )
-        )
+        self._emit(sent_event(sent))
 
     def _on_watch_batch(self, batch: list[ChangeEvent]) -> None:
         for event in batch:
@@ -219,6 +243,10 @@ class TeamRuntime:
                 self.lead.wake.set()
             elif (runner := self.crew.runners.get(event.agent)) is not None:
                 runner.wake()
+        elif isinstance(event, AgentLogChanged):
+            runner = self.crew.runners.get(event.agent)
+            if event.team == self.team and isinstance(runner, ExternalRunner):
+                runner.on_log()
         elif isinstance(event, TaskChanged):
             if event.team != self.team:
                 return
@@ -349,9 +377,19 @@ class TeamRuntime:
         if self.lead_session.mode == "delegate":  # the delegate prompt names the team
             self.lead_session.system_prompt = self._lead_prompt("delegate", team)
         self.queue.clear()
+        if self.teammate_backend != "in-process":  # the team may outlive this runtime
+            self._keep_lead(team)
         self._emit(TeamLifecycle(team, "created"))
 
+    def _keep_lead(self, team: str) -> None:
+        keeper = LeadKeeper(self.home, team, self.lead_session, self.teammate_backend)
+        keeper.start()
+        self.lead_keeper = keeper
+        self.subscribe(keeper.on_event)
+
     def team_deleted(self, team: str) -> None:
+        if self.lead_keeper is not None:
+            self.unsubscribe_keeper()
         self.team = None
         self._channel = None
         self.lead_session.identity.team = None
@@ -405,6 +443,15 @@ class TeamRuntime:
         return spawn_result(spec)
 
     def _make_runner(self, spec: TeammateSpec) -> Runner:
+        if self.teammate_backend != "in-process":
+            return external_runner(
+                self.teammate_backend,
+                spec,
+                home=self.home,
+                emit=self._emit,
+                on_exit=self._runner_exited,
+                launch=self._launch_config(),
+            )
         return InProcessRunner(
             spec,
             home=self.home,
@@ -418,6 +465,41 @@ class TeamRuntime:
             on_request_dropped=self._request_dropped,
             gate=self.gate,
         )
+
+    def _launch_config(self) -> AgentLaunch:
+        return AgentLaunch(
+            home=self.home.root,
+            offline=is_offline(self.client),
+            allow=tuple(str(rule) for rule in self.rules.allow),
+            deny=tuple(str(rule) for rule in self.rules.deny),
+            permission_timeout=self.permission_timeout,
+        )
+
+    def _adopt(self, team: str) -> None:
+        """``teamdeck attach``: lead ``team`` again, as an earlier runtime left it running.
+
+        The lead's conversation and transcript come back from its files; each teammate is
+        watched through its files again (one whose process is gone is reaped: its tasks go
+        back to the board and the lead hears of it); the lead's unread mail is delivered."""
+        config = self.home.teams.require(team)
+        self.team_created(team)
+        if self.lead_keeper is not None:
+            self.lead_keeper.restore()
+        for member in config.teammates:
+            runner = adopt_runner(
+                self.home, team, member, self.cwd,
+                emit=self._emit, on_exit=self._runner_exited, launch=self._launch_config(),
+            )  # fmt: skip
+            self.crew.add(runner)
+
+    def unsubscribe_keeper(self) -> None:
+        keeper = self.lead_keeper
+        if keeper is None:
+            return
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(keeper.on_event)
+        keeper.stop()
+        self.lead_keeper = None
 
     async def gate(self, session: AgentSession) -> None:
         """Before each model call of any agent of this runtime: hold while the budget is spent."""
@@ -481,6 +563,8 @@ class TeamRuntime:
     # ================================================================== lead hooks
 
     def lead_turn_ended(self, outcome: TurnOutcome) -> None:
+        if self.lead_keeper is not None:
+            asyncio.ensure_future(self.lead_keeper.save_conversation())
         for listener in list(self.lead_turn_listeners):
             listener(outcome)
 
