@@ -59,9 +59,9 @@ def check_no_other_lead(home: Home, team: str) -> None:
     if found is None:
         return
     record, age = found
-    if record.pid != os.getpid() and is_alive(record, age):
+    if is_alive(record, age):
         raise LeadAlreadyRunningError(
-            f"team {team!r} is already led by another dashboard (pid {record.pid})"
+            f"team {team!r} is already led by a running dashboard (pid {record.pid})"
         )
 
 

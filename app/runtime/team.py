@@ -36,6 +36,7 @@ from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.channel import Sent, TeamChannel, sent_event
 from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
 from app.runtime.events import RuntimeEvent, TeamLifecycle, TranscriptEntry
+from app.runtime.file_requests import scan_team
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
 from app.runtime.lead_state import LeadKeeper
@@ -491,6 +492,10 @@ class TeamRuntime:
                 emit=self._emit, on_exit=self._runner_exited, launch=self._launch_config(),
             )  # fmt: skip
             self.crew.add(runner)
+        # Requests the earlier lead read but nobody answered (the files say which).
+        for request in scan_team(self.home, team).pending:
+            if request.approval.agent in self.crew.runners:
+                self.queue.add(request.approval)
 
     def unsubscribe_keeper(self) -> None:
         keeper = self.lead_keeper

@@ -356,7 +356,7 @@ class LoggedAgent:
         at = float(line.get("t") or now_ms()) / 1000
         if kind == "start":
             self.start = line
-            snap.started_at = snap.status_since = at
+            snap.status_since = at  # (its panel's order stays the spawn order)
             snap.model = str(line.get("model") or snap.model)
             snap.color = line.get("color") or snap.color
             mode = str(line.get("mode") or snap.mode)

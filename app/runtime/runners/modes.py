@@ -64,4 +64,6 @@ def adopt_runner(
         spec, home=home, emit=emit, on_exit=on_exit, launch=launch,
         record=found[0] if found else None, orphan=found is None,
     )  # fmt: skip
+    if member.joined_at:  # panels keep the order teammates joined in
+        runner.agent.snapshot.started_at = member.joined_at / 1000
     return runner
