@@ -31,7 +31,7 @@ from app.core.paths import LEAD_NAME
 from app.core.watch import Watcher
 from app.runtime.channel import sent_event
 from app.runtime.events import RuntimeEvent
-from app.runtime.model import default_offline_handler, make_client
+from app.runtime.model import default_offline_handler, make_client, resolve_model
 from app.runtime.runners.agent_log import (
     LOG_VERSION,
     AgentRecord,
@@ -52,7 +52,7 @@ def spec_from_member(team: str, member: TeamMember, default_cwd: Path) -> Teamma
         team=team,
         name=member.name,
         prompt=member.prompt or "",
-        model=member.model or "",
+        model=resolve_model(member.model),
         mode=member.mode or ("plan" if member.plan_mode_required else "default"),
         color=member.color or "blue",
         cwd=Path(member.cwd) if member.cwd else default_cwd,

@@ -84,12 +84,13 @@ async def test_each_tmux_teammate_runs_in_a_window_of_the_teams_session(
 
     async def watch_windows() -> None:
         while True:
-            listing = subprocess.run(
-                ["tmux", "-L", tmux_socket, "list-windows", "-a", "-F",
-                 "#{session_name} #{window_name}"],
-                capture_output=True, text=True,
+            listing = await asyncio.create_subprocess_exec(
+                "tmux", "-L", tmux_socket, "list-windows", "-a", "-F",
+                "#{session_name} #{window_name}",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             )  # fmt: skip
-            seen.update(listing.stdout.splitlines())
+            out, _ = await listing.communicate()
+            seen.update(out.decode().splitlines())
             await asyncio.sleep(0.1)
 
     watcher = asyncio.ensure_future(watch_windows())
