@@ -114,7 +114,9 @@ async def test_each_tmux_teammate_runs_in_a_window_of_the_teams_session(
 async def test_a_teammate_process_killed_mid_task_is_reaped_and_the_team_finishes(
     home: Home, project: Path, monkeypatch: pytest.MonkeyPatch, runtimes: list[TeamRuntime]
 ) -> None:
-    monkeypatch.setenv("TEAMDECK_OFFLINE_PACE", "0.05")  # the teammate processes take it up
+    # Each model call of the teammate processes waits half a second first, so a task stays in
+    # progress for seconds (the processes take the setting from their environment).
+    monkeypatch.setenv("TEAMDECK_OFFLINE_TTFT", "0.5")
     runtime = TeamRuntime(
         home, cwd=project, decider="lead", headless=True, teammate_backend="process"
     )

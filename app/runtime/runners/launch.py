@@ -1,6 +1,6 @@
 """How the lead's runtime starts ``teamdeck agent`` processes (shared by ``process``/``tmux``).
 
-The command runs this interpreter on this checkout (``python -m app.cli``), so a teammate
+The command runs this interpreter on this installation (``python -P -m app.cli``), so a teammate
 process is the same teamdeck as its lead. Its environment is the runtime's without the API
 credentials (``child_env``), plus Claude Code's teammate variables (``CLAUDE_CODE_TEAM_NAME``,
 ``CLAUDE_CODE_AGENT_ID``, ``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``,
@@ -56,7 +56,9 @@ class AgentLaunch:
 
     def command(self, spec: TeammateSpec, backend: str) -> list[str]:
         """``teamdeck agent ...`` for ``spec`` (the credentials are offered separately)."""
-        cmd = [sys.executable, "-m", "app.cli", "--home", str(self.home), "agent"]
+        # -P: the teammate's working folder is not put on sys.path (a folder holding an
+        # ``app.py``, such as teamdeck's own package in the demo, would shadow ``app``).
+        cmd = [sys.executable, "-P", "-m", "app.cli", "--home", str(self.home), "agent"]
         cmd += ["--team", spec.team, "--name", spec.name, "--backend", backend]
         cmd += ["--permission-timeout", f"{self.permission_timeout:g}"]
         if self.offline:
