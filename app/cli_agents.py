@@ -63,8 +63,8 @@ def cmd_agent(home: Home, args: argparse.Namespace) -> int:
 
 
 def cmd_attach(home: Home, args: argparse.Namespace) -> int:
-    from app.cli import run_tui
     from app.cli_history import run_options
+    from app.launch import run_dashboard  # Textual loads only for the dashboard
     from app.runtime.lead_state import check_no_other_lead
     from app.runtime.runners.table import running_teams, team_backend
 
@@ -81,13 +81,8 @@ def cmd_attach(home: Home, args: argparse.Namespace) -> int:
         team = running[0]
     home.teams.require(team)
     check_no_other_lead(home, team)
-    return run_tui(
-        home,
-        demo=False,
-        team=team,
-        attach=team,
-        teammate_backend=team_backend(home, team),
-        **run_options(args),
+    return run_dashboard(
+        home, team=team, attach=team, teammate_backend=team_backend(home, team), **run_options(args)
     )
 
 
