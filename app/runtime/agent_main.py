@@ -42,6 +42,7 @@ from app.runtime.runners.agent_log import (
 )
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.build import build_teammate
+from app.runtime.runners.hold import FileHold, hold_path
 from app.runtime.runners.pane import PanePrinter
 from app.runtime.settings import load_settings
 
@@ -129,6 +130,7 @@ async def run_agent(
         backend=backend,
         permission_timeout=permission_timeout,
         on_sent=lambda sent: emit(sent_event(sent)),
+        gate=FileHold(hold_path(home, team)),  # the run's budget, held by the lead's runtime
     )
     heartbeat = Heartbeat(record_path)
     heartbeat.start()

@@ -56,6 +56,7 @@ from app.runtime.prompts import lead_prompt
 from app.runtime.requests import RequestDesk
 from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.external import ExternalRunner
+from app.runtime.runners.hold import clear_hold, set_hold
 from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
@@ -532,6 +533,21 @@ class TeamRuntime:
             self._listeners.remove(keeper.on_event)
         keeper.stop()
         self.lead_keeper = None
+
+    def hold_teammates(self, hold: bool) -> None:
+        """The run's budget is spent (``hold``) or raised again: teammates in processes of
+        their own are held through the team's hold file (in-process ones wait in ``gate``)."""
+        if self.teammate_backend == "in-process" or not self.team:
+            return
+        try:
+            if hold:
+                set_hold(self.home, self.team, "paused: budget")
+                if self.budget is not None:
+                    self.budget.note_held()
+            else:
+                clear_hold(self.home, self.team)
+        except OSError as exc:
+            log.warning("cannot %s the teammates' hold: %s", "set" if hold else "lift", exc)
 
     async def gate(self, session: AgentSession) -> None:
         """Before each model call of any agent of this runtime: hold while the budget is spent."""

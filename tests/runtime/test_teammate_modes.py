@@ -241,3 +241,42 @@ async def test_a_member_no_process_runs_is_reaped_when_the_team_is_adopted(
     )
     back = home.tasks("crew").get(task.id)
     assert (back.status, back.owner) == ("pending", None)
+
+
+async def test_a_spent_budget_holds_teammate_processes_until_it_is_raised(
+    home: Home, project: Path, runtimes: list[TeamRuntime]
+) -> None:
+    from app.core import InboxMessage
+    from app.runtime.budget import Budget
+    from app.runtime.runners.hold import hold_path
+
+    runtime = TeamRuntime(home, cwd=project, decider="lead", teammate_backend="process")
+    runtimes.append(runtime)
+    seen = Observer(runtime)
+    await runtime.start()
+    home.teams.create("crew", lead_session_id="s")
+    runtime.team_created("crew")
+    budget = Budget(1.0, model="claude-sonnet-5-5")
+    budget.install(runtime)
+    await runtime.spawn_teammate("helper", "Look around.")
+    await until(lambda: "idle" in seen.statuses("helper"), "the helper's first turn", within=GUARD)
+
+    budget.add(2.0)  # spent: the helper's next model call must wait
+    assert hold_path(home, "crew").is_file() and budget.stopped
+    home.mailbox("crew").append("helper", InboxMessage(sender=LEAD_NAME, text="One more thing."))
+    await until(
+        lambda: any(
+            e.agent == "helper" and e.detail == "paused: budget" for e in seen.of(StatusChanged)
+        ),
+        "the helper held",
+        within=GUARD,
+    )
+    held_at = runtime.runners["helper"].snapshot().model_calls
+
+    budget.raise_to(10.0)
+    assert not hold_path(home, "crew").exists()
+    await until(
+        lambda: runtime.runners["helper"].snapshot().model_calls > held_at,
+        "the helper's call after the raise",
+        within=GUARD,
+    )
