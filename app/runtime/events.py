@@ -101,6 +101,20 @@ class TeamLifecycle:
 
 
 @dataclass(frozen=True, slots=True)
+class HookRan:
+    """A team hook command ended (``TeammateIdle``, ``TaskCreated``, ``TaskCompleted``):
+    ``outcome`` ok, blocked (``message``: the feedback handed to the agent) or warning
+    (``message``: the one-line warning). ``agent`` is whose action ran it."""
+
+    agent: str
+    hook_event: str
+    outcome: Literal["ok", "blocked", "warning"]
+    command: str
+    message: str = ""
+    task_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     ok: bool
     reason: str
@@ -116,5 +130,6 @@ RuntimeEvent = (
     | MessageSent
     | ApprovalChanged
     | TeamLifecycle
+    | HookRan
     | RunFinished
 )

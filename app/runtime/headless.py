@@ -5,8 +5,9 @@ answered the goal itself (no team created, nothing pending); 1 with a one-line r
 (an API error, a timeout); 130 after SIGINT, once the team is stopped. The first line names
 the model ("offline model" without credentials). Plain output is progress lines and then the
 lead's final report; ``--json`` prints one JSON object per line: ``start`` (model), every
-status change and message sent (with the parsed frame type), ``report`` (the lead's final
-text) and ``done`` (exit code and reason).
+status change and message sent (with the parsed frame type), every team hook that ran
+(``hook``: agent, hook_event_name, outcome ok | blocked | warning, command, message, task_id),
+``report`` (the lead's final text) and ``done`` (exit code and reason).
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from typing import IO, Any
 from app.archive import start_run
 from app.core import Home
 from app.core.errors import TeamdeckError
-from app.core.frame_text import describe
+from app.core.frame_text import describe, describe_hook
 from app.core.paths import LEAD_NAME
 from app.runtime.budget import Budget, attach_budget, stop_line
-from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
+from app.runtime.events import HookRan, MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.loop import TurnOutcome
 from app.runtime.model import hold_credentials, is_offline
 from app.runtime.team import TeamRuntime
@@ -62,7 +63,25 @@ def event_json(event: RuntimeEvent) -> dict[str, Any] | None:
         }
     if isinstance(event, TeamLifecycle):
         return {"event": f"team_{event.event}", "team": event.team}
+    if isinstance(event, HookRan):
+        return {
+            "event": "hook",
+            "agent": event.agent,
+            "hook_event_name": event.hook_event,
+            "outcome": event.outcome,
+            "command": event.command,
+            "message": event.message,
+            "task_id": event.task_id,
+        }
     return None
+
+
+def hook_line(event: HookRan) -> str | None:
+    """The progress line for a hook that blocked or warned (one that passed prints nothing)."""
+    if event.outcome == "ok":
+        return None
+    line = describe_hook(event.agent, event.hook_event, event.outcome, event.message, event.task_id)
+    return f"  {line.plain()}"
 
 
 async def run_team(
@@ -113,6 +132,8 @@ async def run_team(
             line = f"  {describe_message(event)}"
         elif isinstance(event, TeamLifecycle):
             line = f"team {event.team} {event.event}"
+        elif isinstance(event, HookRan):
+            line = hook_line(event)
         write(event_json(event), line)
 
     def finish(code: int, reason: str, report: str | None = None) -> None:

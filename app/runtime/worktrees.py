@@ -104,6 +104,16 @@ def repository_root(cwd: Path) -> Path:
     return root
 
 
+def project_of(cwd: Path) -> Path:
+    """The project a working directory belongs to: for a teammate's worktree
+    (``<project>/.claude/worktrees/<team>-<name>``, see ``WorktreeManager.path_for``) the
+    project, where its settings files are; any other directory is its own project."""
+    parent = cwd.parent
+    if parent.name == "worktrees" and parent.parent.name == ".claude":
+        return parent.parent.parent
+    return cwd
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 

@@ -19,17 +19,27 @@ Completion: when a teammate sets ``status: "completed"`` on a task that was not 
 ``task_completed`` frame goes to the lead's inbox (through ``ctx.services.send``).
 
 ``status: "deleted"`` deletes the task (as Claude Code does); ids are never reused.
+
+Hooks (``ctx.hooks``, see :mod:`app.runtime.team_hooks`): a ``TaskCreated`` hook that blocks
+means the task is not created (it is written hidden while its hooks run, so nobody claims it,
+then shown or deleted) and the hook's feedback is the tool's error; a ``TaskCompleted`` hook
+that blocks keeps the task open (nothing of the update is written) and its feedback is the
+error the caller reads.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import contextlib
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.errors import TeamdeckError
 from app.core.models import TASK_STATUSES, Task
 from app.core.paths import LEAD_NAME, strip_team_suffix
 from app.core.protocol import task_completed
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from app.core.tasks import TaskList as TaskStore
 
 _CLAIM_REASONS = {
     "task_not_found": "it does not exist",
@@ -131,15 +141,21 @@ class TaskCreate(_TaskTool):
         if not subject:
             raise ToolError("subject must not be empty")
         description = _str(tool_input, "description") or ""
+        metadata = _metadata(tool_input)
+        hooked = ctx.hooks is not None and await ctx.hooks.has("TaskCreated")
+        hide = hooked and not (metadata or {}).get("_internal")
+        tasks = ctx.home.tasks(team)
         try:
-            task = ctx.home.tasks(team).create(
+            task = tasks.create(
                 subject,
                 description,
                 active_form=_str(tool_input, "activeForm"),
-                metadata=_metadata(tool_input),
+                metadata={**(metadata or {}), "_internal": True} if hide else metadata,
             )
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(str(exc)) from None
+        if hooked and ctx.hooks is not None:
+            await _created_hooks(ctx, tasks, task, unhide=hide)
         return ToolResult.json({"task": {"id": task.id, "subject": task.subject}})
 
 
@@ -315,6 +331,13 @@ class TaskUpdate(_TaskTool):
                     )
                     raise ToolError(f"Cannot claim task #{task_id} ({reason}): {detail}")
                 owner = None  # the claim set it
+            if status == "completed" and before.status != "completed" and ctx.hooks:
+                run = await ctx.hooks.fire("TaskCompleted", task=before)
+                if run.blocked:
+                    raise ToolError(
+                        f"A TaskCompleted hook kept task #{task_id} open (nothing was "
+                        f"updated). Its feedback:\n{run.feedback}"
+                    )
             updates: dict[str, Any] = {}
             if subject is not None:
                 updates["subject"] = subject
@@ -371,6 +394,32 @@ def _changed_fields(before: Task, after: Task) -> list[str]:
 
 
 TASK_TOOLS: tuple[type[Tool], ...] = (TaskCreate, TaskGet, TaskList, TaskUpdate)
+
+
+async def _created_hooks(ctx: ToolContext, tasks: TaskStore, task: Task, *, unhide: bool) -> None:
+    """Run the ``TaskCreated`` hooks of a task just written (hidden if ``unhide``): show it,
+    or delete it and raise the hook's feedback (the task was not created)."""
+    assert ctx.hooks is not None
+    try:
+        run = await ctx.hooks.fire("TaskCreated", task=task)
+    except BaseException:
+        _forget(tasks, task.id)  # cancelled (the turn was interrupted): no half-made task
+        raise
+    if run.blocked:
+        _forget(tasks, task.id)
+        raise ToolError(
+            f"A TaskCreated hook refused the task (not created). Its feedback:\n{run.feedback}"
+        )
+    if unhide:
+        try:
+            tasks.update(task.id, metadata={"_internal": None})
+        except (TeamdeckError, ValueError) as exc:
+            raise ToolError(f"task #{task.id} was created but stays hidden: {exc}") from None
+
+
+def _forget(tasks: TaskStore, task_id: str) -> None:
+    with contextlib.suppress(TeamdeckError, OSError):  # already gone
+        tasks.delete(task_id)
 
 
 def _current_member(ctx: ToolContext, team: str, owner: str) -> str:
