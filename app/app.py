@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -64,6 +65,7 @@ from app.view_state import (
     digest,
     find_agent,
     header_info,
+    hook_item,
     merge_agents,
     request_notice,
     task_notice,
@@ -169,6 +171,7 @@ class TeamDeckApp(App[None]):
         self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
         self.loaded = False  # the first store load has been shown
         self._events = EventBuffer()
+        self._hook_seq = itertools.count(1)  # feed lines of hook outcomes: -1, -2, ...
         self.feeder = StoreFeeder(
             self.store,
             lambda delta: self.post_message(StoreUpdated(delta)),
@@ -328,6 +331,10 @@ class TeamDeckApp(App[None]):
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
+        if news.hooks:
+            items = [(e.team, hook_item(e, -next(self._hook_seq))) for e in news.hooks]
+            for view in views:
+                view.on_hooks(items)
         over = self._run.see(events)
         if over is not None:
             for view in views:

@@ -112,6 +112,20 @@ class HookRan:
     command: str
     message: str = ""
     task_id: str | None = None
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeReleased:
+    """``--worktrees``: a teammate left and its worktree was removed (nothing changed in it)
+    or kept (``summary`` says why: changed files, commits, or an error)."""
+
+    agent: str
+    path: str
+    branch: str
+    removed: bool
+    summary: str
+    team: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,5 +145,6 @@ RuntimeEvent = (
     | ApprovalChanged
     | TeamLifecycle
     | HookRan
+    | WorktreeReleased
     | RunFinished
 )

@@ -100,7 +100,8 @@ class TeamHooks:
         task_id = str(task.id) if task is not None else None
         for result in run.results:
             outcome, message = result.outcome, result.message
-            session.emit(HookRan(session.name, event, outcome, result.command, message, task_id))
+            ran = HookRan(session.name, event, outcome, result.command, message, task_id, team)
+            session.emit(ran)
             if outcome != "ok":
                 line = describe_hook(session.name, event, outcome, message, task_id)
                 session.record("notice", line.text, hook=event, outcome=outcome)

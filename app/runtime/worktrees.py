@@ -156,6 +156,24 @@ class WorktreeManager:
             )
             return Worktree(name, path, branch, base)
 
+    def create_free(self, name: str, tries: int = 20) -> Worktree:
+        """Like ``create``, on ``teamdeck/<team>/<name>-2``, ``-3``... when the plain branch or
+        folder is taken (a worktree kept by an earlier teammate of that name, or an earlier
+        run of a team with this name). The worktree's ``name`` stays the teammate's."""
+        last: WorktreeError | None = None
+        for attempt in range(1, tries + 1):
+            label = name if attempt == 1 else f"{name}-{attempt}"
+            try:
+                tree = self.create(label)
+            except WorktreeError as exc:
+                if "exists" not in str(exc):
+                    raise
+                last = exc
+                continue
+            return Worktree(name, tree.path, tree.branch, tree.base)
+        assert last is not None
+        raise last
+
     def changes(self, worktree: Worktree) -> tuple[int, int]:
         """(uncommitted changed paths incl. untracked, commits on its branch since creation)."""
         status = _check(

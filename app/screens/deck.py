@@ -36,7 +36,7 @@ from app.screens.help import HelpScreen
 from app.screens.host import DeckHost
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
-from app.view_state import HeaderInfo, teammates
+from app.view_state import FeedItem, HeaderInfo, teammates
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 
@@ -171,6 +171,9 @@ class DeckScreen(Screen[None]):
 
     def run_finished(self, reason: str, ok: bool) -> None:
         """The run ended (the team is done): show it where the lead's report is."""
+
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Team hooks that blocked or warned, as feed lines (with their team)."""
 
     def show_header(self, header: HeaderInfo) -> None:
         """Redraw the header line (watches ``host.header``)."""
