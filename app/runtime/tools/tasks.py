@@ -9,6 +9,10 @@ They work on ``ctx.home.tasks(team)`` for the caller's team and return JSON:
   ``_internal`` tasks hidden, ``blockedBy`` listing only unresolved blockers
 - TaskUpdate -> ``{"success": true, "taskId", "updatedFields": [...]}``
 
+Owners: an owner other than the caller must be a current member of the team (a departed one
+would own the task forever); if the owner leaves while the assignment is being written, the
+task goes straight back to the board and the caller is told.
+
 Claiming: when a teammate (not the lead) makes itself the owner of a task it does not own yet
 (``owner`` set to its own name, or ``status: "in_progress"`` on an unowned task, as Claude
 Code does), the update goes through ``TaskList.claim``, so of several racing teammates exactly
@@ -354,6 +358,8 @@ class TaskUpdate(_TaskTool):
             after = tasks.update(
                 task_id, add_blocks=add_blocks, add_blocked_by=add_blocked_by, **updates
             )
+            if owner and owner != me and after.owner == owner:
+                _owner_still_here(ctx, team, owner, task_id)
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
         except ValueError as exc:
@@ -420,6 +426,24 @@ async def _created_hooks(ctx: ToolContext, tasks: TaskStore, task: Task, *, unhi
 def _forget(tasks: TaskStore, task_id: str) -> None:
     with contextlib.suppress(TeamdeckError, OSError):  # already gone
         tasks.delete(task_id)
+
+
+def _owner_still_here(ctx: ToolContext, team: str, owner: str, task_id: str) -> None:
+    """After assigning ``owner``: if it left the team meanwhile (a kill or a crash racing the
+    assignment, whose own return of its tasks may have come before this write), its tasks go
+    back to the board now and ToolError says so. With the leaving teammate removed from the
+    config *before* its tasks are returned, one of the two always sees the other's write."""
+    try:
+        config = ctx.home.teams.get(team)
+    except TeamdeckError:
+        return  # cannot tell: leave the assignment as it is
+    if config is None or config.member(owner) is not None:
+        return
+    result = ctx.home.tasks(team).unassign(owner, f"{owner}@{team}", "terminated")
+    raise ToolError(
+        f"{owner} left the team while task #{task_id} was being assigned to it; "
+        f"{result.notification_message}"
+    )
 
 
 def _current_member(ctx: ToolContext, team: str, owner: str) -> str:
