@@ -218,3 +218,32 @@ def test_headless_worktrees_clean_ones_removed_changed_ones_reported(
     assert "Worktrees kept with changes" in report["text"] and analyst["path"] in report["text"]
     assert lines[-1] == {"event": "done", "code": 0, "reason": "team finished"}
     assert (repo / "alpha.py").is_file() and not (repo / "CHECKED.txt").exists()
+
+
+def test_the_dashboard_and_the_demo_pass_the_option_on(
+    home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.launch import build_dashboard
+
+    monkeypatch.chdir(repo)
+    seen: list[dict[str, Any]] = []
+
+    def fake_dashboard(home: Home, **options: Any) -> int:
+        seen.append(options)
+        return 0
+
+    monkeypatch.setattr("app.launch.run_dashboard", fake_dashboard)
+    assert cli.main(["--home", str(home.root), "demo", "--worktrees", "--no-history"]) == 0
+    assert cli.main(["--home", str(home.root), "tui", "--worktrees", "--no-history"]) == 0
+    assert cli.main(["--home", str(home.root), "run", "x", "--worktrees", "--no-history"]) == 0
+    demo, tui, run = seen
+    assert (demo["worktrees"], demo["cwd"], demo["demo"]) == (True, repo, True)
+    assert tui["worktrees"] is True and "cwd" not in tui
+    assert run["worktrees"] is True and run["goal"] == "x"
+
+    app = build_dashboard(home, worktrees=True, history=False)
+    runtime = app.runtime
+    assert isinstance(runtime, TeamRuntime)
+    assert runtime.worktrees.enabled and runtime.cwd == repo
+    plain = build_dashboard(home, history=False).runtime
+    assert isinstance(plain, TeamRuntime) and not plain.worktrees.enabled
