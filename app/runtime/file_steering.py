@@ -262,7 +262,7 @@ class FileSteering:
             return Outcome(False, f"send to {agent}: {exc}", failed=True)
         return Outcome(True, f"message sent to {to}")
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         return Outcome(False, "not possible from here: the Claude Code lead spawns teammates")
 
     def set_lead_mode(self, mode: str) -> Outcome:

@@ -75,7 +75,7 @@ class Steering(Protocol):
     def send(self, agent: str, text: str) -> Outcome:
         """The person's message: the lead gets it as a prompt, a teammate before other mail."""
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         """Start a new teammate called ``name`` working on ``prompt``."""
 
     def set_lead_mode(self, mode: str) -> Outcome:
@@ -185,12 +185,12 @@ class RuntimeSteering:
             call = lambda: self.runtime.inject_message(agent, text)  # noqa: E731
         return self._call(f"send to {agent}", f"message sent to {agent}", call)
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         try:
-            await self.runtime.spawn_teammate(name, prompt)
+            await self.runtime.spawn_teammate(name, prompt, mode=mode)
         except Exception as exc:
             return Outcome(False, f"spawn {name}: {exc}", failed=True)
-        return Outcome(True, f"spawned {name}")
+        return Outcome(True, f"spawned {name}" + (f" in {mode} mode" if mode else ""))
 
     @staticmethod
     def _call(what: str, done: str, call: Callable[[], object]) -> Outcome:
@@ -221,5 +221,5 @@ class ReadOnlySteering:
     approve = reject = allow = deny = shutdown = kill = interrupt = send = _refuse
     set_lead_mode = _refuse
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         return self._refuse()

@@ -36,6 +36,7 @@ from app.screens.help import HelpScreen
 from app.screens.host import DeckHost
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
+from app.screens.spawn_mode import spawn_mode_for
 from app.view_state import FeedItem, HeaderInfo, teammates
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -395,7 +396,10 @@ class DeckScreen(Screen[None]):
         )
         if not prompt:
             return
-        self.report(await self.steering.spawn(name, prompt))
+        mode = await spawn_mode_for(self.app, name)
+        if mode is None:
+            return
+        self.report(await self.steering.spawn(name, prompt, mode))
 
     def send_to(self, agent: str, text: str) -> None:
         """The person's message: the lead gets it as a prompt, a teammate as injected mail."""

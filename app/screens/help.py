@@ -30,7 +30,12 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("K", "kill the selected teammate (asks first)"),
     ("f", "feed: only the selected agent's messages / everything"),
     ("ctrl+t", "show / hide the task board"),
-    ("tab / shift+tab", "move between panels"),
+    ("tab", "move to the next panel"),
+    (
+        "shift+tab",
+        "the lead's permission mode: default → acceptEdits → plan (→ bypassPermissions"
+        " once allowed); shown in the header",
+    ),
     ("up / down", "roster: select · queue: select a request · board, feed: move"),
     ("ctrl+p", "command palette: spawn, shut down, kill, views, filter, switch team, theme"),
     ("?", "this help"),
@@ -53,6 +58,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Teams left on disk (at start)", ""),
     ("d", "delete them"),
     ("k / enter / esc", "keep them (ctrl+p: switch team)"),
+    ("Spawning a teammate (ctrl+p)", ""),
+    ("up / down, enter", "its permission mode (the team's is highlighted)"),
     ("Dialogs", ""),
     ("y / enter", "confirm"),
     ("n / esc", "cancel"),

@@ -37,6 +37,9 @@ def say(home: Home, to: str, sender: str, text: str, at: str) -> None:
 
 
 def test_statuses_follow_the_files(home: Home) -> None:
+    """Seed 001 §12 (UI status strings of an ``in_process_teammate``: running, idle, stopping,
+    awaiting approval) read from the files; "gone" once seed 000's ``shutdown_approved`` has
+    removed the member."""
     assert statuses(home) == {"researcher": "awaiting approval", "writer": "awaiting approval"}
     steer = FileSteering(home, ch.TEAM)
     for request in scan_team(home, ch.TEAM).pending:
@@ -58,6 +61,8 @@ def test_statuses_follow_the_files(home: Home) -> None:
 
 
 def test_stopping_outranks_awaiting_approval(home: Home) -> None:
+    """Seed 001 §12: ``shutdownRequested ? "stopping" : awaitingPlanApproval ? "awaiting
+    approval" : isIdle ? "idle" : ...``."""
     assert FileSteering(home, ch.TEAM).shutdown("writer").ok  # its permission is still pending
     assert statuses(home)["writer"] == "stopping"
 
