@@ -55,12 +55,10 @@ def write_hooks(project: Path, **events: str | tuple[str, float]) -> Path:
     return path
 
 
-def once_then_pass(counter: Path, feedback: str) -> str:
-    """A hook command that exits 2 with ``feedback`` the first time and 0 afterwards."""
-    return (
-        f"n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}; "
-        f'if [ "$n" = 0 ]; then echo "{feedback}" >&2; exit 2; fi'
-    )
+def once_then_pass(marker: Path, feedback: str) -> str:
+    """A hook command that exits 2 with ``feedback`` the first time (of any agent: ``mkdir``
+    is atomic) and 0 afterwards."""
+    return f'if mkdir {marker} 2>/dev/null; then echo "{feedback}" >&2; exit 2; fi'
 
 
 async def started(
