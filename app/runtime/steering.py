@@ -51,6 +51,10 @@ class Steering(Protocol):
     def read_only(self) -> bool:
         """True when every call is refused (nothing to steer)."""
 
+    @property
+    def denial_feedback(self) -> bool:
+        """True when a denied permission can carry the person's words to the teammate."""
+
     def approve(self, approval: Approval) -> Outcome:
         """Approve a plan, or allow a permission once."""
 
@@ -98,6 +102,7 @@ class RuntimeSteering:
     """Steers a runtime in this process through its ``RuntimeAPI`` methods."""
 
     read_only = False
+    denial_feedback = False  # ``answer_permission`` takes no words
 
     def __init__(self, runtime: RuntimeAPI) -> None:
         self.runtime = runtime
@@ -214,6 +219,7 @@ class ReadOnlySteering:
     """For a viewer with no runtime: every call is refused with the same line."""
 
     read_only = True
+    denial_feedback = False
 
     def _refuse(self, *_: object, **__: object) -> Outcome:
         return Outcome(False, READ_ONLY)
