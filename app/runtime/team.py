@@ -62,6 +62,7 @@ from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
 from app.runtime.session import AgentSession
 from app.runtime.settings import add_allow_rule, local_settings_path
+from app.runtime.team_worktrees import TeamWorktrees
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
 from app.runtime.tools.base import AgentIdentity, Tool
@@ -102,6 +103,7 @@ class TeamRuntime:
         teammate_backend: str = "in-process",
         attach: str | None = None,
         allow_bypass: bool | None = None,
+        worktrees: bool = False,
     ) -> None:
         if teammate_backend not in BACKENDS:
             raise ValueError(
@@ -146,6 +148,10 @@ class TeamRuntime:
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule
         )
         self.crew = Crew()
+        #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
+        self.worktrees = TeamWorktrees(
+            home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent
+        )
         #: ``--budget``: installed by ``app.runtime.budget``; every model call waits on it.
         self.budget: Budget | None = None
         self._channel: TeamChannel | None = None
@@ -214,6 +220,7 @@ class TeamRuntime:
         if self._owns_watcher:
             await self.watcher.stop()
         await asyncio.sleep(0)
+        await self.worktrees.close(self.crew.runners)
 
     # ================================================================== events
 
@@ -415,6 +422,9 @@ class TeamRuntime:
     def team_deleted(self, team: str) -> None:
         if self.lead_keeper is not None:
             self.unsubscribe_keeper()
+        for runner in list(self.crew.runners.values()):
+            if isinstance(runner, ExternalRunner):
+                runner.team_deleted()  # they had left; their logs went with the folder
         self.team = None
         self._channel = None
         self.lead_session.identity.team = None
@@ -465,6 +475,7 @@ class TeamRuntime:
             bypass_allowed=self.allow_bypass,
             plan_required=self.plan_mode_required,
         )
+        spec = await self.worktrees.prepare(spec)
         runner = self._make_runner(spec)
         self.home.teams.add_member(team, member_entry(spec, runner.backend))
         self.crew.add(runner)
@@ -562,6 +573,7 @@ class TeamRuntime:
         """A teammate left the team (shut down, failed or killed): its requests are void."""
         self.queue.drop_agent(runner.spec.name, "cancelled: agent left")
         self.crew.left(runner)
+        self.worktrees.release(runner.spec.team, runner.spec.name)
 
     # ================================================================== the lead's inbox
 

@@ -280,3 +280,44 @@ async def test_a_spent_budget_holds_teammate_processes_until_it_is_raised(
         "the helper's call after the raise",
         within=GUARD,
     )
+
+
+async def test_process_teammates_work_in_their_worktrees_and_run_their_hooks(
+    home: Home, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks run inside each teammate process, in its own worktree; what they report reaches
+    the lead's runtime through the teammate's log; clean worktrees go when the team is done."""
+    from tests.runtime.test_team_worktrees import git
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    user = tmp_path / "user-claude"
+    user.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(user))
+    seen_by_hooks = tmp_path / "hook-runs.txt"
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    hook = {"type": "command", "command": f'echo "$PWD" >> {seen_by_hooks}'}
+    settings.write_text(json.dumps({"hooks": {"TeammateIdle": [{"hooks": [hook]}]}}))
+    git(project, "init", "-q", "-b", "main")
+    git(project, "-c", "user.email=t@example.com", "-c", "user.name=T", "add", ".")
+    git(project, "-c", "user.email=t@example.com", "-c", "user.name=T", "commit", "-qm", "i")
+
+    out = io.StringIO()
+    code, reason = await asyncio.wait_for(
+        run_team(
+            home, GOAL, cwd=project, out=out, json_output=True, time_limit=GUARD,
+            teammate_backend="process", worktrees=True,
+        ),
+        GUARD + 10,
+    )  # fmt: skip
+    assert (code, reason) == (0, "team finished")
+    ran_in = set(seen_by_hooks.read_text().split())
+    worktrees = project / ".claude" / "worktrees"
+    assert {Path(p).parent for p in ran_in} == {worktrees}  # each in its own worktree
+    assert len(ran_in) == 3
+    hooks = [e for e in json_lines(out) if e.get("event") == "hook"]
+    assert {e["agent"] for e in hooks} == {"researcher", "analyst", "writer"}
+    released = [e for e in json_lines(out) if e.get("event") == "worktree"]
+    assert len(released) == 3 and all(e["removed"] for e in released)
+    assert not list(worktrees.iterdir())

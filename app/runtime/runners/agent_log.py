@@ -17,6 +17,8 @@ has ``t`` (epoch milliseconds) and ``event``::
      "cacheCreationTokens": 0, "toolCalls": 0, "modelCalls": 0}
     {"t": ..., "event": "message", "team": "t", "from": "researcher", "to": "team-lead",
      "text": "...", "summary": "...", "frameType": "idle_notification", "timestamp": "..."}
+    {"t": ..., "event": "hook", "hookEvent": "TaskCompleted", "outcome": "blocked",
+     "command": "make test", "message": "2 tests fail", "taskId": "3", "team": "t"}
     {"t": ..., "event": "exit", "status": "completed", "reason": "shutdown", "error": null}
 
 ``entry`` lines are transcript entries (``kind`` as in :class:`TranscriptEntry`); a text over
@@ -51,6 +53,7 @@ from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
     ActivityChanged,
     AgentStatus,
+    HookRan,
     MessageSent,
     ModeChanged,
     RuntimeEvent,
@@ -220,6 +223,16 @@ def event_line(event: RuntimeEvent) -> dict[str, Any] | None:
             "summary": event.summary,
             "frameType": event.frame_type,
             "timestamp": event.timestamp,
+        }
+    if isinstance(event, HookRan):
+        return {
+            "event": "hook",
+            "hookEvent": event.hook_event,
+            "outcome": event.outcome,
+            "command": event.command,
+            "message": event.message,
+            "taskId": event.task_id,
+            "team": event.team,
         }
     if isinstance(event, UsageChanged):
         return {
@@ -396,6 +409,16 @@ class LoggedAgent:
                     str(line.get("team") or ""), str(line.get("from") or self.name),
                     str(line.get("to") or ""), str(line.get("text") or ""), line.get("summary"),
                     line.get("frameType"), str(line.get("timestamp") or ""),
+                )
+            ]  # fmt: skip
+        if kind == "hook":
+            outcome = line.get("outcome")
+            return [
+                HookRan(
+                    self.name, str(line.get("hookEvent") or ""),
+                    outcome if outcome in ("ok", "blocked", "warning") else "warning",
+                    str(line.get("command") or ""), str(line.get("message") or ""),
+                    line.get("taskId"), line.get("team"),
                 )
             ]  # fmt: skip
         if kind == "exit":

@@ -32,7 +32,13 @@ from app.core.models import InboxMessage
 from app.core.paths import USER_NAME
 from app.runtime.api import AgentSnapshot
 from app.runtime.channel import TeamChannel
-from app.runtime.events import AgentStatus, RuntimeEvent, StatusChanged, TranscriptEntry
+from app.runtime.events import (
+    TERMINAL_STATUSES,
+    AgentStatus,
+    RuntimeEvent,
+    StatusChanged,
+    TranscriptEntry,
+)
 from app.runtime.runners.agent_log import (
     AgentRecord,
     LoggedAgent,
@@ -130,6 +136,21 @@ class ExternalRunner:
         if self._monitor is not None:
             self._monitor.cancel()
             self._monitor = None
+
+    def team_deleted(self) -> None:
+        """The team was deleted (its folder, logs included, is gone): the teammate had left
+        it already -- a team is only deleted once no teammate is a member -- so it ended."""
+        if self._finished:
+            return
+        self.on_log()
+        if self._finished:
+            return
+        snap = self.agent.snapshot
+        if snap.status not in TERMINAL_STATUSES:
+            snap.status, snap.status_since = "completed", time.time()
+            snap.ended_at = snap.status_since
+            self._emit(StatusChanged(self.spec.name, "completed", ""))
+        self._finish()
 
     def kill(self) -> None:
         if self._finished:
