@@ -44,24 +44,19 @@ from app.runtime.crew import (
     teammate_spec,
 )
 from app.runtime.events import RuntimeEvent, TeamLifecycle, TranscriptEntry
-from app.runtime.file_requests import scan_team
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
-from app.runtime.lead_state import LeadKeeper
 from app.runtime.loop import TurnOutcome
-from app.runtime.model import describe_model, is_offline, make_client, resolve_model
+from app.runtime.model import describe_model, make_client, resolve_model
 from app.runtime.permission_flow import LeadPermissions
 from app.runtime.permissions import PermissionRules, Rule, parse_mode, tools_for_mode
 from app.runtime.prompts import lead_prompt
 from app.runtime.requests import RequestDesk
 from app.runtime.runners.base import Runner, TeammateSpec
-from app.runtime.runners.external import ExternalRunner
-from app.runtime.runners.hold import clear_hold, set_hold
 from app.runtime.runners.inprocess import InProcessRunner
-from app.runtime.runners.launch import AgentLaunch
-from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
 from app.runtime.session import AgentSession
 from app.runtime.settings import add_allow_rule, local_settings_path
+from app.runtime.team_processes import TeamProcesses, check_mode
 from app.runtime.team_worktrees import TeamWorktrees
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
@@ -105,11 +100,7 @@ class TeamRuntime:
         allow_bypass: bool | None = None,
         worktrees: bool = False,
     ) -> None:
-        if teammate_backend not in BACKENDS:
-            raise ValueError(
-                f"unknown teammate mode {teammate_backend!r} (one of: {', '.join(BACKENDS)})"
-            )
-        check_backend(teammate_backend)
+        check_mode(teammate_backend)
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
@@ -134,9 +125,12 @@ class TeamRuntime:
         self.headless = headless
         #: How teammates run: ``in-process``, ``process`` or ``tmux``.
         self.teammate_backend = teammate_backend
+        #: What a team of teammate processes needs (``None`` in-process).
+        self.processes = (
+            TeamProcesses(self, teammate_backend) if teammate_backend != "in-process" else None
+        )
         #: A running team to adopt at start (``teamdeck attach``).
         self.attach_team = attach
-        self.lead_keeper: LeadKeeper | None = None
         #: Where "always allow" rules are kept (Claude Code's personal project settings by
         #: default, so the next run in this folder reads them too).
         self.rules_file = rules_file or local_settings_path(self.cwd)
@@ -190,13 +184,14 @@ class TeamRuntime:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         if self.attach_team:
-            self._adopt(self.attach_team)  # before anything runs: a refusal changes nothing
+            if self.processes is None:
+                raise ValueError("only a team of teammate processes can be attached to")
+            self.processes.adopt(self.attach_team)
         if not self.watcher.running:
             await self.watcher.start()
         self._unwatch = self.watcher.subscribe(self._on_watch_batch)
-        for runner in list(self.crew.runners.values()):
-            if isinstance(runner, ExternalRunner):
-                runner.adopt()
+        if self.processes is not None:
+            self.processes.watch_adopted()
         self._lead_task = self.spawner(LEAD_NAME, self.lead.run)
         if self.attach_team:
             self._scan_lead_inbox()
@@ -206,13 +201,9 @@ class TeamRuntime:
         """Stop every agent of this process (quitting the app): in-process teammates are
         cancelled; teammate processes go on (``teamdeck attach`` adopts them); files stay."""
         for runner in list(self.crew.runners.values()):
-            if isinstance(runner, ExternalRunner):
-                runner.detach()
-            else:
-                _cancel(getattr(runner, "handle", None))
-        if self.lead_keeper is not None:
-            self.lead_keeper.stop()
-            self.lead_keeper = None
+            _cancel(getattr(runner, "handle", None))  # in-process ones
+        if self.processes is not None:
+            self.processes.stop()
         _cancel(self._lead_task)
         if self._unwatch:
             self._unwatch()
@@ -269,10 +260,8 @@ class TeamRuntime:
                 self.lead.wake.set()
             elif (runner := self.crew.runners.get(event.agent)) is not None:
                 runner.wake()
-        elif isinstance(event, AgentLogChanged):
-            runner = self.crew.runners.get(event.agent)
-            if event.team == self.team and isinstance(runner, ExternalRunner):
-                runner.on_log()
+        elif isinstance(event, AgentLogChanged) and self.processes is not None:
+            self.processes.on_log(event)
         elif isinstance(event, TaskChanged):
             if event.team != self.team:
                 return
@@ -409,22 +398,13 @@ class TeamRuntime:
         if self.lead_session.mode == "delegate":  # the delegate prompt names the team
             self.lead_session.system_prompt = self._lead_prompt("delegate", team)
         self.queue.clear()
-        if self.teammate_backend != "in-process":  # the team may outlive this runtime
-            self._keep_lead(team)
+        if self.processes is not None:  # the team may outlive this runtime
+            self.processes.team_created(team)
         self._emit(TeamLifecycle(team, "created"))
 
-    def _keep_lead(self, team: str) -> None:
-        keeper = LeadKeeper(self.home, team, self.lead_session, self.teammate_backend)
-        keeper.start()
-        self.lead_keeper = keeper
-        self.subscribe(keeper.on_event)
-
     def team_deleted(self, team: str) -> None:
-        if self.lead_keeper is not None:
-            self.unsubscribe_keeper()
-        for runner in list(self.crew.runners.values()):
-            if isinstance(runner, ExternalRunner):
-                runner.team_deleted()  # they had left; their logs went with the folder
+        if self.processes is not None:
+            self.processes.team_deleted()
         self.team = None
         self._channel = None
         self.lead_session.identity.team = None
@@ -483,15 +463,8 @@ class TeamRuntime:
         return spawn_result(spec)
 
     def _make_runner(self, spec: TeammateSpec) -> Runner:
-        if self.teammate_backend != "in-process":
-            return external_runner(
-                self.teammate_backend,
-                spec,
-                home=self.home,
-                emit=self._emit,
-                on_exit=self._runner_exited,
-                launch=self._launch_config(),
-            )
+        if self.processes is not None:
+            return self.processes.make_runner(spec)
         return InProcessRunner(
             spec,
             home=self.home,
@@ -506,59 +479,10 @@ class TeamRuntime:
             gate=self.gate,
         )
 
-    def _launch_config(self) -> AgentLaunch:
-        return AgentLaunch(
-            home=self.home.root,
-            offline=is_offline(self.client),
-            allow=tuple(str(rule) for rule in self.rules.allow),
-            deny=tuple(str(rule) for rule in self.rules.deny),
-            permission_timeout=self.permission_timeout,
-        )
-
-    def _adopt(self, team: str) -> None:
-        """``teamdeck attach``: lead ``team`` again, as an earlier runtime left it running.
-
-        The lead's conversation and transcript come back from its files; each teammate is
-        watched through its files again (one whose process is gone is reaped: its tasks go
-        back to the board and the lead hears of it); the lead's unread mail is delivered."""
-        config = self.home.teams.require(team)
-        self.team_created(team)
-        if self.lead_keeper is not None:
-            self.lead_keeper.restore()
-        for member in config.teammates:
-            runner = adopt_runner(
-                self.home, team, member, self.cwd,
-                emit=self._emit, on_exit=self._runner_exited, launch=self._launch_config(),
-            )  # fmt: skip
-            self.crew.add(runner)
-        # Requests the earlier lead read but nobody answered (the files say which).
-        for request in scan_team(self.home, team).pending:
-            if request.approval.agent in self.crew.runners:
-                self.queue.add(request.approval)
-
-    def unsubscribe_keeper(self) -> None:
-        keeper = self.lead_keeper
-        if keeper is None:
-            return
-        with contextlib.suppress(ValueError):
-            self._listeners.remove(keeper.on_event)
-        keeper.stop()
-        self.lead_keeper = None
-
     def hold_teammates(self, hold: bool) -> None:
-        """The run's budget is spent (``hold``) or raised again: teammates in processes of
-        their own are held through the team's hold file (in-process ones wait in ``gate``)."""
-        if self.teammate_backend == "in-process" or not self.team:
-            return
-        try:
-            if hold:
-                set_hold(self.home, self.team, "paused: budget")
-                if self.budget is not None:
-                    self.budget.note_held()
-            else:
-                clear_hold(self.home, self.team)
-        except OSError as exc:
-            log.warning("cannot %s the teammates' hold: %s", "set" if hold else "lift", exc)
+        """The run's budget is spent or raised again (in-process agents wait in ``gate``)."""
+        if self.processes is not None:
+            self.processes.hold(hold)
 
     async def gate(self, session: AgentSession) -> None:
         """Before each model call of any agent of this runtime: hold while the budget is spent."""
@@ -623,8 +547,8 @@ class TeamRuntime:
     # ================================================================== lead hooks
 
     def lead_turn_ended(self, outcome: TurnOutcome) -> None:
-        if self.lead_keeper is not None:
-            asyncio.ensure_future(self.lead_keeper.save_conversation())
+        if self.processes is not None:
+            self.processes.lead_turn_ended()
         for listener in list(self.lead_turn_listeners):
             listener(outcome)
 
