@@ -16,7 +16,7 @@ from app import cli
 from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.paths import LEAD_NAME
-from app.runtime.runners.agent_log import AgentRecord, write_record
+from app.runtime.runners.agent_record import AgentRecord, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 

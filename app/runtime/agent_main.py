@@ -32,14 +32,8 @@ from app.core.watch import Watcher
 from app.runtime.channel import sent_event
 from app.runtime.events import RuntimeEvent
 from app.runtime.model import default_offline_handler, make_client, resolve_model
-from app.runtime.runners.agent_log import (
-    LOG_VERSION,
-    AgentRecord,
-    Heartbeat,
-    LogWriter,
-    exit_line,
-    write_record,
-)
+from app.runtime.runners.agent_log import LOG_VERSION, LogWriter, exit_line
+from app.runtime.runners.agent_record import AgentRecord, Heartbeat, write_record
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.build import build_teammate
 from app.runtime.runners.hold import FileHold, hold_path

@@ -28,12 +28,10 @@ from app.core.errors import TeamdeckError
 from app.core.files import atomic_write_json
 from app.core.paths import LEAD_NAME
 from app.runtime.events import RuntimeEvent, TextDelta
-from app.runtime.runners.agent_log import (
+from app.runtime.runners.agent_log import LoggedAgent, LogReader, LogWriter
+from app.runtime.runners.agent_record import (
     AgentRecord,
     Heartbeat,
-    LoggedAgent,
-    LogReader,
-    LogWriter,
     is_alive,
     read_record,
     write_record,

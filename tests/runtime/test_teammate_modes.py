@@ -25,7 +25,7 @@ from app.core.paths import LEAD_NAME
 from app.runtime.events import StatusChanged, TeamLifecycle
 from app.runtime.headless import run_team
 from app.runtime.lead_state import LeadAlreadyRunningError, conversation_path
-from app.runtime.runners.agent_log import pid_exists, read_record
+from app.runtime.runners.agent_record import pid_exists, read_record
 from app.runtime.runners.external import ExternalRunner
 from app.runtime.team import TeamRuntime
 from tests.runtime.conftest import Observer, until

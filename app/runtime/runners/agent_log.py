@@ -1,8 +1,7 @@
-"""An agent's files in its team's folder: the event log and the process record.
+"""An agent's event log: ``teams/{team}/agents/{name}.jsonl`` (teamdeck's own; Claude Code
+never reads it).
 
-Both live in ``teams/{team}/agents/`` (teamdeck's own; Claude Code never reads them):
-
-``{name}.jsonl`` -- the **event log**: append-only JSON Lines, one object per line, written only
+The **event log**: append-only JSON Lines, one object per line, written only
 by the agent itself (plus one final ``exit`` line by whoever finds its process dead). Every line
 has ``t`` (epoch milliseconds) and ``event``::
 
@@ -30,10 +29,7 @@ A reader keeps its byte offset and reads only what was appended; a line cut shor
 skipped. The writer appends whole batches of lines with one ``open(O_APPEND)``/``write``/
 ``close``, so file watchers see each batch as one close-after-write.
 
-``{name}.json`` -- the **process record**: ``{"name", "team", "pid", "backend", "startedAt",
-"tmuxTarget"?}``, written atomically when the process starts. Its mtime is the heartbeat:
-touched every ``HEARTBEAT_S`` by a thread of the agent process. A process is alive while its pid
-exists and its heartbeat is younger than ``STALE_AFTER_S``.
+The process record beside it (``{name}.json``) is :mod:`app.runtime.runners.agent_record`.
 """
 
 from __future__ import annotations
@@ -41,14 +37,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.files import atomic_write_json, ensure_dir
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
     ActivityChanged,
@@ -61,134 +54,14 @@ from app.runtime.events import (
     TranscriptEntry,
     UsageChanged,
 )
+from app.runtime.runners.agent_record import TeamGoneError, agents_folder, now_ms
 
 log = logging.getLogger(__name__)
 
 LOG_VERSION = 1
-HEARTBEAT_S = 2.0
-STALE_AFTER_S = 15.0
 ENTRY_LIMIT = 32_000
 #: Seconds the writer gathers lines before appending them (one write per burst).
 FLUSH_S = 0.02
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-# ============================================================================== the record
-
-
-@dataclass(frozen=True)
-class AgentRecord:
-    """Which process runs an agent (see the module docstring)."""
-
-    name: str
-    team: str
-    pid: int
-    backend: str
-    started_at: int = field(default_factory=now_ms)
-    tmux_target: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "name": self.name,
-            "team": self.team,
-            "pid": self.pid,
-            "backend": self.backend,
-            "startedAt": self.started_at,
-        }
-        if self.tmux_target:
-            data["tmuxTarget"] = self.tmux_target
-        return data
-
-    @classmethod
-    def from_json(cls, data: Any) -> AgentRecord | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            return cls(
-                name=str(data["name"]),
-                team=str(data["team"]),
-                pid=int(data["pid"]),
-                backend=str(data.get("backend") or "process"),
-                started_at=int(data.get("startedAt") or 0),
-                tmux_target=data.get("tmuxTarget") or None,
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
-
-
-class TeamGoneError(FileNotFoundError):
-    """The team's folder was deleted: an agent's files go with it (not a failure)."""
-
-
-def agents_folder(path: Path) -> None:
-    """Create the ``agents/`` folder of a file's path, but never a deleted team's folder."""
-    folder = path.parent
-    if not folder.parent.is_dir():
-        raise TeamGoneError(2, "the team's folder is gone", str(folder.parent))
-    ensure_dir(folder)
-
-
-def write_record(path: Path, record: AgentRecord) -> None:
-    agents_folder(path)
-    atomic_write_json(path, record.to_json())
-
-
-def read_record(path: Path) -> tuple[AgentRecord, float] | None:
-    """The record and the age of its heartbeat in seconds; ``None`` if there is none (or it
-    cannot be read: a process with no readable record cannot be told alive)."""
-    try:
-        raw = path.read_bytes()
-        age = time.time() - path.stat().st_mtime
-    except OSError:
-        return None
-    try:
-        record = AgentRecord.from_json(json.loads(raw))
-    except ValueError:
-        return None
-    return (record, max(0.0, age)) if record is not None else None
-
-
-def pid_exists(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: it exists
-        return True
-    return True
-
-
-def is_alive(record: AgentRecord, heartbeat_age: float) -> bool:
-    return pid_exists(record.pid) and heartbeat_age < STALE_AFTER_S
-
-
-class Heartbeat:
-    """Touches the record every ``HEARTBEAT_S`` from a thread of its own (so a busy event loop
-    does not look like a dead process); stops when told to or when the record is gone."""
-
-    def __init__(self, path: Path, interval: float = HEARTBEAT_S) -> None:
-        self.path = path
-        self.interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                os.utime(self.path)
-            except OSError:  # the team was deleted: nothing left to keep alive
-                return
 
 
 # ============================================================================== writing
@@ -459,8 +332,3 @@ class LoggedAgent:
 
 def exit_line(status: str, reason: str, error: str | None = None, **extra: Any) -> dict[str, Any]:
     return {"event": "exit", "status": status, "reason": reason, "error": error, **extra}
-
-
-def snapshot_fields(snapshot: AgentSnapshot) -> dict[str, Any]:
-    """For ``teamdeck ps --json``."""
-    return asdict(snapshot)

@@ -39,16 +39,8 @@ from app.runtime.events import (
     StatusChanged,
     TranscriptEntry,
 )
-from app.runtime.runners.agent_log import (
-    AgentRecord,
-    LoggedAgent,
-    LogReader,
-    append_lines,
-    exit_line,
-    is_alive,
-    pid_exists,
-    read_record,
-)
+from app.runtime.runners.agent_log import LoggedAgent, LogReader, append_lines, exit_line
+from app.runtime.runners.agent_record import AgentRecord, is_alive, pid_exists, read_record
 from app.runtime.runners.base import TeammateSpec
 
 if TYPE_CHECKING:

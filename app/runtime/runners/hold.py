@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.files import atomic_write_json
-from app.runtime.runners.agent_log import agents_folder
+from app.runtime.runners.agent_record import agents_folder
 
 if TYPE_CHECKING:
     from app.core import Home

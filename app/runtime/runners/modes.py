@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.runtime.events import RuntimeEvent
-from app.runtime.runners.agent_log import read_record
+from app.runtime.runners.agent_record import read_record
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.external import ExternalRunner
 from app.runtime.runners.launch import AgentLaunch
