@@ -3,13 +3,14 @@
 The runtime calls :meth:`RuntimeRelay.push` from any thread; events are buffered
 (``EventBuffer``) and flushed at once for status, approval and transcript events (one pending
 ``RuntimeFlush`` message at a time), every ``TeamDeckApp.FLUSH_SECONDS`` for streamed text.
-A flush hands streamed text and transcript entries straight to the open views (they are
-streams, not state), notices the end of a run, and returns the rest (``Digest``) for the app
-to apply to its state.
+A flush hands streamed text, transcript entries and hook outcomes (feed lines) straight to the
+open views (they are streams, not state), notices the end of a run, and returns the rest
+(``Digest``) for the app to apply to its state.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from textual.app import App
@@ -18,7 +19,7 @@ from textual.message import Message
 from app.leaving import RunWatch
 from app.runtime.events import RuntimeEvent, TextDelta
 from app.screens.deck import DeckScreen
-from app.view_state import Digest, EventBuffer, KeyHint, Notice, digest
+from app.view_state import Digest, EventBuffer, KeyHint, Notice, digest, hook_item
 
 
 class RuntimeFlush(Message):
@@ -37,6 +38,7 @@ class RuntimeRelay:
         self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
         self._events = EventBuffer()
         self._run = RunWatch()
+        self._hook_seq = itertools.count(1)  # feed lines of hook outcomes: -1, -2, ...
 
     def push(self, event: RuntimeEvent) -> None:
         """The runtime's listener (any thread): buffer; ask for a prompt flush unless text."""
@@ -63,6 +65,10 @@ class RuntimeRelay:
                 self.partial.pop(event.agent, None)
                 for view in views:
                     view.on_entry(event)
+        if news.hooks:
+            items = [(e.team, hook_item(e, -next(self._hook_seq))) for e in news.hooks]
+            for view in views:
+                view.on_hooks(items)
         over = self._run.see(events)
         if over is not None:
             for view in views:

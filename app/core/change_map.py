@@ -2,8 +2,10 @@
 
 ``teams/{t}/config.json`` -> ``TeamChanged(t)``, or ``TeamRemoved(t)`` once the config (or the
 team directory) is gone; ``teams/{t}/inboxes/{agent}.json`` -> ``InboxChanged(t, agent)``;
-``tasks/{t}/{id}.json`` -> ``TaskChanged(t, id)``. Temp files, lock files and directories,
-``.corrupt-`` copies, ``.highwatermark`` and ``.lock`` never get past the filter. A new team,
+``tasks/{t}/{id}.json`` -> ``TaskChanged(t, id)``; ``teams/{t}/agents/{agent}.jsonl`` (an
+agent's event log, written by teammates in other processes) -> ``AgentLogChanged(t, agent)``.
+Temp files, lock files and directories, ``.corrupt-`` copies, ``.highwatermark`` and ``.lock``
+never get past the filter. A new team,
 inbox or task directory is scanned once when it appears, because files created in it before
 the watch existed would otherwise go unreported.
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from watchfiles import Change
 
 from app.core.events import (
+    AgentLogChanged,
     ChangeEvent,
     InboxChanged,
     InboxRead,
@@ -95,7 +98,9 @@ class ChangeMap:
             return True
         if area == "teams":
             if len(parts) == 2:
-                return parts[1] in ("config.json", "inboxes")
+                return parts[1] in ("config.json", "inboxes", "agents")
+            if len(parts) == 3 and parts[1] == "agents":
+                return parts[2].endswith(".jsonl")
             return len(parts) == 3 and parts[1] == "inboxes" and parts[2].endswith(".json")
         return len(parts) == 2 and parts[1].endswith(".json") and parts[1][:-5].isdigit()
 
@@ -119,9 +124,13 @@ class ChangeMap:
                         events.extend(self._scan_inboxes(team))
                 elif parts[1] == "config.json":
                     events.append(self._team_state(team))
-                elif len(parts) == 2:  # the inboxes directory
+                elif len(parts) == 2:  # the inboxes or agents directory
                     if change == Change.added:
-                        events.extend(self._scan_inboxes(team))
+                        scan = self._scan_logs if parts[1] == "agents" else self._scan_inboxes
+                        events.extend(scan(team))
+                elif parts[1] == "agents":
+                    if change != Change.deleted:
+                        events.append(AgentLogChanged(team, parts[2][: -len(".jsonl")]))
                 else:
                     events.append(InboxChanged(team, parts[2][:-5]))
             elif len(parts) == 1:  # a task directory
@@ -147,6 +156,17 @@ class ChangeMap:
             if e.name.endswith(".json") and not is_ignored_name(e.name)
         ]
 
+    def _scan_logs(self, team: str) -> list[ChangeEvent]:
+        try:
+            entries = list(os.scandir(self.teams_dir / team / "agents"))
+        except OSError:
+            return []
+        return [
+            AgentLogChanged(team, e.name[: -len(".jsonl")])
+            for e in entries
+            if e.name.endswith(".jsonl") and not is_ignored_name(e.name)
+        ]
+
     def _scan_tasks(self, team: str) -> list[ChangeEvent]:
         try:
             entries = list(os.scandir(self.tasks_dir / team))
@@ -165,4 +185,6 @@ class ChangeMap:
             return self.teams_dir / event.team / "inboxes" / f"{name}.json"
         if isinstance(event, TaskChanged):
             return self.tasks_dir / event.team / f"{event.task_id}.json"
+        if isinstance(event, AgentLogChanged):
+            return self.teams_dir / event.team / "agents" / f"{event.agent}.jsonl"
         return self.teams_dir / event.team / "config.json"

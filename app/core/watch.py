@@ -372,6 +372,7 @@ class Watcher:
     def _forget_team(self, team: str) -> None:
         """Drop remembered file identities of a removed team (its files are gone)."""
         inboxes = self._teams_dir / team / "inboxes"
+        agents = self._teams_dir / team / "agents"
         tasks = self._tasks_dir / team
-        for path in [p for p in self._delivered if p.parent in (inboxes, tasks)]:
+        for path in [p for p in self._delivered if p.parent in (inboxes, agents, tasks)]:
             del self._delivered[path]

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
+    from app.runtime.team_hooks import TeamHooks
 
 Emit = Callable[[RuntimeEvent], None]
 #: Asks someone (the lead, the person) whether a tool call may run: -> (allowed, reason).
@@ -107,6 +108,8 @@ class AgentSession:
         #: "[to analyst] found 3 files": the last direct message to a peer this turn, for the
         #: idle notification's summary (the panel shows the last DM from the files).
         self.last_peer_dm: str | None = None
+        #: Its team hooks (``app.runtime.team_hooks.hooks_of`` makes them at first use).
+        self.hooks: TeamHooks | None = None
         self._status_detail = ""
 
     # ------------------------------------------------------------------ identity

@@ -37,6 +37,7 @@ class FakeRuntime:
         self.decider: Decider = "person"
         self.teammate_mode = "default"
         self.allow_bypass = False
+        self.teammate_backend = "in-process"
         self.agents: list[AgentSnapshot] = agents or []
         self._approvals: dict[str, Approval] = {a.request_id: a for a in approvals or []}
         self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
