@@ -40,6 +40,7 @@ from app.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
 from app.runtime.api import RuntimeAPI, Spawner
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
+from app.runtime_news import Notice, request_notice, task_notice
 from app.runtime_relay import RuntimeFlush, RuntimeRelay
 from app.screens import modes
 from app.screens.deck import DeckScreen
@@ -49,16 +50,7 @@ from app.session_files import AgentUsage, SessionFiles
 from app.store import Store, StoreDelta
 from app.store_feeder import StoreFeeder
 from app.toasts import ToastBatch
-from app.view_state import (
-    HeaderInfo,
-    Notice,
-    TeamFiles,
-    header_info,
-    merge_agents,
-    request_notice,
-    task_notice,
-    with_usage,
-)
+from app.view_state import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
 from widgets.task_board import TaskBoard
 
 log = logging.getLogger(__name__)
@@ -324,7 +316,10 @@ class TeamDeckApp(DeckState):
 
     def flush_runtime(self) -> None:
         """Apply the runtime events received so far (the relay streams text to the views)."""
-        news = self.relay.flush()
+        try:
+            news = self.relay.flush()
+        except NoMatches:  # the views are being torn down: we are quitting
+            return
         if news is None:
             return
         if news.new_team is not None:  # a second goal: everything switches together

@@ -18,8 +18,9 @@ from textual.message import Message
 
 from app.leaving import RunWatch
 from app.runtime.events import RuntimeEvent, TextDelta
+from app.runtime_news import Digest, EventBuffer, KeyHint, Notice, digest
 from app.screens.deck import DeckScreen
-from app.view_state import Digest, EventBuffer, KeyHint, Notice, digest, hook_item
+from app.view_state import hook_item
 
 
 class RuntimeFlush(Message):

@@ -28,11 +28,10 @@ from app.runtime.events import (
     TextDelta,
     TranscriptEntry,
 )
+from app.runtime_news import EventBuffer, digest
 from app.store import Store
 from app.view_state import (
-    EventBuffer,
     TeamFiles,
-    digest,
     find_agent,
     header_info,
     merge_agents,
