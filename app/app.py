@@ -310,7 +310,10 @@ class TeamDeckApp(App[None]):
         self.flush_runtime()
 
     def flush_runtime(self) -> None:
-        """Hand buffered runtime events to the views, in arrival order (see ``digest``)."""
+        """Hand buffered runtime events to the views, in arrival order (see ``digest``);
+        nothing once the app is shutting down (its views are being taken apart)."""
+        if not self.is_running:
+            return
         events = self._events.drain()
         if not events:
             return
@@ -383,7 +386,7 @@ class TeamDeckApp(App[None]):
         )
 
     def _tick(self) -> None:
-        if isinstance(self.screen, DeckScreen):
+        if self.is_running and isinstance(self.screen, DeckScreen):
             self.screen.tick()
 
     # ------------------------------------------------------------------ state rules

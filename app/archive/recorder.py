@@ -8,6 +8,11 @@ thread does the SQL and the file reads (an inbox is re-read at most once a secon
 once per burst of changes). A message seen both as a runtime event and in its inbox file is
 stored once (its dedup key: team, recipient, sender, timestamp, text).
 
+Tasks: this process's own writes (``Home.subscribe``) carry what they wrote, so each state is
+recorded as written, however fast they follow one another, with no file read. Only other
+processes' writes are read from disk: the watcher's events for this process's writes are
+skipped, and a re-read that finds a file this process wrote (by its identity) records nothing.
+
 Usage events carry cumulative counts; the recorder stores the difference as one model call,
 priced with ``app.runtime.pricing``.
 """
@@ -19,7 +24,9 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +36,7 @@ from app.archive import adapter
 from app.archive.writer import Writer
 from app.core import Home
 from app.core.errors import TeamdeckError
+from app.core.events import FileIdentity
 from app.core.protocol import parse_frame
 from app.runtime.pricing import call_cost
 
@@ -37,6 +45,9 @@ TEXT_LIMIT = 8000
 INBOX_REREAD_SECONDS = 2.0
 TASK_REREAD_SECONDS = 0.02
 CONFIG_REREAD_SECONDS = 0.2
+#: Identities of the last task files written per task by this process, remembered so that a
+#: re-read finding one of them records nothing (the write's own event did).
+OWN_WRITES_KEPT = 16
 EXIT_REASONS = {"completed": "shut down", "failed": "failed", "killed": "killed"}
 TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 COUNT_COLUMNS = ("events", "messages", "tasks_done", "agents", *TOKEN_COLUMNS)
@@ -104,6 +115,10 @@ class Recorder:
         # Writer-thread state.
         self._agents: set[str] = set()
         self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
+        #: Identities of the task files this process wrote lately (any thread).
+        self._own_writes: dict[tuple[str, str], deque[FileIdentity]] = {}
+        self._own_lock = threading.Lock()
+        self._local_tasks = False
         self._done: set[tuple[str, str]] = set()
         self._task_taken: dict[tuple[str, str], float] = {}
         self._inbox_seen: dict[tuple[str, str], int] = {}
@@ -136,9 +151,10 @@ class Recorder:
         self._unsubscribers.append(runtime.subscribe(self.on_event))
 
     def watch_home(self) -> None:
-        """This process's own task writes, as they happen (``Home.subscribe``): the task file is
-        read right after the write that changed it (one small file, on the writer's thread), so
-        quick transitions (pending -> in_progress -> completed) are each recorded."""
+        """This process's own task writes, as they happen (``Home.subscribe``): each event says
+        what was written, so quick transitions (pending -> in_progress -> completed) are each
+        recorded, in order, without reading the file."""
+        self._local_tasks = True
         self._unsubscribers.append(self.home.subscribe(self.on_local_change))
 
     def on_local_change(self, event: Any) -> None:
@@ -149,7 +165,18 @@ class Recorder:
             return
         team, task_id = converted[1]["team"], converted[1]["task_id"]
         taken = time.monotonic()
-        snapshot = self._task_snapshot(team, task_id)
+        known, written = adapter.written_task(event)
+        snapshot: _TaskView | Literal[False] | None
+        if not known:  # a writer that does not say what it wrote: read the file
+            snapshot = self._task_snapshot(team, task_id)
+        else:
+            self._remember_write(team, task_id, getattr(event, "written", None))
+            if written is None:
+                snapshot = None  # deleted
+            elif written["internal"]:
+                snapshot = False
+            else:
+                snapshot = _TaskView(written["status"], written["owner"], written["subject"])
 
         def op(conn: sqlite3.Connection) -> None:
             self._apply_task(conn, team, task_id, snapshot, taken)
@@ -203,10 +230,13 @@ class Recorder:
         self.writer.submit(op)
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
+        """What the runtime says of ``agent`` (asked until it knows the agent)."""
         if agent in self._seen_agents or self.runtime is None:
             return {}
-        self._seen_agents.add(agent)
-        return adapter.agent_info(self.runtime, agent)
+        info = adapter.agent_info(self.runtime, agent)
+        if info:
+            self._seen_agents.add(agent)
+        return info
 
     def _on_transcript(self, at: float, f: dict[str, Any]) -> None:
         text, size = truncate(f["text"])
@@ -393,6 +423,8 @@ class Recorder:
             if kind == "inbox":
                 self._reread_inbox(team, f["agent"], INBOX_REREAD_SECONDS)
             elif kind == "task":
+                if self._local_tasks and f["local"]:
+                    continue  # this process's write: recorded by on_local_change already
                 self._reread_task(team, f["task_id"])
             elif kind == "config":
                 self._reread_config(team)
@@ -453,18 +485,36 @@ class Recorder:
 
     def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
         taken = time.monotonic()
-        self._apply_task(conn, team, task_id, self._task_snapshot(team, task_id), taken)
+        snapshot = self._task_snapshot(team, task_id, skip_own=self._local_tasks)
+        self._apply_task(conn, team, task_id, snapshot, taken)
 
-    def _task_snapshot(self, team: str, task_id: str) -> _TaskView | Literal[False] | None:
+    def _remember_write(self, team: str, task_id: str, written: FileIdentity | None) -> None:
+        if written is None:
+            return
+        with self._own_lock:
+            self._own_writes.setdefault((team, task_id), deque(maxlen=OWN_WRITES_KEPT)).append(
+                written
+            )
+
+    def _wrote(self, team: str, task_id: str, identity: FileIdentity) -> bool:
+        with self._own_lock:
+            return identity in self._own_writes.get((team, task_id), ())
+
+    def _task_snapshot(
+        self, team: str, task_id: str, *, skip_own: bool = False
+    ) -> _TaskView | Literal[False] | None:
         """The task as its file says now: a view, ``None`` if gone, ``False`` if unreadable
-        (half-written, internal, a bad id): then nothing is recorded."""
+        (half-written, internal, a bad id) or, with ``skip_own``, a file this process wrote
+        (its own event recorded it): then nothing is recorded."""
         try:
             path = self.home.layout.task_path(team, task_id)
         except TeamdeckError:
             return False
-        data = _read_json_dict(path)
-        if data is None:
-            return None if not path.exists() else False
+        identity, data = _read_file_json(path)
+        if identity is not None and skip_own and self._wrote(team, task_id, identity):
+            return False
+        if not isinstance(data, dict):
+            return None if identity is None and not path.exists() else False
         if (data.get("metadata") or {}).get("_internal"):
             return False
         return _TaskView(
@@ -734,6 +784,30 @@ class _TaskView:
     subject: str
 
 
+def _read_file_json(path: Path) -> tuple[FileIdentity | None, Any]:
+    """The file's identity and its JSON (``None`` if unreadable), from one open file: the
+    identity is exactly that of the content read (an atomic write replaces the inode)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None, None
+    try:
+        st = os.fstat(fd)
+        identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            raw = fh.read()
+    except OSError:
+        return None, None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    try:
+        return identity, json.loads(raw)
+    except ValueError:
+        return identity, None
+
+
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes())
@@ -745,7 +819,3 @@ def _read_json_list(path: Path) -> list[Any] | None:
     data = _read_json(path)
     return data if isinstance(data, list) else None
 
-
-def _read_json_dict(path: Path) -> dict[str, Any] | None:
-    data = _read_json(path)
-    return data if isinstance(data, dict) else None
