@@ -818,4 +818,3 @@ def _read_json(path: Path) -> Any:
 def _read_json_list(path: Path) -> list[Any] | None:
     data = _read_json(path)
     return data if isinstance(data, list) else None
-
