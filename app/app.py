@@ -383,9 +383,11 @@ class TeamDeckApp(App[None]):
             model=self.model_description,
             read_only=self.runtime is None,
             demo=self.demo,
+            budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
         )
 
     def _tick(self) -> None:
+        self.header = self._header()  # costs grow with every model call
         if self.is_running and isinstance(self.screen, DeckScreen):
             self.screen.tick()
 

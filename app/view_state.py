@@ -38,6 +38,7 @@ from app.runtime.events import (
     TextDelta,
     TranscriptEntry,
 )
+from app.runtime.pricing import format_usd
 
 # ============================================================================ feed items
 
@@ -184,6 +185,7 @@ class HeaderInfo:
     demo: bool = False
     error: str | None = None
     mode: str = ""  # the lead's permission mode when it is not "default"
+    cost: str = ""  # the run's cost so far ("$0.0123", "$1.20 of $5.00"), "" for a viewer
 
 
 def header_info(
@@ -194,9 +196,11 @@ def header_info(
     model: str,
     read_only: bool,
     demo: bool,
+    budget_limit: float | None = None,
 ) -> HeaderInfo:
     """Counts come from what the panels show: teammates still with the team (a killed,
-    failed or finished one keeps its panel but is not counted)."""
+    failed or finished one keeps its panel but is not counted); the cost is every agent's,
+    gone ones included."""
     team = files.team
     return HeaderInfo(
         team=f"{team} (deleted)" if team and files.removed else team,
@@ -208,7 +212,17 @@ def header_info(
         demo=demo,
         error=files.config_error,
         mode=next((a.mode for a in agents if a.is_lead and a.mode != "default"), ""),
+        cost="" if read_only else run_cost(agents, budget_limit),
     )
+
+
+def run_cost(agents: Sequence[AgentSnapshot], budget_limit: float | None = None) -> str:
+    """The run's cost so far: the agents' costs summed (``$?`` once one is unknown), and the
+    budget when there is one."""
+    costs = [a.cost_usd for a in agents]
+    total = None if None in costs else sum(c or 0.0 for c in costs)
+    text = format_usd(total)
+    return f"{text} of {format_usd(budget_limit)}" if budget_limit is not None else text
 
 
 # ============================================================================ runtime events

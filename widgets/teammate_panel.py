@@ -1,4 +1,5 @@
-"""One teammate's panel: colour, name, status badge, current task, last activity, counters.
+"""One teammate's panel: colour, name, status badge, current task, last activity, counters
+(tokens, cost in US dollars, tool calls).
 
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
 terminals). Rendered from an ``AgentSnapshot`` the app passes in; elapsed time comes from an
@@ -19,6 +20,7 @@ from textual.widget import Widget
 
 from app.feed_format import format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
+from app.runtime.pricing import format_usd
 
 BADGE_STYLES: dict[str, str] = {
     "running": "bold green",
@@ -161,7 +163,8 @@ class TeammatePanel(Widget):
             lines.append(self._line(problem, "bold red"))
         else:
             tokens = agent.input_tokens + agent.output_tokens
-            counters = self._line(f"{format_count(tokens)} tok · {agent.tool_calls} tools", "dim")
+            spent = f"{format_count(tokens)} tok · {format_usd(agent.cost_usd)}"
+            counters = self._line(f"{spent} · {agent.tool_calls} tools", "dim")
             mode = mode_label(agent.mode)
             if mode:
                 counters.append(f" · {mode}", style="bold")
@@ -179,6 +182,9 @@ class TeammatePanel(Widget):
         text.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
         text.append(" ")
         text.append_text(badge(agent.status))
+        cost = f" {format_usd(agent.cost_usd)}"
+        if cell_len(text.plain) + len(cost) <= width:  # whole or not at all
+            text.append(cost, style="dim")
         mode = mode_label(agent.mode)
         if mode:
             text.append(f" · {mode}", style="italic")

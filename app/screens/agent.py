@@ -12,6 +12,7 @@ from textual.widgets import Footer, Input, Static
 
 from app.feed_format import format_count
 from app.runtime.events import TranscriptEntry
+from app.runtime.pricing import format_usd
 from app.screens.deck import DeckScreen
 from widgets.borders import set_border
 from widgets.roster import Roster
@@ -82,8 +83,9 @@ class AgentScreen(DeckScreen):
             title.append(f" · {snap.status}")
             if snap.current_task:
                 title.append(f" · {snap.current_task}")
-            tokens = snap.input_tokens + snap.output_tokens
-            set_border(transcript, subtitle=f"{format_count(tokens)} tok · {snap.tool_calls} tools")
+            tokens = f"{format_count(snap.input_tokens + snap.output_tokens)} tok"
+            spent = f"{tokens} · {format_usd(snap.cost_usd)} · {snap.tool_calls} tools"
+            set_border(transcript, subtitle=spent)
         set_border(transcript, title=title)
 
     def _follow_selection(self, selected: str | None) -> None:

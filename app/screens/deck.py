@@ -184,6 +184,7 @@ class DeckScreen(Screen[None]):
             demo=header.demo,
             error=header.error,
             mode=header.mode,
+            cost=header.cost,
         )
 
     def tick(self) -> None:
