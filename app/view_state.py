@@ -39,6 +39,7 @@ from app.runtime.events import (
     TranscriptEntry,
 )
 from app.runtime.pricing import format_usd
+from app.text_search import haystack
 
 # ============================================================================ feed items
 
@@ -54,10 +55,22 @@ class FeedItem:
     text: str
     summary: str | None = None
     _line: FeedLine | None = None
+    _haystack: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def sort_key(self) -> tuple[str, int]:
         return (self.timestamp, self.seq)
+
+    @property
+    def search_text(self) -> str:
+        """What feed search matches: the line shown, sender, recipients, frame type, the
+        whole text (lowered; computed on first search)."""
+        if self._haystack is None:
+            line = self.line
+            self._haystack = haystack(
+                line.plain(), self.sender, " ".join(self.recipients), line.kind, self.text
+            )
+        return self._haystack
 
     @property
     def line(self) -> FeedLine:
@@ -76,7 +89,7 @@ class FeedItem:
     def add_recipient(self, name: str) -> None:
         if name not in self.recipients:
             self.recipients = (*self.recipients, name)
-            self._line = None
+            self._line = self._haystack = None
 
 
 # ============================================================================ the team's files

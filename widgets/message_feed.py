@@ -3,7 +3,11 @@
 A virtual list (``ScrollView`` + ``render_line``): only the visible lines are described and
 drawn, and drawn lines are cached, so 50,000 messages cost what a screenful does. New items
 usually go at the end; an out-of-order one (an older timestamp from another writer) is
-inserted in place. The filter shows only what one agent sent or received.
+inserted in place. The filter shows only what one agent sent or received; a search
+(``set_query``) only the messages matching every word typed -- in the line shown, the sender,
+the recipients, the frame type or the whole text -- with the words highlighted, and ``move_hit``
+steps the cursor through them. Typing narrows: a query that extends the previous one only
+re-checks the lines shown.
 
 The feed follows the newest line unless the person scrolled up: ``following`` is decided by
 where the person scrolls (back to the end: following again), never by what a layout change
@@ -27,9 +31,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.feed_format import rich_color, short_time
+from app.text_search import matches, narrows, query_words
 from app.view_state import FeedItem
 
 FRAME_STYLE = "italic"
+HIT_STYLE = "bold black on yellow"
 
 
 class MessageFeed(ScrollView, can_focus=True):
@@ -71,6 +77,8 @@ class MessageFeed(ScrollView, can_focus=True):
         self._items: list[FeedItem] = []
         self._view: list[FeedItem] = self._items
         self.agent_filter: str | None = None
+        self.query_text = ""
+        self._words: tuple[str, ...] = ()
         self.name_colors: dict[str, str] = {}
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
         self.following = True
@@ -125,7 +133,7 @@ class MessageFeed(ScrollView, can_focus=True):
     def touch(self, items: Iterable[FeedItem]) -> None:
         """Items whose recipients changed: redraw."""
         if any(True for _ in items):
-            if self.agent_filter is not None:
+            if self.agent_filter is not None or self._words:
                 self._rebuild_view()
             self._cache.clear()
             self.refresh()
@@ -142,11 +150,43 @@ class MessageFeed(ScrollView, can_focus=True):
             self._cache.clear()
             self.refresh()
 
+    def set_query(self, text: str) -> int:
+        """Show only the messages matching every word of ``text`` (``""``: all); returns how
+        many are shown."""
+        words = query_words(text)
+        if words == self._words:
+            return len(self._view)
+        narrowing = narrows(text, self.query_text) and self._view is not self._items
+        self.query_text, self._words = text.strip(), words
+        if narrowing:
+            self._view = [i for i in self._view if matches(words, i.search_text)]
+            self._cache.clear()
+            self.following = True
+            self._resize(True)
+        else:
+            self._rebuild_view()
+        return len(self._view)
+
+    def move_hit(self, step: int) -> bool:
+        """With a search: the cursor to the next (``step`` 1) or previous (-1) matching line,
+        wrapping; from no cursor, the first or the last. Whether there was one."""
+        if not self._words or not self._view:
+            return False
+        index = self._cursor_index()
+        if index is None:
+            index = 0 if step > 0 else len(self._view) - 1
+        else:
+            index = (index + step) % len(self._view)
+        self._move_cursor(index)
+        return True
+
     def _shown(self, item: FeedItem) -> bool:
-        return self.agent_filter is None or item.involves(self.agent_filter)
+        if self.agent_filter is not None and not item.involves(self.agent_filter):
+            return False
+        return not self._words or matches(self._words, item.search_text)
 
     def _rebuild_view(self) -> None:
-        if self.agent_filter is None:
+        if self.agent_filter is None and not self._words:
             self._view = self._items
         else:
             self._view = [i for i in self._items if self._shown(i)]
@@ -229,6 +269,8 @@ class MessageFeed(ScrollView, can_focus=True):
             text.append(":")
         text.append(" ")
         text.append(line.text, style=FRAME_STYLE if line.kind != "message" else "")
+        if self._words:
+            text.highlight_words(self._words, HIT_STYLE, case_sensitive=False)
         return text
 
     def render_line(self, y: int) -> Strip:
@@ -237,7 +279,8 @@ class MessageFeed(ScrollView, can_focus=True):
         style = self.rich_style
         if not self._view:
             if y == 0:
-                empty = Text("no messages yet", style="dim italic", end="")
+                what = "no message matches" if self._words else "no messages yet"
+                empty = Text(what, style="dim italic", end="")
                 return Strip(empty.render(self.app.console)).crop_extend(0, width, style)
             return Strip.blank(width, style)
         if index >= len(self._view):

@@ -14,6 +14,7 @@ from app.feed_format import format_count
 from app.runtime.events import TranscriptEntry
 from app.runtime.pricing import format_usd
 from app.screens.deck import DeckScreen
+from app.screens.view_search import SEARCH_KEYS
 from widgets.borders import set_border
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -25,6 +26,7 @@ class AgentScreen(DeckScreen):
 
     BINDINGS = [
         Binding("escape", "leave_input", "Keys", id="leave-input"),
+        *SEARCH_KEYS,
         Binding("escape", "back", "Leader view", id="back"),
     ]
     """
@@ -105,6 +107,9 @@ class AgentScreen(DeckScreen):
         self._show_selected(host.selected)
         self._title()
 
+    def search_target(self) -> Transcript:
+        return self.query_one(Transcript)
+
     def on_text(self, agent: str, text: str) -> None:
         if agent == self.agent:
             self.query_one(Transcript).add_text(text)
@@ -116,8 +121,8 @@ class AgentScreen(DeckScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("toggle_board", "toggle_filter"):
             return False  # the board and the feed are on the leader view
-        if action == "back":
-            return not self.typing  # esc leaves the input first
+        if action == "back":  # esc leaves the input first, then closes a search
+            return not self.typing and not self.search.is_open
         return super().check_action(action, parameters)
 
     def _show_pending(self) -> None:

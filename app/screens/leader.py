@@ -16,6 +16,7 @@ from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
 from app.screens.message import MessageScreen
+from app.screens.view_search import SEARCH_KEYS
 from app.store import StoreDelta
 from app.view_state import TeamFiles, agent_colors
 from widgets.approvals import ApprovalsQueue
@@ -40,6 +41,7 @@ class LeaderScreen(DeckScreen):
 
     BINDINGS = [
         Binding("escape", "leave_input", "Keys", id="leave-input"),
+        *SEARCH_KEYS,
         Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
     ]
     """
@@ -169,6 +171,9 @@ class LeaderScreen(DeckScreen):
         else:
             feed.add_items(delta.feed_added)
             feed.touch(delta.feed_updated)
+
+    def search_target(self) -> MessageFeed:
+        return self.query_one(MessageFeed)
 
     def on_text(self, agent: str, text: str) -> None:
         if agent == LEAD_NAME:
