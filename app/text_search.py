@@ -10,7 +10,10 @@ matched before, so only the previous hits are checked again (``narrows``). No Te
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def haystack(*parts: str | None) -> str:
@@ -25,6 +28,17 @@ def query_words(query: str) -> tuple[str, ...]:
 def matches(words: Sequence[str], text: str) -> bool:
     """Whether every word is in ``text`` (a ``haystack``); no words match everything."""
     return all(word in text for word in words)
+
+
+def select(items: Iterable[T], words: Sequence[str], text_of: Callable[[T], str]) -> list[T]:
+    """The items whose text (``text_of``: a ``haystack``) has every word, in order. The
+    longest word is checked first: it rules out the most."""
+    if not words:
+        return list(items)
+    first, *rest = sorted(words, key=len, reverse=True)
+    if not rest:
+        return [item for item in items if first in text_of(item)]
+    return [item for item in items if first in (t := text_of(item)) and all(w in t for w in rest)]
 
 
 def narrows(query: str, previous: str) -> bool:
@@ -50,7 +64,6 @@ class IndexSearch:
         pool: Iterable[int] = (
             self._last_hits if narrows(query, self._last_query) else range(len(self.texts))
         )
-        texts = self.texts
-        found = [i for i in pool if matches(words, texts[i])]
+        found = select(pool, words, self.texts.__getitem__)
         self._last_query, self._last_hits = query, found
         return found

@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -31,11 +32,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.feed_format import rich_color, short_time
-from app.text_search import matches, narrows, query_words
+from app.text_search import matches, narrows, query_words, select
 from app.view_state import FeedItem
 
 FRAME_STYLE = "italic"
 HIT_STYLE = "bold black on yellow"
+_SEARCH_TEXT = attrgetter("search_text")
+RECENT_QUERIES = 64
 
 
 class MessageFeed(ScrollView, can_focus=True):
@@ -79,6 +82,9 @@ class MessageFeed(ScrollView, can_focus=True):
         self.agent_filter: str | None = None
         self.query_text = ""
         self._words: tuple[str, ...] = ()
+        #: The views of the queries typed lately (same items, same filter): deleting a
+        #: character goes back to one of them instead of searching everything again.
+        self._recent: dict[tuple[str, ...], list[FeedItem]] = {}
         self.name_colors: dict[str, str] = {}
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
         self.following = True
@@ -111,6 +117,7 @@ class MessageFeed(ScrollView, can_focus=True):
     def set_items(self, items: list[FeedItem]) -> None:
         """Replace everything (``items`` sorted)."""
         self._items = list(items)
+        self._recent.clear()
         self._rebuild_view()
 
     def add_items(self, items: Iterable[FeedItem]) -> None:
@@ -118,6 +125,7 @@ class MessageFeed(ScrollView, can_focus=True):
         new = list(items)
         if not new:
             return
+        self._recent = {self._words: self._view} if self._words else {}
         if not self._items or self._items[-1].sort_key <= new[0].sort_key:
             self._items.extend(new)
             if self._view is not self._items:
@@ -128,11 +136,13 @@ class MessageFeed(ScrollView, can_focus=True):
             self._cache.clear()
             if self._view is not self._items:
                 self._view = [i for i in self._items if self._shown(i)]
+                self._recent = {self._words: self._view} if self._words else {}
         self._resize(self.following)
 
     def touch(self, items: Iterable[FeedItem]) -> None:
         """Items whose recipients changed: redraw."""
         if any(True for _ in items):
+            self._recent.clear()
             if self.agent_filter is not None or self._words:
                 self._rebuild_view()
             self._cache.clear()
@@ -142,6 +152,7 @@ class MessageFeed(ScrollView, can_focus=True):
         """Show only ``agent``'s messages (sent or received); ``None`` shows everything."""
         if agent != self.agent_filter:
             self.agent_filter = agent
+            self._recent.clear()
             self._rebuild_view()
 
     def set_colors(self, colors: dict[str, str]) -> None:
@@ -158,13 +169,20 @@ class MessageFeed(ScrollView, can_focus=True):
             return len(self._view)
         narrowing = narrows(text, self.query_text) and self._view is not self._items
         self.query_text, self._words = text.strip(), words
-        if narrowing:
-            self._view = [i for i in self._view if matches(words, i.search_text)]
+        recent = self._recent.get(words)
+        if recent is not None or narrowing:
+            if recent is None:
+                recent = select(self._view, words, _SEARCH_TEXT)
+            self._view = recent
             self._cache.clear()
             self.following = True
             self._resize(True)
         else:
             self._rebuild_view()
+        if words:
+            if len(self._recent) >= RECENT_QUERIES:
+                del self._recent[next(iter(self._recent))]
+            self._recent[words] = self._view
         return len(self._view)
 
     def move_hit(self, step: int) -> bool:
@@ -185,9 +203,23 @@ class MessageFeed(ScrollView, can_focus=True):
             return False
         return not self._words or matches(self._words, item.search_text)
 
+    def prepare_search(self) -> None:
+        """A search is about to start: work out every line's search text in a thread (the
+        first keystroke then only filters)."""
+        items = list(self._items)
+        self.run_worker(
+            lambda: [_SEARCH_TEXT(item) for item in items],
+            thread=True,
+            group="feed-search",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
     def _rebuild_view(self) -> None:
         if self.agent_filter is None and not self._words:
             self._view = self._items
+        elif self.agent_filter is None:
+            self._view = select(self._items, self._words, _SEARCH_TEXT)
         else:
             self._view = [i for i in self._items if self._shown(i)]
         self._cache.clear()

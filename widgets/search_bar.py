@@ -22,7 +22,7 @@ class SearchBar(Horizontal):
         &.-open { display: block; }
         & > .search-mark { width: 2; padding: 0 0 0 1; color: $text-accent; text-style: bold; }
         & > Input { width: 1fr; }
-        & > .search-count { width: auto; padding: 0 1; color: $text-muted; }
+        & > .search-count { width: 43; padding: 0 1; color: $text-muted; text-align: right; }
     }
     """
 
@@ -56,4 +56,5 @@ class SearchBar(Horizontal):
             text = "no match · esc closes"
         else:
             text = f"{count:,} shown · n/N next/prev · esc closes"
-        self.query_one(".search-count", Static).update(text)
+        # A fixed width: a new count redraws one line, never the screen's layout.
+        self.query_one(".search-count", Static).update(text, layout=False)

@@ -283,6 +283,9 @@ class Transcript(VerticalScroll):
         text = self._texts.get(widget)
         return text is not None and matches(self._words, text)
 
+    def prepare_search(self) -> None:
+        """Nothing to prepare: each entry's search text is kept as it is shown."""
+
     def set_query(self, text: str) -> int:
         """Show only the entries matching every word of ``text`` (``""``: all); returns how
         many are shown."""

@@ -19,7 +19,6 @@ from textual.widgets import Footer, Input
 
 from widgets.search_bar import SearchBar
 
-
 #: The search's keys. A view that binds ``n`` or ``escape`` itself lists these in its own
 #: ``BINDINGS`` too (a subclass's binding of a key replaces its base's): after what ``escape``
 #: does in an input, before what ``n`` does without a search.
@@ -37,6 +36,8 @@ class Searchable(Protocol):
     def set_query(self, text: str) -> int: ...
 
     def move_hit(self, step: int) -> bool: ...
+
+    def prepare_search(self) -> None: ...
 
     def focus(self, scroll_visible: bool = True) -> Widget: ...
 
@@ -85,6 +86,9 @@ class ViewSearch:
 
     def open(self) -> None:
         """``/``: show the box (mounted the first time, above the view's input) and type."""
+        target = self._target()
+        if target is not None:
+            target.prepare_search()
         bar = self.bar
         if bar is None:
             bar = SearchBar()

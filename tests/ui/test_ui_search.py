@@ -37,7 +37,7 @@ async def test_slash_filters_the_feed_as_you_type(deck: TeamDeckApp) -> None:
         everything = feed(deck).lines()
         assert len(everything) > 5
         await pilot.press("slash")
-        await wait_for(pilot, lambda: deck.screen.query(SearchBar) and deck.screen.query_one(SearchBar).is_open)
+        await wait_for(pilot, lambda: deck.screen.query_one(SearchBar).is_open)
         await type_text(pilot, "ENTRY")  # any case; the line or the whole message
         entry = feed(deck).lines()
         assert 2 <= len(entry) < len(everything)
@@ -64,7 +64,7 @@ async def test_sender_and_frame_type_are_searched(deck: TeamDeckApp) -> None:
         assert len(lines) == 1 and lines[0].startswith("engineer")
         await pilot.press(*["backspace"] * len("plan_approval_request"))
         await type_text(pilot, "tester")  # sent or received by
-        assert lines != feed(deck).lines() and all("tester" in l for l in feed(deck).lines())
+        assert lines != feed(deck).lines() and all("tester" in x for x in feed(deck).lines())
         await type_text(pilot, " nothing-like-this")
         assert feed(deck).lines() == []
         assert "no match" in screen_text(deck) and "no message matches" in screen_text(deck)
