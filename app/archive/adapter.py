@@ -89,6 +89,8 @@ def change_event(event: Any) -> tuple[str, Fields] | None:
         return "task", {"team": event.team, "task_id": event.task_id, "local": local}
     if name == "TeamChanged":
         return "config", {"team": event.team}
+    if name == "TeamRemoved":
+        return "removed", {"team": event.team}
     return None
 
 

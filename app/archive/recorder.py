@@ -428,6 +428,18 @@ class Recorder:
                 self._reread_task(team, f["task_id"])
             elif kind == "config":
                 self._reread_config(team)
+            elif kind == "removed" and self.runtime is None:
+                self._team_removed(team)  # a run of ours says so itself (TeamLifecycle)
+
+    def _team_removed(self, team: str) -> None:
+        """An attached team's files were deleted: its run is over."""
+        self.team_deleted = True
+        at = self.clock()
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._event(conn, at, "team", target=team, frame="deleted", text=f"team {team} deleted")
+
+        self.writer.submit(op)
 
     def _reread_inbox(self, team: str, agent: str, delay: float) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -443,6 +455,21 @@ class Recorder:
             with contextlib.suppress(TeamdeckError, OSError):
                 for agent in box.agents():
                     self._read_inbox(conn, team, agent)
+
+        self.writer.submit(op)
+
+    def sweep_existing(self, team: str) -> None:
+        """What ``team``'s files hold now, recorded as the start of an attached run: every
+        inbox's messages and every task."""
+        self.sweep_inboxes(team)
+
+        def op(conn: sqlite3.Connection) -> None:
+            try:
+                ids = self.home.tasks(team).ids_on_disk()
+            except (TeamdeckError, OSError):
+                return
+            for task_id in ids:
+                self._read_task(conn, team, str(task_id))
 
         self.writer.submit(op)
 
