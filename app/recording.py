@@ -44,10 +44,11 @@ def start_dashboard_recording(
         gate.listeners.append(lambda b, what: _budget_notice(app, b, what))
         app.COMMANDS = app.COMMANDS | {BudgetCommands}  # "Raise budget…" in the palette
     app.budget = gate
+    path = history_path(history_home or home.root, claude=claude)
+    list_runs_in_palette(app, path)
     if runtime is None:
         recorder: AnyRecorder = NullRecorder()
     else:
-        path = history_path(history_home or home.root, claude=claude)
         recorder = start_run(
             home,
             runtime,
@@ -71,9 +72,10 @@ def start_attach_recording(app: Any, home: Home, *, history: bool = True) -> Non
     messages, the tasks, the members) is recorded when it starts."""
     app.recorder = NullRecorder()
     app.budget = None
+    path = history_path(home.root, claude=home.is_claude)
+    list_runs_in_palette(app, path)
     if not history:
         return
-    path = history_path(home.root, claude=home.is_claude)
 
     def warn(line: str) -> None:
         _notify(app, line, severity="warning", title="History")
@@ -92,6 +94,15 @@ def start_attach_recording(app: Any, home: Home, *, history: bool = True) -> Non
         app.recorder = recorder
 
     app.call_later(lambda: app.watch(app, "files", follow))
+
+
+def list_runs_in_palette(app: Any, path: Path) -> None:
+    """The archive's runs in the palette ("Replay run 12: ..."): picking one replays it over
+    the dashboard (``app.screens.replay``)."""
+    from app.screens.replay import RunCommands
+
+    app.history_path = path
+    app.COMMANDS = app.COMMANDS | {RunCommands}
 
 
 def finish_dashboard_recording(app: Any) -> None:
