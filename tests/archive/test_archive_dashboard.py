@@ -105,7 +105,8 @@ async def test_recorded_runs_replay_from_the_dashboards_palette(home: Home) -> N
     earlier = start_run(home, None, source="headless", goal="an earlier run")
     earlier.set_team("old-team")
     earlier.on_event(StatusChanged("worker", "running"))
-    earlier.on_event(MessageSent("old-team", "worker", "team-lead", "all done here", None, None, "1"))
+    done = MessageSent("old-team", "worker", "team-lead", "all done here", None, None, "1")
+    earlier.on_event(done)
     earlier.close("finished", "team finished")
 
     app = build_dashboard(home)
