@@ -8,10 +8,10 @@ thread does the SQL and the file reads (an inbox is re-read at most once a secon
 once per burst of changes). A message seen both as a runtime event and in its inbox file is
 stored once (its dedup key: team, recipient, sender, timestamp, text).
 
-Tasks: this process's own writes (``Home.subscribe``) carry what they wrote, so each state is
-recorded as written, however fast they follow one another, with no file read. Only other
-processes' writes are read from disk: the watcher's events for this process's writes are
-skipped, and a re-read that finds a file this process wrote (by its identity) records nothing.
+Tasks (``app.archive.task_log``): this process's own writes (``Home.subscribe``) carry what
+they wrote, so each state is recorded as written, however fast they follow one another, with no
+file read. Only other processes' writes are read from disk: the watcher's events for this
+process's writes are skipped, and a re-read that finds a file this process wrote records nothing.
 
 Usage events carry cumulative counts; the recorder stores the difference as one model call,
 priced with ``app.runtime.pricing``.
@@ -24,19 +24,16 @@ import hashlib
 import json
 import os
 import sqlite3
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from app.archive import adapter
+from app.archive.task_log import Seen, TaskLog
 from app.archive.writer import Writer
 from app.core import Home
 from app.core.errors import TeamdeckError
-from app.core.events import FileIdentity
 from app.core.protocol import parse_frame
 from app.runtime.pricing import call_cost
 
@@ -45,9 +42,6 @@ TEXT_LIMIT = 8000
 INBOX_REREAD_SECONDS = 2.0
 TASK_REREAD_SECONDS = 0.02
 CONFIG_REREAD_SECONDS = 0.2
-#: Identities of the last task files written per task by this process, remembered so that a
-#: re-read finding one of them records nothing (the write's own event did).
-OWN_WRITES_KEPT = 16
 EXIT_REASONS = {"completed": "shut down", "failed": "failed", "killed": "killed"}
 TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 COUNT_COLUMNS = ("events", "messages", "tasks_done", "agents", *TOKEN_COLUMNS)
@@ -114,13 +108,7 @@ class Recorder:
         self._models: dict[str, str] = {}
         # Writer-thread state.
         self._agents: set[str] = set()
-        self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
-        #: Identities of the task files this process wrote lately (any thread).
-        self._own_writes: dict[tuple[str, str], deque[FileIdentity]] = {}
-        self._own_lock = threading.Lock()
-        self._local_tasks = False
-        self._done: set[tuple[str, str]] = set()
-        self._task_taken: dict[tuple[str, str], float] = {}
+        self.tasks = TaskLog(home)
         self._inbox_seen: dict[tuple[str, str], int] = {}
         self._counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
         self._cost = 0.0
@@ -154,7 +142,7 @@ class Recorder:
         """This process's own task writes, as they happen (``Home.subscribe``): each event says
         what was written, so quick transitions (pending -> in_progress -> completed) are each
         recorded, in order, without reading the file."""
-        self._local_tasks = True
+        self.tasks.local = True
         self._unsubscribers.append(self.home.subscribe(self.on_local_change))
 
     def on_local_change(self, event: Any) -> None:
@@ -165,18 +153,7 @@ class Recorder:
             return
         team, task_id = converted[1]["team"], converted[1]["task_id"]
         taken = time.monotonic()
-        known, written = adapter.written_task(event)
-        snapshot: _TaskView | Literal[False] | None
-        if not known:  # a writer that does not say what it wrote: read the file
-            snapshot = self._task_snapshot(team, task_id)
-        else:
-            self._remember_write(team, task_id, getattr(event, "written", None))
-            if written is None:
-                snapshot = None  # deleted
-            elif written["internal"]:
-                snapshot = False
-            else:
-                snapshot = _TaskView(written["status"], written["owner"], written["subject"])
+        snapshot = self.tasks.from_event(event, team, task_id)
 
         def op(conn: sqlite3.Connection) -> None:
             self._apply_task(conn, team, task_id, snapshot, taken)
@@ -423,7 +400,7 @@ class Recorder:
             if kind == "inbox":
                 self._reread_inbox(team, f["agent"], INBOX_REREAD_SECONDS)
             elif kind == "task":
-                if self._local_tasks and f["local"]:
+                if self.tasks.local and f["local"]:
                     continue  # this process's write: recorded by on_local_change already
                 self._reread_task(team, f["task_id"])
             elif kind == "config":
@@ -512,86 +489,36 @@ class Recorder:
 
     def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
         taken = time.monotonic()
-        snapshot = self._task_snapshot(team, task_id, skip_own=self._local_tasks)
+        snapshot = self.tasks.read(team, task_id, skip_own=self.tasks.local)
         self._apply_task(conn, team, task_id, snapshot, taken)
 
-    def _remember_write(self, team: str, task_id: str, written: FileIdentity | None) -> None:
-        if written is None:
-            return
-        with self._own_lock:
-            self._own_writes.setdefault((team, task_id), deque(maxlen=OWN_WRITES_KEPT)).append(
-                written
-            )
-
-    def _wrote(self, team: str, task_id: str, identity: FileIdentity) -> bool:
-        with self._own_lock:
-            return identity in self._own_writes.get((team, task_id), ())
-
-    def _task_snapshot(
-        self, team: str, task_id: str, *, skip_own: bool = False
-    ) -> _TaskView | Literal[False] | None:
-        """The task as its file says now: a view, ``None`` if gone, ``False`` if unreadable
-        (half-written, internal, a bad id) or, with ``skip_own``, a file this process wrote
-        (its own event recorded it): then nothing is recorded."""
-        try:
-            path = self.home.layout.task_path(team, task_id)
-        except TeamdeckError:
-            return False
-        identity, data = _read_file_json(path)
-        if identity is not None and skip_own and self._wrote(team, task_id, identity):
-            return False
-        if not isinstance(data, dict):
-            return None if identity is None and not path.exists() else False
-        if (data.get("metadata") or {}).get("_internal"):
-            return False
-        return _TaskView(
-            str(data.get("status", "pending")), data.get("owner"), str(data.get("subject", ""))
-        )
-
     def _apply_task(
+        self, conn: sqlite3.Connection, team: str, task_id: str, task: Seen, taken: float
+    ) -> None:
+        if self.tasks.apply(conn, team, task_id, task, taken, self._task_event):
+            self._counts["tasks_done"] += 1
+
+    def _task_event(
         self,
         conn: sqlite3.Connection,
-        team: str,
+        owner: str | None,
         task_id: str,
-        task: _TaskView | Literal[False] | None,
-        taken: float,
+        status: str,
+        subject: str,
+        data: dict[str, Any],
     ) -> None:
-        """Record the change ``task`` (read at monotonic time ``taken``) makes; a read older
-        than one already applied is stale (a later read saw a newer file) and is dropped."""
-        key = (team, task_id)
-        if task is False or taken < self._task_taken.get(key, 0.0):
-            return
-        self._task_taken[key] = taken
-        old = self._tasks.get(key)
-        if task is None:
-            if old is None or not self.home.layout.task_dir(team).is_dir():
-                return  # never seen, or the whole team was deleted (not a task change)
-            new: tuple[str, str | None] = ("deleted", old[1])
-            subject = ""
-        else:
-            new = (task.status, task.owner)
-            subject = task.subject
-        if new == old:
-            return
-        self._tasks[key] = new
-        data = {"old": old[0] if old else None, "new": new[0], "owner": new[1]}
-        if old is not None and old[1] != new[1]:
-            data["old_owner"] = old[1]
         text, size = truncate(subject)
         self._event(
             conn,
             self.clock(),
             "task",
-            agent=new[1],
+            agent=owner,
             target=task_id,
-            frame=new[0],
+            frame=status,
             text=text,
             size=size,
             data=dump(data),
         )
-        if new[0] == "completed" and key not in self._done:
-            self._done.add(key)
-            self._counts["tasks_done"] += 1
 
     def _reread_config(self, team: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -802,37 +729,6 @@ def process_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     return True
-
-
-@dataclass(frozen=True, slots=True)
-class _TaskView:
-    status: str
-    owner: str | None
-    subject: str
-
-
-def _read_file_json(path: Path) -> tuple[FileIdentity | None, Any]:
-    """The file's identity and its JSON (``None`` if unreadable), from one open file: the
-    identity is exactly that of the content read (an atomic write replaces the inode)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None, None
-    try:
-        st = os.fstat(fd)
-        identity = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        with os.fdopen(fd, "rb") as fh:
-            fd = -1
-            raw = fh.read()
-    except OSError:
-        return None, None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    try:
-        return identity, json.loads(raw)
-    except ValueError:
-        return identity, None
 
 
 def _read_json(path: Path) -> Any:
