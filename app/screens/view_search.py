@@ -22,10 +22,12 @@ from widgets.search_bar import SearchBar
 #: The search's keys. A view that binds ``n`` or ``escape`` itself lists these in its own
 #: ``BINDINGS`` too (a subclass's binding of a key replaces its base's): after what ``escape``
 #: does in an input, before what ``n`` does without a search.
+#: Only esc is in the (crowded) footer: ``/`` is on the help screen, and the open box says
+#: what ``n``/``N`` do.
 SEARCH_KEYS = (
-    Binding("slash", "search", "Search", key_display="/", id="search"),
-    Binding("n", "hit(1)", "Next hit", id="next-hit"),
-    Binding("N", "hit(-1)", "Prev hit", id="prev-hit"),
+    Binding("slash", "search", "Search", key_display="/", show=False, id="search"),
+    Binding("n", "hit(1)", "Next hit", show=False, id="next-hit"),
+    Binding("N", "hit(-1)", "Prev hit", show=False, id="prev-hit"),
     Binding("escape", "close_search", "Close search", id="close-search"),
 )
 
