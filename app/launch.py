@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from app.runtime.api import Decider, RuntimeAPI, Spawner
 
 DEMO_GOAL = "Summarize what the Python files in this folder do"
+#: What the header says in place of the model when teamdeck steers a Claude Code team.
+STEERING_CLAUDE = "steering a Claude Code team — answers go to its inboxes"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
 DEMO_PACE = "0.02"
 
@@ -62,6 +64,7 @@ def build_dashboard(
 
             viewing.steering = FileSteering(home, lambda: viewing.store.team)
             viewing.transcript_source = ClaudeTranscripts(home, lambda: viewing.store.team)
+            viewing.model_description = STEERING_CLAUDE
         start_attach_recording(viewing, home, history=history)
         return viewing
     history_home = home.root

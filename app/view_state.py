@@ -38,6 +38,7 @@ from app.runtime.events import (
     TextDelta,
     TranscriptEntry,
 )
+from app.runtime.file_status import is_stale
 from app.runtime.pricing import format_usd
 from app.text_search import haystack
 
@@ -114,6 +115,19 @@ class TeamFiles:
     teams: tuple[str, ...] = ()  # every team in the home
     #: teammate -> status the files imply (a viewer: ``app.runtime.file_status``)
     statuses: Mapping[str, AgentStatus] = field(default_factory=dict)
+    #: teammate -> since when (epoch seconds) it is in that status, where the files tell
+    status_since: Mapping[str, float] = field(default_factory=dict)
+    #: the newest modification time among the team's files (a viewer)
+    last_activity: float | None = None
+    #: no file changed for long and nobody works (``app.runtime.file_status.is_stale``): the
+    #: panels' timers stop at ``last_activity`` (set by the app: it depends on the time)
+    stale: bool = False
+
+    def stale_now(self, now: float) -> bool:
+        """Whether the team is stale at ``now`` (only a viewer knows its last activity)."""
+        if self.team is None or self.config is None or self.last_activity is None:
+            return False
+        return is_stale(self.last_activity, self.statuses.values(), now)
 
 
 def agent_colors(files: TeamFiles, agents: Iterable[AgentSnapshot]) -> dict[str, str]:
@@ -146,16 +160,27 @@ def merge_agents(
             if member.name in merged:
                 continue
             is_lead = member.agent_id == config.lead_agent_id or member.name == LEAD_NAME
-            merged[member.name] = AgentSnapshot(
-                name=member.name,
-                color=member.color,
-                status=files.statuses.get(member.name)
-                or ("running" if member.is_active else "idle"),
-                is_lead=is_lead,
-                model=member.model or "",
-                mode=member.mode or "default",
-                started_at=member.joined_at / 1000 if member.joined_at else 0.0,
+            started = member.joined_at / 1000 if member.joined_at else 0.0
+            status = files.statuses.get(member.name) or ("running" if member.is_active else "idle")
+            merged[member.name] = _from_files(
+                files,
+                AgentSnapshot(
+                    name=member.name,
+                    color=member.color,
+                    status=status,
+                    is_lead=is_lead,
+                    model=member.model or "",
+                    mode=member.mode or "default",
+                    started_at=started,
+                    status_since=files.status_since.get(member.name) or started,
+                ),
             )
+        for name, status in files.statuses.items():  # left the config: still shown, as gone
+            if name not in merged and status == "gone":
+                since = files.status_since.get(name, 0.0)
+                merged[name] = _from_files(
+                    files, AgentSnapshot(name, None, "gone", started_at=0.0, status_since=since)
+                )
     agents: list[AgentSnapshot] = []
     for snap in merged.values():
         current = files.current_tasks.get(snap.name, snap.current_task)
@@ -165,6 +190,42 @@ def merge_agents(
         agents.append(snap)
     agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
     return tuple(agents)
+
+
+def _from_files(files: TeamFiles, snap: AgentSnapshot) -> AgentSnapshot:
+    """A snapshot built from the files only: its timers stop when it left (gone) or when the
+    team went quiet (stale), instead of counting up forever."""
+    end: float | None = None
+    if snap.status == "gone":
+        end = snap.status_since or files.last_activity
+    elif files.stale:
+        end = files.last_activity
+    if end is None:
+        return snap
+    since = min(snap.status_since, end) if snap.status_since else end
+    return dataclasses.replace(snap, ended_at=end, status_since=since)
+
+
+def with_usage(
+    agents: Sequence[AgentSnapshot], usage: Mapping[str, tuple[int, int, int, int]]
+) -> tuple[AgentSnapshot, ...]:
+    """``agents`` with token usage and tool calls from elsewhere than the runtime (a viewer:
+    the agents' own session transcripts). ``usage``: name -> (input, output, cache read,
+    tool calls)."""
+    out: list[AgentSnapshot] = []
+    for snap in agents:
+        counts = usage.get(snap.name)
+        if counts is not None:
+            tokens_in, tokens_out, cache_read, tools = counts
+            snap = dataclasses.replace(
+                snap,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cache_read_tokens=cache_read,
+                tool_calls=tools,
+            )
+        out.append(snap)
+    return tuple(out)
 
 
 def find_agent(agents: Iterable[AgentSnapshot], name: str | None) -> AgentSnapshot | None:
@@ -198,7 +259,8 @@ class HeaderInfo:
     demo: bool = False
     error: str | None = None
     mode: str = ""  # the lead's permission mode when it is not "default"
-    cost: str = ""  # the run's cost so far ("$0.0123", "$1.20 of $5.00"), "" for a viewer
+    cost: str = ""  # the run's cost so far ("$0.0123", "$1.20 of $5.00"); "" for a viewer
+    stale_since: float | None = None  # the team is stale: its last activity (epoch seconds)
 
 
 def header_info(
@@ -209,11 +271,12 @@ def header_info(
     model: str,
     read_only: bool,
     demo: bool,
+    priced: bool = True,
     budget_limit: float | None = None,
 ) -> HeaderInfo:
     """Counts come from what the panels show: teammates still with the team (a killed,
-    failed or finished one keeps its panel but is not counted); the cost is every agent's,
-    gone ones included."""
+    failed or finished one keeps its panel but is not counted); the cost (``priced``: a run
+    of ours, whose model calls are counted) is every agent's, gone ones included."""
     team = files.team
     return HeaderInfo(
         team=f"{team} (deleted)" if team and files.removed else team,
@@ -225,7 +288,8 @@ def header_info(
         demo=demo,
         error=files.config_error,
         mode=next((a.mode for a in agents if a.is_lead and a.mode != "default"), ""),
-        cost="" if read_only else run_cost(agents, budget_limit),
+        cost=run_cost(agents, budget_limit) if priced else "",
+        stale_since=files.last_activity if files.stale else None,
     )
 
 

@@ -71,12 +71,14 @@ class StatusBar(Widget):
         error: str | None = None,
         gone: int = 0,
         mode: str = "",
+        stale: str = "",
         cost: str = "",
     ) -> None:
         """Redraw the line from these values (``gone``: teammates that left or were killed;
-        ``cost``: the run's cost so far, kept in every form but the last)."""
+        ``stale``: the team is quiet, e.g. "stale since 2026-11-22 10:00"; ``cost``: the run's
+        cost so far, kept in every form but the last)."""
         forms: list[Text] = []
-        source = "read-only viewer" if read_only else model
+        source = "read-only viewer" if read_only else model  # a viewer that steers: its words
         for short, model_text in (
             (False, model_and_cost(source, cost, short=False)),
             (False, model_and_cost(source, cost, short=True)),
@@ -90,6 +92,8 @@ class StatusBar(Widget):
                 text.append(" demo", style="bold magenta")
             text.append(" · ")
             text.append(team or "no team yet", style="bold" if team else "dim italic")
+            if stale:  # the shortest form keeps the word, the others the time too
+                text.append(f" ({stale if model_text or not short else 'stale'})", style="yellow")
             if view:
                 text.append(f" · {view}", style="italic")
             text.append(" · ")

@@ -30,6 +30,7 @@ BADGE_STYLES: dict[str, str] = {
     "completed": "green",
     "failed": "bold red",
     "killed": "red",
+    "gone": "dim",
 }
 
 

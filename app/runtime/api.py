@@ -122,5 +122,12 @@ class RuntimeAPI(Protocol):
     def transcript(self, agent: str) -> list[TranscriptEntry]: ...
 
     async def spawn_teammate(
-        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
-    ) -> str: ...
+        self,
+        name: str,
+        prompt: str,
+        *,
+        plan_mode: bool = False,
+        agent_type: str | None = None,
+        mode: str | None = None,
+    ) -> str:
+        """A teammate the person starts; ``mode`` is its permission mode (else the team's)."""

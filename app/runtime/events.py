@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+#: "gone": a teammate of a team teamdeck only watches left it (shutdown, or removed from the
+#: config); the files do not say whether it finished its work.
 AgentStatus = Literal[
-    "running", "idle", "awaiting approval", "stopping", "completed", "failed", "killed"
+    "running", "idle", "awaiting approval", "stopping", "completed", "failed", "killed", "gone"
 ]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "killed"})
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "killed", "gone"})
 ApprovalKind = Literal["plan", "permission", "shutdown"]
 
 
@@ -51,7 +53,7 @@ class TextDelta:
 class TranscriptEntry:
     """A whole transcript item: ``kind`` is user | assistant | tool_call | tool_result | notice
     | error. ``tool_call``/``tool_result`` carry ``tool``, ``tool_use_id`` and ``input`` or
-    ``is_error`` in ``data``."""
+    ``is_error`` in ``data`` (a tool call may also say ``collapsed``: shown folded, one line)."""
 
     agent: str
     kind: Literal["user", "assistant", "tool_call", "tool_result", "notice", "error"]

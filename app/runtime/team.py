@@ -30,7 +30,15 @@ from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.channel import Sent, TeamChannel
-from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
+from app.runtime.crew import (
+    BYPASS,
+    BypassNotAllowedError,
+    Crew,
+    member_entry,
+    plan_mode_required_by_env,
+    spawn_result,
+    teammate_spec,
+)
 from app.runtime.events import MessageSent, RuntimeEvent, TeamLifecycle, TranscriptEntry
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
@@ -81,6 +89,7 @@ class TeamRuntime:
         headless: bool = False,
         watcher: Watcher | None = None,
         rules_file: Path | None = None,
+        allow_bypass: bool | None = None,
     ) -> None:
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
@@ -94,6 +103,14 @@ class TeamRuntime:
         self.decider: Decider = decider
         self.permission_timeout = permission_timeout
         self.teammate_mode = teammate_mode
+        #: bypassPermissions may be entered (lead or teammates): the person allowed it
+        #: (``--dangerously-skip-permissions`` or the dashboard's confirmation). By default,
+        #: only when the run starts in it.
+        self.allow_bypass = (
+            allow_bypass if allow_bypass is not None else BYPASS in (lead_mode, teammate_mode)
+        )
+        #: ``CLAUDE_CODE_PLAN_MODE_REQUIRED=true``: every teammate starts in plan mode.
+        self.plan_mode_required = plan_mode_required_by_env()
         self.rules = rules or PermissionRules()
         self.headless = headless
         #: Where "always allow" rules are kept (Claude Code's personal project settings by
@@ -246,8 +263,14 @@ class TeamRuntime:
 
     def set_lead_mode(self, mode: str) -> None:
         """The lead's permission mode (shift+tab): its tools and prompt follow (delegate mode
-        keeps only the coordination tools). ValueError for an unknown mode."""
+        keeps only the coordination tools). ValueError for an unknown mode, or for
+        bypassPermissions when the person has not allowed it."""
         checked = parse_mode(mode)
+        if checked == BYPASS and not self.allow_bypass:
+            raise BypassNotAllowedError(
+                "bypassPermissions is not allowed for this run (start teamdeck with "
+                "--dangerously-skip-permissions, or confirm it in the dashboard)"
+            )
         session = self.lead_session
         session.tools = tools_for_mode(lead_tools(), checked)
         session.system_prompt = self._lead_prompt(checked, self.team)
@@ -364,15 +387,17 @@ class TeamRuntime:
         *,
         plan_mode: bool = False,
         agent_type: str | None = None,
+        mode: str | None = None,
     ) -> Any:
         """From the Task tool: ``spawn_teammate(caller, spec)`` -> the seeds' result data.
-        From the dashboard: ``spawn_teammate(name, prompt, plan_mode=...)`` -> the name."""
+        From the dashboard: ``spawn_teammate(name, prompt, plan_mode=..., mode=...)`` -> the
+        name (``mode``: the teammate's permission mode, else the team's)."""
         if isinstance(caller, str):
             data = await self._spawn(
                 {
                     "name": caller,
                     "prompt": spec,
-                    "mode": "plan" if plan_mode else None,
+                    "mode": "plan" if plan_mode else mode,
                     "subagent_type": agent_type,
                     "team_name": self.team,
                 }
@@ -397,6 +422,8 @@ class TeamRuntime:
             mode=self.teammate_mode,
             color=self.crew.next_color(),
             cwd=self.cwd,
+            bypass_allowed=self.allow_bypass,
+            plan_required=self.plan_mode_required,
         )
         runner = self._make_runner(spec)
         self.home.teams.add_member(team, member_entry(spec, runner.backend))

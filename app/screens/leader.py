@@ -27,6 +27,13 @@ from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
 from widgets.transcript import Transcript
 
+#: The lead's pane when the lead is a Claude Code session teamdeck only steers.
+LEAD_FROM_FILES = (
+    "The lead's own Claude Code session shows here, read from its transcript under the home's "
+    "projects/ folder (found through the team's leadSessionId), once a team is shown. "
+    "What you type below goes into the lead's inbox, from user."
+)
+
 #: The lead's transcript before anything happened: what to do first.
 FIRST_SCREEN = (
     "Type a goal for the lead below and press enter, e.g. “Summarize what the Python files "
@@ -77,11 +84,13 @@ class LeaderScreen(DeckScreen):
             prompt.disabled = True
             lead.show(None, [])
         else:
+            if host.transcripts_from_files:
+                prompt.placeholder = "Message the lead (into its inbox)… (enter sends)"
             lead.show(
                 LEAD_NAME,
                 host.transcript(LEAD_NAME),
                 host.partial.get(LEAD_NAME, ""),
-                empty=FIRST_SCREEN,
+                empty=LEAD_FROM_FILES if host.transcripts_from_files else FIRST_SCREEN,
             )
         self.watch(self.app, "header", self.show_header)
         self.watch(self.app, "files", self._show_files)
@@ -182,6 +191,10 @@ class LeaderScreen(DeckScreen):
     def on_entry(self, entry: TranscriptEntry) -> None:
         if entry.agent == LEAD_NAME:
             self.query_one("#lead", Transcript).add_entry(entry)
+
+    def transcript_grew(self, agent: str) -> None:
+        if agent == LEAD_NAME and not self.steering.read_only:
+            self.query_one("#lead", Transcript).follow(self.host.transcript(LEAD_NAME))
 
     def run_finished(self, reason: str, ok: bool) -> None:
         nxt = "type a new goal" if self.typing else "n new goal"

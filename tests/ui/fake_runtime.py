@@ -156,9 +156,15 @@ class FakeRuntime:
         return list(self.transcripts.get(agent, []))
 
     async def spawn_teammate(
-        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
+        self,
+        name: str,
+        prompt: str,
+        *,
+        plan_mode: bool = False,
+        agent_type: str | None = None,
+        mode: str | None = None,
     ) -> str:
-        self.calls.append(("spawn_teammate", name, prompt, plan_mode))
+        self.calls.append(("spawn_teammate", name, prompt, plan_mode, mode))
         self.agents.append(AgentSnapshot(name=name, color="cyan", status="running", started_at=T0))
         self.emit(StatusChanged(name, "running"))
         return f"spawned {name}"
