@@ -294,10 +294,10 @@ def header_info(
 
 
 def run_cost(agents: Sequence[AgentSnapshot], budget_limit: float | None = None) -> str:
-    """The run's cost so far: the agents' costs summed (``$?`` once one is unknown), and the
-    budget when there is one."""
-    costs = [a.cost_usd for a in agents]
-    total = None if None in costs else sum(c or 0.0 for c in costs)
+    """The run's cost so far: the agents' costs summed (``$?`` once a call could not be
+    priced), and the budget when there is one."""
+    unknown = any(a.unpriced_calls for a in agents)
+    total = None if unknown else sum(a.cost_usd or 0.0 for a in agents)
     text = format_usd(total)
     return f"{text} of {format_usd(budget_limit)}" if budget_limit is not None else text
 

@@ -18,9 +18,8 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from app.feed_format import format_count, format_elapsed, rich_color
+from app.feed_format import agent_cost, format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
-from app.runtime.pricing import format_usd
 
 BADGE_STYLES: dict[str, str] = {
     "running": "bold green",
@@ -164,7 +163,8 @@ class TeammatePanel(Widget):
             lines.append(self._line(problem, "bold red"))
         else:
             tokens = agent.input_tokens + agent.output_tokens
-            spent = f"{format_count(tokens)} tok · {format_usd(agent.cost_usd)}"
+            cost = agent_cost(agent)
+            spent = f"{format_count(tokens)} tok" + (f" · {cost}" if cost else "")
             counters = self._line(f"{spent} · {agent.tool_calls} tools", "dim")
             mode = mode_label(agent.mode)
             if mode:
@@ -183,7 +183,7 @@ class TeammatePanel(Widget):
         text.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
         text.append(" ")
         text.append_text(badge(agent.status))
-        cost = f" {format_usd(agent.cost_usd)}"
+        cost = f" {agent_cost(agent)}" if agent.cost_usd is not None else ""
         if cell_len(text.plain) + len(cost) <= width:  # whole or not at all
             text.append(cost, style="dim")
         mode = mode_label(agent.mode)

@@ -42,9 +42,10 @@ class AgentSnapshot:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    #: USD so far, each model call priced as it ends (``app.runtime.pricing``); ``None`` once
-    #: a call's model has no known price; 0 for the offline model.
-    cost_usd: float | None = 0.0
+    #: USD so far, each model call priced as it ends (``app.runtime.pricing``; 0 for the
+    #: offline model); ``None``: not counted here (an agent of another program, seen in files).
+    cost_usd: float | None = None
+    unpriced_calls: int = 0  # model calls whose model has no known price (not in ``cost_usd``)
     tool_calls: int = 0
     model_calls: int = 0
     error: str | None = None

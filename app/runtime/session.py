@@ -95,6 +95,7 @@ class AgentSession:
             model=model,
             mode=mode,
             agent_type=identity.agent_type,
+            cost_usd=0.0,
         )
         #: Set by the ExitPlanMode tool: the plan request we are waiting on.
         self.pending_plan_request: str | None = None
@@ -179,7 +180,10 @@ class AgentSession:
             self.cache_creation_tokens += counts[3]
             snap.model_calls += 1
             cost = call_cost(self.model, *counts, offline=self._offline)
-            snap.cost_usd = None if cost is None or snap.cost_usd is None else snap.cost_usd + cost
+            if cost is None:
+                snap.unpriced_calls += 1
+            else:
+                snap.cost_usd = (snap.cost_usd or 0.0) + cost
         snap.tool_calls += tool_calls
         self.emit(
             UsageChanged(

@@ -10,9 +10,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static
 
-from app.feed_format import format_count
+from app.feed_format import agent_cost, format_count
 from app.runtime.events import TranscriptEntry
-from app.runtime.pricing import format_usd
 from app.screens.deck import DeckScreen
 from app.screens.view_search import SEARCH_KEYS
 from widgets.borders import set_border
@@ -86,7 +85,8 @@ class AgentScreen(DeckScreen):
             if snap.current_task:
                 title.append(f" · {snap.current_task}")
             tokens = f"{format_count(snap.input_tokens + snap.output_tokens)} tok"
-            spent = f"{tokens} · {format_usd(snap.cost_usd)} · {snap.tool_calls} tools"
+            cost = agent_cost(snap)
+            spent = f"{tokens}{f' · {cost}' if cost else ''} · {snap.tool_calls} tools"
             set_border(transcript, subtitle=spent)
         set_border(transcript, title=title)
 

@@ -11,11 +11,13 @@ import pytest
 
 from app.app import TeamDeckApp
 from app.core import Home
+from app.feed_format import agent_cost
 from app.runtime.events import UsageChanged
 from app.runtime.pricing import call_cost
 from app.runtime.session import AgentSession
 from app.runtime.tools.base import AgentIdentity
 from app.screens.agent import AgentScreen
+from app.view_state import run_cost
 from tests.ui.data import make_app
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
@@ -58,7 +60,8 @@ def test_a_session_prices_each_model_call(tmp_path: Path) -> None:
     # A model with no known price: the cost is unknown from then on ("$?"), never made up.
     session.model = "mystery-model"
     session.add_usage(_usage(1, 1, 0, 0))
-    assert snap.cost_usd is None
+    assert snap.cost_usd == pytest.approx(first + second) and snap.unpriced_calls == 1
+    assert agent_cost(snap) == "$?" and run_cost([snap]) == "$?"
     assert isinstance(seen[-1], UsageChanged)
 
 
@@ -120,3 +123,12 @@ async def test_a_viewer_shows_no_cost(tmp_path: Path) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: deck.loaded)
         assert "$" not in deck.screen.query_one(StatusBar).line.plain
+
+
+async def test_another_programs_agents_show_no_cost(tmp_path: Path) -> None:
+    """A viewer's agents (a Claude Code team's) are not counted here: no "$0" pretending."""
+    deck = make_app(tmp_path, None)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: deck.loaded and deck.agents)
+        panels = [p.render().plain for p in deck.screen.query(TeammatePanel)]
+        assert panels and not [text for text in panels if "$" in text]
