@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -65,6 +66,7 @@ from app.view_state import (
     digest,
     find_agent,
     header_info,
+    hook_item,
     merge_agents,
     request_notice,
     task_notice,
@@ -176,6 +178,7 @@ class TeamDeckApp(App[None]):
         self.usage: dict[str, tuple[int, int, int, int]] = {}
         self.loaded = False  # the first store load has been shown
         self._events = EventBuffer()
+        self._hook_seq = itertools.count(1)  # feed lines of hook outcomes: -1, -2, ...
         self.feeder = StoreFeeder(
             self.store,
             lambda delta: self.post_message(StoreUpdated(delta)),
@@ -389,6 +392,10 @@ class TeamDeckApp(App[None]):
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
+        if news.hooks:
+            items = [(e.team, hook_item(e, -next(self._hook_seq))) for e in news.hooks]
+            for view in views:
+                view.on_hooks(items)
         over = self._run.see(events)
         if over is not None:
             for view in views:

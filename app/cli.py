@@ -21,6 +21,7 @@ from typing import Any
 
 from app import __version__, cli_approvals, cli_history, cli_modes
 from app import cli_format as fmt
+from app.cli_worktrees import add_worktrees_option, worktree_options
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
 from app.core.home import Home
 from app.core.mailbox import Mailbox
@@ -248,6 +249,7 @@ def cmd_tui(home: Home, args: argparse.Namespace) -> int:
         modes=modes,
         team=getattr(args, "dashboard_team", None),
         **cli_history.run_options(args),
+        **worktree_options(args),
     )
 
 
@@ -259,6 +261,7 @@ def cmd_demo(home: Home, args: argparse.Namespace) -> int:
         lead_approves=args.lead_approves,
         modes=modes,
         **cli_history.run_options(args),
+        **worktree_options(args, demo=True),
     )
 
 
@@ -268,7 +271,7 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
     if args.json and not args.headless:
         args.parser.error("--json needs --headless")
     modes = cli_modes.options_for(args, headless=args.headless)
-    history = cli_history.run_options(args)
+    history = {**cli_history.run_options(args), **worktree_options(args)}
     if args.headless:
         return run_headless(home, args.goal, args.json, modes, **history)
     return run_tui(
@@ -553,6 +556,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         cli_modes.add_mode_options(sub)
         cli_history.add_run_options(sub)
+        add_worktrees_option(sub)
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     _json_option(run)

@@ -47,6 +47,7 @@ def build_dashboard(
     budget: float | None = None,
     claude: bool = False,
     team: str | None = None,
+    worktrees: bool = False,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
@@ -70,12 +71,15 @@ def build_dashboard(
     history_home = home.root
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
+        os.environ.setdefault("TEAMDECK_HOOKS", "0")  # no settings file shapes the demo
         home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
         goal = goal or DEMO_GOAL
         cwd = cwd or demo_workspace()
     runtime_options = dict(modes.runtime_kwargs()) if modes is not None else {}
     if demo:  # "always allow" in the demo stays in its temporary home, not in teamdeck's source
         runtime_options.setdefault("rules_file", home.root / "settings.local.json")
+    if worktrees:
+        runtime_options["worktrees"] = True
     factory = runtime_factory(
         home,
         cwd=cwd,

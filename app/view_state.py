@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core import Task, TeamConfig
+from app.core.frame_text import describe_hook
+from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
 from app.feed_format import FeedLine, describe
 from app.runtime.api import AgentSnapshot, Approval
@@ -30,6 +32,7 @@ from app.runtime.events import (
     TERMINAL_STATUSES,
     AgentStatus,
     ApprovalChanged,
+    HookRan,
     MessageSent,
     RunFinished,
     RuntimeEvent,
@@ -37,6 +40,7 @@ from app.runtime.events import (
     TeamLifecycle,
     TextDelta,
     TranscriptEntry,
+    WorktreeReleased,
 )
 from app.runtime.file_status import is_stale
 from app.runtime.pricing import format_usd
@@ -91,6 +95,15 @@ class FeedItem:
         if name not in self.recipients:
             self.recipients = (*self.recipients, name)
             self._line = self._haystack = None
+
+
+def hook_item(event: HookRan, seq: int) -> FeedItem:
+    """A hook that blocked or warned, as a feed line of its agent (now). ``seq``: negative,
+    so it never meets a message's (the store counts those up from 1)."""
+    line = describe_hook(event.agent, event.hook_event, event.outcome, event.message, event.task_id)
+    full = describe_hook(event.agent, event.hook_event, event.outcome, "", event.task_id).text
+    text = f"{full} — {event.message}" if event.message else full
+    return FeedItem(now_iso(), seq, event.agent, (), text, None, line)
 
 
 # ============================================================================ the team's files
@@ -149,7 +162,7 @@ def merge_agents(
 
     The runtime (``snapshots``; ``None`` for a read-only viewer) knows status, mode and
     usage; the files know current tasks (live, even for another process's team) and the last
-    peer DMs, and they win for those two.
+    peer DMs, and they win for those two; a member's ``worktreePath`` fills in its worktree.
     """
     merged: dict[str, AgentSnapshot] = {}
     for snap in snapshots or []:
@@ -181,12 +194,16 @@ def merge_agents(
                 merged[name] = _from_files(
                     files, AgentSnapshot(name, None, "gone", started_at=0.0, status_since=since)
                 )
+    worktrees = {m.name: m.worktree_path for m in config.members} if config is not None else {}
     agents: list[AgentSnapshot] = []
     for snap in merged.values():
         current = files.current_tasks.get(snap.name, snap.current_task)
         activity = snap.last_activity or files.last_dm.get(snap.name, "")
-        if current != snap.current_task or activity != snap.last_activity:
-            snap = dataclasses.replace(snap, current_task=current, last_activity=activity)
+        worktree = snap.worktree or worktrees.get(snap.name)
+        if (current, activity, worktree) != (snap.current_task, snap.last_activity, snap.worktree):
+            snap = dataclasses.replace(
+                snap, current_task=current, last_activity=activity, worktree=worktree
+            )
         agents.append(snap)
     agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
     return tuple(agents)
@@ -395,6 +412,7 @@ class Digest:
     approvals_changed: bool = False  # re-read the runtime's approvals
     new_team: str | None = None  # the runtime created this team: show it
     notices: list[Notice] = field(default_factory=list)
+    hooks: list[HookRan] = field(default_factory=list)  # blocked or warned: the feed shows them
 
 
 def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Digest:
@@ -416,6 +434,14 @@ def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Diges
             case TeamLifecycle(team=team, event=what):
                 if what == "created":
                     out.new_team = team
+            case HookRan(outcome=outcome):
+                if outcome != "ok":
+                    out.hooks.append(event)
+                if outcome == "warning":
+                    out.notices.append(Notice(event.message, f"{event.hook_event} hook", "warning"))
+            case WorktreeReleased(removed=removed, agent=agent, summary=summary):
+                if not removed:
+                    out.notices.append(Notice(f"{agent}: {summary}", "Worktree kept"))
             case RunFinished(ok=ok, reason=reason):
                 out.notices.append(Notice(reason, "Run finished", "information" if ok else "error"))
             case _:

@@ -49,6 +49,7 @@ class AgentSnapshot:
     tool_calls: int = 0
     model_calls: int = 0
     error: str | None = None
+    worktree: str | None = None  # ``--worktrees``: its git worktree (the config's worktreePath)
 
     @property
     def elapsed(self) -> float:

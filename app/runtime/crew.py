@@ -147,6 +147,7 @@ def member_entry(spec: TeammateSpec, backend: str) -> TeamMember:
         cwd=str(spec.cwd),
         subscriptions=[],
         backend_type=backend,
+        worktree_path=str(spec.worktree) if spec.worktree else None,
         mode=spec.mode,
         is_active=True,
     )

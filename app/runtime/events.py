@@ -103,6 +103,34 @@ class TeamLifecycle:
 
 
 @dataclass(frozen=True, slots=True)
+class HookRan:
+    """A team hook command ended (``TeammateIdle``, ``TaskCreated``, ``TaskCompleted``):
+    ``outcome`` ok, blocked (``message``: the feedback handed to the agent) or warning
+    (``message``: the one-line warning). ``agent`` is whose action ran it."""
+
+    agent: str
+    hook_event: str
+    outcome: Literal["ok", "blocked", "warning"]
+    command: str
+    message: str = ""
+    task_id: str | None = None
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeReleased:
+    """``--worktrees``: a teammate left and its worktree was removed (nothing changed in it)
+    or kept (``summary`` says why: changed files, commits, or an error)."""
+
+    agent: str
+    path: str
+    branch: str
+    removed: bool
+    summary: str
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     ok: bool
     reason: str
@@ -118,5 +146,7 @@ RuntimeEvent = (
     | MessageSent
     | ApprovalChanged
     | TeamLifecycle
+    | HookRan
+    | WorktreeReleased
     | RunFinished
 )

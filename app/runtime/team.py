@@ -52,6 +52,7 @@ from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.session import AgentSession
 from app.runtime.settings import add_allow_rule, local_settings_path
+from app.runtime.team_worktrees import TeamWorktrees
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
 from app.runtime.tools.base import AgentIdentity, Tool
@@ -90,6 +91,7 @@ class TeamRuntime:
         watcher: Watcher | None = None,
         rules_file: Path | None = None,
         allow_bypass: bool | None = None,
+        worktrees: bool = False,
     ) -> None:
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
@@ -124,6 +126,10 @@ class TeamRuntime:
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule
         )
         self.crew = Crew()
+        #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
+        self.worktrees = TeamWorktrees(
+            home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent
+        )
         #: ``--budget``: installed by ``app.runtime.budget``; every model call waits on it.
         self.budget: Budget | None = None
         self._channel: TeamChannel | None = None
@@ -177,6 +183,7 @@ class TeamRuntime:
         if self._owns_watcher:
             await self.watcher.stop()
         await asyncio.sleep(0)
+        await self.worktrees.close(self.crew.runners)
 
     # ================================================================== events
 
@@ -425,6 +432,7 @@ class TeamRuntime:
             bypass_allowed=self.allow_bypass,
             plan_required=self.plan_mode_required,
         )
+        spec = await self.worktrees.prepare(spec)
         runner = self._make_runner(spec)
         self.home.teams.add_member(team, member_entry(spec, runner.backend))
         self.crew.add(runner)
@@ -459,6 +467,7 @@ class TeamRuntime:
         """A teammate left the team (shut down, failed or killed): its requests are void."""
         self.queue.drop_agent(runner.spec.name, "cancelled: agent left")
         self.crew.left(runner)
+        self.worktrees.release(runner.spec.team, runner.spec.name)
 
     # ================================================================== the lead's inbox
 

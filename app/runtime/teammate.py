@@ -3,7 +3,8 @@
 work a turn -> go idle (one idle_notification per idle transition) -> wait for the next prompt,
 ONE message per turn, in seed 002's order: a message typed by the person, then a shutdown
 request, then the lead's oldest unread message, then anyone's oldest unread message, then the
-lowest-id unblocked unowned pending task (claimed with the busy check).
+lowest-id unblocked unowned pending task (claimed with the busy check). Before going idle its
+``TeammateIdle`` hooks run: one that blocks keeps it working, its feedback the next prompt.
 
 A teammate speaks to its team only through the files (:class:`~app.runtime.channel.TeamChannel`):
 plan and permission requests go to the lead's inbox and are answered in its own, so the same
@@ -40,6 +41,7 @@ from app.runtime.events import AgentStatus
 from app.runtime.loop import TurnOutcome, run_turn
 from app.runtime.permission_flow import ask_lead_by_inbox
 from app.runtime.signals import Wakeup
+from app.runtime.team_hooks import idle_feedback
 from app.runtime.teammate_services import TeammateServices
 
 if TYPE_CHECKING:
@@ -132,8 +134,10 @@ class Teammate:
             outcome = await run_turn(self.session, prompt)
             if self.session.shutdown_approved:
                 return
-            self._go_idle(outcome)
-            prompt = await self.next_prompt()
+            prompt = await idle_feedback(self.session, outcome)  # a TeammateIdle hook blocked
+            if prompt is None:
+                self._go_idle(outcome)
+                prompt = await self.next_prompt()
 
     def show(self, detail: str = "") -> None:
         """Set the status the flags call for (the seeds' UI priority) and ``isActive``."""

@@ -39,7 +39,7 @@ from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
 from app.screens.spawn_mode import spawn_mode_for
 from app.screens.view_search import SEARCH_KEYS, Searchable, ViewSearch
-from app.view_state import HeaderInfo, teammates
+from app.view_state import FeedItem, HeaderInfo, teammates
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 
@@ -228,6 +228,9 @@ class DeckScreen(Screen[None]):
 
     def run_finished(self, reason: str, ok: bool) -> None:
         """The run ended (the team is done): show it where the lead's report is."""
+
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Team hooks that blocked or warned, as feed lines (with their team)."""
 
     def transcript_grew(self, agent: str) -> None:
         """``agent``'s transcript, read from its session file, changed (a viewer)."""

@@ -3,6 +3,8 @@ feed, the lead's streamed transcript and an input to the lead."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -18,7 +20,7 @@ from app.screens.deck import DeckScreen
 from app.screens.message import MessageScreen
 from app.screens.view_search import SEARCH_KEYS
 from app.store import StoreDelta
-from app.view_state import TeamFiles, agent_colors
+from app.view_state import FeedItem, TeamFiles, agent_colors
 from widgets.approvals import ApprovalsQueue
 from widgets.borders import set_border
 from widgets.message_feed import MessageFeed
@@ -57,6 +59,11 @@ class LeaderScreen(DeckScreen):
     | escape | Leave the input (single-letter keys act again). |
     | n | Type a new goal for the lead (same as ``i``). |
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Hook outcomes shown in the feed, with their team (a rebuilt feed gets them back).
+        self._hook_items: list[tuple[str | None, FeedItem]] = []
 
     def compose(self) -> ComposeResult:
         clock = self.host.clock
@@ -176,13 +183,20 @@ class LeaderScreen(DeckScreen):
             board.apply(delta.task_upserts, delta.task_removals, reset=delta.reset)
         feed = self.query_one(MessageFeed)
         if delta.feed_reset:
-            feed.set_items(delta.feed_added)
+            hooks = [item for team, item in self._hook_items if team == delta.team]
+            feed.set_items(sorted([*delta.feed_added, *hooks], key=_sort_key))
         else:
             feed.add_items(delta.feed_added)
             feed.touch(delta.feed_updated)
 
     def search_target(self) -> MessageFeed:
         return self.query_one(MessageFeed)
+
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Hook outcomes of the team shown join the feed."""
+        self._hook_items.extend(items)
+        shown = self.host.files.team
+        self.query_one(MessageFeed).add_items(item for team, item in items if team == shown)
 
     def on_text(self, agent: str, text: str) -> None:
         if agent == LEAD_NAME:
@@ -243,3 +257,7 @@ class LeaderScreen(DeckScreen):
         approval = self.query_one(ApprovalsQueue).selected
         if approval is not None and approval.request_id == event.option.id:
             self.open_approval(approval)
+
+
+def _sort_key(item: FeedItem) -> tuple[str, int]:
+    return item.sort_key
