@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app import __version__, cli_approvals, cli_history, cli_modes
+from app import __version__, cli_agents, cli_approvals, cli_history, cli_modes
 from app import cli_format as fmt
 from app.cli_worktrees import add_worktrees_option, worktree_options
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
@@ -41,6 +41,9 @@ SYNOPSIS = """commands:
   teamdeck [tui]                               the dashboard (offline model when no API key)
   teamdeck demo                                the dashboard running a scripted team scenario
   teamdeck run GOAL --headless [--json]        run a team to completion without the UI
+  teamdeck tui|demo|run --teammate-mode in-process|process|tmux
+  teamdeck attach [TEAM] | ps [--json]         a team left running: open it again / list agents
+  teamdeck agent --team T --name N             run one teammate as a process of its own
   teamdeck team create NAME [--description D] | list | show NAME | delete NAME [--force]
   teamdeck task create --team T SUBJECT [--description D] | list --team T [--all]
   teamdeck task show|delete --team T ID
@@ -637,6 +640,7 @@ def build_parser() -> argparse.ArgumentParser:
     inbox.add_argument("--clear", action="store_true", help="delete every message (clearMailbox)")
     _json_option(inbox)
     READ_ONLY.update(cli_approvals.register(commands, command))
+    READ_ONLY.update(cli_agents.register(commands, command))
     return parser
 
 

@@ -8,6 +8,8 @@
                                       of ``permissions.allow/deny`` in the settings files
     --dangerously-skip-permissions    bypassPermissions for the lead (and its teammates);
                                       required for bypassPermissions headless
+    --teammate-mode MODE              how teammates run: in-process, process, tmux (default:
+                                      the settings' ``teammateMode``, else in-process)
 
 Without ``--permission-mode`` the lead starts in the settings' ``permissions.defaultMode``, else
 ``default``. In the dashboard, bypassPermissions without ``--dangerously-skip-permissions`` is
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
+from app.runtime.runners.modes import BACKENDS
 from app.runtime.settings import load_settings
 
 BYPASS = "bypassPermissions"
@@ -81,6 +84,14 @@ def add_mode_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every tool without asking (bypassPermissions)",
     )
+    parser.add_argument(
+        "--teammate-mode",
+        metavar="MODE",
+        choices=BACKENDS,
+        help="how teammates run: in-process (default, or the settings' teammateMode), process "
+        "(an OS process each; the team can outlive the dashboard) or tmux (a tmux window each, "
+        "in session teamdeck-<team>)",
+    )
 
 
 @dataclass
@@ -99,6 +110,8 @@ class ModeOptions:
     requested_teammate_mode: str = "default"
     #: bypassPermissions may be entered (flag given, or confirmed): shift+tab offers it.
     bypass_allowed: bool = False
+    #: How teammates run (``--teammate-mode``, else the settings' ``teammateMode``).
+    teammate_backend: str = "in-process"
     #: A settings file turned bypassPermissions off: it is never offered, not even confirmed.
     bypass_disabled: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -108,6 +121,7 @@ class ModeOptions:
             "lead_mode": self.lead_mode,
             "teammate_mode": self.teammate_mode,
             "rules": self.rules,
+            "teammate_backend": self.teammate_backend,
             "allow_bypass": self.bypass_allowed,
         }
 
@@ -159,6 +173,11 @@ def resolve_modes(
     for text in getattr(args, "deny", None) or ():
         rules.add_deny(text)
     options.rules = rules
+    options.teammate_backend = (
+        getattr(args, "teammate_mode", None)
+        or (settings.teammate_mode if settings else None)
+        or "in-process"
+    )
     return options
 
 

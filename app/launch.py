@@ -47,6 +47,8 @@ def build_dashboard(
     budget: float | None = None,
     claude: bool = False,
     team: str | None = None,
+    attach: str | None = None,
+    teammate_backend: str | None = None,
     worktrees: bool = False,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
@@ -76,6 +78,10 @@ def build_dashboard(
         goal = goal or DEMO_GOAL
         cwd = cwd or demo_workspace()
     runtime_options = dict(modes.runtime_kwargs()) if modes is not None else {}
+    if teammate_backend is not None:
+        runtime_options["teammate_backend"] = teammate_backend
+    if attach is not None:  # teamdeck attach: lead a team left running again
+        runtime_options["attach"] = attach
     if demo:  # "always allow" in the demo stays in its temporary home, not in teamdeck's source
         runtime_options.setdefault("rules_file", home.root / "settings.local.json")
     if worktrees:
@@ -88,7 +94,7 @@ def build_dashboard(
     )
     app = TeamDeckApp(home, factory, demo=demo, goal=goal, team=team)
     app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)
-    source = "demo" if demo else "dashboard"
+    source = "demo" if demo else "attach" if attach else "dashboard"
     options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}
     start_dashboard_recording(
         app, home, app.runtime, source=source, goal=goal, history_home=history_home, **options

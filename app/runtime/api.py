@@ -79,6 +79,9 @@ class RuntimeAPI(Protocol):
     team: str | None
     model_description: str
     decider: Decider
+    #: How teammates run: ``in-process``, ``process`` or ``tmux`` (then the team can be left
+    #: running when the dashboard quits).
+    teammate_backend: str
     #: The process's one file watcher (the dashboard reads the files through it too).
     watcher: Watcher
     #: Runs each agent's loop (a Textual worker per agent in the dashboard).

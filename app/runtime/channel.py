@@ -26,6 +26,7 @@ from app.core.protocol import (
     shutdown_rejected,
     shutdown_request,
 )
+from app.runtime.events import MessageSent
 
 if TYPE_CHECKING:
     from app.core import Home
@@ -41,6 +42,20 @@ class Sent:
     recipient: str
     message: InboxMessage
     frame: Frame | None = None
+
+
+def sent_event(sent: Sent) -> MessageSent:
+    """The runtime event for a message a channel wrote (its frame already parsed)."""
+    message = sent.message
+    return MessageSent(
+        sent.team,
+        message.sender,
+        sent.recipient,
+        message.text,
+        message.summary,
+        sent.frame.type if sent.frame is not None else None,
+        message.timestamp,
+    )
 
 
 class TeamChannel:

@@ -174,7 +174,7 @@ async def run_team(
             finish(1, outcome.error, outcome.text or None)
         elif outcome.status == "interrupted":
             return
-        elif team_deleted and not runtime.teammates:
+        elif team_deleted and not runtime.runners:
             pending.add(asyncio.ensure_future(finish_after_worktrees(outcome.text)))
         elif not team_seen and runtime.team is None and not runtime.lead.prompts:
             finish(0, "the lead answered without a team", outcome.text)
@@ -260,14 +260,14 @@ async def stop_team(
     with contextlib.suppress(Exception):
         runtime.interrupt(LEAD_NAME)
     team = runtime.team
-    names = list(runtime.teammates)
+    names = list(runtime.runners)
     for name in names:
         with contextlib.suppress(Exception):
             runtime.request_shutdown(name, why)
     gone = asyncio.Event()
 
     def check(_event: object = None) -> None:
-        if not runtime.teammates:
+        if not runtime.runners:
             gone.set()
 
     unsubscribe = runtime.subscribe(check)
@@ -275,7 +275,7 @@ async def stop_team(
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(gone.wait(), grace)
     unsubscribe()
-    killed = list(runtime.teammates)
+    killed = list(runtime.runners)
     for name in killed:
         with contextlib.suppress(Exception):
             runtime.kill(name)

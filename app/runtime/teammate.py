@@ -244,11 +244,25 @@ class Teammate:
         except TeamdeckError as exc:
             log.warning("%s: cannot read its inbox: %s", self.name, exc)
             return None
+        person = self._from_person(unread)
+        if person is not None:
+            return person
         prompt = self._from_inbox(unread)
         if prompt is not None:
             return prompt
         if self.session.pending_plan_request is None and self.shutdown_request is None:
             return self._claim_task()
+        return None
+
+    def _from_person(self, unread: list[tuple[int, InboxMessage]]) -> Prompt | None:
+        """The person's message through the inbox (how a dashboard reaches a teammate in
+        another process): handled before any other mail, like ``inject`` (seed 002)."""
+        for index, message in unread:
+            if message.sender == USER_NAME and parse_frame(message.text) is None:
+                self.home.mailbox(self.team).mark_read(self.name, index, durable=False)
+                self.session.record("user", message.text, source="person")
+                self.session.set_activity("message from the person")
+                return [{"type": "text", "text": message.text}]
         return None
 
     def _from_inbox(self, unread: list[tuple[int, InboxMessage]]) -> Prompt | None:

@@ -34,6 +34,7 @@ class FakeRuntime:
         self.team = team
         self.model_description = "offline model — set ANTHROPIC_API_KEY for Claude"
         self.decider: Decider = "person"
+        self.teammate_backend = "in-process"
         self.agents: list[AgentSnapshot] = agents or []
         self._approvals: dict[str, Approval] = {a.request_id: a for a in approvals or []}
         self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
