@@ -197,6 +197,8 @@ class AgentSession:
                 self.cache_creation_tokens,
                 snap.tool_calls,
                 snap.model_calls,
+                snap.cost_usd,
+                snap.unpriced_calls,
             )
         )
 

@@ -132,3 +132,26 @@ async def test_another_programs_agents_show_no_cost(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: deck.loaded and deck.agents)
         panels = [p.render().plain for p in deck.screen.query(TeammatePanel)]
         assert panels and not [text for text in panels if "$" in text]
+
+
+def test_a_teammate_process_reports_its_cost_through_its_log() -> None:
+    """A process-mode teammate prices its own calls; the lead's side reads the cost from the
+    usage line of its log, with the agent's type from its spec."""
+    from app.runtime.api import AgentSnapshot
+    from app.runtime.runners.agent_log import LoggedAgent, event_line
+
+    line = event_line(UsageChanged("writer", 1000, 200, 5000, 300, 4, 2, 0.0123, 0))
+    assert line is not None
+    agent = LoggedAgent(AgentSnapshot("writer", "green", "running", agent_type="Explore"))
+    [event] = agent.apply(line)
+    assert isinstance(event, UsageChanged) and event.cost_usd == pytest.approx(0.0123)
+    assert agent_cost(agent.snapshot) == "$0.0123"
+    assert (agent.snapshot.cache_read_tokens, agent.snapshot.cache_write_tokens) == (5000, 300)
+    unknown = event_line(UsageChanged("writer", 1000, 200, 0, 0, 4, 3, 0.0123, 1))
+    assert unknown is not None
+    agent.apply(unknown)
+    assert agent_cost(agent.snapshot) == "$?"
+    old = {k: v for k, v in line.items() if k not in ("costUsd", "unpricedCalls")}
+    fresh = LoggedAgent(AgentSnapshot("writer", "green", "running"))
+    fresh.apply(old)  # an older teammate's log: no cost in it, none made up
+    assert fresh.snapshot.cost_usd is None and agent_cost(fresh.snapshot) is None
