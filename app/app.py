@@ -315,7 +315,10 @@ class TeamDeckApp(DeckState):
         self.flush_runtime()
 
     def flush_runtime(self) -> None:
-        """Apply the runtime events received so far (the relay streams text to the views)."""
+        """Apply the runtime events received so far (the relay streams text to the views);
+        nothing once the app is shutting down (its views are being taken apart)."""
+        if not self.is_running:
+            return
         try:
             news = self.relay.flush()
         except NoMatches:  # the views are being torn down: we are quitting
@@ -382,9 +385,12 @@ class TeamDeckApp(DeckState):
             model=self.model_description,
             read_only=self.steering.read_only,
             demo=self.demo,
+            priced=self.runtime is not None,
+            budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
         )
 
     def _tick(self) -> None:
+        self.header = self.header_now()  # costs grow with every model call
         self.files = self._dated(self.files)  # a quiet team turns stale without a file event
-        if isinstance(self.screen, DeckScreen):
+        if self.is_running and isinstance(self.screen, DeckScreen):
             self.screen.tick()

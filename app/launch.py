@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import Home
-from app.recording import finish_dashboard_recording, start_dashboard_recording
+from app.recording import (
+    finish_dashboard_recording,
+    start_attach_recording,
+    start_dashboard_recording,
+)
 
 if TYPE_CHECKING:
     from app.app import RuntimeFactory, TeamDeckApp
@@ -55,23 +59,9 @@ def build_dashboard(
     from app.app import TeamDeckApp
 
     if viewer:
-        pick = team is None and len(home.teams.names()) > 1
-        if not home.is_claude:
-            return TeamDeckApp(home, None, team=team, pick=pick)
-        # A live Claude Code team: answered through its inboxes, its transcripts read from
-        # its session files.
-        from app.runtime.claude_transcripts import ClaudeTranscripts
-        from app.runtime.file_steering import FileSteering
-
-        return TeamDeckApp(
-            home,
-            None,
-            team=team,
-            pick=pick,
-            steering=lambda shown: FileSteering(home, shown),
-            transcripts=lambda shown: ClaudeTranscripts(home, shown),
-            model=STEERING_CLAUDE,
-        )
+        viewing = _viewer(home, team)
+        start_attach_recording(viewing, home, history=history)
+        return viewing
     history_home = home.root
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
@@ -101,6 +91,28 @@ def build_dashboard(
         app, home, app.runtime, source=source, goal=goal, history_home=history_home, **options
     )
     return app
+
+
+def _viewer(home: Home, team: str | None) -> TeamDeckApp:
+    """The read-only viewer of ``home``'s files; of a live Claude Code team, one that answers
+    it through its inboxes and reads its transcripts from its session files."""
+    from app.app import TeamDeckApp
+
+    pick = team is None and len(home.teams.names()) > 1
+    if not home.is_claude:
+        return TeamDeckApp(home, None, team=team, pick=pick)
+    from app.runtime.claude_transcripts import ClaudeTranscripts
+    from app.runtime.file_steering import FileSteering
+
+    return TeamDeckApp(
+        home,
+        None,
+        team=team,
+        pick=pick,
+        steering=lambda shown: FileSteering(home, shown),
+        transcripts=lambda shown: ClaudeTranscripts(home, shown),
+        model=STEERING_CLAUDE,
+    )
 
 
 def runtime_factory(
