@@ -172,7 +172,7 @@ async def test_a_budget_stop_shuts_the_team_down_cleanly(home: Home, project: Pa
 def test_the_headless_command_exits_1_with_one_line_at_the_budget(
     home: Home, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.runtime.headless import run_headless
+    from app.headless import run_headless
 
     code = run_headless(
         home,
