@@ -141,6 +141,7 @@ def merge_agents(
                 model=member.model or "",
                 mode=member.mode or "default",
                 started_at=member.joined_at / 1000 if member.joined_at else 0.0,
+                status_since=0.0,  # the files do not say since when
             )
     agents: list[AgentSnapshot] = []
     for snap in merged.values():

@@ -1,8 +1,8 @@
 """One teammate's panel: colour, name, status badge, current task, last activity, counters.
 
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
-terminals). Rendered from an ``AgentSnapshot`` the app passes in; elapsed time comes from an
-injected clock so snapshots of the UI are stable.
+terminals). Rendered from an ``AgentSnapshot`` the app passes in; the time shown beside the
+status is the time in that status, from an injected clock so snapshots of the UI are stable.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from textual.widget import Widget
 
 from app.feed_format import format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
+from app.runtime.events import TERMINAL_STATUSES
 
 BADGE_STYLES: dict[str, str] = {
     "running": "bold green",
@@ -95,11 +96,16 @@ class TeammatePanel(Widget):
     # ------------------------------------------------------------------ rendering
 
     def _elapsed(self) -> str:
+        """How long the agent has been in its status ("idle 2:05": idle for 2 min 5 s); a
+        finished agent, how long it ran. Without a known start of the status (a team seen
+        only through its files), the time since it joined."""
         agent = self.agent
-        if not agent.started_at:
+        if agent.status in TERMINAL_STATUSES and agent.ended_at and agent.started_at:
+            return format_elapsed(agent.ended_at - agent.started_at)
+        since = agent.status_since or agent.started_at
+        if not since:
             return ""
-        end = agent.ended_at or self.clock()
-        return format_elapsed(end - agent.started_at)
+        return format_elapsed(self.clock() - since)
 
     @property
     def selected(self) -> bool:

@@ -31,6 +31,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from app.core.protocol import parse_frame
 from app.feed_format import describe, one_line
 from app.runtime.events import TranscriptEntry
+from widgets.literal_markdown import literal_parser
 
 MAX_ITEMS = 200
 LONG_LINES = 8
@@ -192,7 +193,7 @@ class Transcript(VerticalScroll):
     def add_text(self, text: str) -> None:
         """A chunk of streamed assistant text."""
         if self._stream is None:
-            self._stream = Markdown(text, classes="assistant")
+            self._stream = Markdown(text, classes="assistant", parser_factory=literal_parser)
             self._stream_text = text
             self._stream_given = len(text)
             self._append(self._stream)
@@ -220,7 +221,7 @@ class Transcript(VerticalScroll):
                     return None
                 return Static(Text(f"› {in_words(entry.text, self.agent or '')}"), classes="user")
             case "assistant":
-                return Markdown(entry.text, classes="assistant")
+                return Markdown(entry.text, classes="assistant", parser_factory=literal_parser)
             case "tool_call":
                 call = ToolCall(entry)
                 tool_use_id = entry.data.get("tool_use_id")

@@ -97,7 +97,14 @@ def build_home(root: Path) -> Home:
 
 def agents() -> list[AgentSnapshot]:
     def snap(name: str, color: str, status: str, **kw: object) -> AgentSnapshot:
-        return AgentSnapshot(name=name, color=color, status=status, started_at=T0, **kw)  # type: ignore[arg-type]
+        return AgentSnapshot(
+            name=name,
+            color=color,
+            status=status,
+            started_at=T0,
+            status_since=T0,
+            **kw,  # type: ignore[arg-type]
+        )
 
     return [
         snap("team-lead", "blue", "running", is_lead=True, input_tokens=5200, output_tokens=800,

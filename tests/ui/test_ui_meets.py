@@ -1,0 +1,118 @@
+"""The dashboard as a person meets it, second pass: plans shown as written, the time in a
+status, keys on a teammate that has finished, tool results in words (issue 10)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from textual.pilot import Pilot
+
+from app.app import TeamDeckApp
+from app.runtime.api import Approval
+from app.runtime.events import StatusChanged, TranscriptEntry
+from app.screens.plan_review import PlanReviewScreen
+from tests.ui.fake_runtime import T0, FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+from widgets.teammate_panel import TeammatePanel
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")  # out of the lead's input: keys act
+    await pilot.pause()
+    return app
+
+
+def notes(app: TeamDeckApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+def panel(app: TeamDeckApp, name: str) -> str:
+    found = [p for p in app.screen.query(TeammatePanel) if p.agent.name == name]
+    assert found, f"no panel for {name}"
+    return str(found[0].render())
+
+
+# ---------------------------------------------------------------------- plans as written
+
+LITERAL_PLAN = """## Plan
+
+1. Read `setup.cfg` and __init__.py, then app/__main__.py
+2. Keep **the public API** as it is
+
+4. Address the feedback: also cover _private_helper and __init__.py
+"""
+
+
+async def test_plan_review_shows_file_names_and_feedback_as_written(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    runtime.add_approval(
+        Approval(
+            "plan-7@tester",
+            "plan",
+            "tester",
+            "tester: plan approval",
+            body=LITERAL_PLAN,
+            created_at=T0 + 1,
+        )  # fmt: skip
+    )
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("3", "v")  # tester (jump 3), review its request
+        await wait_for(pilot, lambda: isinstance(deck.screen, PlanReviewScreen))
+        text = screen_text(deck)
+        assert "Read setup.cfg and __init__.py, then app/__main__.py" in text
+        assert "also cover _private_helper and __init__.py" in text
+        assert "init.py" not in text.replace("__init__.py", "")
+        # The rest is still Markdown: the heading and the bold lose their marks.
+        assert "## Plan" not in text and "**" not in text
+        assert "Keep the public API as it is" in text
+
+
+async def test_model_text_keeps_underscored_names(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.emit(
+            TranscriptEntry("team-lead", "assistant", "Edited __init__.py and **kept** main.")
+        )
+        await wait_for(pilot, lambda: "Edited __init__.py" in screen_text(deck))
+        assert "kept main" in screen_text(deck)
+
+
+# ---------------------------------------------------------------------- time in a status
+
+
+async def test_the_timer_counts_the_time_in_the_current_status(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    # The clock reads T0 + 125. The researcher started at T0 and has been idle since T0 + 100;
+    # the tester started at T0 and ended (completed) at T0 + 60.
+    runtime.agents = [
+        replace(a, status_since=T0 + 100) if a.name == "researcher" else a for a in runtime.agents
+    ]
+    runtime.agents = [
+        replace(a, status="completed", ended_at=T0 + 60) if a.name == "tester" else a
+        for a in runtime.agents
+    ]
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.emit(StatusChanged("researcher", "idle"))
+        await wait_for(pilot, lambda: "idle 0:25" in panel(deck, "researcher"))
+        assert "2:05" not in panel(deck, "researcher")  # not the time since it started
+        assert "running 2:05" in panel(deck, "team-lead")  # running since T0
+        assert "completed 1:00" in panel(deck, "tester")  # a finished one: how long it ran
+
+
+async def test_a_status_change_restarts_the_timer(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert "idle 2:05" in panel(deck, "researcher")
+        runtime.agents = [
+            replace(a, status="running", status_since=T0 + 120) if a.name == "researcher" else a
+            for a in runtime.agents
+        ]
+        runtime.emit(StatusChanged("researcher", "running"))
+        await wait_for(pilot, lambda: "running 0:05" in panel(deck, "researcher"))
