@@ -38,7 +38,7 @@ from app.core.tasks import ClaimResult, TaskList
 PROG = "teamdeck"
 SYNOPSIS = """commands:
   teamdeck [tui]                               the dashboard (offline model when no API key)
-  teamdeck demo                                the dashboard running a scripted team scenario
+  teamdeck demo [--keep]                       the dashboard running a scripted team scenario
   teamdeck run GOAL --headless [--json]        run a team to completion without the UI
   teamdeck team create NAME [--description D] | list | show NAME | delete NAME [--force]
   teamdeck task create --team T SUBJECT [--description D] | list --team T [--all]
@@ -258,6 +258,7 @@ def cmd_demo(home: Home, args: argparse.Namespace) -> int:
         demo=True,
         lead_approves=args.lead_approves,
         modes=modes,
+        keep=args.keep,
         **cli_history.run_options(args),
     )
 
@@ -553,6 +554,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         cli_modes.add_mode_options(sub)
         cli_history.add_run_options(sub)
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the demo's temporary home when it ends (and print where it is)",
+    )
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     _json_option(run)
