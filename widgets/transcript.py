@@ -150,6 +150,8 @@ class Transcript(VerticalScroll):
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor (stay at the bottom while text streams in) only once the content overflows:
         # Textual bottom-aligns shorter anchored content, leaving a gap at the top.
+        if self.query_children(".empty"):
+            return  # a long "nothing yet" text is read from its start
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
 

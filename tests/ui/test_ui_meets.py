@@ -4,13 +4,19 @@ status, keys on a teammate that has finished, tool results in words (issue 10)."
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from app.app import TeamDeckApp
-from app.runtime.api import Approval
+from app.core import Home
+from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import StatusChanged, TranscriptEntry
+from app.screens.agent import AgentScreen
+from app.screens.confirm import ConfirmScreen
 from app.screens.plan_review import PlanReviewScreen
+from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.teammate_panel import TeammatePanel
@@ -27,6 +33,10 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
 
 def notes(app: TeamDeckApp) -> list[str]:
     return [str(n.message) for n in app._notifications]
+
+
+def lead() -> AgentSnapshot:
+    return AgentSnapshot("team-lead", "blue", "idle", is_lead=True, started_at=T0)
 
 
 def panel(app: TeamDeckApp, name: str) -> str:
@@ -116,3 +126,58 @@ async def test_a_status_change_restarts_the_timer(deck: TeamDeckApp, runtime: Fa
         ]
         runtime.emit(StatusChanged("researcher", "running"))
         await wait_for(pilot, lambda: "running 0:05" in panel(deck, "researcher"))
+
+
+# ---------------------------------------------------------------------- keys on a finished teammate
+
+
+async def test_kill_on_a_finished_teammate_says_so_without_asking(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.set_status("tester", "completed")
+        await wait_for(pilot, lambda: "completed" in panel(deck, "tester"))
+        await pilot.press("3", "K")
+        await wait_for(pilot, lambda: "tester has already completed." in notes(deck))
+        await pilot.pause(0.1)
+        assert not isinstance(deck.screen, ConfirmScreen)
+        assert not [c for c in runtime.calls if c[0] == "kill"]
+
+
+async def test_a_finished_teammates_view_does_not_invite_a_message(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("1", "enter")  # the researcher's view: it is idle, it reads mail
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        inject = deck.screen.query_one("#inject", Input)
+        assert inject.has_focus and not inject.disabled
+        await pilot.press("h", "i")
+        runtime.set_status("researcher", "completed")  # it shut down while the person typed
+        await wait_for(pilot, lambda: inject.disabled)
+        assert inject.placeholder == "researcher has completed: it reads no more messages"
+        assert not inject.has_focus
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert not [c for c in runtime.calls if c[0] == "inject_message"]
+        assert "i Type" not in screen_text(deck).splitlines()[-1]  # nothing to type into
+        await pilot.press("escape")  # back to the leader view
+        await wait_for(pilot, lambda: not isinstance(deck.screen, AgentScreen))
+        await pilot.press("1", "enter")  # opened again: the input is off from the start
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        inject = deck.screen.query_one("#inject", Input)
+        assert inject.disabled and not inject.has_focus
+
+
+# ---------------------------------------------------------------------- the first screen
+
+
+async def test_the_first_screen_starts_with_what_to_type_at_80_columns(tmp_path: Path) -> None:
+    runtime = FakeRuntime(team=None, agents=[lead()])
+    app = TeamDeckApp(Home(tmp_path / "home"), runtime.factory, clock=fixed_clock, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.loaded)
+        await pilot.pause(0.2)
+        assert "Type a goal for the lead below" in screen_text(app)
