@@ -206,7 +206,7 @@ class TeamDeckApp(App[None]):
     def on_mount(self) -> None:
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
-        self._watch_files()
+        self._follow_files()
         if self.pick_on_start:
             from app.screens.team_picker import open_team_picker
 
@@ -249,7 +249,9 @@ class TeamDeckApp(App[None]):
     # ------------------------------------------------------------------ files -> store
 
     @work(group="watcher", exit_on_error=False, name="watcher")
-    async def _watch_files(self) -> None:
+    async def _follow_files(self) -> None:
+        # One worker for the app's life. (Not ``_watch_files``: Textual calls a method of that
+        # name on every change of the ``files`` reactive, which would start one more.)
         async with contextlib.aclosing(self.watcher.events()) as batches:
             async for batch in batches:
                 self.queue_changes(batch)

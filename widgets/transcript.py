@@ -1,5 +1,6 @@
 """One agent's transcript: the person's prompts, streamed assistant text (Markdown), tool
-calls with their inputs and results (``Collapsible``, collapsed when long), notices, errors.
+calls with their inputs and results (``Collapsible``, collapsed when long; a result that
+carries a message is shown as that message, not as JSON), notices, errors.
 
 Text streams in as ``add_text`` chunks (already batched by the app); the whole assistant
 entry that follows replaces the streamed copy, so nothing is shown twice. Only the newest
@@ -77,13 +78,30 @@ def _input_summary(tool_input: Any) -> str:
     return one_line(str(tool_input), 60) if tool_input is not None else ""
 
 
+def result_in_words(text: str) -> str:
+    """A tool result as a person reads it: an answer in JSON that carries a ``message``
+    (TeamDelete's, SendMessage's) is that message; anything else is shown as it came."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return text
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return text
+    message = data.get("message") if isinstance(data, dict) else None
+    return message if isinstance(message, str) and message.strip() else text
+
+
 class ToolCall(Collapsible):
     """A tool call and (once it arrives) its result."""
 
     def __init__(self, entry: TranscriptEntry) -> None:
         self.tool = str(entry.data.get("tool") or entry.text)
         tool_input = entry.data.get("input")
-        self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
+        if tool_input in (None, {}):
+            self.body = "(no input)"
+        else:
+            self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
         self.summary = _input_summary(tool_input)
         super().__init__(
             Static(Text(self.body), classes="tool-input"),
@@ -115,9 +133,10 @@ class ToolCall(Collapsible):
             return
         failed = bool(entry.data.get("is_error"))
         self.title = self._label_text("✗" if failed else "✓")
-        result = Static(Text(entry.text, style="red" if failed else ""), classes="tool-result")
+        shown = result_in_words(entry.text)
+        result = Static(Text(shown, style="red" if failed else ""), classes="tool-result")
         self.query_one(Collapsible.Contents).mount(result)
-        if _is_long(entry.text) or _is_long(self.body):
+        if _is_long(shown) or _is_long(self.body):
             self.collapsed = True
 
 

@@ -3,6 +3,7 @@ status, keys on a teammate that has finished, tool results in words (issue 10)."
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from app.app import TeamDeckApp
-from app.core import Home
+from app.core import Home, InboxMessage
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import StatusChanged, TranscriptEntry
 from app.screens.agent import AgentScreen
@@ -181,3 +182,48 @@ async def test_the_first_screen_starts_with_what_to_type_at_80_columns(tmp_path:
         await wait_for(pilot, lambda: app.loaded)
         await pilot.pause(0.2)
         assert "Type a goal for the lead below" in screen_text(app)
+
+
+# ---------------------------------------------------------------------- tool results in words
+
+
+async def test_the_leads_team_delete_reads_in_words(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    result = {
+        "success": True,
+        "message": 'Cleaned up directories and worktrees for team "alpha"',
+        "team_name": "alpha",
+    }
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        call = {"tool": "TeamDelete", "tool_use_id": "td1", "input": {}}
+        runtime.emit(TranscriptEntry("team-lead", "tool_call", "TeamDelete", call))
+        runtime.emit(
+            TranscriptEntry("team-lead", "tool_result", json.dumps(result), {"tool_use_id": "td1"})
+        )
+        expected = 'Cleaned up directories and worktrees for team "alpha"'
+        await wait_for(pilot, lambda: expected in screen_text(deck))
+        lead = screen_text(deck).split("⚙ TeamDelete")[1]
+        assert '"success"' not in lead and "{" not in lead
+        assert "(no input)" in lead
+
+
+# ---------------------------------------------------------------------- one watcher worker
+
+
+async def test_the_app_follows_the_files_with_one_worker(deck: TeamDeckApp) -> None:
+    """Each change of the team's files used to start one more "watcher" worker (dozens in a
+    run), each reading every change again."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        box = deck.home.mailbox("alpha")
+        for n in range(4):
+            box.append(
+                "tester", InboxMessage(sender="team-lead", text=f"note {n}", summary=f"n{n}")
+            )
+            await wait_for(pilot, lambda n=n: f"n{n}" in screen_text(deck))  # type: ignore[misc]
+        deck.home.tasks("alpha").create("One more task")
+        await wait_for(pilot, lambda: "One more task" in screen_text(deck))
+        watchers = [w for w in deck.workers if w.name == "watcher"]
+        assert len(watchers) == 1, [w.name for w in deck.workers]
