@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from app.runtime.api import Decider, RuntimeAPI, Spawner
 
 DEMO_PREFIX = "teamdeck-demo-"
-DEMO_GOAL = "Summarize what the Python files in this folder do"
+DEMO_GOAL = "Summarize what the Python files in this folder do and count their lines"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
 DEMO_PACE = "0.02"
 

@@ -3,17 +3,22 @@ that keeps refusing to shut down, and a claim that fails for a reason that canno
 
 from __future__ import annotations
 
+import asyncio
+import io
+import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 from app.core import Home, InboxMessage
 from app.core.tasks import TaskList
 from app.runtime.events import ApprovalChanged
+from app.runtime.headless import run_team
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, tool_use
 from app.runtime.offline.lead_policy import MAX_SHUTDOWN_ASKS
 from app.runtime.offline.policies import OfflineModel
 from app.runtime.team import TeamRuntime
-from tests.runtime.conftest import Observer, Router, Script, frames_in, until
+from tests.runtime.conftest import HANG_GUARD, Observer, Router, Script, frames_in, until
 from tests.runtime.test_runtime_api import create_team
 
 GOAL = "Describe the python files in this project"
@@ -141,3 +146,59 @@ async def test_a_blocked_claim_is_tried_again_once_the_task_is_unblocked(
     await until(lambda: status_of(tasks, "2") == "completed", "task #2 done")
     assert tasks.get("2").owner == "researcher"  # type: ignore[union-attr]
     assert tools_called(runtime, "researcher").count("TaskUpdate") >= 3  # 1 failed, 2 claimed
+
+
+# ---------------------------------------------------------------------- the demo's permission
+
+COUNT_GOAL = "Summarize what the Python files in this folder do and count their lines"
+
+
+async def test_headless_line_counts_are_allowed_by_the_lead(home: Home, project: Path) -> None:
+    """``teamdeck run GOAL --headless`` has no person: the lead answers the researcher's
+    ``wc -l`` permission request and the run completes with the counts."""
+    out = io.StringIO()
+    code, reason = await asyncio.wait_for(
+        run_team(home, COUNT_GOAL, cwd=project, time_limit=HANG_GUARD, out=out, json_output=True),
+        HANG_GUARD + 5,
+    )
+    assert (code, reason) == (0, "team finished")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    kinds = [line.get("type") for line in lines if line["event"] == "message"]
+    assert kinds.count("permission_request") == 1
+    answer = next(line for line in lines if line.get("type") == "permission_response")
+    assert answer["from"] == "team-lead"  # no person: the lead answers, allowing it
+    assert json.loads(answer["text"])["subtype"] == "success"
+    report = lines[-2]["text"]
+    assert "Found 3 files" in report and "lines in the 3 file(s) counted" in report
+
+
+async def test_the_person_is_asked_about_the_line_count_and_a_denial_is_reported(
+    make_runtime: Callable[..., TeamRuntime], home: Home
+) -> None:
+    """In the dashboard the person decides: the researcher's ``wc -l`` waits in the queue as a
+    permission request (the one the demo shows); denied, the researcher reports without the
+    counts and the team still finishes."""
+    runtime = make_runtime(Router())
+    observer = Observer(runtime)
+    await runtime.start()
+    runtime.submit(COUNT_GOAL)
+    permission = await until(
+        lambda: next((a for a in runtime.approvals() if a.kind == "permission"), None),
+        "the researcher's permission request",
+    )
+    assert (permission.agent, permission.tool_name) == ("researcher", "Bash")
+    assert permission.tool_input is not None
+    assert permission.tool_input["command"].startswith("wc -l ")
+    assert permission.suggestion == "Bash(wc:*)"
+    assert runtime.status_of("researcher") == "awaiting approval"
+    runtime.answer_permission(permission.request_id, allow=False)
+    plan = await until(
+        lambda: next((a for a in runtime.approvals() if a.kind == "plan"), None), "the plan"
+    )
+    runtime.approve_plan(plan.request_id)
+    report = await until(
+        lambda: next((o.text for o in observer.outcomes if "Final report" in o.text), ""),
+        "the final report",
+    )
+    assert "Lines not counted" in report
+    assert {e.kind for e in observer.of(ApprovalChanged)} == {"permission", "plan"}
