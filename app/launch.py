@@ -185,6 +185,13 @@ def _exit_on_hangup(exit_app: Callable[[], object]) -> Iterator[None]:
     def stop(signum: int, _frame: object) -> None:
         import asyncio
 
+        if signum == signal.SIGHUP:
+            # The terminal is gone. The kernel follows SIGHUP with SIGCONT, on which Textual
+            # would go back into application mode on the dead terminal and could be stopped
+            # there (SIGTTOU) for good: nothing is left to resume or draw on.
+            signal.signal(signal.SIGCONT, signal.SIG_DFL)
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            signal.signal(signal.SIGTTIN, signal.SIG_IGN)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # the app is not running yet (or any more): plain exit

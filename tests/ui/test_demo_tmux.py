@@ -35,7 +35,9 @@ class Tmux:
         return result.stdout
 
     def start(self, command: str, env: dict[str, str]) -> None:
-        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        # Without -u, the pane inherits COLUMNS=80 LINES=24 from a pytest process (readline
+        # exports them) and the app draws 80x24 whatever the pane's size.
+        exports = " ".join(["-u COLUMNS -u LINES", *(f"{k}={v}" for k, v in env.items())])
         self.run(
             "new-session",
             "-d",
@@ -124,7 +126,8 @@ def test_demo_runs_to_completion_with_keys(
         assert "wc -l" in screen and "Always allow adds the rule Bash(wc:*)" in screen
         tmux.keys(answer)
         screen = tmux.wait_for(
-            lambda s: "wants to use Bash" not in s and "writer awaiting" in s, "the writer's plan"
+            lambda s: "wants to use Bash" not in s and digits(s, "awaiting") == ["3"],
+            "the writer's plan",
         )
         tmux.keys(*digits(screen, "awaiting"), "a")  # select the writer, approve its plan
         # All tasks done -> the lead asks everyone to shut down -> each teammate answers its
