@@ -106,7 +106,7 @@ class FakeRuntime:
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> str:
         self.calls.append(("request_shutdown", agent, reason))
-        return f"shutdown requested from {agent}"
+        return f"shutdown-{int(T0 * 1000) + 700_000}@{agent}"  # the request id, as TeamRuntime
 
     def kill(self, agent: str) -> None:
         self.calls.append(("kill", agent))

@@ -34,6 +34,9 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
     return app
 
 
+PLAN_ID = "plan_approval-1767225630000@engineer"
+
+
 def notes(app: TeamDeckApp) -> list[tuple[str, str]]:
     return [(n.title, str(n.message)) for n in app._notifications]
 
@@ -65,13 +68,17 @@ async def test_the_lead_transcript_shows_delivered_frames_in_words(
         assert "shutdown-1795370285536" not in text
 
 
-async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp) -> None:
+async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    """The runtime answers a shutdown request with its request id (as ``TeamRuntime`` does);
+    the person reads one toast in words, with no id in it."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
+        before = len(notes(deck))
         await pilot.press("1", "s")
-        await pilot.pause()
-        (title, message), *_ = [n for n in notes(deck) if "researcher" in n[1]]
-        assert "shutdown" in message and "@" not in message and "shutdown-" not in message
+        await wait_for(pilot, lambda: len(notes(deck)) > before)
+        await pilot.pause(0.2)
+        assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
+        assert notes(deck)[before:] == [("", "shutdown requested from researcher")]
 
 
 # ---------------------------------------------------------------------- item 4: once
@@ -96,16 +103,22 @@ async def test_a_message_typed_in_a_teammates_view_appears_once(
 # ---------------------------------------------------------------------- item 5: reject toast
 
 
-async def test_reject_toast_title_and_body_tell_one_event(deck: TeamDeckApp) -> None:
+async def test_reject_toast_title_and_body_tell_one_event(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """Rejecting a plan shows one toast about the rejection: no second toast about the request
+    it answered, no title from the request ("plan approval requested") over a body about the
+    answer."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("2", "r")
         await pilot.pause(0.2)
+        before = len(notes(deck))
         await pilot.press(*"too big", "enter")
-        await wait_for(pilot, lambda: any("rejected" in m for _, m in notes(deck)))
-        title, message = next(n for n in notes(deck) if "rejected" in n[1])
-        assert message == "engineer's plan rejected"
-        assert "requested" not in title
+        await wait_for(pilot, lambda: len(notes(deck)) > before)
+        await pilot.pause(0.3)  # anything the answer's events would add arrives by now
+        assert runtime.calls[-1] == ("reject_plan", PLAN_ID, "too big")
+        assert notes(deck)[before:] == [("", "engineer's plan rejected")]
 
 
 # ---------------------------------------------------------------------- item 11: toasts
