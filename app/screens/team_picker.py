@@ -19,6 +19,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.runtime.file_status import TeamSummary, team_summaries
+from app.store import pick_team
 
 
 def summary_line(summary: TeamSummary) -> Text:
@@ -76,7 +77,8 @@ def open_team_picker(app: App[object]) -> None:
         app.notify("No team in this home yet.", severity="warning")
         return
     files = getattr(app, "files", None)
-    current = getattr(files, "team", None)
+    # The team shown; at start the files may not be read yet: the one the store will show.
+    current = getattr(files, "team", None) or pick_team(home)
 
     def chosen(team: str | None) -> None:
         if team and team != current:

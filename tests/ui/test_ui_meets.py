@@ -16,6 +16,7 @@ from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import StatusChanged, TranscriptEntry
 from app.screens.agent import AgentScreen
 from app.screens.confirm import ConfirmScreen
+from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
 from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
@@ -227,3 +228,31 @@ async def test_the_app_follows_the_files_with_one_worker(deck: TeamDeckApp) -> N
         await wait_for(pilot, lambda: "One more task" in screen_text(deck))
         watchers = [w for w in deck.workers if w.name == "watcher"]
         assert len(watchers) == 1, [w.name for w in deck.workers]
+
+
+# ---------------------------------------------------------------------- a permission in words
+
+
+async def test_a_shell_permission_shows_the_command_line(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    runtime.add_approval(
+        Approval(
+            "perm-8@tester", "permission", "tester", "tester: Bash",
+            body='{\n  "command": "wc -l app.py",\n  "description": "Count lines"\n}',
+            tool_name="Bash", tool_input={"command": "wc -l app.py", "description": "Count lines"},
+            suggestion="Bash(wc:*)", created_at=T0 + 1,
+        )
+    )  # fmt: skip
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("3", "v")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PermissionScreen))
+        text = screen_text(deck)
+        dialog = text.split("wants to use")[1].split("Always allow adds")[0]
+        assert "$ wc -l app.py" in dialog and "description: Count lines" in dialog
+        assert '"command"' not in dialog and "{" not in dialog
+        await pilot.press("n")
+        await wait_for(
+            pilot, lambda: ("answer_permission", "perm-8@tester", False, False) in runtime.calls
+        )
