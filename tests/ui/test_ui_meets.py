@@ -22,6 +22,7 @@ from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.teammate_panel import TeammatePanel
+from widgets.transcript import Transcript
 
 
 async def ready(pilot: Pilot[None]) -> TeamDeckApp:
@@ -256,3 +257,19 @@ async def test_a_shell_permission_shows_the_command_line(
         await wait_for(
             pilot, lambda: ("answer_permission", "perm-8@tester", False, False) in runtime.calls
         )
+
+
+# ---------------------------------------------------------------------- enter opens the selection
+
+
+async def test_enter_opens_the_selected_teammate_from_the_transcript(deck: TeamDeckApp) -> None:
+    """After a dialog, focus is often back on the lead's transcript: enter there opens the
+    selected teammate's view too, as the border says ("enter on its panel")."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("1")
+        deck.screen.query_one("#lead", Transcript).focus()
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        assert deck.screen.agent == "researcher"
