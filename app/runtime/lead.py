@@ -5,6 +5,10 @@
   themselves: they ride along with the next real message.
 * Plan, permission and shutdown frames feed the approvals queue. When the lead model decides
   requests, they are delivered to it; when the person decides, the model only gets a note.
+* The lead's own member entry keeps ``isActive`` current like a teammate's (seed 000's
+  ``setMemberActive``: true while it works, false when idle; written only on change). The seeds'
+  TeamCreate writes the lead's entry without the field; it appears at the first transition
+  after the team exists (the first tool-result boundary after TeamCreate).
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class Lead:
         self.idle_notes: dict[str, str] = {}
         self.notes: list[str] = []
         self.turns = 0
+        #: The ``isActive`` last written, for which team.
+        self._active: tuple[str, bool] | None = None
 
     def submit(self, text: str) -> None:
         self.prompts.append(text)
@@ -71,6 +77,7 @@ class Lead:
                 await self.wake.wait(5.0)
                 continue
             self.session.set_status("running")
+            self._mark_active(True)
             try:
                 outcome = await run_turn(self.session, prompt, drain=self.drain)
             except asyncio.CancelledError:
@@ -82,7 +89,20 @@ class Lead:
                 outcome = TurnOutcome("error", "", message)
             self.turns += 1
             self.session.set_status("idle")
+            self._mark_active(False)
             self.runtime.lead_turn_ended(outcome)
+
+    def _mark_active(self, active: bool) -> None:
+        """``isActive`` of the lead's entry in the team config, written on change only."""
+        team = self.runtime.team
+        if team is None or self._active == (team, active):
+            return
+        try:
+            self.runtime.home.teams.update_member(team, LEAD_NAME, is_active=active)
+        except (TeamdeckError, OSError) as exc:
+            log.warning("could not update the lead's isActive in the config: %s", exc)
+            return
+        self._active = (team, active)
 
     def _next_prompt(self) -> str | None:
         delivered = self.drain()
@@ -99,6 +119,8 @@ class Lead:
         team = self.runtime.team
         if not team:
             return []
+        if self.session.status == "running":  # e.g. the first boundary after TeamCreate
+            self._mark_active(True)
         box = self.runtime.home.mailbox(team)
         try:
             unread = box.unread(LEAD_NAME)

@@ -8,6 +8,7 @@ keeps the team shown. The summaries are read by the caller, not by this screen.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -19,7 +20,6 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.runtime.file_status import TeamSummary, team_summaries
-from app.store import pick_team
 
 
 def summary_line(summary: TeamSummary) -> Text:
@@ -65,7 +65,7 @@ class TeamPickerScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def open_team_picker(app: App[object]) -> None:
+def open_team_picker(app: App[Any]) -> None:
     """Show the picker over ``app`` (a ``TeamDeckApp``); the choice switches the team shown."""
     from app.messages import SwitchTeam
 
@@ -77,8 +77,7 @@ def open_team_picker(app: App[object]) -> None:
         app.notify("No team in this home yet.", severity="warning")
         return
     files = getattr(app, "files", None)
-    # The team shown; at start the files may not be read yet: the one the store will show.
-    current = getattr(files, "team", None) or pick_team(home)
+    current = getattr(files, "team", None)
 
     def chosen(team: str | None) -> None:
         if team and team != current:

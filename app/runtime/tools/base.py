@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from app.core import Home
+    from app.runtime.team_hooks import TeamHooks
 
 
 class ToolError(Exception):
@@ -118,6 +119,8 @@ class ToolContext:
     tool_use_id: str = ""
     # Extra read/write roots allowed by permission rules (besides agent.cwd).
     extra_roots: tuple[Path, ...] = ()
+    #: The calling agent's team hooks (TaskCreated, TaskCompleted); ``None``: none run.
+    hooks: TeamHooks | None = None
 
     def require_team(self) -> str:
         team = self.agent.team or (self.services.current_team() if self.services else None)

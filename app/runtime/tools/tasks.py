@@ -9,6 +9,10 @@ They work on ``ctx.home.tasks(team)`` for the caller's team and return JSON:
   ``_internal`` tasks hidden, ``blockedBy`` listing only unresolved blockers
 - TaskUpdate -> ``{"success": true, "taskId", "updatedFields": [...]}``
 
+Owners: an owner other than the caller must be a current member of the team (a departed one
+would own the task forever); if the owner leaves while the assignment is being written, the
+task goes straight back to the board and the caller is told.
+
 Claiming: when a teammate (not the lead) makes itself the owner of a task it does not own yet
 (``owner`` set to its own name, or ``status: "in_progress"`` on an unowned task, as Claude
 Code does), the update goes through ``TaskList.claim``, so of several racing teammates exactly
@@ -19,17 +23,27 @@ Completion: when a teammate sets ``status: "completed"`` on a task that was not 
 ``task_completed`` frame goes to the lead's inbox (through ``ctx.services.send``).
 
 ``status: "deleted"`` deletes the task (as Claude Code does); ids are never reused.
+
+Hooks (``ctx.hooks``, see :mod:`app.runtime.team_hooks`): a ``TaskCreated`` hook that blocks
+means the task is not created (it is written hidden while its hooks run, so nobody claims it,
+then shown or deleted) and the hook's feedback is the tool's error; a ``TaskCompleted`` hook
+that blocks keeps the task open (nothing of the update is written) and its feedback is the
+error the caller reads.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import contextlib
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.errors import TeamdeckError
 from app.core.models import TASK_STATUSES, Task
 from app.core.paths import LEAD_NAME, strip_team_suffix
 from app.core.protocol import task_completed
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from app.core.tasks import TaskList as TaskStore
 
 _CLAIM_REASONS = {
     "task_not_found": "it does not exist",
@@ -131,15 +145,21 @@ class TaskCreate(_TaskTool):
         if not subject:
             raise ToolError("subject must not be empty")
         description = _str(tool_input, "description") or ""
+        metadata = _metadata(tool_input)
+        hooked = ctx.hooks is not None and await ctx.hooks.has("TaskCreated")
+        hide = hooked and not (metadata or {}).get("_internal")
+        tasks = ctx.home.tasks(team)
         try:
-            task = ctx.home.tasks(team).create(
+            task = tasks.create(
                 subject,
                 description,
                 active_form=_str(tool_input, "activeForm"),
-                metadata=_metadata(tool_input),
+                metadata={**(metadata or {}), "_internal": True} if hide else metadata,
             )
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(str(exc)) from None
+        if hooked and ctx.hooks is not None:
+            await _created_hooks(ctx, tasks, task, unhide=hide)
         return ToolResult.json({"task": {"id": task.id, "subject": task.subject}})
 
 
@@ -315,6 +335,13 @@ class TaskUpdate(_TaskTool):
                     )
                     raise ToolError(f"Cannot claim task #{task_id} ({reason}): {detail}")
                 owner = None  # the claim set it
+            if status == "completed" and before.status != "completed" and ctx.hooks:
+                run = await ctx.hooks.fire("TaskCompleted", task=before)
+                if run.blocked:
+                    raise ToolError(
+                        f"A TaskCompleted hook kept task #{task_id} open (nothing was "
+                        f"updated). Its feedback:\n{run.feedback}"
+                    )
             updates: dict[str, Any] = {}
             if subject is not None:
                 updates["subject"] = subject
@@ -331,6 +358,8 @@ class TaskUpdate(_TaskTool):
             after = tasks.update(
                 task_id, add_blocks=add_blocks, add_blocked_by=add_blocked_by, **updates
             )
+            if owner and owner != me and after.owner == owner:
+                _owner_still_here(ctx, team, owner, task_id)
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
         except ValueError as exc:
@@ -371,6 +400,50 @@ def _changed_fields(before: Task, after: Task) -> list[str]:
 
 
 TASK_TOOLS: tuple[type[Tool], ...] = (TaskCreate, TaskGet, TaskList, TaskUpdate)
+
+
+async def _created_hooks(ctx: ToolContext, tasks: TaskStore, task: Task, *, unhide: bool) -> None:
+    """Run the ``TaskCreated`` hooks of a task just written (hidden if ``unhide``): show it,
+    or delete it and raise the hook's feedback (the task was not created)."""
+    assert ctx.hooks is not None
+    try:
+        run = await ctx.hooks.fire("TaskCreated", task=task)
+    except BaseException:
+        _forget(tasks, task.id)  # cancelled (the turn was interrupted): no half-made task
+        raise
+    if run.blocked:
+        _forget(tasks, task.id)
+        raise ToolError(
+            f"A TaskCreated hook refused the task (not created). Its feedback:\n{run.feedback}"
+        )
+    if unhide:
+        try:
+            tasks.update(task.id, metadata={"_internal": None})
+        except (TeamdeckError, ValueError) as exc:
+            raise ToolError(f"task #{task.id} was created but stays hidden: {exc}") from None
+
+
+def _forget(tasks: TaskStore, task_id: str) -> None:
+    with contextlib.suppress(TeamdeckError, OSError):  # already gone
+        tasks.delete(task_id)
+
+
+def _owner_still_here(ctx: ToolContext, team: str, owner: str, task_id: str) -> None:
+    """After assigning ``owner``: if it left the team meanwhile (a kill or a crash racing the
+    assignment, whose own return of its tasks may have come before this write), its tasks go
+    back to the board now and ToolError says so. With the leaving teammate removed from the
+    config *before* its tasks are returned, one of the two always sees the other's write."""
+    try:
+        config = ctx.home.teams.get(team)
+    except TeamdeckError:
+        return  # cannot tell: leave the assignment as it is
+    if config is None or config.member(owner) is not None:
+        return
+    result = ctx.home.tasks(team).unassign(owner, f"{owner}@{team}", "terminated")
+    raise ToolError(
+        f"{owner} left the team while task #{task_id} was being assigned to it; "
+        f"{result.notification_message}"
+    )
 
 
 def _current_member(ctx: ToolContext, team: str, owner: str) -> str:
