@@ -277,6 +277,8 @@ class Transcript(VerticalScroll):
                 return Static(Text(f"✗ {entry.text}"), classes="error")
 
     def _append(self, widget: Widget) -> None:
+        if not self.is_attached:  # the view is being torn down (quitting while agents work)
+            return
         for empty in self.query(".empty"):
             empty.remove()
         self.mount(widget)

@@ -273,3 +273,17 @@ async def test_enter_opens_the_selected_teammate_from_the_transcript(deck: TeamD
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
         assert deck.screen.agent == "researcher"
+
+
+# ---------------------------------------------------------------------- quitting while agents work
+
+
+def test_an_entry_for_a_transcript_not_attached_is_dropped() -> None:
+    """Quitting while agents work: their last events can reach a view whose transcript is no
+    longer attached to the app. That raised MountError (a traceback, exit status 1)."""
+    transcript = Transcript(id="lead")
+    call = {"tool": "TaskList", "tool_use_id": "late", "input": {}}
+    transcript.add_entry(TranscriptEntry("team-lead", "tool_call", "TaskList", call))
+    transcript.add_entry(TranscriptEntry("team-lead", "notice", "late"))
+    transcript.add_text("late text")
+    assert not transcript.children
