@@ -104,16 +104,17 @@ class TeammatePanel(Widget):
     # ------------------------------------------------------------------ rendering
 
     def _elapsed(self) -> str:
-        """How long the agent has been in its status ("idle 2:05": idle for 2 min 5 s); a
-        finished agent, how long it ran. Without a known start of the status, the time since
-        it joined."""
+        """How long the agent has been in its status ("idle 2:05": idle for 2 min 5 s); one
+        that finished or left, how long it was there. Without a known start of the status,
+        the time since it joined. A team gone quiet (``ended_at`` set) stops the clock."""
         agent = self.agent
-        if agent.status in TERMINAL_STATUSES and agent.ended_at and agent.started_at:
+        finished = agent.status in TERMINAL_STATUSES or agent.status == "gone"
+        if finished and agent.ended_at and agent.started_at:
             return format_elapsed(agent.ended_at - agent.started_at)
         since = agent.status_since or agent.started_at
         if not since:
             return ""
-        return format_elapsed(self.clock() - since)
+        return format_elapsed((agent.ended_at or self.clock()) - since)
 
     @property
     def selected(self) -> bool:
