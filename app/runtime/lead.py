@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from app.core import Home
+    from app.core.mailbox import Mailbox
     from app.core.models import InboxMessage
     from app.runtime.api import Decider
 
@@ -66,7 +67,7 @@ class Lead:
         self.wake.bind(asyncio.get_running_loop())
         while True:
             self.wake.clear()
-            prompt = self._next_prompt()
+            prompt = await self._next_prompt()
             if prompt is None:
                 await self.wake.wait(5.0)
                 continue
@@ -84,8 +85,8 @@ class Lead:
             self.session.set_status("idle")
             self.runtime.lead_turn_ended(outcome)
 
-    def _next_prompt(self) -> str | None:
-        delivered = self.drain()
+    async def _next_prompt(self) -> str | None:
+        delivered = await self.drain()
         if self.prompts:
             parts = [self.prompts.popleft(), *delivered]
             return "\n\n".join(parts)
@@ -93,15 +94,15 @@ class Lead:
             return "\n\n".join(delivered)
         return None
 
-    def drain(self) -> list[str]:
+    async def drain(self) -> list[str]:
         """Read the lead's unread mail: returns the texts to show the model (empty if nothing
         needs it); idle notifications are coalesced into one line alongside real messages."""
         team = self.runtime.team
         if not team:
             return []
         box = self.runtime.home.mailbox(team)
-        try:
-            unread = box.unread(LEAD_NAME)
+        try:  # the inbox (a lock shared with every writer): off the loop, in the lead's order
+            unread = await self.session.io.run(_take_unread, box)
         except CorruptFileError as exc:
             self.session.snapshot.error = str(exc)
             return []
@@ -110,7 +111,6 @@ class Lead:
             return []
         if not unread:
             return []
-        box.mark_read(LEAD_NAME, [i for i, _ in unread], durable=False)
         wake: list[str] = []
         for _, message in unread:
             frame = parse_frame(message.text)
@@ -148,3 +148,11 @@ class Lead:
             extra.append("[notes: " + "; ".join(self.notes) + "]")
             self.notes.clear()
         return wake + extra
+
+
+def _take_unread(box: Mailbox) -> list[tuple[int, InboxMessage]]:
+    """The lead's unread messages, marked read."""
+    unread = box.unread(LEAD_NAME)
+    if unread:
+        box.mark_read(LEAD_NAME, [i for i, _ in unread], durable=False)
+    return unread

@@ -25,6 +25,7 @@ from app.runtime.events import (
     UsageChanged,
 )
 from app.runtime.model import DEFAULT_MAX_TOKENS
+from app.runtime.offload import Lane
 from app.runtime.permissions import PermissionRules
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
 
@@ -103,6 +104,8 @@ class AgentSession:
         self.cache_creation_tokens = 0
         #: Awaited before each model call (the run's budget holds new calls while it is spent).
         self.gate: Callable[[AgentSession], Awaitable[None]] | None = None
+        #: This agent's blocking file work, off the event loop and in order (app.runtime.offload).
+        self.io = Lane(identity.name)
         self._status_detail = ""
 
     # ------------------------------------------------------------------ identity

@@ -99,6 +99,14 @@ def _is_lead(ctx: ToolContext) -> bool:
 class _TaskTool(Tool):
     coordination = True
 
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The work is blocking file I/O (locks, a scan of every task file, fsyncs): it runs
+        off the event loop, in the agent's order (``ToolContext.blocking``)."""
+        return await ctx.blocking(self.run, tool_input, ctx)
+
+    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
+
 
 class TaskCreate(_TaskTool):
     name = "TaskCreate"
@@ -125,7 +133,7 @@ class TaskCreate(_TaskTool):
         "additionalProperties": False,
     }
 
-    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         subject = (_str(tool_input, "subject", required=True) or "").strip()
         if not subject:
@@ -157,7 +165,7 @@ class TaskGet(_TaskTool):
     }
     read_only = True
 
-    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         task_id = _task_id(tool_input)
         try:
@@ -194,7 +202,7 @@ class TaskList(_TaskTool):
     }
     read_only = True
 
-    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         try:
             every, errors = ctx.home.tasks(team).scan(include_internal=True)
@@ -266,7 +274,7 @@ class TaskUpdate(_TaskTool):
         "additionalProperties": False,
     }
 
-    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         task_id = _task_id(tool_input)
         status = _str(tool_input, "status")
