@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -106,6 +107,8 @@ class Recorder:
         self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._done: set[tuple[str, str]] = set()
         self._task_taken: dict[tuple[str, str], float] = {}
+        self._local_pending: dict[tuple[str, str], int] = {}
+        self._read_lock = threading.Lock()
         self._inbox_seen: dict[tuple[str, str], int] = {}
         self._counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
         self._cost = 0.0
@@ -148,10 +151,17 @@ class Recorder:
         if converted is None or converted[0] != "task" or converted[1]["team"] != self.team:
             return
         team, task_id = converted[1]["team"], converted[1]["task_id"]
-        taken = time.monotonic()
-        snapshot = self._task_snapshot(team, task_id)
+        key = (team, task_id)
+        # Writers run in several threads: count the read as pending until applied, so that a
+        # later re-read cannot be applied first and make this one look stale (see _read_task).
+        with self._read_lock:
+            taken = time.monotonic()
+            snapshot = self._task_snapshot(team, task_id)
+            self._local_pending[key] = self._local_pending.get(key, 0) + 1
 
         def op(conn: sqlite3.Connection) -> None:
+            with self._read_lock:
+                self._local_pending[key] -= 1
             self._apply_task(conn, team, task_id, snapshot, taken)
 
         self.writer.submit(op)
@@ -452,8 +462,14 @@ class Recorder:
         self.writer.defer(("task", team, task_id), TASK_REREAD_SECONDS, op)
 
     def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
-        taken = time.monotonic()
-        self._apply_task(conn, team, task_id, self._task_snapshot(team, task_id), taken)
+        with self._read_lock:
+            if self._local_pending.get((team, task_id)):
+                # A read of this process's own write is still queued: let it land first.
+                self._reread_task(team, task_id)
+                return
+            taken = time.monotonic()
+            snapshot = self._task_snapshot(team, task_id)
+        self._apply_task(conn, team, task_id, snapshot, taken)
 
     def _task_snapshot(self, team: str, task_id: str) -> _TaskView | Literal[False] | None:
         """The task as its file says now: a view, ``None`` if gone, ``False`` if unreadable

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextvars
 import dataclasses
 import functools
 import logging
@@ -58,6 +59,10 @@ many CPU-bound threads queueing for the GIL ahead of the loop's thread."""
 _executor: concurrent.futures.ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 _worker = threading.local()
+#: The loop a task running on another loop works for (``app.runtime.model_loop``).
+CALLER_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
+    "teamdeck_caller_loop", default=None
+)
 
 
 def workers() -> int:
@@ -81,9 +86,21 @@ def executor() -> concurrent.futures.ThreadPoolExecutor:
         return _executor
 
 
+_background: set[asyncio.AbstractEventLoop] = set()
+
+
+def mark_background(loop: asyncio.AbstractEventLoop) -> None:
+    """``loop`` runs in a thread of its own, where nobody waits on it (the model calls' loop):
+    ``off_loop`` runs calls made there inline instead of handing them to yet another thread."""
+    _background.add(loop)
+
+
 async def off_loop(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-    """``func(*args, **kwargs)`` in a worker thread; its result or exception."""
+    """``func(*args, **kwargs)`` in a worker thread (inline on a background loop); its result
+    or exception."""
     loop = asyncio.get_running_loop()
+    if loop in _background:
+        return func(*args, **kwargs)
     future = executor().submit(_in_worker, loop, functools.partial(func, *args, **kwargs))
     return await _wait(future, func)
 
@@ -92,11 +109,14 @@ def on_loop(callback: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs)
     """Call ``callback`` on the event loop's thread: now if that is where we are (or no loop is
     involved), else as soon as the loop gets to it. Callbacks posted by one call run in order,
     and before its caller resumes."""
-    loop: asyncio.AbstractEventLoop | None = getattr(_worker, "loop", None)
+    loop: asyncio.AbstractEventLoop | None = getattr(_worker, "loop", None) or CALLER_LOOP.get()
     if loop is None:
         callback(*args, **kwargs)
-    else:
+        return
+    try:
         loop.call_soon_threadsafe(functools.partial(callback, *args, **kwargs))
+    except RuntimeError:  # that loop is closed: nobody is left to tell
+        log.debug("dropped %s: its event loop is closed", _name(callback))
 
 
 class Lane:
