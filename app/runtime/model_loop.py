@@ -20,9 +20,9 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from app.runtime.offload import CALLER_LOOP, mark_background
+from app.runtime.offload import CALLER_LOOP, enabled, mark_background
 
 T = TypeVar("T")
 
@@ -52,28 +52,58 @@ def model_loop() -> asyncio.AbstractEventLoop:
 
 async def on_model_loop(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the model loop; its result or exception here (see the module docs)."""
-    caller = asyncio.get_running_loop()
-    future = asyncio.run_coroutine_threadsafe(_for(caller, coro), model_loop())
-    waiter = asyncio.wrap_future(future)
+    if not enabled():  # everything on the caller's loop (the benchmarks' baseline)
+        return await coro
+    call = _Call(asyncio.get_running_loop(), coro)
+    target = model_loop()
+    target.call_soon_threadsafe(call.start, target)
     try:
-        return await asyncio.shield(waiter)
+        return await asyncio.shield(asyncio.wrap_future(call.result))
     except asyncio.CancelledError:
-        future.cancel()
-        await _ended(future, waiter)
+        target.call_soon_threadsafe(call.cancel)
+        await call.ended()
         raise
 
 
-async def _for(caller: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> T:
-    CALLER_LOOP.set(caller)  # this task's own context: on_loop posts to the caller
-    return await coro
+class _Call(Generic[T]):
+    """One coroutine run on the model loop for a caller on another loop."""
 
+    def __init__(self, caller: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> None:
+        self.caller = caller
+        self.coro = coro
+        self.result: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self.task: asyncio.Task[T] | None = None
+        self.started = False
 
-async def _ended(future: concurrent.futures.Future[Any], waiter: asyncio.Future[Any]) -> None:
-    """Wait for the cancelled model-side task to finish, despite further cancellations."""
-    while not future.done():
-        try:
-            await asyncio.shield(waiter)
-        except asyncio.CancelledError:
-            continue
-        except Exception:
-            break
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:  # on the model loop
+        self.task = loop.create_task(self._run())
+        self.task.add_done_callback(self._done)
+
+    async def _run(self) -> T:
+        self.started = True
+        CALLER_LOOP.set(self.caller)  # this task's own context: on_loop posts to the caller
+        return await self.coro
+
+    def _done(self, task: asyncio.Task[T]) -> None:  # on the model loop
+        if task.cancelled():
+            if not self.started:
+                self.coro.close()  # cancelled before it began: never awaited, and that is fine
+            self.result.cancel()
+        elif (error := task.exception()) is not None:
+            self.result.set_exception(error)
+        else:
+            self.result.set_result(task.result())
+
+    def cancel(self) -> None:  # on the model loop
+        if self.task is not None:
+            self.task.cancel()
+
+    async def ended(self) -> None:
+        """Wait until the model-side task has really ended (its cleanup included), despite
+        further cancellations of the caller."""
+        waiter = asyncio.wrap_future(self.result)
+        while not self.result.done():
+            try:
+                await asyncio.shield(waiter)
+            except (asyncio.CancelledError, Exception):
+                continue

@@ -27,6 +27,9 @@ Guarantees, so that moving a call off the loop changes nothing but the timing:
   dropped.
 * Outside a running event loop (a synchronous caller, a test without a loop) calls run inline.
 
+``TEAMDECK_OFFLOAD=0`` (or ``set_enabled(False)``) runs everything inline on the loop, as
+before this module existed: the benchmarks' baseline, and a way to rule it out when debugging.
+
 Only plain blocking calls belong here: they must not touch asyncio objects or the runtime's
 listeners except through ``on_loop``.
 """
@@ -51,6 +54,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 ErrorHandler = Callable[[Exception], object]
 
+ENABLED_ENV = "TEAMDECK_OFFLOAD"
 WORKERS_ENV = "TEAMDECK_IO_THREADS"
 DEFAULT_WORKERS = 4
 """Worker threads: enough for the agents' file I/O to overlap (fsync releases the GIL) without
@@ -63,6 +67,22 @@ _worker = threading.local()
 CALLER_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
     "teamdeck_caller_loop", default=None
 )
+
+
+_enabled: bool | None = None
+
+
+def enabled() -> bool:
+    """Whether blocking work leaves the loop (``$TEAMDECK_OFFLOAD``, default on)."""
+    if _enabled is not None:
+        return _enabled
+    return os.environ.get(ENABLED_ENV, "").strip().lower() not in ("0", "off", "false", "no")
+
+
+def set_enabled(flag: bool | None) -> None:
+    """Force offloading on or off for this process (``None``: back to the environment)."""
+    global _enabled
+    _enabled = flag
 
 
 def workers() -> int:
@@ -99,7 +119,7 @@ async def off_loop(func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -
     """``func(*args, **kwargs)`` in a worker thread (inline on a background loop); its result
     or exception."""
     loop = asyncio.get_running_loop()
-    if loop in _background:
+    if loop in _background or not enabled():
         return func(*args, **kwargs)
     future = executor().submit(_in_worker, loop, functools.partial(func, *args, **kwargs))
     return await _wait(future, func)
@@ -144,6 +164,8 @@ class Lane:
         """``func(*args, **kwargs)`` after everything handed over before; its result or
         exception (cancellation: see the module docstring)."""
         loop = asyncio.get_running_loop()
+        if not enabled():
+            return func(*args, **kwargs)
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._put(_Job(loop, functools.partial(func, *args, **kwargs), future, None, False))
         return await _wait(future, func)
@@ -161,8 +183,10 @@ class Lane:
         loop."""
         call = functools.partial(func, *args, **kwargs)
         try:
-            loop = asyncio.get_running_loop()
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
+            loop = None
+        if loop is None or not enabled():
             self.flush()
             try:
                 call()

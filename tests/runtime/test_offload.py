@@ -17,6 +17,7 @@ import pytest
 from app.core import Home
 from app.core.tasks import TaskList
 from app.runtime.model import MODEL_ALIASES, make_client
+from app.runtime.model_loop import on_model_loop
 from app.runtime.offline import ModelRequest, OfflineTransport, ScriptedModel, reply
 from app.runtime.offload import Lane, off_loop, on_loop
 from app.runtime.team import TeamRuntime
@@ -159,6 +160,68 @@ def _raise() -> None:
 
 def on_the_loop(loop_thread: int) -> bool:
     return threading.get_ident() == loop_thread
+
+
+# ---------------------------------------------------------------------------------- model loop
+
+
+async def where() -> int:
+    return threading.get_ident()
+
+
+async def test_model_calls_run_on_their_own_loop_and_report_back_in_order() -> None:
+    loop_thread = threading.get_ident()
+    told: list[tuple[int, bool]] = []
+
+    async def stream() -> str:
+        for i in range(5):
+            on_loop(lambda i=i: told.append((i, on_the_loop(loop_thread))))
+            await asyncio.sleep(0)
+        return "final"
+
+    assert await on_model_loop(where()) != loop_thread
+    assert await on_model_loop(stream()) == "final"
+    assert told == [(i, True) for i in range(5)]  # all delivered before the result
+
+    async def broken() -> None:
+        raise ValueError("bad stream")
+
+    with pytest.raises(ValueError, match="bad stream"):
+        await on_model_loop(broken())
+
+
+async def test_cancelling_a_model_call_cancels_it_there_and_waits_for_its_end() -> None:
+    started, ended = asyncio.Event(), []
+
+    async def hang() -> None:
+        on_loop(started.set)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.01)  # cleanup that takes a moment (closing a response)
+            ended.append("cleaned up")
+
+    call = asyncio.create_task(on_model_loop(hang()))
+    await started.wait()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert ended == ["cleaned up"]  # nothing of it is left running after the caller returns
+
+
+async def test_with_offloading_off_everything_runs_on_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    me = threading.get_ident()
+    monkeypatch.setenv("TEAMDECK_OFFLOAD", "0")
+    assert await off_loop(threading.get_ident) == me
+    assert await Lane().run(threading.get_ident) == me
+    assert await on_model_loop(where()) == me
+    ran: list[int] = []
+    Lane().submit(lambda: ran.append(threading.get_ident()))
+    assert ran == [me]
+    monkeypatch.setenv("TEAMDECK_OFFLOAD", "1")
+    assert await on_model_loop(where()) != me
 
 
 # ---------------------------------------------------------------------------------- the runtime
