@@ -399,7 +399,10 @@ class TeamRuntime:
             cwd=self.cwd,
         )
         runner = self._make_runner(spec)
-        self.home.teams.add_member(team, member_entry(spec, runner.backend))
+        # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
+        await self.lead_session.io.run(
+            self.home.teams.add_member, team, member_entry(spec, runner.backend)
+        )
         self.crew.add(runner)
         runner.start()
         return spawn_result(spec)
