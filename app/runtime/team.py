@@ -32,6 +32,7 @@ from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.channel import Sent, TeamChannel
 from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
 from app.runtime.events import MessageSent, RuntimeEvent, TeamLifecycle, TranscriptEntry
+from app.runtime.gc_pauses import freeze_long_lived
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
 from app.runtime.loop import TurnOutcome
@@ -143,6 +144,7 @@ class TeamRuntime:
     # ================================================================== lifecycle
 
     async def start(self) -> None:
+        freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
         self._loop = asyncio.get_running_loop()
         if not self.watcher.running:
             await self.watcher.start()

@@ -337,3 +337,22 @@ async def test_the_offline_server_works_off_the_loop_and_handler_errors_still_su
     assert threads and encodes and threading.get_ident() not in threads + encodes
     with pytest.raises(anthropic.InternalServerError, match="offline model failed: KeyError"):
         await client.messages.create(model=model, max_tokens=16, messages=messages)
+
+
+# ---------------------------------------------------------------------------------- GC pauses
+
+
+async def test_the_long_lived_heap_is_frozen_once_when_a_runtime_starts(
+    make_runtime: Callable[..., TeamRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from app.runtime import gc_pauses
+
+    calls: list[str] = []
+    monkeypatch.setattr(gc_pauses, "_frozen", False)
+    monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    await make_runtime(spawner=no_spawn).start()
+    await make_runtime(spawner=no_spawn).start()
+    assert calls == ["collect", "freeze"]  # garbage first, then once per process
