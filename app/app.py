@@ -15,7 +15,9 @@ the screens directly, because they are streams, not state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -64,10 +66,12 @@ from app.view_state import (
     digest,
     find_agent,
     header_info,
+    hook_item,
     merge_agents,
     request_notice,
     task_notice,
     valid_selection,
+    with_usage,
 )
 from widgets.task_board import TaskBoard
 
@@ -115,13 +119,16 @@ class TeamDeckApp(App[None]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     FLUSH_SECONDS = 0.05  # streamed text is drawn this often
+    TRANSCRIPT_POLL_SECONDS = 0.5  # a viewer reads what the agents' session files gained
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
     #: ``cli_modes.ModeOptions`` of this run, if any (see ``app.screens.modes``).
     mode_options: Any = None
     #: a viewer's transcripts (``entries(agent)``), e.g. a Claude Code team's session files
     transcript_source: Any = None
-    #: a viewer of a home with several teams asks which one first (``app.screens.team_picker``)
+    #: a viewer of a home with several teams asks which one first, once the team shown by
+    #: default (the newest activity: the picker's first line) is loaded
+    #: (``app.screens.team_picker``)
     pick_on_start = False
 
     agents: var[tuple[AgentSnapshot, ...]] = var(())
@@ -167,8 +174,11 @@ class TeamDeckApp(App[None]):
         self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
         self.set_reactive(TeamDeckApp.header, self._header())
         self.partial: dict[str, str] = {}  # text streamed since the agent's last entry
+        #: a viewer's token usage per agent, from ``transcript_source`` (in, out, cache, tools)
+        self.usage: dict[str, tuple[int, int, int, int]] = {}
         self.loaded = False  # the first store load has been shown
         self._events = EventBuffer()
+        self._hook_seq = itertools.count(1)  # feed lines of hook outcomes: -1, -2, ...
         self.feeder = StoreFeeder(
             self.store,
             lambda delta: self.post_message(StoreUpdated(delta)),
@@ -195,6 +205,11 @@ class TeamDeckApp(App[None]):
         """The shown agent called ``name``, if any."""
         return find_agent(self.agents, name)
 
+    @property
+    def transcripts_from_files(self) -> bool:
+        """A viewer that reads the agents' transcripts from their session files."""
+        return self.runtime is None and self.transcript_source is not None
+
     def transcript(self, agent: str) -> list[TranscriptEntry]:
         """``agent``'s transcript so far (a viewer: from ``transcript_source`` if it has one)."""
         if self.runtime is None and self.transcript_source is not None:
@@ -206,11 +221,9 @@ class TeamDeckApp(App[None]):
     def on_mount(self) -> None:
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
+        if self.transcripts_from_files:
+            self.set_interval(self.TRANSCRIPT_POLL_SECONDS, self._poll_transcripts)
         self._watch_files()
-        if self.pick_on_start:
-            from app.screens.team_picker import open_team_picker
-
-            self.call_after_refresh(open_team_picker, self)
         self._refresh_store()
         if self.runtime is not None:
             self._unsubscribe = self.runtime.subscribe(self._on_runtime_event)
@@ -275,7 +288,7 @@ class TeamDeckApp(App[None]):
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
-                self.files = delta.files(self.files)
+                self.files = self._dated(delta.files(self.files))
                 if self.runtime is None:
                     self.approvals = tuple(delta.pending)
         except NoMatches:  # the views are being torn down: we are quitting
@@ -291,7 +304,55 @@ class TeamDeckApp(App[None]):
             left = list(self.files.teams)
             if left and self.runtime.team is None:  # an earlier run's teams, left on disk
                 self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
-        self.loaded = True
+        first, self.loaded = not self.loaded, True
+        if first and self.pick_on_start:
+            # After the first load: the picker then knows (and highlights) the team shown.
+            from app.screens.team_picker import open_team_picker
+
+            open_team_picker(self)
+
+    # ------------------------------------------------------------------ session files -> views
+
+    _polling = False
+
+    def _poll_transcripts(self) -> None:
+        """A viewer: read what every shown agent's session file gained (one read at a time,
+        in a thread); open views follow, panels get the token counts."""
+        if not self._polling:
+            self._polling = True
+            self._read_transcripts([a.name for a in self.agents])
+
+    @work(thread=True, group="transcripts", exit_on_error=False, name="transcripts")
+    def _read_transcripts(self, agents: list[str]) -> None:
+        source = self.transcript_source
+        changed: set[str] = set()
+        usage: dict[str, tuple[int, int, int, int]] = {}
+        try:
+            changed = source.poll(agents)
+            for name in agents:
+                u = source.usage(name)
+                if u is not None:
+                    usage[name] = (
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_read_tokens,
+                        u.tool_calls,
+                    )
+        finally:
+            with contextlib.suppress(RuntimeError):  # the app closed meanwhile
+                self.call_from_thread(self._transcripts_read, changed, usage)
+
+    def _transcripts_read(
+        self, changed: set[str], usage: dict[str, tuple[int, int, int, int]]
+    ) -> None:
+        self._polling = False
+        if usage != self.usage:
+            self.usage = usage
+            self._pull_agents()
+        views = [s for s in self.screen_stack if isinstance(s, DeckScreen) and s.is_mounted]
+        for agent in sorted(changed):
+            for view in views:
+                view.transcript_grew(agent)
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so
@@ -328,6 +389,10 @@ class TeamDeckApp(App[None]):
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
+        if news.hooks:
+            items = [(e.team, hook_item(e, -next(self._hook_seq))) for e in news.hooks]
+            for view in views:
+                view.on_hooks(items)
         over = self._run.see(events)
         if over is not None:
             for view in views:
@@ -368,9 +433,17 @@ class TeamDeckApp(App[None]):
             )
 
     def _pull_agents(self) -> None:
-        self.agents = merge_agents(
+        agents = merge_agents(
             self.runtime.snapshot() if self.runtime is not None else None, self.files
         )
+        self.agents = with_usage(agents, self.usage) if self.usage else agents
+
+    def _dated(self, files: TeamFiles) -> TeamFiles:
+        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity)."""
+        if self.runtime is not None:
+            return files
+        stale = files.stale_now(self.clock())
+        return files if stale == files.stale else dataclasses.replace(files, stale=stale)
 
     def _header(self) -> HeaderInfo:
         return header_info(
@@ -378,11 +451,12 @@ class TeamDeckApp(App[None]):
             self.agents,
             self.approvals,
             model=self.model_description,
-            read_only=self.runtime is None,
+            read_only=self.steering.read_only,
             demo=self.demo,
         )
 
     def _tick(self) -> None:
+        self.files = self._dated(self.files)  # a quiet team turns stale without a file event
         if isinstance(self.screen, DeckScreen):
             self.screen.tick()
 

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from app import __version__, cli_approvals, cli_history, cli_modes
+from app import __version__, cli_agents, cli_approvals, cli_history, cli_modes
 from app import cli_format as fmt
+from app.cli_worktrees import add_worktrees_option, worktree_options
 from app.core.errors import NotFoundError, TeamdeckError, TeamNotEmptyError
 from app.core.home import Home
 from app.core.mailbox import Mailbox
@@ -40,6 +41,9 @@ SYNOPSIS = """commands:
   teamdeck [tui]                               the dashboard (offline model when no API key)
   teamdeck demo                                the dashboard running a scripted team scenario
   teamdeck run GOAL --headless [--json]        run a team to completion without the UI
+  teamdeck tui|demo|run --teammate-mode in-process|process|tmux
+  teamdeck attach [TEAM] | ps [--json]         a team left running: open it again / list agents
+  teamdeck agent --team T --name N             run one teammate as a process of its own
   teamdeck team create NAME [--description D] | list | show NAME | delete NAME [--force]
   teamdeck task create --team T SUBJECT [--description D] | list --team T [--all]
   teamdeck task show|delete --team T ID
@@ -248,6 +252,7 @@ def cmd_tui(home: Home, args: argparse.Namespace) -> int:
         modes=modes,
         team=getattr(args, "dashboard_team", None),
         **cli_history.run_options(args),
+        **worktree_options(args),
     )
 
 
@@ -259,6 +264,7 @@ def cmd_demo(home: Home, args: argparse.Namespace) -> int:
         lead_approves=args.lead_approves,
         modes=modes,
         **cli_history.run_options(args),
+        **worktree_options(args, demo=True),
     )
 
 
@@ -268,7 +274,7 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
     if args.json and not args.headless:
         args.parser.error("--json needs --headless")
     modes = cli_modes.options_for(args, headless=args.headless)
-    history = cli_history.run_options(args)
+    history = {**cli_history.run_options(args), **worktree_options(args)}
     if args.headless:
         return run_headless(home, args.goal, args.json, modes, **history)
     return run_tui(
@@ -553,6 +559,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
         cli_modes.add_mode_options(sub)
         cli_history.add_run_options(sub)
+        add_worktrees_option(sub)
         sub.add_argument(
             "--offline-pace",
             metavar="SPEC",
@@ -640,6 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     inbox.add_argument("--clear", action="store_true", help="delete every message (clearMailbox)")
     _json_option(inbox)
     READ_ONLY.update(cli_approvals.register(commands, command))
+    READ_ONLY.update(cli_agents.register(commands, command))
     return parser
 
 

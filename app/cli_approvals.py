@@ -95,6 +95,10 @@ def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
     request = find_request(home, args.id, team)
     kind = request.approval.kind
     feedback = args.feedback
+    if getattr(args, "always", False) and kind != "permission":
+        raise ValueError(
+            f"--always is for permission requests; {args.id} is a {kind} request (nothing sent)"
+        )
 
     def text_for(r: FileRequest) -> str:
         if not isinstance(r.frame, PermissionRequest):
@@ -115,7 +119,7 @@ def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
     verb = {("plan", True): "approved", ("plan", False): "rejected"}.get(
         (kind, approve), "allowed" if approve else "denied"
     )
-    if approve and getattr(args, "always", False) and kind == "permission":
+    if approve and getattr(args, "always", False):
         verb = "always allowed"
     print(f"{verb} {request.requester}'s {kind} request {args.id} (team {request.team})")
     return 0

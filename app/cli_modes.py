@@ -8,11 +8,16 @@
                                       of ``permissions.allow/deny`` in the settings files
     --dangerously-skip-permissions    bypassPermissions for the lead (and its teammates);
                                       required for bypassPermissions headless
+    --teammate-mode MODE              how teammates run: in-process, process, tmux (default:
+                                      the settings' ``teammateMode``, else in-process)
 
 Without ``--permission-mode`` the lead starts in the settings' ``permissions.defaultMode``, else
 ``default``. In the dashboard, bypassPermissions without ``--dangerously-skip-permissions`` is
 only entered after the person confirms it (``runtime_options`` returns the runtime in default
-mode and ``ModeOptions.confirm_bypass`` set); headless it is a one-line error.
+mode and ``ModeOptions.confirm_bypass`` set); headless it is a one-line error. With
+``permissions.disableBypassPermissionsMode: "disable"`` in a settings file, asking for
+bypassPermissions is a one-line error everywhere (a settings ``defaultMode`` of bypassPermissions
+falls back to ``default`` with a warning), and it is never offered afterwards.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
+from app.runtime.runners.modes import BACKENDS
 from app.runtime.settings import load_settings
 
 BYPASS = "bypassPermissions"
@@ -78,6 +84,14 @@ def add_mode_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every tool without asking (bypassPermissions)",
     )
+    parser.add_argument(
+        "--teammate-mode",
+        metavar="MODE",
+        choices=BACKENDS,
+        help="how teammates run: in-process (default, or the settings' teammateMode), process "
+        "(an OS process each; the team can outlive the dashboard) or tmux (a tmux window each, "
+        "in session teamdeck-<team>)",
+    )
 
 
 @dataclass
@@ -96,6 +110,10 @@ class ModeOptions:
     requested_teammate_mode: str = "default"
     #: bypassPermissions may be entered (flag given, or confirmed): shift+tab offers it.
     bypass_allowed: bool = False
+    #: How teammates run (``--teammate-mode``, else the settings' ``teammateMode``).
+    teammate_backend: str = "in-process"
+    #: A settings file turned bypassPermissions off: it is never offered, not even confirmed.
+    bypass_disabled: bool = False
     warnings: list[str] = field(default_factory=list)
 
     def runtime_kwargs(self) -> dict[str, Any]:
@@ -103,6 +121,8 @@ class ModeOptions:
             "lead_mode": self.lead_mode,
             "teammate_mode": self.teammate_mode,
             "rules": self.rules,
+            "teammate_backend": self.teammate_backend,
+            "allow_bypass": self.bypass_allowed,
         }
 
 
@@ -115,9 +135,23 @@ def resolve_modes(
     options = ModeOptions(warnings=list(settings.warnings) if settings else [])
     skip = bool(getattr(args, "dangerously_skip_permissions", False))
     lead = getattr(args, "permission_mode", None)
+    teammate = getattr(args, "teammate_permission_mode", None)
+    disabled_by = settings.bypass_disabled_by if settings else None
+    if disabled_by is not None:
+        options.bypass_disabled = True
+        if skip or BYPASS in (lead, teammate):
+            raise ModeError(
+                "bypassPermissions is disabled by permissions.disableBypassPermissionsMode "
+                f"in {disabled_by}"
+            )
     if lead is None:
         lead = BYPASS if skip else (settings.default_mode if settings else None) or "default"
-    teammate = getattr(args, "teammate_permission_mode", None)
+        if lead == BYPASS and disabled_by is not None:
+            options.warnings.append(
+                f"permissions.defaultMode bypassPermissions is disabled by {disabled_by}; "
+                "starting in default mode"
+            )
+            lead = "default"
     if teammate is None:
         teammate = "default" if lead in _NOT_INHERITED else lead
     wants_bypass = BYPASS in (lead, teammate)
@@ -139,6 +173,11 @@ def resolve_modes(
     for text in getattr(args, "deny", None) or ():
         rules.add_deny(text)
     options.rules = rules
+    options.teammate_backend = (
+        getattr(args, "teammate_mode", None)
+        or (settings.teammate_mode if settings else None)
+        or "in-process"
+    )
     return options
 
 

@@ -47,7 +47,11 @@ class DeckCommands(Provider):
         def to_screen(message: Message) -> Callable[[], object]:
             return partial(screen.post_message, message)
 
-        yield "Spawn teammate…", "Start a new in-process teammate", to_screen(AskSpawn())
+        yield (
+            "Spawn teammate…",
+            "A new teammate: its name, prompt and permission mode",
+            to_screen(AskSpawn()),
+        )
         yield "Leader view", "Back to the leader view", to_app(ShowLeader())
         yield (
             "Toggle task board",

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from app.runtime.api import Decider, RuntimeAPI, Spawner
 
 DEMO_GOAL = "Summarize what the Python files in this folder do"
+#: What the header says in place of the model when teamdeck steers a Claude Code team.
+STEERING_CLAUDE = "steering a Claude Code team — answers go to its inboxes"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
 DEMO_PACE = "0.02"
 
@@ -41,6 +43,9 @@ def build_dashboard(
     budget: float | None = None,
     claude: bool = False,
     team: str | None = None,
+    attach: str | None = None,
+    teammate_backend: str | None = None,
+    worktrees: bool = False,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
@@ -58,16 +63,24 @@ def build_dashboard(
 
             viewing.steering = FileSteering(home, lambda: viewing.store.team)
             viewing.transcript_source = ClaudeTranscripts(home, lambda: viewing.store.team)
+            viewing.model_description = STEERING_CLAUDE
         return viewing
     history_home = home.root
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
+        os.environ.setdefault("TEAMDECK_HOOKS", "0")  # no settings file shapes the demo
         home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
         goal = goal or DEMO_GOAL
         cwd = cwd or demo_workspace()
     runtime_options = dict(modes.runtime_kwargs()) if modes is not None else {}
+    if teammate_backend is not None:
+        runtime_options["teammate_backend"] = teammate_backend
+    if attach is not None:  # teamdeck attach: lead a team left running again
+        runtime_options["attach"] = attach
     if demo:  # "always allow" in the demo stays in its temporary home, not in teamdeck's source
         runtime_options.setdefault("rules_file", home.root / "settings.local.json")
+    if worktrees:
+        runtime_options["worktrees"] = True
     factory = runtime_factory(
         home,
         cwd=cwd,
@@ -76,7 +89,7 @@ def build_dashboard(
     )
     app = TeamDeckApp(home, factory, demo=demo, goal=goal, team=team)
     app.mode_options = modes  # read by app.screens.modes (shift+tab, bypass confirmation)
-    source = "demo" if demo else "dashboard"
+    source = "demo" if demo else "attach" if attach else "dashboard"
     options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}
     start_dashboard_recording(
         app, home, app.runtime, source=source, goal=goal, history_home=history_home, **options

@@ -21,6 +21,7 @@ from textual.markup import escape
 
 from app.core.paths import LEAD_NAME
 from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
+from app.runtime.runners.table import running_teams
 from app.screens.left_teams import LeftTeamsScreen
 from app.screens.quit import QuitScreen
 from app.view_state import teammates
@@ -69,7 +70,11 @@ def _live_teammates(app: TeamDeckApp) -> list[str]:
 
 async def ask_quit(app: TeamDeckApp, team: str) -> None:
     """Ask what becomes of ``team``, do it, and quit (or stay, on cancel)."""
-    choice = await app.push_screen_wait(QuitScreen(team, len(_live_teammates(app))))
+    runtime = app.runtime
+    running = runtime is not None and runtime.teammate_backend != "in-process"
+    choice = await app.push_screen_wait(
+        QuitScreen(team, len(_live_teammates(app)), running=running)
+    )
     if choice is None:
         return
     if choice == "shutdown":
@@ -104,8 +109,13 @@ async def shut_team_down(app: TeamDeckApp, team: str) -> None:
 
 
 async def offer_cleanup(app: TeamDeckApp, teams: list[str]) -> None:
-    """Teams an earlier run left on disk: one key deletes them."""
-    if not await app.push_screen_wait(LeftTeamsScreen(teams)):
+    """Teams an earlier run left on disk: one key deletes them. Teams whose teammates still
+    run in processes of their own are not offered: they are said to be running instead."""
+    running = set(await asyncio.to_thread(running_teams, app.home))
+    for team in sorted(running & set(teams)):
+        app.notify(escape(f"teamdeck attach {team} opens it"), title=f"{team} is running")
+    teams = [t for t in teams if t not in running]
+    if not teams or not await app.push_screen_wait(LeftTeamsScreen(teams)):
         return
     deleted: list[str] = []
     for team in teams:

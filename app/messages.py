@@ -82,4 +82,4 @@ class AskInterrupt(Message):
 
 
 class AskSpawn(Message):
-    """Ask the person for a new teammate's name and prompt, then spawn it."""
+    """Ask the person for a new teammate's name, prompt and permission mode, then spawn it."""

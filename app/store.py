@@ -44,7 +44,7 @@ from app.runtime.api import Approval
 from app.runtime.approvals import answered_id, approval_from_frame
 from app.runtime.events import AgentStatus
 from app.runtime.file_requests import scan_team
-from app.runtime.file_status import panel_statuses
+from app.runtime.file_status import by_activity, last_activity, panel_statuses, status_times
 from app.view_state import FeedItem, TeamFiles
 
 HIDDEN_STATUSES = frozenset({"deleted"})
@@ -82,6 +82,8 @@ class StoreDelta:
     teams: list[str] | None = None  # every team in the home, when that list may have changed
     new_errors: list[str] = field(default_factory=list)  # errors not reported before
     statuses: dict[str, AgentStatus] = field(default_factory=dict)  # teammate -> status (viewer)
+    status_since: dict[str, float] = field(default_factory=dict)  # teammate -> since (viewer)
+    last_activity: float | None = None  # newest mtime of the team's files (viewer)
 
     def files(self, previous: TeamFiles) -> TeamFiles:
         """The app's ``TeamFiles`` after this delta (``previous``: before it)."""
@@ -98,6 +100,8 @@ class StoreDelta:
             last_dm=self.last_dm,
             teams=previous.teams if self.teams is None else tuple(self.teams),
             statuses=self.statuses,
+            status_since=self.status_since,
+            last_activity=self.last_activity,
         )
 
 
@@ -109,18 +113,15 @@ def file_error(exc: Exception) -> str:
 
 
 def pick_team(home: Home) -> str | None:
-    """The team to show when none is named: the most recently created one."""
-    best: tuple[int, str] | None = None
-    names = home.teams.names()
+    """The team to show when none is named: the one with the newest activity (the first of
+    the team picker's list), preferring one whose config can be read."""
+    names = by_activity(home)
     for name in names:
         try:
-            config = home.teams.get(name)
+            if home.teams.get(name) is not None:
+                return name
         except (TeamdeckError, OSError):
             continue
-        if config is not None and (best is None or config.created_at >= best[0]):
-            best = (config.created_at, name)
-    if best is not None:
-        return best[1]
     return names[0] if names else None  # only unreadable teams: show one with its error
 
 
@@ -410,7 +411,10 @@ class Store:
         }
         delta.pending = sorted(self._pending.values(), key=lambda a: a.created_at)
         if self.pick and self.team and self.config is not None:  # a viewer: no runtime knows
-            delta.statuses = panel_statuses(self.config, scan_team(self.home, self.team))
+            found = scan_team(self.home, self.team)
+            delta.statuses = panel_statuses(self.config, found)
+            delta.status_since = status_times(self.config, found)
+            delta.last_activity = last_activity(self.home, self.team)
         errors = self._current_errors()
         delta.new_errors = sorted(errors - self._reported)
         self._reported = errors

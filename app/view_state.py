@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.core import Task, TeamConfig
+from app.core.frame_text import describe_hook
+from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
 from app.feed_format import FeedLine, describe
 from app.runtime.api import AgentSnapshot, Approval
@@ -30,6 +32,7 @@ from app.runtime.events import (
     TERMINAL_STATUSES,
     AgentStatus,
     ApprovalChanged,
+    HookRan,
     MessageSent,
     RunFinished,
     RuntimeEvent,
@@ -37,7 +40,9 @@ from app.runtime.events import (
     TeamLifecycle,
     TextDelta,
     TranscriptEntry,
+    WorktreeReleased,
 )
+from app.runtime.file_status import is_stale
 
 # ============================================================================ feed items
 
@@ -78,6 +83,15 @@ class FeedItem:
             self._line = None
 
 
+def hook_item(event: HookRan, seq: int) -> FeedItem:
+    """A hook that blocked or warned, as a feed line of its agent (now). ``seq``: negative,
+    so it never meets a message's (the store counts those up from 1)."""
+    line = describe_hook(event.agent, event.hook_event, event.outcome, event.message, event.task_id)
+    full = describe_hook(event.agent, event.hook_event, event.outcome, "", event.task_id).text
+    text = f"{full} — {event.message}" if event.message else full
+    return FeedItem(now_iso(), seq, event.agent, (), text, None, line)
+
+
 # ============================================================================ the team's files
 
 
@@ -100,6 +114,19 @@ class TeamFiles:
     teams: tuple[str, ...] = ()  # every team in the home
     #: teammate -> status the files imply (a viewer: ``app.runtime.file_status``)
     statuses: Mapping[str, AgentStatus] = field(default_factory=dict)
+    #: teammate -> since when (epoch seconds) it is in that status, where the files tell
+    status_since: Mapping[str, float] = field(default_factory=dict)
+    #: the newest modification time among the team's files (a viewer)
+    last_activity: float | None = None
+    #: no file changed for long and nobody works (``app.runtime.file_status.is_stale``): the
+    #: panels' timers stop at ``last_activity`` (set by the app: it depends on the time)
+    stale: bool = False
+
+    def stale_now(self, now: float) -> bool:
+        """Whether the team is stale at ``now`` (only a viewer knows its last activity)."""
+        if self.team is None or self.config is None or self.last_activity is None:
+            return False
+        return is_stale(self.last_activity, self.statuses.values(), now)
 
 
 def agent_colors(files: TeamFiles, agents: Iterable[AgentSnapshot]) -> dict[str, str]:
@@ -121,7 +148,7 @@ def merge_agents(
 
     The runtime (``snapshots``; ``None`` for a read-only viewer) knows status, mode and
     usage; the files know current tasks (live, even for another process's team) and the last
-    peer DMs, and they win for those two.
+    peer DMs, and they win for those two; a member's ``worktreePath`` fills in its worktree.
     """
     merged: dict[str, AgentSnapshot] = {}
     for snap in snapshots or []:
@@ -132,25 +159,76 @@ def merge_agents(
             if member.name in merged:
                 continue
             is_lead = member.agent_id == config.lead_agent_id or member.name == LEAD_NAME
-            merged[member.name] = AgentSnapshot(
-                name=member.name,
-                color=member.color,
-                status=files.statuses.get(member.name)
-                or ("running" if member.is_active else "idle"),
-                is_lead=is_lead,
-                model=member.model or "",
-                mode=member.mode or "default",
-                started_at=member.joined_at / 1000 if member.joined_at else 0.0,
+            started = member.joined_at / 1000 if member.joined_at else 0.0
+            status = files.statuses.get(member.name) or ("running" if member.is_active else "idle")
+            merged[member.name] = _from_files(
+                files,
+                AgentSnapshot(
+                    name=member.name,
+                    color=member.color,
+                    status=status,
+                    is_lead=is_lead,
+                    model=member.model or "",
+                    mode=member.mode or "default",
+                    started_at=started,
+                    status_since=files.status_since.get(member.name) or started,
+                ),
             )
+        for name, status in files.statuses.items():  # left the config: still shown, as gone
+            if name not in merged and status == "gone":
+                since = files.status_since.get(name, 0.0)
+                merged[name] = _from_files(
+                    files, AgentSnapshot(name, None, "gone", started_at=0.0, status_since=since)
+                )
+    worktrees = {m.name: m.worktree_path for m in config.members} if config is not None else {}
     agents: list[AgentSnapshot] = []
     for snap in merged.values():
         current = files.current_tasks.get(snap.name, snap.current_task)
         activity = snap.last_activity or files.last_dm.get(snap.name, "")
-        if current != snap.current_task or activity != snap.last_activity:
-            snap = dataclasses.replace(snap, current_task=current, last_activity=activity)
+        worktree = snap.worktree or worktrees.get(snap.name)
+        if (current, activity, worktree) != (snap.current_task, snap.last_activity, snap.worktree):
+            snap = dataclasses.replace(
+                snap, current_task=current, last_activity=activity, worktree=worktree
+            )
         agents.append(snap)
     agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
     return tuple(agents)
+
+
+def _from_files(files: TeamFiles, snap: AgentSnapshot) -> AgentSnapshot:
+    """A snapshot built from the files only: its timers stop when it left (gone) or when the
+    team went quiet (stale), instead of counting up forever."""
+    end: float | None = None
+    if snap.status == "gone":
+        end = snap.status_since or files.last_activity
+    elif files.stale:
+        end = files.last_activity
+    if end is None:
+        return snap
+    since = min(snap.status_since, end) if snap.status_since else end
+    return dataclasses.replace(snap, ended_at=end, status_since=since)
+
+
+def with_usage(
+    agents: Sequence[AgentSnapshot], usage: Mapping[str, tuple[int, int, int, int]]
+) -> tuple[AgentSnapshot, ...]:
+    """``agents`` with token usage and tool calls from elsewhere than the runtime (a viewer:
+    the agents' own session transcripts). ``usage``: name -> (input, output, cache read,
+    tool calls)."""
+    out: list[AgentSnapshot] = []
+    for snap in agents:
+        counts = usage.get(snap.name)
+        if counts is not None:
+            tokens_in, tokens_out, cache_read, tools = counts
+            snap = dataclasses.replace(
+                snap,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cache_read_tokens=cache_read,
+                tool_calls=tools,
+            )
+        out.append(snap)
+    return tuple(out)
 
 
 def find_agent(agents: Iterable[AgentSnapshot], name: str | None) -> AgentSnapshot | None:
@@ -184,6 +262,7 @@ class HeaderInfo:
     demo: bool = False
     error: str | None = None
     mode: str = ""  # the lead's permission mode when it is not "default"
+    stale_since: float | None = None  # the team is stale: its last activity (epoch seconds)
 
 
 def header_info(
@@ -208,6 +287,7 @@ def header_info(
         demo=demo,
         error=files.config_error,
         mode=next((a.mode for a in agents if a.is_lead and a.mode != "default"), ""),
+        stale_since=files.last_activity if files.stale else None,
     )
 
 
@@ -304,6 +384,7 @@ class Digest:
     approvals_changed: bool = False  # re-read the runtime's approvals
     new_team: str | None = None  # the runtime created this team: show it
     notices: list[Notice] = field(default_factory=list)
+    hooks: list[HookRan] = field(default_factory=list)  # blocked or warned: the feed shows them
 
 
 def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Digest:
@@ -325,6 +406,14 @@ def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Diges
             case TeamLifecycle(team=team, event=what):
                 if what == "created":
                     out.new_team = team
+            case HookRan(outcome=outcome):
+                if outcome != "ok":
+                    out.hooks.append(event)
+                if outcome == "warning":
+                    out.notices.append(Notice(event.message, f"{event.hook_event} hook", "warning"))
+            case WorktreeReleased(removed=removed, agent=agent, summary=summary):
+                if not removed:
+                    out.notices.append(Notice(f"{agent}: {summary}", "Worktree kept"))
             case RunFinished(ok=ok, reason=reason):
                 out.notices.append(Notice(reason, "Run finished", "information" if ok else "error"))
             case _:

@@ -4,8 +4,8 @@ Every JSON file is written by Node's ``JSON.stringify(x, null, 2)`` (files 0644,
 as Claude Code's ``writeFileSync``/``mkdirSync`` leave them under umask 022). The team is a
 per-session one (v2.1.178+ names it ``session-<8 hex>``); its lead's inbox holds newer-era
 messages (``msgV``/``msg_id``/``type`` envelopes, unknown fields), a plan request from
-``researcher`` and a permission request from ``writer``; ``projects/`` holds the transcript of
-the researcher's own session.
+``researcher`` and a permission request from ``writer``; ``projects/`` holds the transcripts of
+the lead's session (named by ``leadSessionId``) and of the researcher's own session.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ RESEARCHER_SESSION = "c3d9e1f0-2b4a-4c6d-8e0f-1a2b3c4d5e6f"
 PLAN_ID = "plan_approval-1795380000000@researcher"
 PERMISSION_ID = "perm-1795380001000-writer"
 PROJECT = "/work/demo-project"
+LEAD_PROMPT = "Document this project with a small team."
 
 PLAN_TEXT = "## Plan\n1. Read `app/__init__.py`\n2. Write notes to __notes__.md"
 PERMISSION_INPUT = {"command": "npm test -- --watch=false", "description": "Run the tests"}
@@ -236,6 +237,36 @@ def files() -> dict[str, Any]:
             },
         },
     ]
+    lead_transcript = [
+        {
+            "type": "user",
+            "sessionId": LEAD_SESSION,
+            "teamName": TEAM,
+            "timestamp": "2026-11-22T09:57:00.000Z",
+            "message": {"role": "user", "content": LEAD_PROMPT},
+        },
+        {
+            "type": "assistant",
+            "sessionId": LEAD_SESSION,
+            "teamName": TEAM,
+            "timestamp": "2026-11-22T09:57:10.000Z",
+            "message": {
+                "id": "msg_lead_1",
+                "role": "assistant",
+                "model": "claude-opus-4-7",
+                "content": [
+                    {"type": "text", "text": "I'll spawn a researcher and a writer."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_lead_1",
+                        "name": "Agent",
+                        "input": {"name": "researcher", "prompt": "Research the codebase."},
+                    },
+                ],
+                "usage": {"input_tokens": 5000, "output_tokens": 200},
+            },
+        },
+    ]
     return {
         f"teams/{TEAM}/config.json": config,
         f"teams/{TEAM}/inboxes/team-lead.json": lead_inbox,
@@ -243,6 +274,7 @@ def files() -> dict[str, Any]:
         f"teams/{TEAM}/inboxes/writer.json": writer_inbox,
         f"tasks/{TEAM}/1.json": task,
         f"projects/-work-demo-project/{RESEARCHER_SESSION}.jsonl": transcript,
+        f"projects/-work-demo-project/{LEAD_SESSION}.jsonl": lead_transcript,
     }
 
 
@@ -279,14 +311,115 @@ def node_stringify(value: Any) -> str:
     return done.stdout
 
 
-def build(root: Path) -> Path:
-    """Write the home under ``root`` with Node (see the module docstring); returns ``root``."""
+SEED_TEAM = "docs-team"
+SEED_PLAN_ID = "plan_approval-1705334600000@researcher"
+SEED_PERMISSION_ID = "perm-1705334700000-ab12cd3"
+
+
+def seed_era_files() -> dict[str, Any]:
+    """A named team of the seed era (v2.1.3x: TeamCreate named it): inbox messages are the
+    seeds' plain ``{from, text, summary?, timestamp, color?, read}``, no envelope."""
+    member = {
+        "joinedAt": 1705334500000,
+        "tmuxPaneId": "%3",
+        "cwd": PROJECT,
+        "subscriptions": [],
+        "backendType": "tmux",
+    }
+    config = {
+        "name": SEED_TEAM,
+        "description": "Document the project",
+        "createdAt": 1705334400000,
+        "leadAgentId": f"team-lead@{SEED_TEAM}",
+        "leadSessionId": "5e5510a1-0000-4000-8000-000000000001",
+        "members": [
+            {
+                "agentId": f"team-lead@{SEED_TEAM}",
+                "name": "team-lead",
+                "agentType": "team-lead",
+                "model": "claude-opus-4-6",
+                "joinedAt": 1705334400000,
+                "tmuxPaneId": "",
+                "cwd": PROJECT,
+                "subscriptions": [],
+            },
+            {
+                "agentId": f"researcher@{SEED_TEAM}",
+                "name": "researcher",
+                "agentType": "general-purpose",
+                "model": "claude-sonnet-4-5",
+                "prompt": "Research the codebase.",
+                "color": "cyan",
+                "planModeRequired": True,
+                **member,
+            },
+            {
+                "agentId": f"writer@{SEED_TEAM}",
+                "name": "writer",
+                "agentType": "general-purpose",
+                "model": "claude-sonnet-4-5",
+                "prompt": "Write the docs.",
+                "color": "magenta",
+                "planModeRequired": False,
+                **member,
+            },
+        ],
+    }
+    plan = {
+        "type": "plan_approval_request",
+        "from": "researcher",
+        "timestamp": "2024-01-15T16:03:20.000Z",
+        "planFilePath": f"{PROJECT}/.claude/plans/researcher.md",
+        "planContent": PLAN_TEXT,
+        "requestId": SEED_PLAN_ID,
+    }
+    permission = {
+        "type": "permission_request",
+        "request_id": SEED_PERMISSION_ID,
+        "agent_id": "writer",
+        "tool_name": "Write",
+        "tool_use_id": "toolu_01Seed",
+        "description": "Write README.md",
+        "input": {"file_path": f"{PROJECT}/README.md", "content": "# Demo\n"},
+        "permission_suggestions": [],
+    }
+    task = {"from": "team-lead", "summary": "your task", "read": True}
+    return {
+        f"teams/{SEED_TEAM}/config.json": config,
+        f"teams/{SEED_TEAM}/inboxes/team-lead.json": [
+            {
+                "from": "researcher",
+                "text": compact(plan),
+                "timestamp": "2024-01-15T16:03:20.000Z",
+                "color": "cyan",
+                "read": False,
+            },
+            {
+                "from": "writer",
+                "text": compact(permission),
+                "timestamp": "2024-01-15T16:05:00.000Z",
+                "color": "magenta",
+                "read": False,
+            },
+        ],
+        f"teams/{SEED_TEAM}/inboxes/researcher.json": [
+            {**task, "text": "Survey the code.", "timestamp": "2024-01-15T16:01:00.000Z"}
+        ],
+        f"teams/{SEED_TEAM}/inboxes/writer.json": [
+            {**task, "text": "Write the README.", "timestamp": "2024-01-15T16:01:01.000Z"}
+        ],
+    }
+
+
+def build(root: Path, spec_files: dict[str, Any] | None = None) -> Path:
+    """Write the home under ``root`` with Node (see the module docstring; ``spec_files``:
+    other files than :func:`files`, e.g. :func:`seed_era_files`); returns ``root``."""
     node = shutil.which("node")
     if node is None:  # pragma: no cover - node is part of the dev environment
         raise RuntimeError("node is needed to build a Claude Code home")
     root.mkdir(parents=True, exist_ok=True)
     spec = root.parent / f".{root.name}-spec.json"
-    spec.write_text(json.dumps(files(), ensure_ascii=False), "utf-8")
+    spec.write_text(json.dumps(spec_files or files(), ensure_ascii=False), "utf-8")
     old = os.umask(0o022)
     try:
         subprocess.run([node, "-e", _WRITER, str(root), str(spec)], check=True)

@@ -875,6 +875,7 @@ def test_looking_at_a_claude_home_from_the_cli_changes_nothing(
 
 
 def test_inbox_clear(run: Any, home_dir: Path) -> None:
+    """Seed 000 ``clearMailbox``: the inbox file becomes ``[]``."""
     run("team", "create", "alpha")
     add_member(home_dir, "alpha", "researcher")
     run("send", "--team", "alpha", "--to", "researcher", "hello")

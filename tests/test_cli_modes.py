@@ -163,3 +163,51 @@ def test_resolve_modes_rules(project: Path) -> None:
     ui = resolve_modes(args(teammate_permission_mode="bypassPermissions"), project, headless=False)
     assert ui.confirm_bypass and ui.teammate_mode == "default"
     assert ui.requested_teammate_mode == "bypassPermissions" and not ui.bypass_allowed
+
+
+def test_disable_bypass_permissions_mode_in_settings(
+    project: Path, capsys: pytest.CaptureFixture[str], captured: list[dict[str, Any]]
+) -> None:
+    """Seed 001 §7: bypassPermissions "Can be disabled via ... permissions.
+    disableBypassPermissionsMode". Asking for it is then one line, headless or not; a settings
+    defaultMode of bypassPermissions falls back to default with a warning."""
+    settings(project, {"permissions": {"disableBypassPermissionsMode": "disable"}})
+    where = str(project / ".claude" / "settings.json")
+    for argv in (
+        ("run", "g", "--headless", "--dangerously-skip-permissions"),
+        ("tui", "--permission-mode", "bypassPermissions"),
+        ("tui", "--teammate-permission-mode", "bypassPermissions"),
+    ):
+        code, _, err = run(capsys, *argv)
+        assert code == 1 and err.count("\n") == 1, argv
+        assert "disabled by permissions.disableBypassPermissionsMode" in err and where in err
+    assert captured == []
+    assert run(capsys, "tui")[0] == 0
+    modes = captured[-1]["modes"]
+    assert modes.bypass_disabled and not modes.bypass_allowed and not modes.confirm_bypass
+
+    settings(
+        project,
+        {"permissions": {"defaultMode": "bypassPermissions"}},
+        "settings.local.json",
+    )
+    code, _, err = run(capsys, "run", "g", "--headless")
+    assert code == 0
+    assert "defaultMode bypassPermissions is disabled" in err
+    assert captured[-1]["lead_mode"] == "default" and captured[-1]["allow_bypass"] is False
+
+    settings(project, {"permissions": {"disableBypassPermissionsMode": True}})
+    resolved = resolve_modes(args(dangerously_skip_permissions=True), project, headless=True)
+    assert resolved.bypass_allowed  # not "disable": ignored, with a warning
+    assert any('must be "disable"' in w for w in resolved.warnings)
+
+
+def test_the_runtime_is_told_whether_bypass_is_allowed(
+    project: Path, capsys: pytest.CaptureFixture[str], captured: list[dict[str, Any]]
+) -> None:
+    """Seed 000 §"Permission modes": bypassPermissions "requires flag". The flag reaches the
+    runtime as ``allow_bypass`` (which gates the Task tool's ``mode`` too)."""
+    assert run(capsys, "run", "g", "--headless", "--dangerously-skip-permissions")[0] == 0
+    assert captured[-1]["allow_bypass"] is True
+    assert run(capsys, "run", "g", "--headless", "--permission-mode", "acceptEdits")[0] == 0
+    assert captured[-1]["allow_bypass"] is False

@@ -60,10 +60,12 @@ class StatusBar(Widget):
         error: str | None = None,
         gone: int = 0,
         mode: str = "",
+        stale: str = "",
     ) -> None:
-        """Redraw the line from these values (``gone``: teammates that left or were killed)."""
+        """Redraw the line from these values (``gone``: teammates that left or were killed;
+        ``stale``: the team is quiet, e.g. "stale since 2026-11-22 10:00")."""
         forms: list[Text] = []
-        source = "read-only viewer" if read_only else model
+        source = "read-only viewer" if read_only else model  # a viewer that steers: its words
         for short, model_text in (
             (False, source),
             (False, short_model(source)),
@@ -76,6 +78,8 @@ class StatusBar(Widget):
                 text.append(" demo", style="bold magenta")
             text.append(" · ")
             text.append(team or "no team yet", style="bold" if team else "dim italic")
+            if stale:  # the shortest form keeps the word, the others the time too
+                text.append(f" ({stale if model_text or not short else 'stale'})", style="yellow")
             if view:
                 text.append(f" · {view}", style="italic")
             text.append(" · ")

@@ -1,4 +1,5 @@
-"""One teammate's panel: colour, name, status badge, current task, last activity, counters.
+"""One teammate's panel: colour, name, status badge, current task, last activity, counters
+(with its permission mode and, with ``--worktrees``, its worktree).
 
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
 terminals). Rendered from an ``AgentSnapshot`` the app passes in; elapsed time comes from an
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -28,6 +30,7 @@ BADGE_STYLES: dict[str, str] = {
     "completed": "green",
     "failed": "bold red",
     "killed": "red",
+    "gone": "dim",
 }
 
 
@@ -49,6 +52,11 @@ def mode_label(mode: str) -> str:
     if not mode or mode == "default":
         return ""
     return MODE_LABELS.get(mode, mode)
+
+
+def worktree_label(path: str) -> str:
+    """``--worktrees``: the folder of the agent's worktree, short (``⎇ alpha-researcher``)."""
+    return f"⎇ {PurePath(path).name}"
 
 
 class TeammatePanel(Widget):
@@ -165,6 +173,8 @@ class TeammatePanel(Widget):
             mode = mode_label(agent.mode)
             if mode:
                 counters.append(f" · {mode}", style="bold")
+            if agent.worktree:
+                counters.append(f" · {worktree_label(agent.worktree)}")
             lines.append(counters)
         for line in lines:
             line.truncate(width, overflow="ellipsis")

@@ -87,7 +87,7 @@ class ToolCall(Collapsible):
         super().__init__(
             Static(Text(self.body), classes="tool-input"),
             title=self._label_text(""),
-            collapsed=_is_long(self.body),
+            collapsed=bool(entry.data.get("collapsed")) or _is_long(self.body),
             classes="tool-call",
         )
 
@@ -145,6 +145,8 @@ class Transcript(VerticalScroll):
         self._stream_given = 0
         self._calls: dict[str, ToolCall] = {}
         self._said: list[str] = []  # the person's messages not yet echoed by the agent's turn
+        self._empty = "nothing yet"
+        self._followed: tuple[TranscriptEntry | None, int] = (None, 0)  # see ``follow``
 
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor (stay at the bottom while text streams in) only once the content overflows:
@@ -163,6 +165,8 @@ class Transcript(VerticalScroll):
         """Replace the content with ``agent``'s transcript (+ text still streaming); ``empty``
         is shown until the first entry arrives."""
         self.agent = agent
+        self._empty = empty
+        self._followed = (entries[0] if entries else None, len(entries))
         self._stream = None
         self._calls.clear()
         self._said.clear()
@@ -178,6 +182,18 @@ class Transcript(VerticalScroll):
         self.mount_all(widgets)
         if partial:
             self.add_text(partial)
+
+    def follow(self, entries: list[TranscriptEntry]) -> None:
+        """The shown agent's whole transcript again, as read from a file that grows: only the
+        entries past those already shown are added. A list that was replaced (its first entry
+        differs, or it is shorter: found later, another team) is shown afresh."""
+        head, count = self._followed
+        if not entries or entries[0] != head or len(entries) < count:
+            self.show(self.agent, entries, empty=self._empty)
+            return
+        for entry in entries[count:]:
+            self.add_entry(entry)
+        self._followed = (head, len(entries))
 
     def add_entry(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant" and self._stream is not None:

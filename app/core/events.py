@@ -49,4 +49,13 @@ class TaskChanged:
     task_id: str
 
 
-ChangeEvent = TeamChanged | TeamRemoved | InboxChanged | InboxRead | TaskChanged
+@dataclass(frozen=True, slots=True)
+class AgentLogChanged:
+    """An agent's event log (``teams/{team}/agents/{agent}.jsonl``) grew: what a teammate in
+    another process said, did and spent."""
+
+    team: str
+    agent: str
+
+
+ChangeEvent = TeamChanged | TeamRemoved | InboxChanged | InboxRead | TaskChanged | AgentLogChanged

@@ -4,7 +4,8 @@
 who acted, towards whom, and what happened, e.g. ``engineer -> team-lead: plan approval
 requested``, ``researcher is idle: available`` or ``researcher approved shutdown``. The feed, the
 CLI (``ids=True`` adds the request id a person types into ``teamdeck approve``) and headless output
-all use it, so a frame reads the same everywhere.
+all use it, so a frame reads the same everywhere. ``describe_hook`` does the same for a team
+hook's outcome (``hook blocked: TaskCompleted #3 — tests fail``).
 """
 
 from __future__ import annotations
@@ -131,3 +132,17 @@ def _idle_text(frame: IdleNotification) -> str:
     if frame.failure_reason:
         text += f" · failed: {one_line(frame.failure_reason, 120)}"
     return text
+
+
+def describe_hook(
+    agent: str, hook_event: str, outcome: str, message: str = "", task_id: str | None = None
+) -> FeedLine:
+    """The words for a team hook's outcome (not a message: no inbox holds it), e.g.
+    ``researcher hook blocked: TaskCompleted #3 — tests fail`` or ``team-lead hook warning:
+    TaskCreated — hook 'lint' failed (exit 1): ...``."""
+    what = f"{hook_event} #{task_id}" if task_id else hook_event
+    verb = {"ok": "passed", "blocked": "blocked", "warning": "warning"}.get(outcome, outcome)
+    text = f"hook {verb}: {what}"
+    if message:
+        text += f" — {one_line(message, 200)}"
+    return FeedLine(agent, None, text, "hook")

@@ -131,11 +131,23 @@ class Inotify:
 _CHILD: dict[str, str | None] = {
     "root": None,  # only teams/ and tasks/, handled by name
     "teams": "team",
-    "team": "inboxes",  # only inboxes/, by name
+    "team": "by name",  # only inboxes/ and agents/ (see _TEAM_CHILDREN)
     "inboxes": None,
+    "agents": None,
     "tasks": "taskdir",
     "taskdir": None,
 }
+#: The sub-folders of a team folder that are watched (their kind is their name).
+_TEAM_CHILDREN = frozenset({"inboxes", "agents"})
+
+
+def _child_kind(kind: str, name: str) -> str | None:
+    """The kind of sub-folder ``name`` of a ``kind`` folder, ``None`` if it is not watched."""
+    if kind == "root":
+        return name if name in ("teams", "tasks") else None
+    if kind == "team":
+        return name if name in _TEAM_CHILDREN else None
+    return _CHILD[kind]
 
 
 class HomeTree:
@@ -213,19 +225,18 @@ class HomeTree:
         it as added (the mapping scans it for files that predate the watch)."""
         if self._add(path, kind) is None:
             return
-        if scan and kind in ("team", "inboxes", "taskdir"):
+        if scan and kind in ("team", "inboxes", "agents", "taskdir"):
             self._pending.append((Change.added, path))
-        child = _CHILD[kind]
-        if child is None:
+        if _CHILD[kind] is None:
             return
         try:
             entries = [e for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
         except OSError:
             return
         for entry in entries:
-            if child == "inboxes" and entry.name != "inboxes":
-                continue
-            self._attach(entry.path, child, scan=scan)
+            child = _child_kind(kind, entry.name)
+            if child is not None:
+                self._attach(entry.path, child, scan=scan)
 
     # ------------------------------------------------------------------ events
 
@@ -267,11 +278,7 @@ class HomeTree:
         full = os.path.join(path, name)
         if mask & IN_ISDIR:
             if mask & (IN_CREATE | IN_MOVED_TO):
-                child = name if kind == "root" else _CHILD[kind]
-                if kind == "root" and name not in ("teams", "tasks"):
-                    return
-                if child == "inboxes" and name != "inboxes":
-                    return
+                child = _child_kind(kind, name)
                 if child is not None:
                     self._attach(full, child, scan=True)
             elif mask & (IN_DELETE | IN_MOVED_FROM) and kind != "root":

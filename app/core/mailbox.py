@@ -293,7 +293,8 @@ class Mailbox:
         Under the inbox lock: read the file, make sure it is a valid array (in full, unless this
         process knows its head -- see ``_validate_extension``), splice the new entry onto the
         bytes and replace the file atomically (fsynced). A corrupt inbox is never extended or
-        replaced: CorruptFileError names it and a copy is saved aside."""
+        replaced: CorruptFileError names it (in teamdeck's own home a copy is also saved aside;
+        in a Claude Code home the file is only reported, left exactly where it is)."""
         entry = message.to_json_dict()
         entry["read"] = bool(entry.get("read", False))
         path = self.path(agent)
@@ -324,7 +325,8 @@ class Mailbox:
     def read(self, agent: str) -> list[InboxMessage]:
         """All messages in file order; ``[]`` if the inbox was never written.
 
-        CorruptFileError (with the file's name, and a copy saved aside) if it cannot be read."""
+        CorruptFileError (with the file's name) if it cannot be read; a copy is saved aside in
+        teamdeck's own home only (``app.core.files.quarantine``)."""
         return parse_with_retry(self.path(agent), parse_inbox) or []
 
     def unread(self, agent: str) -> list[tuple[int, InboxMessage]]:

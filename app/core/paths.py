@@ -118,6 +118,17 @@ class Layout:
     def inbox_path(self, team: str, agent: str) -> Path:
         return self.inboxes_dir(team) / f"{path_component(agent, 'agent name')}.json"
 
+    def agents_dir(self, team: str) -> Path:
+        """teamdeck's per-agent files (not Claude Code's): ``{name}.jsonl`` (the agent's event
+        log) and ``{name}.json`` (its process record, the heartbeat in its mtime)."""
+        return self.confine(self.teams_dir / path_component(team, "team name") / "agents")
+
+    def agent_log_path(self, team: str, agent: str) -> Path:
+        return self.agents_dir(team) / f"{path_component(agent, 'agent name')}.jsonl"
+
+    def agent_record_path(self, team: str, agent: str) -> Path:
+        return self.agents_dir(team) / f"{path_component(agent, 'agent name')}.json"
+
     def task_dir(self, team: str) -> Path:
         return self.confine(self.tasks_dir / path_component(team, "team name"))
 

@@ -15,7 +15,9 @@ are watched once they appear, and scanned then.
 Raw changes map to events by path and by the state on disk when the batch is handled:
 ``teams/{t}/config.json`` -> ``TeamChanged(t)``, or ``TeamRemoved(t)`` once the config (or the
 team directory) is gone; ``teams/{t}/inboxes/{agent}.json`` -> ``InboxChanged(t, agent)``;
-``tasks/{t}/{id}.json`` -> ``TaskChanged(t, id)``. Temp files, lock files and directories,
+``tasks/{t}/{id}.json`` -> ``TaskChanged(t, id)``; ``teams/{t}/agents/{agent}.jsonl`` (an
+agent's event log, written by teammates in other processes) -> ``AgentLogChanged(t, agent)``.
+Temp files, lock files and directories,
 ``.corrupt-`` copies, ``.highwatermark`` and ``.lock`` never get past the filter. A new team,
 inbox or task directory is scanned once when it appears, because files created in it before
 the watch existed would otherwise go unreported.
@@ -53,6 +55,7 @@ from watchfiles import Change, awatch
 
 from app.core import inotify
 from app.core.events import (
+    AgentLogChanged,
     ChangeEvent,
     InboxChanged,
     InboxRead,
@@ -374,7 +377,9 @@ class Watcher:
             return True
         if area == "teams":
             if len(parts) == 2:
-                return parts[1] in ("config.json", "inboxes")
+                return parts[1] in ("config.json", "inboxes", "agents")
+            if len(parts) == 3 and parts[1] == "agents":
+                return parts[2].endswith(".jsonl")
             return len(parts) == 3 and parts[1] == "inboxes" and parts[2].endswith(".json")
         return len(parts) == 2 and parts[1].endswith(".json") and parts[1][:-5].isdigit()
 
@@ -398,9 +403,13 @@ class Watcher:
                         events.extend(self._scan_inboxes(team))
                 elif parts[1] == "config.json":
                     events.append(self._team_state(team))
-                elif len(parts) == 2:  # the inboxes directory
+                elif len(parts) == 2:  # the inboxes or agents directory
                     if change == Change.added:
-                        events.extend(self._scan_inboxes(team))
+                        scan = self._scan_logs if parts[1] == "agents" else self._scan_inboxes
+                        events.extend(scan(team))
+                elif parts[1] == "agents":
+                    if change != Change.deleted:
+                        events.append(AgentLogChanged(team, parts[2][: -len(".jsonl")]))
                 else:
                     events.append(InboxChanged(team, parts[2][:-5]))
             elif len(parts) == 1:  # a task directory
@@ -426,6 +435,17 @@ class Watcher:
             if e.name.endswith(".json") and not is_ignored_name(e.name)
         ]
 
+    def _scan_logs(self, team: str) -> list[ChangeEvent]:
+        try:
+            entries = list(os.scandir(self._teams_dir / team / "agents"))
+        except OSError:
+            return []
+        return [
+            AgentLogChanged(team, e.name[: -len(".jsonl")])
+            for e in entries
+            if e.name.endswith(".jsonl") and not is_ignored_name(e.name)
+        ]
+
     def _scan_tasks(self, team: str) -> list[ChangeEvent]:
         try:
             entries = list(os.scandir(self._tasks_dir / team))
@@ -443,6 +463,8 @@ class Watcher:
             return self._teams_dir / event.team / "inboxes" / f"{name}.json"
         if isinstance(event, TaskChanged):
             return self._tasks_dir / event.team / f"{event.task_id}.json"
+        if isinstance(event, AgentLogChanged):
+            return self._teams_dir / event.team / "agents" / f"{event.agent}.jsonl"
         return self._teams_dir / event.team / "config.json"
 
     # ------------------------------------------------------------------ dispatch
@@ -503,6 +525,7 @@ class Watcher:
     def _forget_team(self, team: str) -> None:
         """Drop remembered file identities of a removed team (its files are gone)."""
         inboxes = self._teams_dir / team / "inboxes"
+        agents = self._teams_dir / team / "agents"
         tasks = self._tasks_dir / team
-        for path in [p for p in self._delivered if p.parent in (inboxes, tasks)]:
+        for path in [p for p in self._delivered if p.parent in (inboxes, agents, tasks)]:
             del self._delivered[path]

@@ -43,6 +43,7 @@ class AgentSnapshot:
     tool_calls: int = 0
     model_calls: int = 0
     error: str | None = None
+    worktree: str | None = None  # ``--worktrees``: its git worktree (the config's worktreePath)
 
     @property
     def elapsed(self) -> float:
@@ -72,6 +73,9 @@ class RuntimeAPI(Protocol):
     team: str | None
     model_description: str
     decider: Decider
+    #: How teammates run: ``in-process``, ``process`` or ``tmux`` (then the team can be left
+    #: running when the dashboard quits).
+    teammate_backend: str
     #: The process's one file watcher (the dashboard reads the files through it too).
     watcher: Watcher
     #: Runs each agent's loop (a Textual worker per agent in the dashboard).
@@ -117,5 +121,12 @@ class RuntimeAPI(Protocol):
     def transcript(self, agent: str) -> list[TranscriptEntry]: ...
 
     async def spawn_teammate(
-        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
-    ) -> str: ...
+        self,
+        name: str,
+        prompt: str,
+        *,
+        plan_mode: bool = False,
+        agent_type: str | None = None,
+        mode: str | None = None,
+    ) -> str:
+        """A teammate the person starts; ``mode`` is its permission mode (else the team's)."""

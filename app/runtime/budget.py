@@ -7,6 +7,9 @@ agent that is about to call the model waits in ``wait_for_room`` ("paused: budge
 panel) until the person raises the limit (``raise_to``) or the team is shut down. Calls
 already streaming finish (their tokens are already being paid for). Listeners get "stopped"
 the first time an agent is held, "resumed" when the limit is raised above the cost.
+``holders`` are told ``True``/``False`` each time the cost reaches the limit / the limit is
+raised above it (teammates in processes of their own are held through a file, see
+``runners.hold``).
 
 The runtime finds the gate as ``runtime.budget`` (``session.services.budget``): the loop's one
 line is ``await wait_for_budget(session)``.
@@ -47,6 +50,8 @@ class Budget:
         self.warned = False
         self.stopped = False
         self.listeners: list[BudgetListener] = []
+        self.holders: list[Callable[[bool], None]] = []
+        self._exhausted = False
         self._usage: dict[str, tuple[int, int, int, int]] = {}
         self._room = asyncio.Event()
         self._room.set()
@@ -73,6 +78,9 @@ class Budget:
 
     def install(self, runtime: Any) -> Callable[[], None]:
         runtime.budget = self
+        hold = getattr(runtime, "hold_teammates", None)
+        if hold is not None:  # it holds what the gate cannot (teammate processes)
+            self.holders.append(hold)
         return runtime.subscribe(self.observe)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ state
@@ -125,6 +133,19 @@ class Budget:
             self._tell("warning")
         if not self.has_room:
             self._room.clear()
+            if not self._exhausted:
+                self._exhausted = True
+                self._hold(True)
+
+    def _hold(self, exhausted: bool) -> None:
+        for holder in list(self.holders):
+            holder(exhausted)
+
+    def note_held(self) -> None:
+        """An agent is held (the first time: listeners get "stopped")."""
+        if not self.stopped:
+            self.stopped = True
+            self._tell("stopped")
 
     def raise_to(self, limit_usd: float) -> None:
         """A new limit (the person raised the budget); held agents go on if it leaves room."""
@@ -135,6 +156,9 @@ class Budget:
             self.warned = False
         if self.has_room:
             self._room.set()
+            if self._exhausted:
+                self._exhausted = False
+                self._hold(False)
             if self.stopped:
                 self.stopped = False
                 self._tell("resumed")
@@ -149,9 +173,7 @@ class Budget:
         the caller may call the model."""
         if self.has_room:
             return True
-        if not self.stopped:
-            self.stopped = True
-            self._tell("stopped")
+        self.note_held()
         if session is not None:
             session.set_activity(PAUSED)
             session.set_status(session.status, PAUSED)

@@ -26,6 +26,7 @@ from app.core.protocol import (
     shutdown_rejected,
     shutdown_request,
 )
+from app.runtime.events import MessageSent
 from app.runtime.offload import on_loop
 
 if TYPE_CHECKING:
@@ -42,6 +43,20 @@ class Sent:
     recipient: str
     message: InboxMessage
     frame: Frame | None = None
+
+
+def sent_event(sent: Sent) -> MessageSent:
+    """The runtime event for a message a channel wrote (its frame already parsed)."""
+    message = sent.message
+    return MessageSent(
+        sent.team,
+        message.sender,
+        sent.recipient,
+        message.text,
+        message.summary,
+        sent.frame.type if sent.frame is not None else None,
+        message.timestamp,
+    )
 
 
 class TeamChannel:
@@ -187,11 +202,17 @@ class TeamChannel:
     # ------------------------------------------------------------------ leaving
 
     def leave(self, reason: str, *, headline: str = "", tell_lead: bool = True) -> str:
-        """Leave the team: unfinished tasks back to pending, membership removed, the lead told
+        """Leave the team: membership removed, unfinished tasks back to pending, the lead told
         which tasks came back (``headline`` goes first, e.g. why it failed). Returns the
         message for the lead. Each step is attempted even
         if an earlier one fails; failures are logged with their reason."""
         message = f"{self.name} has shut down." if reason == "shutdown" else ""
+        # Membership first: an assignment racing this either sees it gone (and is refused or
+        # undone, see TaskUpdate) or lands before the tasks are returned just below.
+        try:
+            self.home.teams.remove_member(self.team, name=self.name)
+        except (TeamdeckError, OSError) as exc:
+            log.warning("%s: could not leave the team config: %s", self.name, exc)
         try:
             result = self.home.tasks(self.team).unassign(self.name, self.agent_id, reason)
             message = result.notification_message
@@ -200,10 +221,6 @@ class TeamChannel:
             log.warning("%s: could not return its tasks to the board: %s", self.name, exc)
             message = message or f"{self.name} left; its tasks could not be returned: {exc}"
             returned = True
-        try:
-            self.home.teams.remove_member(self.team, name=self.name)
-        except (TeamdeckError, OSError) as exc:
-            log.warning("%s: could not leave the team config: %s", self.name, exc)
         if headline:
             message = f"{headline} {message}"
         if tell_lead and (returned or reason != "shutdown" or headline):

@@ -20,9 +20,12 @@ each repeating that message's usage). Only reads: nothing is created.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +33,7 @@ from typing import Any, Literal
 from app.core.errors import TeamdeckError
 from app.core.home import Home
 from app.core.models import TeamConfig
+from app.core.paths import LEAD_NAME
 from app.runtime.events import TranscriptEntry
 
 LineKind = Literal["text", "tool", "result", "prompt"]
@@ -39,8 +43,12 @@ LINE_LIMIT = 160
 
 @dataclass(frozen=True)
 class TranscriptLine:
+    """One line of a transcript; ``data`` ties a tool call to its result (``tool``,
+    ``tool_use_id``, ``input`` / ``is_error``) so a view can fold them into one line."""
+
     kind: LineKind
     text: str
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,20 +86,33 @@ def _head(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def find_transcript(home: Home, config: TeamConfig, agent: str) -> Path | None:
-    """The transcript file of ``agent`` in ``config``'s team, or ``None`` (see module doc)."""
+def find_transcript(
+    home: Home, config: TeamConfig, agent: str, files: list[Path] | None = None
+) -> Path | None:
+    """The transcript file of ``agent`` in ``config``'s team, or ``None`` (see module doc).
+    The lead's is its own session's: ``leadSessionId`` names it. ``files``: the
+    ``projects/**/*.jsonl`` paths if the caller has listed them already."""
     projects = home.root / "projects"
-    if not projects.is_dir():
+    if files is None and not projects.is_dir():
         return None
     member = config.member(agent)
     if member is None:
         return None
-    files = _jsonl_files(projects)
-    session = (member.extra_fields().get("sessionId") or "") if member else ""
+    files = list(_jsonl_files(projects) if files is None else files)
+    session = member.extra_fields().get("sessionId") or ""
+    is_lead = member.agent_id == config.lead_agent_id or member.name == LEAD_NAME
+    if is_lead:
+        session = session or config.lead_session_id or ""
     if isinstance(session, str) and session:
         named = [p for p in files if p.stem == session]
         if named:
             return max(named, key=_mtime)
+    if is_lead:
+        return None  # the lead is found by its session id only
+    # Only sessions written since the team was created can be its teammates' (this keeps a
+    # search of a big projects/ folder short).
+    since = config.created_at / 1000 if config.created_at else 0.0
+    files = [p for p in files if _mtime(p) >= since]
     lead = config.lead_session_id
     files.sort(key=lambda p: (lead not in p.parts if lead else True, -_mtime(p)))
     for path in files:
@@ -149,8 +170,11 @@ class TranscriptReader:
     _usage_by_message: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def read_new(self) -> list[TranscriptLine]:
-        """The lines written since the last call (a half-written last record waits)."""
+        """The lines written since the last call (a half-written last record waits). A file
+        that did not grow costs one ``stat``."""
         try:
+            if self.path.stat().st_size <= self.offset:
+                return []
             with self.path.open("rb") as fh:
                 fh.seek(self.offset)
                 chunk = fh.read()
@@ -190,13 +214,23 @@ class TranscriptReader:
                     out.append(TranscriptLine("text", str(block["text"]).strip()))
                 elif block.get("type") == "tool_use":
                     self.usage.tool_calls += 1
-                    out.append(TranscriptLine("tool", _tool_line(block)))
+                    call = {
+                        "tool": str(block.get("name") or "tool"),
+                        "tool_use_id": str(block.get("id") or ""),
+                        "input": block.get("input"),
+                        "collapsed": True,
+                    }
+                    out.append(TranscriptLine("tool", _tool_line(block), call))
         elif record.get("type") == "user":
             if isinstance(content, str) and content.strip():
                 out.append(TranscriptLine("prompt", content.strip()))
             for block in content if isinstance(content, list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
-                    out.append(TranscriptLine("result", _result_line(block)))
+                    result = {
+                        "tool_use_id": str(block.get("tool_use_id") or ""),
+                        "is_error": bool(block.get("is_error")),
+                    }
+                    out.append(TranscriptLine("result", _result_line(block), result))
         return out
 
     def _total(self) -> None:
@@ -217,42 +251,125 @@ _ENTRY_KINDS: dict[LineKind, EntryKind] = {
 
 
 class ClaudeTranscripts:
-    """The teammates' transcripts of the team a dashboard shows, as transcript entries.
+    """The transcripts of the team a dashboard shows (the lead's and each teammate's), as
+    transcript entries, read incrementally as Claude Code appends to them.
 
-    ``team``: a callable giving the team shown now. Each call reads only what was appended since
-    the last one; a teammate without a transcript gets one notice saying so."""
+    ``team``: a callable giving the team shown now. :meth:`entries` gives what was read so far
+    (reading what was appended since); :meth:`poll` reads what was appended to several and says
+    whose changed (the dashboard calls it from a worker thread while views show them);
+    :meth:`usage` gives the token counts summed from the same records. Thread-safe: one lock.
 
-    def __init__(self, home: Home, team: Callable[[], str | None]) -> None:
+    An agent whose transcript cannot be found gets one notice saying so; the search (a walk of
+    ``projects/``) is not repeated on every call but every ``recheck`` seconds, so a transcript
+    that appears later is still picked up. The first entry of an agent's list says where it
+    comes from, so a reader can tell the list was replaced (found later, another team)."""
+
+    def __init__(
+        self,
+        home: Home,
+        team: Callable[[], str | None],
+        *,
+        recheck: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.home = home
         self.team = team
+        self.recheck = recheck
+        self.clock = clock
+        self._lock = threading.Lock()
         self._readers: dict[tuple[str, str], TranscriptReader] = {}
         self._entries: dict[tuple[str, str], list[TranscriptEntry]] = {}
+        self._missing: dict[tuple[str, str], float] = {}  # when a search last found nothing
+        self._errors: dict[tuple[str, str], str] = {}  # the last read error said, per agent
+        self._listing: tuple[float, list[Path]] | None = None  # projects/**/*.jsonl, and when
 
     def entries(self, agent: str) -> list[TranscriptEntry]:
+        """``agent``'s entries so far (a copy), after reading what was appended."""
         team = self.team()
         if not team:
             return []
+        with self._lock:
+            self._refresh(team, agent)
+            return list(self._entries.get((team, agent), []))
+
+    def poll(self, agents: Iterable[str]) -> set[str]:
+        """Read what was appended to each of ``agents``' transcripts; the agents whose entries
+        changed (grew, or were replaced)."""
+        team = self.team()
+        if not team:
+            return set()
+        changed: set[str] = set()
+        with self._lock:
+            for agent in agents:
+                if self._refresh(team, agent):
+                    changed.add(agent)
+        return changed
+
+    def usage(self, agent: str) -> Usage | None:
+        """Token usage and tool calls of ``agent``'s transcript (``None``: none found yet)."""
+        team = self.team()
+        with self._lock:
+            reader = self._readers.get((team or "", agent))
+            return dataclasses.replace(reader.usage) if reader is not None else None
+
+    def _refresh(self, team: str, agent: str) -> bool:
+        """Bring ``(team, agent)``'s entries up to date; True if they changed."""
         key = (team, agent)
         reader = self._readers.get(key)
         if reader is None:
-            try:
-                config = self.home.teams.get(team)
-            except (TeamdeckError, OSError) as exc:
-                return [TranscriptEntry(agent, "error", str(exc))]
-            path = find_transcript(self.home, config, agent) if config is not None else None
-            if path is None:
-                where = self.home.root / "projects"
-                note = f"no transcript found for {agent} in {where}"
-                return [TranscriptEntry(agent, "notice", note)]
-            reader = self._readers[key] = TranscriptReader(path)
-            self._entries[key] = [TranscriptEntry(agent, "notice", f"transcript: {path}")]
+            searched = self._missing.get(key)
+            if searched is not None and self.clock() - searched < self.recheck:
+                return False  # looked recently: nothing there
+            found = self._find(team, agent)
+            if isinstance(found, TranscriptEntry):
+                self._missing[key] = self.clock()
+                changed = self._entries.get(key) != [found]
+                self._entries[key] = [found]
+                return changed
+            self._missing.pop(key, None)
+            reader = self._readers[key] = TranscriptReader(found)
+            self._entries[key] = [TranscriptEntry(agent, "notice", f"transcript: {found}")]
+            self._read(reader, key, agent)
+            return True
+        return self._read(reader, key, agent)
+
+    def _find(self, team: str, agent: str) -> Path | TranscriptEntry:
+        try:
+            config = self.home.teams.get(team)
+        except (TeamdeckError, OSError) as exc:
+            return TranscriptEntry(agent, "error", str(exc))
+        path = None
+        if config is not None:
+            path = find_transcript(self.home, config, agent, self._files())
+        if path is None:
+            where = self.home.root / "projects"
+            return TranscriptEntry(agent, "notice", f"no transcript found for {agent} in {where}")
+        return path
+
+    def _files(self) -> list[Path]:
+        """``projects/**/*.jsonl``, listed at most every ``recheck`` seconds (one walk serves
+        every agent looked for meanwhile)."""
+        now = self.clock()
+        if self._listing is None or now - self._listing[0] >= self.recheck:
+            projects = self.home.root / "projects"
+            self._listing = (now, _jsonl_files(projects) if projects.is_dir() else [])
+        return self._listing[1]
+
+    def _read(self, reader: TranscriptReader, key: tuple[str, str], agent: str) -> bool:
+        """Append what ``reader`` finds new; True if the file grew (entries or usage changed)."""
         kept = self._entries[key]
-        for line in reader.read_new():
-            kind = _ENTRY_KINDS[line.kind]
-            kept.append(TranscriptEntry(agent, kind, line.text))
-        u = reader.usage
-        usage = (
-            f"tokens: {u.input_tokens} in · {u.output_tokens} out · "
-            f"{u.cache_read_tokens} cache read · {u.tool_calls} tool calls"
+        offset = reader.offset
+        try:
+            lines = reader.read_new()
+        except OSError as exc:  # said once (in the transcript), not on every poll
+            error = f"reading {reader.path}: {exc.strerror or exc}"
+            if self._errors.get(key) == error:
+                return False
+            self._errors[key] = error
+            kept.append(TranscriptEntry(agent, "error", error))
+            return True
+        self._errors.pop(key, None)
+        kept.extend(
+            TranscriptEntry(agent, _ENTRY_KINDS[line.kind], line.text, line.data) for line in lines
         )
-        return [*kept, TranscriptEntry(agent, "notice", usage)]
+        return reader.offset != offset

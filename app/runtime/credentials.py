@@ -30,6 +30,19 @@ def has_api_key() -> bool:
     return any(credential(name) for name in CREDENTIAL_ENVS)
 
 
+def held_credentials() -> dict[str, str]:
+    """The credentials this process would use, by variable name (to hand to a teammate
+    process through ``runners.handoff``, never through its environment)."""
+    return {name: value for name in CREDENTIAL_ENVS if (value := credential(name))}
+
+
+def hold(values: dict[str, str]) -> None:
+    """Keep credentials received from the runtime (``teamdeck agent``) in memory only."""
+    for name in CREDENTIAL_ENVS:
+        if values.get(name):
+            _held[name] = values[name]
+
+
 def hold_credentials() -> None:
     """Move the API credentials out of the process environment, into this module.
 

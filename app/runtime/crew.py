@@ -8,11 +8,13 @@ teammate is described to its runner and to the team config (:func:`teammate_spec
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from app.core import TeamMember
-from app.core.errors import NotFoundError
+from app.core.errors import NotFoundError, TeamdeckError
 from app.core.models import now_ms
 from app.core.teams import COLORS
 from app.runtime.api import AgentSnapshot
@@ -73,6 +75,21 @@ class Crew:
             runner.wake()
 
 
+BYPASS = "bypassPermissions"
+#: Seed 001 §7 ("Force plan mode for all agents"): ``isPlanModeRequired()`` falls back to it.
+PLAN_MODE_REQUIRED_ENV = "CLAUDE_CODE_PLAN_MODE_REQUIRED"
+
+
+class BypassNotAllowedError(TeamdeckError, ValueError):
+    """bypassPermissions asked for (a spawn, a mode switch) that the person did not allow."""
+
+
+def plan_mode_required_by_env(env: Mapping[str, str] | None = None) -> bool:
+    """``CLAUDE_CODE_PLAN_MODE_REQUIRED=true`` in teamdeck's environment: every teammate starts
+    in plan mode (seed 001 §7-§8: ``process.env.CLAUDE_CODE_PLAN_MODE_REQUIRED === "true"``)."""
+    return (os.environ if env is None else env).get(PLAN_MODE_REQUIRED_ENV) == "true"
+
+
 def teammate_spec(
     request: dict[str, Any],
     *,
@@ -82,16 +99,32 @@ def teammate_spec(
     mode: str,
     color: str,
     cwd: Path,
+    bypass_allowed: bool = False,
+    plan_required: bool = False,
 ) -> TeammateSpec:
     """A Task tool call (``name``, ``prompt``, ``mode``, ``subagent_type``...) as a spec;
-    ``model``/``mode`` are the defaults when the call names none."""
-    plan = request.get("mode") == "plan"
+    ``model``/``mode`` are the defaults when the call names none.
+
+    ``mode: "bypassPermissions"`` is refused (:class:`BypassNotAllowedError`, which the Task
+    tool returns as its error) unless the person allowed bypass for this run
+    (``--dangerously-skip-permissions``, or the dashboard's confirmation): seed 000 §"Permission
+    modes" says bypass "requires flag", and a model must not grant itself what the person did
+    not. Refused rather than downgraded, so the model knows which mode its teammate really has.
+    ``plan_required`` (``CLAUDE_CODE_PLAN_MODE_REQUIRED``) puts every teammate in plan mode."""
+    requested = request.get("mode") or None
+    if requested == BYPASS and not bypass_allowed:
+        raise BypassNotAllowedError(
+            f"cannot spawn {name!r} in bypassPermissions mode: the person has not allowed it "
+            "for this run (teamdeck --dangerously-skip-permissions, or the dashboard's "
+            "confirmation); spawn it in another mode (default, acceptEdits, plan, dontAsk)"
+        )
+    plan = requested == "plan" or plan_required
     return TeammateSpec(
         team=team,
         name=name,
         prompt=str(request["prompt"]),
         model=model,
-        mode="plan" if plan else (request.get("mode") or mode),
+        mode="plan" if plan else (requested or mode),
         color=color,
         cwd=cwd,
         agent_type=request.get("subagent_type") or "general-purpose",
@@ -114,6 +147,7 @@ def member_entry(spec: TeammateSpec, backend: str) -> TeamMember:
         cwd=str(spec.cwd),
         subscriptions=[],
         backend_type=backend,
+        worktree_path=str(spec.worktree) if spec.worktree else None,
         mode=spec.mode,
         is_active=True,
     )

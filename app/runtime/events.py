@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+#: "gone": a teammate of a team teamdeck only watches left it (shutdown, or removed from the
+#: config); the files do not say whether it finished its work.
 AgentStatus = Literal[
-    "running", "idle", "awaiting approval", "stopping", "completed", "failed", "killed"
+    "running", "idle", "awaiting approval", "stopping", "completed", "failed", "killed", "gone"
 ]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "killed"})
+TERMINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "killed", "gone"})
 ApprovalKind = Literal["plan", "permission", "shutdown"]
 
 
@@ -51,7 +53,7 @@ class TextDelta:
 class TranscriptEntry:
     """A whole transcript item: ``kind`` is user | assistant | tool_call | tool_result | notice
     | error. ``tool_call``/``tool_result`` carry ``tool``, ``tool_use_id`` and ``input`` or
-    ``is_error`` in ``data``."""
+    ``is_error`` in ``data`` (a tool call may also say ``collapsed``: shown folded, one line)."""
 
     agent: str
     kind: Literal["user", "assistant", "tool_call", "tool_result", "notice", "error"]
@@ -101,6 +103,34 @@ class TeamLifecycle:
 
 
 @dataclass(frozen=True, slots=True)
+class HookRan:
+    """A team hook command ended (``TeammateIdle``, ``TaskCreated``, ``TaskCompleted``):
+    ``outcome`` ok, blocked (``message``: the feedback handed to the agent) or warning
+    (``message``: the one-line warning). ``agent`` is whose action ran it."""
+
+    agent: str
+    hook_event: str
+    outcome: Literal["ok", "blocked", "warning"]
+    command: str
+    message: str = ""
+    task_id: str | None = None
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorktreeReleased:
+    """``--worktrees``: a teammate left and its worktree was removed (nothing changed in it)
+    or kept (``summary`` says why: changed files, commits, or an error)."""
+
+    agent: str
+    path: str
+    branch: str
+    removed: bool
+    summary: str
+    team: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RunFinished:
     ok: bool
     reason: str
@@ -116,5 +146,7 @@ RuntimeEvent = (
     | MessageSent
     | ApprovalChanged
     | TeamLifecycle
+    | HookRan
+    | WorktreeReleased
     | RunFinished
 )

@@ -54,6 +54,7 @@ class ShutdownAsk:
     agent: str  # who is asked to stop
     timestamp: str
     answer: str | None = None  # "approved" / "rejected" / None while pending
+    answered_at: str = ""  # the answer's timestamp
 
 
 @dataclass
@@ -67,6 +68,7 @@ class TeamRequests:
     idle_at: dict[str, str] = field(default_factory=dict)  # agent -> last idle notification time
     last_message_at: dict[str, str] = field(default_factory=dict)  # sender -> newest non-idle
     errors: dict[str, str] = field(default_factory=dict)  # inbox -> one-line error
+    inboxes: list[str] = field(default_factory=list)  # every agent with an inbox file
 
     @property
     def pending(self) -> list[FileRequest]:
@@ -96,7 +98,8 @@ def read_inbox_entries(home: Home, team: str, agent: str) -> list[dict[str, Any]
 def scan_team(home: Home, team: str) -> TeamRequests:
     """Read every inbox of ``team`` and sort out its requests and answers (see module doc)."""
     found = TeamRequests(team)
-    for inbox in inbox_names(home, team):
+    found.inboxes = inbox_names(home, team)
+    for inbox in found.inboxes:
         try:
             entries = read_inbox_entries(home, team, inbox)
         except (CorruptFileError, TeamdeckError, OSError) as exc:
@@ -130,14 +133,19 @@ def _note(found: TeamRequests, inbox: str, entry: dict[str, Any]) -> None:
     if isinstance(frame, ShutdownRequest):
         previous = found.shutdowns.get(frame.request_id)
         answer = previous.answer if previous else None
-        found.shutdowns[frame.request_id] = ShutdownAsk(frame.request_id, inbox, timestamp, answer)
+        at = previous.answered_at if previous else ""
+        found.shutdowns[frame.request_id] = ShutdownAsk(
+            frame.request_id, inbox, timestamp, answer, at
+        )
         return
     if isinstance(frame, ShutdownApproved | ShutdownRejected):
         verdict = "approved" if isinstance(frame, ShutdownApproved) else "rejected"
         ask = found.shutdowns.get(frame.request_id)
         who = ask.agent if ask else agent_name(frame.sender)
         since = ask.timestamp if ask else timestamp
-        found.shutdowns[frame.request_id] = ShutdownAsk(frame.request_id, who, since, verdict)
+        found.shutdowns[frame.request_id] = ShutdownAsk(
+            frame.request_id, who, since, verdict, timestamp
+        )
         return
     if isinstance(frame, PlanApprovalRequest | PermissionRequest):
         approval = approval_from_frame(frame, sender=sender, timestamp=timestamp or None)

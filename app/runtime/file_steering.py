@@ -101,14 +101,40 @@ def permission_response_text(
 ) -> str:
     """The ``permission_response`` frame answering ``frame``.
 
-    Shape: the blueprint's (seed 000) -- snake_case, ``subtype: "success"`` with
-    ``response: {updated_input, permission_updates}``, or ``subtype: "error"`` with ``error`` --
-    not the reference's (seed 001) ``decision``/``resolvedBy``/``updatedInput``. Why: seed 000
-    is the more specific about the wire format, and it is the shape that tools answering real
-    Claude Code teammates write and see accepted (e.g. 777genius/agent-teams-ai,
-    ``TeamProvisioningTeammatePermissionResponse.ts``, which also learned that a missing updated
-    input breaks the teammate). So ``updated_input`` always echoes the request's ``input``
-    (``{}`` if it had none; never ``null``), and no field beyond the blueprint's is added."""
+    Shape chosen: the blueprint's (seed 000, ``PermissionResponse``) -- snake_case,
+    ``{"type", "request_id", "subtype": "success", "response": {"updated_input",
+    "permission_updates"}}`` to allow, ``{"type", "request_id", "subtype": "error", "error"}``
+    to deny -- and not the reference's (seed 001) ``decision``/``resolvedBy``/``updatedInput``/
+    ``permissionUpdates``/``feedback``. Why (researched with ``search``, 2026-11):
+
+    * The two seed shapes are two different records, not two eras of one frame. Seed 001's
+      fields are those of the permission *resolution* kept as a file under
+      ``teams/{team}/permissions/resolved/{id}.json`` (next to ``pending/``), as a public Rust
+      re-implementation of the swarm permission sync shows ("Synchronized Permission Prompts
+      for Agent Swarms": ``PermissionResolution {decision, resolved_by, feedback,
+      updated_input, permission_updates}``); the message that same code puts in the worker's
+      inbox is seed 000's frame (``create_permission_response_success`` / ``_error``, the
+      denial's ``error`` being the feedback, else "Permission denied").
+    * The inbox reader accepts a ``permission_response`` by its string ``request_id`` and
+      ``subtype`` (and a string ``error`` when ``subtype`` is ``"error"``); a frame without
+      ``subtype`` is not recognised (a public TypeScript re-implementation of the mailbox
+      helpers: ``isPermissionResponse``). Extra keys are ignored, so adding seed 001's would
+      change nothing for the reader, and the file they belong to is not an inbox: teamdeck
+      answers through inbox frames only.
+    * Tools that answer real Claude Code teammates write this frame and see it accepted, in
+      the seed era and the per-session era alike: 777genius/agent-teams-ai
+      ``src/main/services/team/provisioning/TeamProvisioningTeammatePermissionResponse.ts``
+      (2026-08: ``updated_input`` is the request's input, ``permission_updates`` the request's
+      own suggestions, ``error`` the person's message on a deny); anthropics/claude-code#87581
+      (2.1.2xx: a rejection's message reaches the teammate's tool result as "The user said:
+      ...") and #50310/#55446 (2.1.123: the lead model has no SendMessage variant for it, the
+      answer is written for it).
+    * An allow without an updated input breaks the teammate (the same tool's fix "missing
+      updatedInput"; purplefish-ai/factory-factory#384: the CLI's control protocol requires it
+      in an allow), so
+      ``updated_input`` always echoes the request's ``input`` (``{}`` if it had none; never
+      ``null``); ``permission_updates`` is ``[]`` for allow-once (see
+      :func:`always_allow_updates` for "always")."""
     if not allow:
         return compact(
             {
@@ -159,6 +185,7 @@ class FileSteering:
     """The dashboard's levers on a team it does not run (see the module docstring)."""
 
     read_only = False
+    denial_feedback = True  # a denial's ``error`` is what the teammate reads
 
     def __init__(self, home: Home, team: str | Callable[[], str | None]) -> None:
         """``team``: the team's name, or a callable giving the team shown right now (a
@@ -262,7 +289,7 @@ class FileSteering:
             return Outcome(False, f"send to {agent}: {exc}", failed=True)
         return Outcome(True, f"message sent to {to}")
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         return Outcome(False, "not possible from here: the Claude Code lead spawns teammates")
 
     def set_lead_mode(self, mode: str) -> Outcome:

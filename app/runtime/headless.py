@@ -5,8 +5,11 @@ answered the goal itself (no team created, nothing pending); 1 with a one-line r
 (an API error, a timeout); 130 after SIGINT, once the team is stopped. The first line names
 the model ("offline model" without credentials). Plain output is progress lines and then the
 lead's final report; ``--json`` prints one JSON object per line: ``start`` (model), every
-status change and message sent (with the parsed frame type), ``report`` (the lead's final
-text) and ``done`` (exit code and reason).
+status change and message sent (with the parsed frame type), every team hook that ran
+(``hook``: agent, hook_event_name, outcome ok | blocked | warning, command, message, task_id),
+with ``--worktrees`` every teammate's worktree released (``worktree``: agent, path, branch,
+removed, summary), ``report`` (the lead's final text, then the worktrees kept with changes) and
+``done`` (exit code and reason).
 """
 
 from __future__ import annotations
@@ -23,13 +26,21 @@ from typing import IO, Any
 from app.archive import start_run
 from app.core import Home
 from app.core.errors import TeamdeckError
-from app.core.frame_text import describe
+from app.core.frame_text import describe, describe_hook
 from app.core.paths import LEAD_NAME
 from app.runtime.budget import Budget, attach_budget, stop_line
-from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
+from app.runtime.events import (
+    HookRan,
+    MessageSent,
+    RuntimeEvent,
+    StatusChanged,
+    TeamLifecycle,
+    WorktreeReleased,
+)
 from app.runtime.loop import TurnOutcome
 from app.runtime.model import hold_credentials, is_offline
 from app.runtime.team import TeamRuntime
+from app.runtime.team_worktrees import kept_report
 
 DEFAULT_TIMEOUT = 600.0
 #: Seconds teammates get to answer a shutdown request after SIGINT before they are killed.
@@ -62,7 +73,34 @@ def event_json(event: RuntimeEvent) -> dict[str, Any] | None:
         }
     if isinstance(event, TeamLifecycle):
         return {"event": f"team_{event.event}", "team": event.team}
+    if isinstance(event, WorktreeReleased):
+        return {
+            "event": "worktree",
+            "agent": event.agent,
+            "path": event.path,
+            "branch": event.branch,
+            "removed": event.removed,
+            "summary": event.summary,
+        }
+    if isinstance(event, HookRan):
+        return {
+            "event": "hook",
+            "agent": event.agent,
+            "hook_event_name": event.hook_event,
+            "outcome": event.outcome,
+            "command": event.command,
+            "message": event.message,
+            "task_id": event.task_id,
+        }
     return None
+
+
+def hook_line(event: HookRan) -> str | None:
+    """The progress line for a hook that blocked or warned (one that passed prints nothing)."""
+    if event.outcome == "ok":
+        return None
+    line = describe_hook(event.agent, event.hook_event, event.outcome, event.message, event.task_id)
+    return f"  {line.plain()}"
 
 
 async def run_team(
@@ -91,6 +129,7 @@ async def run_team(
     done: asyncio.Future[tuple[int, str]] = loop.create_future()
     team_deleted = False
     team_seen = False
+    goal_team: str | None = None  # its kept worktrees are listed in the report
 
     def write(data: dict[str, Any] | None, line: str | None) -> None:
         if json_output:
@@ -101,10 +140,11 @@ async def run_team(
         stream.flush()
 
     def on_event(event: RuntimeEvent) -> None:
-        nonlocal team_deleted, team_seen
+        nonlocal team_deleted, team_seen, goal_team
         if isinstance(event, TeamLifecycle):
             team_seen = True
             team_deleted = event.event == "deleted"
+            goal_team = event.team
         line = None
         if isinstance(event, StatusChanged):
             detail = f" ({event.detail})" if event.detail else ""
@@ -113,6 +153,10 @@ async def run_team(
             line = f"  {describe_message(event)}"
         elif isinstance(event, TeamLifecycle):
             line = f"team {event.team} {event.event}"
+        elif isinstance(event, HookRan):
+            line = hook_line(event)
+        elif isinstance(event, WorktreeReleased):
+            line = f"  {event.agent}: {event.summary}"
         write(event_json(event), line)
 
     def finish(code: int, reason: str, report: str | None = None) -> None:
@@ -128,10 +172,18 @@ async def run_team(
             finish(1, outcome.error, outcome.text or None)
         elif outcome.status == "interrupted":
             return
-        elif team_deleted and not runtime.teammates:
-            finish(0, "team finished", outcome.text)
+        elif team_deleted and not runtime.runners:
+            pending.add(asyncio.ensure_future(finish_after_worktrees(outcome.text)))
         elif not team_seen and runtime.team is None and not runtime.lead.prompts:
             finish(0, "the lead answered without a team", outcome.text)
+
+    pending: set[asyncio.Future[None]] = set()
+
+    async def finish_after_worktrees(report: str) -> None:
+        """The team finished: once its worktrees are released, report (kept ones listed)."""
+        await runtime.worktrees.settle()
+        kept = kept_report([k for k in runtime.worktrees.kept if k[0] == goal_team])
+        finish(0, "team finished", "\n\n".join(p for p in (report, kept) if p) or None)
 
     def on_budget(gate: Budget, what: str) -> None:
         if what == "warning":
@@ -194,14 +246,14 @@ async def stop_team(runtime: TeamRuntime, grace: float) -> str:
     with contextlib.suppress(Exception):
         runtime.interrupt(LEAD_NAME)
     team = runtime.team
-    names = list(runtime.teammates)
+    names = list(runtime.runners)
     for name in names:
         with contextlib.suppress(Exception):
             runtime.request_shutdown(name, "The run was interrupted (SIGINT): stop now.")
     gone = asyncio.Event()
 
     def check(_event: object = None) -> None:
-        if not runtime.teammates:
+        if not runtime.runners:
             gone.set()
 
     unsubscribe = runtime.subscribe(check)
@@ -209,7 +261,7 @@ async def stop_team(runtime: TeamRuntime, grace: float) -> str:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(gone.wait(), grace)
     unsubscribe()
-    killed = list(runtime.teammates)
+    killed = list(runtime.runners)
     for name in killed:
         with contextlib.suppress(Exception):
             runtime.kill(name)

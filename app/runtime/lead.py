@@ -5,6 +5,10 @@
   themselves: they ride along with the next real message.
 * Plan, permission and shutdown frames feed the approvals queue. When the lead model decides
   requests, they are delivered to it; when the person decides, the model only gets a note.
+* The lead's own member entry keeps ``isActive`` current like a teammate's (seed 000's
+  ``setMemberActive``: true while it works, false when idle; written only on change). The seeds'
+  TeamCreate writes the lead's entry without the field; it appears at the first transition
+  after the team exists (the first tool-result boundary after TeamCreate).
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ class Lead:
         self.idle_notes: dict[str, str] = {}
         self.notes: list[str] = []
         self.turns = 0
+        #: The ``isActive`` last written, for which team.
+        self._active: tuple[str, bool] | None = None
 
     def submit(self, text: str) -> None:
         self.prompts.append(text)
@@ -72,6 +78,7 @@ class Lead:
                 await self.wake.wait(5.0)
                 continue
             self.session.set_status("running")
+            self._mark_active(True)
             try:
                 outcome = await run_turn(self.session, prompt, drain=self.drain)
             except asyncio.CancelledError:
@@ -83,7 +90,29 @@ class Lead:
                 outcome = TurnOutcome("error", "", message)
             self.turns += 1
             self.session.set_status("idle")
+            self._mark_active(False)
             self.runtime.lead_turn_ended(outcome)
+
+    def _mark_active(self, active: bool) -> None:
+        """``isActive`` of the lead's entry in the team config, written on change only (a
+        config rewrite: off the loop, in the lead's order)."""
+        team = self.runtime.team
+        if team is None or self._active == (team, active):
+            return
+        self._active = (team, active)
+
+        def failed(exc: Exception) -> None:
+            log.warning("could not update the lead's isActive in the config: %s", exc)
+            if self._active == (team, active):
+                self._active = None  # written again on the next change
+
+        self.session.io.submit(
+            self.runtime.home.teams.update_member,
+            team,
+            LEAD_NAME,
+            is_active=active,
+            on_error=failed,
+        )
 
     async def _next_prompt(self) -> str | None:
         delivered = await self.drain()
@@ -100,6 +129,8 @@ class Lead:
         team = self.runtime.team
         if not team:
             return []
+        if self.session.status == "running":  # e.g. the first boundary after TeamCreate
+            self._mark_active(True)
         box = self.runtime.home.mailbox(team)
         try:  # the inbox (a lock shared with every writer): off the loop, in the lead's order
             unread = await self.session.io.run(_take_unread, box)

@@ -31,6 +31,7 @@ from app.runtime.compaction import compact
 from app.runtime.permissions import allowed_roots, decide
 from app.runtime.response import ResponseFailed, stream_response
 from app.runtime.session import AgentSession
+from app.runtime.team_hooks import hooks_of
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 CACHE = {"type": "ephemeral"}
@@ -359,6 +360,7 @@ async def _checked_call(
         services=session.services,
         tool_use_id=tool_use_id,
         extra_roots=roots,
+        hooks=hooks_of(session),
         lane=session.io,
     )
     # Only calls that actually run are counted; the next usage event carries the total.

@@ -21,12 +21,15 @@ from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.permissions import suggest_rule
 
 if TYPE_CHECKING:
+    from app.core.models import InboxMessage
     from app.runtime.channel import TeamChannel
     from app.runtime.session import AgentSession
     from app.runtime.signals import Wakeup
     from app.runtime.tools.base import Tool
 
 log = logging.getLogger(__name__)
+#: Shown the unread inbox while a permission answer is awaited (e.g. to spot a shutdown request).
+Peek = Callable[[list[tuple[int, "InboxMessage"]]], None]
 #: A safety net only: every wake-up is event-driven; this bounds the cost of a missed event.
 FALLBACK_POLL = 5.0
 
@@ -40,18 +43,21 @@ async def ask_lead_by_inbox(
     tool_use_id: str,
     timeout: float,  # noqa: ASYNC109 - an unanswered request is an answer ("no"), not an error
     on_dropped: Callable[[str, str], None] | None = None,
+    *,
+    peek: Peek | None = None,
 ) -> tuple[bool, str]:
     """A teammate's permission request: written to the lead's inbox, answered in ours.
 
     ``on_dropped(request_id, outcome)`` is told when we stop waiting without an answer
     ("timed out", or "cancelled" when the turn is interrupted or the teammate killed), so a
-    queue in the same process can close the request; an answer that arrives later is ignored."""
+    queue in the same process can close the request; an answer that arrives later is ignored.
+    ``peek`` sees the rest of the unread inbox (left unread) at each look."""
     suggestion = suggest_rule(tool, tool_input)
     request_id = channel.request_permission(
         tool.name, tool_use_id, tool.describe(tool_input), tool_input, suggestion
     )
     try:
-        response = await wait_for_response(channel, wake, request_id, timeout)
+        response = await wait_for_response(channel, wake, request_id, timeout, peek=peek)
     except asyncio.CancelledError:
         if on_dropped is not None:
             on_dropped(request_id, "cancelled")
@@ -75,8 +81,11 @@ async def wait_for_response(
     wake: Wakeup,
     request_id: str,
     within: float,
+    *,
+    peek: Peek | None = None,
 ) -> PermissionResponse | None:
-    """Wait for the ``permission_response`` to ``request_id`` in the channel's own inbox."""
+    """Wait for the ``permission_response`` to ``request_id`` in the channel's own inbox; the
+    other unread messages stay unread (handled between turns) and are shown to ``peek``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
     box = channel.home.mailbox(channel.team)
@@ -93,6 +102,8 @@ async def wait_for_response(
             if isinstance(frame, PermissionResponse) and frame.request_id == request_id:
                 box.mark_read(channel.name, index, durable=False)
                 return frame
+        if peek is not None:
+            peek(unread)
         remaining = deadline - loop.time()
         if remaining <= 0:
             return None

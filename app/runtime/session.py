@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
+    from app.runtime.team_hooks import TeamHooks
 
 Emit = Callable[[RuntimeEvent], None]
 #: Asks someone (the lead, the person) whether a tool call may run: -> (allowed, reason).
@@ -104,6 +105,8 @@ class AgentSession:
         self.cache_creation_tokens = 0
         #: Awaited before each model call (the run's budget holds new calls while it is spent).
         self.gate: Callable[[AgentSession], Awaitable[None]] | None = None
+        #: Its team hooks (``app.runtime.team_hooks.hooks_of`` makes them at first use).
+        self.hooks: TeamHooks | None = None
         #: This agent's blocking file work, off the event loop and in order (app.runtime.offload).
         self.io = Lane(identity.name)
         self._status_detail = ""

@@ -10,7 +10,7 @@ Shape (only the keys teamdeck uses; every other key is left alone)::
 
     {
       "permissions": {"allow": ["Bash(git:*)"], "ask": [], "deny": ["Read(./.env)"],
-                      "defaultMode": "acceptEdits"},
+                      "defaultMode": "acceptEdits", "disableBypassPermissionsMode": "disable"},
       "teammateMode": "in-process",
       "hooks": {
         "TaskCompleted": [{"matcher": "", "hooks": [{"type": "command",
@@ -20,6 +20,9 @@ Shape (only the keys teamdeck uses; every other key is left alone)::
 
 Rule lists and hooks of all files add up (deny wins over ask over allow when deciding, see
 ``permissions.decide``); for ``defaultMode`` and ``teammateMode`` the most specific file wins.
+``disableBypassPermissionsMode: "disable"`` in any file turns bypassPermissions off for the run
+(seed 001 §7: "Can be disabled via ... ``permissions.disableBypassPermissionsMode``"): a more
+specific file cannot turn it back on.
 A file that cannot be read or parsed, and every bad entry in one, becomes a one-line warning
 in ``Settings.warnings``; the rest of the settings still load. Nothing here ever writes a file
 except ``add_allow_rule``, which rewrites one settings file atomically keeping every other key.
@@ -70,6 +73,8 @@ class Settings:
     hooks: dict[str, list[HookCommand]] = field(default_factory=dict)
     default_mode: str | None = None
     teammate_mode: str | None = None
+    #: The settings file whose ``permissions.disableBypassPermissionsMode`` is ``"disable"``.
+    bypass_disabled_by: Path | None = None
     warnings: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
 
@@ -168,6 +173,11 @@ def _merge(settings: Settings, data: dict[str, Any], path: Path) -> None:
             settings.default_mode = mode
         else:
             warn(f"{path}: unknown permissions.defaultMode {mode!r}; ignored")
+    disable = (permissions or {}).get("disableBypassPermissionsMode")
+    if disable == "disable":
+        settings.bypass_disabled_by = settings.bypass_disabled_by or path
+    elif disable is not None:
+        warn(f'{path}: permissions.disableBypassPermissionsMode must be "disable"; ignored')
     teammate_mode = data.get("teammateMode")
     if teammate_mode is not None:
         if teammate_mode == "auto":  # Claude Code: tmux inside tmux, else in-process

@@ -51,6 +51,10 @@ class Steering(Protocol):
     def read_only(self) -> bool:
         """True when every call is refused (nothing to steer)."""
 
+    @property
+    def denial_feedback(self) -> bool:
+        """True when a denied permission can carry the person's words to the teammate."""
+
     def approve(self, approval: Approval) -> Outcome:
         """Approve a plan, or allow a permission once."""
 
@@ -75,7 +79,7 @@ class Steering(Protocol):
     def send(self, agent: str, text: str) -> Outcome:
         """The person's message: the lead gets it as a prompt, a teammate before other mail."""
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         """Start a new teammate called ``name`` working on ``prompt``."""
 
     def set_lead_mode(self, mode: str) -> Outcome:
@@ -98,6 +102,7 @@ class RuntimeSteering:
     """Steers a runtime in this process through its ``RuntimeAPI`` methods."""
 
     read_only = False
+    denial_feedback = False  # ``answer_permission`` takes no words
 
     def __init__(self, runtime: RuntimeAPI) -> None:
         self.runtime = runtime
@@ -185,12 +190,12 @@ class RuntimeSteering:
             call = lambda: self.runtime.inject_message(agent, text)  # noqa: E731
         return self._call(f"send to {agent}", f"message sent to {agent}", call)
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         try:
-            await self.runtime.spawn_teammate(name, prompt)
+            await self.runtime.spawn_teammate(name, prompt, mode=mode)
         except Exception as exc:
             return Outcome(False, f"spawn {name}: {exc}", failed=True)
-        return Outcome(True, f"spawned {name}")
+        return Outcome(True, f"spawned {name}" + (f" in {mode} mode" if mode else ""))
 
     @staticmethod
     def _call(what: str, done: str, call: Callable[[], object]) -> Outcome:
@@ -214,6 +219,7 @@ class ReadOnlySteering:
     """For a viewer with no runtime: every call is refused with the same line."""
 
     read_only = True
+    denial_feedback = False
 
     def _refuse(self, *_: object, **__: object) -> Outcome:
         return Outcome(False, READ_ONLY)
@@ -221,5 +227,5 @@ class ReadOnlySteering:
     approve = reject = allow = deny = shutdown = kill = interrupt = send = _refuse
     set_lead_mode = _refuse
 
-    async def spawn(self, name: str, prompt: str) -> Outcome:
+    async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
         return self._refuse()

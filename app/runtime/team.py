@@ -7,6 +7,10 @@ which this runtime scans into the queue (:mod:`app.runtime.requests` answers the
 
 One event path: every file change this process or another one makes arrives through the
 process's one :class:`~app.core.watch.Watcher`, which wakes the agents it concerns.
+
+Teammates run in one of three modes (``teammate_backend``): ``in-process`` (a worker of this
+event loop), ``process`` or ``tmux`` (a ``teamdeck agent`` process each, seen through its
+files; the team then outlives this runtime: ``attach`` adopts such a team again).
 """
 
 from __future__ import annotations
@@ -22,16 +26,24 @@ import anthropic
 
 from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
-from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
+from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import parse_frame
 from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
-from app.runtime.channel import Sent, TeamChannel
-from app.runtime.crew import Crew, member_entry, spawn_result, teammate_spec
-from app.runtime.events import MessageSent, RuntimeEvent, TeamLifecycle, TranscriptEntry
+from app.runtime.channel import Sent, TeamChannel, sent_event
+from app.runtime.crew import (
+    BYPASS,
+    BypassNotAllowedError,
+    Crew,
+    member_entry,
+    plan_mode_required_by_env,
+    spawn_result,
+    teammate_spec,
+)
+from app.runtime.events import RuntimeEvent, TeamLifecycle, TranscriptEntry
 from app.runtime.gc_pauses import freeze_long_lived
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
@@ -45,6 +57,8 @@ from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.session import AgentSession
 from app.runtime.settings import add_allow_rule, local_settings_path
+from app.runtime.team_processes import TeamProcesses, check_mode
+from app.runtime.team_worktrees import TeamWorktrees
 from app.runtime.teammate import Teammate
 from app.runtime.tools import lead_tools
 from app.runtime.tools.base import AgentIdentity, Tool
@@ -82,7 +96,12 @@ class TeamRuntime:
         headless: bool = False,
         watcher: Watcher | None = None,
         rules_file: Path | None = None,
+        teammate_backend: str = "in-process",
+        attach: str | None = None,
+        allow_bypass: bool | None = None,
+        worktrees: bool = False,
     ) -> None:
+        check_mode(teammate_backend)
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
@@ -95,8 +114,24 @@ class TeamRuntime:
         self.decider: Decider = decider
         self.permission_timeout = permission_timeout
         self.teammate_mode = teammate_mode
+        #: bypassPermissions may be entered (lead or teammates): the person allowed it
+        #: (``--dangerously-skip-permissions`` or the dashboard's confirmation). By default,
+        #: only when the run starts in it.
+        self.allow_bypass = (
+            allow_bypass if allow_bypass is not None else BYPASS in (lead_mode, teammate_mode)
+        )
+        #: ``CLAUDE_CODE_PLAN_MODE_REQUIRED=true``: every teammate starts in plan mode.
+        self.plan_mode_required = plan_mode_required_by_env()
         self.rules = rules or PermissionRules()
         self.headless = headless
+        #: How teammates run: ``in-process``, ``process`` or ``tmux``.
+        self.teammate_backend = teammate_backend
+        #: What a team of teammate processes needs (``None`` in-process).
+        self.processes = (
+            TeamProcesses(self, teammate_backend) if teammate_backend != "in-process" else None
+        )
+        #: A running team to adopt at start (``teamdeck attach``).
+        self.attach_team = attach
         #: Where "always allow" rules are kept (Claude Code's personal project settings by
         #: default, so the next run in this folder reads them too).
         self.rules_file = rules_file or local_settings_path(self.cwd)
@@ -108,6 +143,10 @@ class TeamRuntime:
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule
         )
         self.crew = Crew()
+        #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
+        self.worktrees = TeamWorktrees(
+            home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent
+        )
         #: ``--budget``: installed by ``app.runtime.budget``; every model call waits on it.
         self.budget: Budget | None = None
         self._channel: TeamChannel | None = None
@@ -146,15 +185,27 @@ class TeamRuntime:
     async def start(self) -> None:
         freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
         self._loop = asyncio.get_running_loop()
+        if self.attach_team:
+            if self.processes is None:
+                raise ValueError("only a team of teammate processes can be attached to")
+            self.processes.adopt(self.attach_team)
         if not self.watcher.running:
             await self.watcher.start()
         self._unwatch = self.watcher.subscribe(self._on_watch_batch)
+        if self.processes is not None:
+            self.processes.watch_adopted()
         self._lead_task = self.spawner(LEAD_NAME, self.lead.run)
+        if self.attach_team:
+            self._scan_lead_inbox()
+            self.lead.wake.set()
 
     async def stop(self) -> None:
-        """Stop every agent (quitting the app): teammates are cancelled, files stay as they are."""
+        """Stop every agent of this process (quitting the app): in-process teammates are
+        cancelled; teammate processes go on (``teamdeck attach`` adopts them); files stay."""
         for runner in list(self.crew.runners.values()):
-            _cancel(getattr(runner, "handle", None))
+            _cancel(getattr(runner, "handle", None))  # in-process ones
+        if self.processes is not None:
+            self.processes.stop()
         _cancel(self._lead_task)
         if self._unwatch:
             self._unwatch()
@@ -162,6 +213,7 @@ class TeamRuntime:
         if self._owns_watcher:
             await self.watcher.stop()
         await asyncio.sleep(0)
+        await self.worktrees.close(self.crew.runners)
 
     # ================================================================== events
 
@@ -193,18 +245,7 @@ class TeamRuntime:
         message = sent.message
         if sent.recipient == LEAD_NAME and sent.team == self.team:
             self.observe_lead_frame(message, sent.frame)
-        frame_type = sent.frame.type if sent.frame is not None else None
-        self._emit(
-            MessageSent(
-                sent.team,
-                message.sender,
-                sent.recipient,
-                message.text,
-                message.summary,
-                frame_type,
-                message.timestamp,
-            )
-        )
+        self._emit(sent_event(sent))
 
     def _on_watch_batch(self, batch: list[ChangeEvent]) -> None:
         for event in batch:
@@ -221,6 +262,8 @@ class TeamRuntime:
                 self.lead.wake.set()
             elif (runner := self.crew.runners.get(event.agent)) is not None:
                 runner.wake()
+        elif isinstance(event, AgentLogChanged) and self.processes is not None:
+            self.processes.on_log(event)
         elif isinstance(event, TaskChanged):
             if event.team != self.team:
                 return
@@ -248,8 +291,14 @@ class TeamRuntime:
 
     def set_lead_mode(self, mode: str) -> None:
         """The lead's permission mode (shift+tab): its tools and prompt follow (delegate mode
-        keeps only the coordination tools). ValueError for an unknown mode."""
+        keeps only the coordination tools). ValueError for an unknown mode, or for
+        bypassPermissions when the person has not allowed it."""
         checked = parse_mode(mode)
+        if checked == BYPASS and not self.allow_bypass:
+            raise BypassNotAllowedError(
+                "bypassPermissions is not allowed for this run (start teamdeck with "
+                "--dangerously-skip-permissions, or confirm it in the dashboard)"
+            )
         session = self.lead_session
         session.tools = tools_for_mode(lead_tools(), checked)
         session.system_prompt = self._lead_prompt(checked, self.team)
@@ -351,9 +400,13 @@ class TeamRuntime:
         if self.lead_session.mode == "delegate":  # the delegate prompt names the team
             self.lead_session.system_prompt = self._lead_prompt("delegate", team)
         self.queue.clear()
+        if self.processes is not None:  # the team may outlive this runtime
+            self.processes.team_created(team)
         self._emit(TeamLifecycle(team, "created"))
 
     def team_deleted(self, team: str) -> None:
+        if self.processes is not None:
+            self.processes.team_deleted()
         self.team = None
         self._channel = None
         self.lead_session.identity.team = None
@@ -366,15 +419,17 @@ class TeamRuntime:
         *,
         plan_mode: bool = False,
         agent_type: str | None = None,
+        mode: str | None = None,
     ) -> Any:
         """From the Task tool: ``spawn_teammate(caller, spec)`` -> the seeds' result data.
-        From the dashboard: ``spawn_teammate(name, prompt, plan_mode=...)`` -> the name."""
+        From the dashboard: ``spawn_teammate(name, prompt, plan_mode=..., mode=...)`` -> the
+        name (``mode``: the teammate's permission mode, else the team's)."""
         if isinstance(caller, str):
             data = await self._spawn(
                 {
                     "name": caller,
                     "prompt": spec,
-                    "mode": "plan" if plan_mode else None,
+                    "mode": "plan" if plan_mode else mode,
                     "subagent_type": agent_type,
                     "team_name": self.team,
                 }
@@ -399,7 +454,10 @@ class TeamRuntime:
             mode=self.teammate_mode,
             color=self.crew.next_color(),
             cwd=self.cwd,
+            bypass_allowed=self.allow_bypass,
+            plan_required=self.plan_mode_required,
         )
+        spec = await self.worktrees.prepare(spec)
         runner = self._make_runner(spec)
         # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
         await self.lead_session.io.run(
@@ -410,6 +468,8 @@ class TeamRuntime:
         return spawn_result(spec)
 
     def _make_runner(self, spec: TeammateSpec) -> Runner:
+        if self.processes is not None:
+            return self.processes.make_runner(spec)
         return InProcessRunner(
             spec,
             home=self.home,
@@ -424,6 +484,11 @@ class TeamRuntime:
             gate=self.gate,
         )
 
+    def hold_teammates(self, hold: bool) -> None:
+        """The run's budget is spent or raised again (in-process agents wait in ``gate``)."""
+        if self.processes is not None:
+            self.processes.hold(hold)
+
     async def gate(self, session: AgentSession) -> None:
         """Before each model call of any agent of this runtime: hold while the budget is spent."""
         if self.budget is not None:
@@ -437,6 +502,7 @@ class TeamRuntime:
         """A teammate left the team (shut down, failed or killed): its requests are void."""
         self.queue.drop_agent(runner.spec.name, "cancelled: agent left")
         self.crew.left(runner)
+        self.worktrees.release(runner.spec.team, runner.spec.name)
 
     # ================================================================== the lead's inbox
 
@@ -486,6 +552,8 @@ class TeamRuntime:
     # ================================================================== lead hooks
 
     def lead_turn_ended(self, outcome: TurnOutcome) -> None:
+        if self.processes is not None:
+            self.processes.lead_turn_ended()
         for listener in list(self.lead_turn_listeners):
             listener(outcome)
 

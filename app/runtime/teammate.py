@@ -3,15 +3,20 @@
 work a turn -> go idle (one idle_notification per idle transition) -> wait for the next prompt,
 ONE message per turn, in seed 002's order: a message typed by the person, then a shutdown
 request, then the lead's oldest unread message, then anyone's oldest unread message, then the
-lowest-id unblocked unowned pending task (claimed with the busy check).
+lowest-id unblocked unowned pending task (claimed with the busy check). Before going idle its
+``TeammateIdle`` hooks run: one that blocks keeps it working, its feedback the next prompt.
 
 A teammate speaks to its team only through the files (:class:`~app.runtime.channel.TeamChannel`):
 plan and permission requests go to the lead's inbox and are answered in its own, so the same
 loop runs in the dashboard's process or in a ``teamdeck agent`` process. What it shows (status,
 transcript, usage) leaves through its session's events.
 
-Status, by the seeds' UI priority: stopping (a shutdown request is unanswered) > awaiting
-approval (a plan or permission request is unanswered) > idle > running.
+Status, by seed 001 §12's UI status strings (``shutdownRequested ? "stopping" :
+awaitingPlanApproval ? "awaiting approval" : isIdle ? "idle" : progress ?? "running"``):
+stopping (a shutdown request is unanswered, or waits unread while a permission answer is awaited)
+> awaiting approval (a plan or permission request is unanswered) > idle > running. The seed's
+``progress`` (a free-text activity in place of "running") is not a status here: the panel shows
+the last activity on a line of its own.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from app.runtime.events import AgentStatus
 from app.runtime.loop import TurnOutcome, run_turn
 from app.runtime.permission_flow import ask_lead_by_inbox
 from app.runtime.signals import Wakeup
+from app.runtime.team_hooks import idle_feedback
 from app.runtime.teammate_services import TeammateServices
 
 if TYPE_CHECKING:
@@ -83,6 +89,9 @@ class Teammate:
         self.finished = False
         #: An unanswered shutdown request to this teammate: (request id, requester).
         self.shutdown_request: tuple[str, str] | None = None
+        #: A shutdown request sits unread in the inbox while a permission answer is awaited
+        #: (it is read, and answered, once the turn ends: seed 002 handles it between turns).
+        self.shutdown_seen = False
         self.awaiting_permission: str | None = None
         self.idle = False
         self._active: bool | None = None
@@ -125,15 +134,17 @@ class Teammate:
             outcome = await run_turn(self.session, prompt)
             if self.session.shutdown_approved:
                 return
-            await self._go_idle(outcome)
-            prompt = await self.next_prompt()
+            prompt = await idle_feedback(self.session, outcome)  # a TeammateIdle hook blocked
+            if prompt is None:
+                await self._go_idle(outcome)
+                prompt = await self.next_prompt()
 
     def show(self, detail: str = "") -> None:
         """Set the status the flags call for (the seeds' UI priority) and ``isActive``."""
         if self.finished:
             return
         status: AgentStatus
-        if self.shutdown_request is not None:
+        if self.shutdown_request is not None or self.shutdown_seen:
             status = "stopping"
         elif self.session.pending_plan_request is not None or self.awaiting_permission:
             status = "awaiting approval"
@@ -243,6 +254,9 @@ class Teammate:
         except TeamdeckError as exc:
             log.warning("%s: cannot read its inbox: %s", self.name, exc)
             return None
+        person = self._from_person(unread)
+        if person is not None:
+            return person
         prompt = self._from_inbox(unread)
         if prompt is not None:
             return prompt
@@ -250,37 +264,51 @@ class Teammate:
             return await self.session.io.run(self._claim_task)  # a scan of every task file
         return None
 
-    def _from_inbox(self, unread: list[tuple[int, InboxMessage]]) -> str | None:
-        box = self.home.mailbox(self.team)
-        plain: list[tuple[int, InboxMessage]] = []
+    def _from_person(self, unread: list[tuple[int, InboxMessage]]) -> Prompt | None:
+        """The person's message through the inbox (how a dashboard reaches a teammate in
+        another process): handled before any other mail, like ``inject`` (seed 002)."""
         for index, message in unread:
-            frame = parse_frame(message.text)
-            if isinstance(frame, PlanApprovalResponse):
-                box.mark_read(self.name, index, durable=False)
-                prompt = self._on_plan_response(frame)
-                if prompt is not None:
-                    return prompt
-            elif isinstance(frame, PermissionResponse):
-                box.mark_read(self.name, index)  # stale: its waiter has given up
-            elif isinstance(frame, ShutdownRequest):  # 2a: shutdown requests first
+            if message.sender == USER_NAME and parse_frame(message.text) is None:
+                self.home.mailbox(self.team).mark_read(self.name, index, durable=False)
+                self.session.record("user", message.text, source="person")
+                self.session.set_activity("message from the person")
+                return [{"type": "text", "text": message.text}]
+        return None
+
+    def _from_inbox(self, unread: list[tuple[int, InboxMessage]]) -> Prompt | None:
+        """Seed 002 §"Message Polling" step 2, one message per turn: 2a, a shutdown request
+        anywhere in the unread inbox; 2b, the lead's oldest unread message, else anyone's.
+        Answers to this teammate's own requests are read in the same 2b order; one that
+        answers nothing pending (stale, or a duplicate) is marked read and the next is taken."""
+        box = self.home.mailbox(self.team)
+        frames = [(index, message, parse_frame(message.text)) for index, message in unread]
+        for index, message, frame in frames:  # 2a
+            if isinstance(frame, ShutdownRequest):
                 box.mark_read(self.name, index, durable=False)
                 return self._on_shutdown_request(frame, message)
-            else:
-                plain.append((index, message))
-        # 2b: the lead's oldest unread message, else anyone's: one per turn.
-        chosen = next(((i, m) for i, m in plain if m.sender == LEAD_NAME), None)
-        if chosen is None and plain:
-            chosen = plain[0]
-        if chosen is None:
-            return None
-        index, message = chosen
-        box.mark_read(self.name, index, durable=False)
-        if message.sender == USER_NAME:
-            return message.text
-        return wrap_teammate_message(message.sender, message.text, message.color, message.summary)
+        self.shutdown_seen = False
+        ordered = [f for f in frames if f[1].sender == LEAD_NAME]  # 2b
+        ordered += [f for f in frames if f[1].sender != LEAD_NAME]
+        for index, message, frame in ordered:
+            if isinstance(frame, PermissionResponse):
+                box.mark_read(self.name, index)  # stale: its waiter has given up
+                continue
+            box.mark_read(self.name, index, durable=False)
+            if isinstance(frame, PlanApprovalResponse):
+                prompt = self._on_plan_response(frame)
+                if prompt is None:
+                    continue
+                return prompt
+            if message.sender == USER_NAME:
+                return message.text
+            return wrap_teammate_message(
+                message.sender, message.text, message.color, message.summary
+            )
+        return None
 
     def _on_shutdown_request(self, frame: ShutdownRequest, message: InboxMessage) -> str:
         self.shutdown_request = (frame.request_id, frame.sender or message.sender)
+        self.shutdown_seen = False
         self.show(frame.reason or "")
         return wrap_teammate_message(message.sender, message.text, message.color, message.summary)
 
@@ -338,10 +366,19 @@ class Teammate:
         try:
             return await ask_lead_by_inbox(
                 self.channel, self.wake, session, tool, tool_input, tool_use_id,
-                self.permission_timeout, self.on_request_dropped,
+                self.permission_timeout, self.on_request_dropped, peek=self._peek,
             )  # fmt: skip
         finally:
             self.awaiting_permission = None
+            self.show()
+
+    def _peek(self, unread: list[tuple[int, InboxMessage]]) -> None:
+        """While a permission answer is awaited, the rest of the inbox stays unread; a shutdown
+        request among it still shows as "stopping" at once (seed 001 §12: stopping outranks
+        awaiting approval)."""
+        seen = any(isinstance(parse_frame(m.text), ShutdownRequest) for _, m in unread)
+        if seen != self.shutdown_seen:
+            self.shutdown_seen = seen
             self.show()
 
     def answer_shutdown(self, request_id: str, approve: bool, reason: str | None) -> str:

@@ -104,6 +104,16 @@ def repository_root(cwd: Path) -> Path:
     return root
 
 
+def project_of(cwd: Path) -> Path:
+    """The project a working directory belongs to: for a teammate's worktree
+    (``<project>/.claude/worktrees/<team>-<name>``, see ``WorktreeManager.path_for``) the
+    project, where its settings files are; any other directory is its own project."""
+    parent = cwd.parent
+    if parent.name == "worktrees" and parent.parent.name == ".claude":
+        return parent.parent.parent
+    return cwd
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -145,6 +155,24 @@ class WorktreeManager:
                 f"git worktree add for {name}",
             )
             return Worktree(name, path, branch, base)
+
+    def create_free(self, name: str, tries: int = 20) -> Worktree:
+        """Like ``create``, on ``teamdeck/<team>/<name>-2``, ``-3``... when the plain branch or
+        folder is taken (a worktree kept by an earlier teammate of that name, or an earlier
+        run of a team with this name). The worktree's ``name`` stays the teammate's."""
+        last: WorktreeError | None = None
+        for attempt in range(1, tries + 1):
+            label = name if attempt == 1 else f"{name}-{attempt}"
+            try:
+                tree = self.create(label)
+            except WorktreeError as exc:
+                if "exists" not in str(exc):
+                    raise
+                last = exc
+                continue
+            return Worktree(name, tree.path, tree.branch, tree.base)
+        assert last is not None
+        raise last
 
     def changes(self, worktree: Worktree) -> tuple[int, int]:
         """(uncommitted changed paths incl. untracked, commits on its branch since creation)."""

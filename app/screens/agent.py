@@ -111,6 +111,10 @@ class AgentScreen(DeckScreen):
         if entry.agent == self.agent:
             self.query_one(Transcript).add_entry(entry)
 
+    def transcript_grew(self, agent: str) -> None:
+        if agent == self.agent:
+            self.query_one(Transcript).follow(self.host.transcript(agent))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("toggle_board", "toggle_filter"):
             return False  # the board and the feed are on the leader view

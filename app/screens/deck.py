@@ -28,7 +28,8 @@ from app.messages import (
 )
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
-from app.runtime.steering import READ_ONLY, Outcome, Steering
+from app.runtime.file_status import moment_text
+from app.runtime.steering import READ_ONLY, Outcome, Steering, describe_request
 from app.screens import modes
 from app.screens.confirm import ConfirmScreen
 from app.screens.feedback import FeedbackScreen
@@ -36,7 +37,8 @@ from app.screens.help import HelpScreen
 from app.screens.host import DeckHost
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
-from app.view_state import HeaderInfo, teammates
+from app.screens.spawn_mode import spawn_mode_for
+from app.view_state import FeedItem, HeaderInfo, teammates
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 
@@ -172,8 +174,15 @@ class DeckScreen(Screen[None]):
     def run_finished(self, reason: str, ok: bool) -> None:
         """The run ended (the team is done): show it where the lead's report is."""
 
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Team hooks that blocked or warned, as feed lines (with their team)."""
+
+    def transcript_grew(self, agent: str) -> None:
+        """``agent``'s transcript, read from its session file, changed (a viewer)."""
+
     def show_header(self, header: HeaderInfo) -> None:
         """Redraw the header line (watches ``host.header``)."""
+        stale_text = "" if header.stale_since is None else moment_text(header.stale_since)
         self.query_one(StatusBar).show(
             team=header.team,
             model=header.model,
@@ -184,6 +193,7 @@ class DeckScreen(Screen[None]):
             demo=header.demo,
             error=header.error,
             mode=header.mode,
+            stale="" if header.stale_since is None else f"stale since {stale_text}",
         )
 
     def tick(self) -> None:
@@ -290,7 +300,7 @@ class DeckScreen(Screen[None]):
             self._no_request()
             return
         if approval.kind == "permission":
-            self.answer(approval, "deny")
+            self.deny(approval)
             return
         if approval.kind == "plan":
             ask = FeedbackScreen(
@@ -323,11 +333,30 @@ class DeckScreen(Screen[None]):
             self.post_message(ApprovalSettled(approval.request_id))
 
     @work(group="ui", exit_on_error=False)
+    async def deny(self, approval: Approval) -> None:
+        """Deny a permission request; where the answer can carry words (a Claude Code team),
+        first ask for an optional reason (enter alone: none; esc: not denied after all)."""
+        feedback: str | None = ""
+        if self.steering.denial_feedback:
+            feedback = await self.app.push_screen_wait(
+                FeedbackScreen(
+                    f"Deny {describe_request(approval)}: tell {approval.agent} why (optional)",
+                    placeholder="why, or what to do instead (sent to the teammate)",
+                    hint="enter denies (empty: no reason) · esc cancels",
+                    allow_empty=True,
+                )
+            )
+        if feedback is not None:
+            self.answer(approval, "deny", feedback)
+
+    @work(group="ui", exit_on_error=False)
     async def open_approval(self, approval: Approval) -> None:
         """Review ``approval`` in its modal, then answer it as decided there."""
         if approval.kind == "permission":
             choice = await self.app.push_screen_wait(PermissionScreen(approval))
-            if choice:
+            if choice == "deny":
+                self.deny(approval)
+            elif choice:
                 self.answer(approval, choice)
             return
         decision = await self.app.push_screen_wait(PlanReviewScreen(approval))
@@ -392,7 +421,10 @@ class DeckScreen(Screen[None]):
         )
         if not prompt:
             return
-        self.report(await self.steering.spawn(name, prompt))
+        mode = await spawn_mode_for(self.app, name)
+        if mode is None:
+            return
+        self.report(await self.steering.spawn(name, prompt, mode))
 
     def send_to(self, agent: str, text: str) -> None:
         """The person's message: the lead gets it as a prompt, a teammate as injected mail."""

@@ -29,6 +29,12 @@ class DeckHost(Protocol):
     partial: dict[str, str]  # text streamed since each agent's last transcript entry
     steering: Steering
 
+    @property
+    def transcripts_from_files(self) -> bool:
+        """The agents' transcripts are read from their own session files (a viewer that
+        steers a Claude Code team); views follow them through ``transcript_grew``."""
+        ...
+
     def agent(self, name: str | None) -> AgentSnapshot | None: ...
 
     def transcript(self, agent: str) -> list[TranscriptEntry]: ...

@@ -3,6 +3,8 @@ feed, the lead's streamed transcript and an input to the lead."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -17,7 +19,7 @@ from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
 from app.screens.message import MessageScreen
 from app.store import StoreDelta
-from app.view_state import TeamFiles, agent_colors
+from app.view_state import FeedItem, TeamFiles, agent_colors
 from widgets.approvals import ApprovalsQueue
 from widgets.borders import set_border
 from widgets.message_feed import MessageFeed
@@ -25,6 +27,13 @@ from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
 from widgets.transcript import Transcript
+
+#: The lead's pane when the lead is a Claude Code session teamdeck only steers.
+LEAD_FROM_FILES = (
+    "The lead's own Claude Code session shows here, read from its transcript under the home's "
+    "projects/ folder (found through the team's leadSessionId), once a team is shown. "
+    "What you type below goes into the lead's inbox, from user."
+)
 
 #: The lead's transcript before anything happened: what to do first.
 FIRST_SCREEN = (
@@ -48,6 +57,11 @@ class LeaderScreen(DeckScreen):
     | escape | Leave the input (single-letter keys act again). |
     | n | Type a new goal for the lead (same as ``i``). |
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Hook outcomes shown in the feed, with their team (a rebuilt feed gets them back).
+        self._hook_items: list[tuple[str | None, FeedItem]] = []
 
     def compose(self) -> ComposeResult:
         clock = self.host.clock
@@ -75,11 +89,13 @@ class LeaderScreen(DeckScreen):
             prompt.disabled = True
             lead.show(None, [])
         else:
+            if host.transcripts_from_files:
+                prompt.placeholder = "Message the lead (into its inbox)… (enter sends)"
             lead.show(
                 LEAD_NAME,
                 host.transcript(LEAD_NAME),
                 host.partial.get(LEAD_NAME, ""),
-                empty=FIRST_SCREEN,
+                empty=LEAD_FROM_FILES if host.transcripts_from_files else FIRST_SCREEN,
             )
         self.watch(self.app, "header", self.show_header)
         self.watch(self.app, "files", self._show_files)
@@ -165,10 +181,17 @@ class LeaderScreen(DeckScreen):
             board.apply(delta.task_upserts, delta.task_removals, reset=delta.reset)
         feed = self.query_one(MessageFeed)
         if delta.feed_reset:
-            feed.set_items(delta.feed_added)
+            hooks = [item for team, item in self._hook_items if team == delta.team]
+            feed.set_items(sorted([*delta.feed_added, *hooks], key=_sort_key))
         else:
             feed.add_items(delta.feed_added)
             feed.touch(delta.feed_updated)
+
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Hook outcomes of the team shown join the feed."""
+        self._hook_items.extend(items)
+        shown = self.host.files.team
+        self.query_one(MessageFeed).add_items(item for team, item in items if team == shown)
 
     def on_text(self, agent: str, text: str) -> None:
         if agent == LEAD_NAME:
@@ -177,6 +200,10 @@ class LeaderScreen(DeckScreen):
     def on_entry(self, entry: TranscriptEntry) -> None:
         if entry.agent == LEAD_NAME:
             self.query_one("#lead", Transcript).add_entry(entry)
+
+    def transcript_grew(self, agent: str) -> None:
+        if agent == LEAD_NAME and not self.steering.read_only:
+            self.query_one("#lead", Transcript).follow(self.host.transcript(LEAD_NAME))
 
     def run_finished(self, reason: str, ok: bool) -> None:
         nxt = "type a new goal" if self.typing else "n new goal"
@@ -225,3 +252,7 @@ class LeaderScreen(DeckScreen):
         approval = self.query_one(ApprovalsQueue).selected
         if approval is not None and approval.request_id == event.option.id:
             self.open_approval(approval)
+
+
+def _sort_key(item: FeedItem) -> tuple[str, int]:
+    return item.sort_key

@@ -48,6 +48,23 @@ def _bypass_allowed(app: Any) -> bool:
     return bool(options is not None and options.bypass_allowed)
 
 
+def bypass_offered(app: Any) -> bool:
+    """bypassPermissions may be offered at all (it is never when a settings file disabled
+    it, nor in a run without mode options, e.g. the viewer)."""
+    options = getattr(app, "mode_options", None)
+    return options is not None and not getattr(options, "bypass_disabled", False)
+
+
+def allow_bypass(app: Any) -> None:
+    """The person confirmed bypassPermissions: shift+tab offers it and the runtime accepts it
+    (for the lead and for teammates spawned in it)."""
+    options = getattr(app, "mode_options", None)
+    if options is not None:
+        options.bypass_allowed = True
+    if app.runtime is not None and hasattr(app.runtime, "allow_bypass"):
+        app.runtime.allow_bypass = True
+
+
 def _switch(app: Any, mode: str) -> None:
     outcome = app.steering.set_lead_mode(mode)
     app.notify(
@@ -78,7 +95,7 @@ def confirm_bypass_at_start(app: Any) -> None:
         if not yes:
             app.notify("bypassPermissions declined: the team keeps asking.", timeout=4)
             return
-        options.bypass_allowed = True
+        allow_bypass(app)
         if hasattr(runtime, "teammate_mode"):
             runtime.teammate_mode = options.requested_teammate_mode
         if options.requested_lead_mode != options.lead_mode:

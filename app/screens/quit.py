@@ -1,4 +1,8 @@
-"""Quitting while a team is working: shut it down (default), leave it on disk, or stay.
+"""Quitting while a team is working: shut it down (default), leave it, or stay.
+
+A team whose teammates run in processes of their own (``--teammate-mode process|tmux``) is
+left *running*: its teammates go on working and ``teamdeck attach`` opens it again. An
+in-process team is left on disk (its teammates stop with the dashboard).
 
 ``ModalScreen[str | None]``, dismissed with ``"shutdown"``, ``"leave"`` or ``None`` (cancel).
 """
@@ -20,27 +24,39 @@ class QuitScreen(ModalScreen[str | None]):
     AUTO_FOCUS = "#shutdown"
     BINDINGS = [
         Binding("y,enter", "choose('shutdown')", "Shut down", id="quit-shutdown"),
-        Binding("l", "choose('leave')", "Leave on disk", id="quit-leave"),
+        Binding("l", "choose('leave')", "Leave it", id="quit-leave"),
         Binding("n,escape", "choose('')", "Cancel", id="quit-cancel"),
     ]
 
-    def __init__(self, team: str, working: int) -> None:
+    def __init__(self, team: str, working: int, *, running: bool = False) -> None:
         super().__init__(classes="dialog-screen")
         self.team = team
         self.working = working
+        #: The teammates run in processes of their own: leaving keeps them working.
+        self.running = running
 
     def compose(self) -> ComposeResult:
         who = f"{self.working} teammate{'s' if self.working != 1 else ''} still working"
+        left: tuple[str | tuple[str, str], ...]
+        if self.running:
+            left = (
+                "Left running, its teammates keep working; ",
+                (f"teamdeck attach {self.team}", "bold"),
+                " opens it again.",
+            )
+        else:
+            left = ("Left on disk, it is listed the next time teamdeck starts.",)
         question = Text.assemble(
             "Quit while team ", (self.team, "bold"), f" is live ({who})?\n\n",
             "Shutting it down asks every teammate to stop and deletes the team and its tasks. ",
-            "Left on disk, it is listed the next time teamdeck starts.",
+            *left,
         )  # fmt: skip
         with Vertical(classes="dialog", id="quit"):
             yield Static(question, classes="dialog-question")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Shut down (y)", variant="error", id="shutdown")
-                yield Button("Leave on disk (l)", id="leave")
+                yield Button("Leave running (l)" if self.running else "Leave on disk (l)",
+                             id="leave")  # fmt: skip
                 yield Button("Cancel (n)", id="cancel")
 
     def action_choose(self, choice: str) -> None:

@@ -8,6 +8,7 @@ keeps the team shown. The summaries are read by the caller, not by this screen.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -64,7 +65,7 @@ class TeamPickerScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def open_team_picker(app: App[object]) -> None:
+def open_team_picker(app: App[Any]) -> None:
     """Show the picker over ``app`` (a ``TeamDeckApp``); the choice switches the team shown."""
     from app.messages import SwitchTeam
 

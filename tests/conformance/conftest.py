@@ -54,9 +54,11 @@ def home(tmp_path: Path) -> Home:
 
 @pytest.fixture
 async def team_runtime(
-    api: MessagesServer, home: Home, project: Path
+    api: MessagesServer, home: Home, project: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[tuple[TeamRuntime, Observer]]:
-    """A running TeamRuntime (lead decides approvals, as headless) on the real client path."""
+    """A running TeamRuntime (lead decides approvals, as headless) on the real client path;
+    its teammates run in the mode the test is parametrized with (``in-process`` by default)."""
+    backend = getattr(request, "param", "in-process")
     runtime = TeamRuntime(
         home,
         client=make_client(timeout=READ_TIMEOUT),
@@ -65,6 +67,7 @@ async def team_runtime(
         headless=True,
         lead_mode="acceptEdits",
         teammate_mode="acceptEdits",
+        teammate_backend=backend,
     )
     observer = Observer(runtime)
     await runtime.start()

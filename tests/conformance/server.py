@@ -116,6 +116,8 @@ class Recorded:
     body: dict[str, Any]
     headers: dict[str, str]
     answer: str = ""
+    #: The ``input_tokens`` its streamed answer reported (in ``message_start``).
+    input_tokens: int = 0
 
 
 # ------------------------------------------------------------------------------------- server
@@ -234,7 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("content-length", "0")
             self.end_headers()
         else:
-            self._stream(step, record.body, len(raw))
+            record.input_tokens = max(1, len(raw) // 4)
+            self._stream(step, record.body, record.input_tokens)
 
     # ------------------------------------------------------------------------------ answers
 
@@ -256,8 +259,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def _stream(self, turn: Turn, body: dict[str, Any], size: int) -> None:
-        events = sse_events(turn, str(body.get("model", "")), max(1, size // 4))
+    def _stream(self, turn: Turn, body: dict[str, Any], input_tokens: int) -> None:
+        events = sse_events(turn, str(body.get("model", "")), input_tokens)
         self._remember_thinking(turn)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")

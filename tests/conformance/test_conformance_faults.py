@@ -8,6 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anthropic._base_client
+import anyio
+import anyio.lowlevel
 import pytest
 
 from app.core import Home
@@ -55,15 +58,40 @@ def answers(api: MessagesServer, agent: str = "team-lead") -> list[str]:
 # ------------------------------------------------------------------ errors before the response
 
 
+class RetryClock:
+    """Stands in for the SDK's ``anyio`` so its retry waits are recorded, not slept: each wait
+    with how many requests the server had received when it began."""
+
+    def __init__(self, api: MessagesServer) -> None:
+        self.api = api
+        self.waits: list[tuple[float, int]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(anyio, name)
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append((seconds, len(self.api.requests)))
+        await anyio.lowlevel.checkpoint()
+
+
 async def test_429_with_retry_after_is_retried(
-    api: MessagesServer, team_runtime: tuple[TeamRuntime, Observer]
+    api: MessagesServer,
+    team_runtime: tuple[TeamRuntime, Observer],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The retry waits exactly the ``retry-after`` the 429 asked for, between the refused
+    request and the next (a fake clock: no wall-clock threshold, and no 7 s in the suite)."""
+    clock = RetryClock(api)
+    monkeypatch.setattr(anthropic._base_client, "anyio", clock)
     runtime, observer = team_runtime
-    limited = Fail(429, "rate_limit_error", "Number of requests exceeded", {"retry-after": "1"})
+    limited = Fail(429, "rate_limit_error", "Number of requests exceeded", {"retry-after": "7"})
     api.script("team-lead", [limited, say("Fine.")])
     outcome = await lead_turn(runtime, observer, "hello")
     assert (outcome.status, outcome.text) == ("end_turn", "Fine.")
     assert answers(api) == ["Fail", "Turn"]
+    assert clock.waits == [(7.0, 1)]
+    retry = api.requests_of("team-lead")[1]
+    assert retry.headers["x-stainless-retry-count"] == "1"
 
 
 @pytest.mark.parametrize(
@@ -181,6 +209,31 @@ async def test_a_response_that_breaks_after_it_started_is_retried(
     lead = runtime.snapshot()[0]
     assert lead.tool_calls == 1
     assert lead.model_calls == 3  # the broken response's tokens are counted too
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        pytest.param({"cut_after": 3}, id="connection-cut"),
+        pytest.param({"end_early_after": 4}, id="ends-without-message_stop"),
+        pytest.param({"error_after": 4}, id="overloaded_error-event"),
+        pytest.param({"stray_delta_at": 3}, id="malformed-event-stream"),
+    ],
+)
+async def test_the_tokens_of_a_broken_stream_are_counted(
+    api: MessagesServer, team_runtime: tuple[TeamRuntime, Observer], broken: dict[str, Any]
+) -> None:
+    """A response that broke after ``message_start`` still cost its input tokens: the lead's
+    usage adds up what every stream the server sent reported, the broken one included."""
+    runtime, observer = team_runtime
+    api.script("team-lead", [say("Half an answer", **broken), say("Done.")])
+    outcome = await lead_turn(runtime, observer, "hello")
+    assert (outcome.status, outcome.text) == ("end_turn", "Done.")
+    sent = [r.input_tokens for r in api.requests_of("team-lead")]
+    assert len(sent) == 2 and all(sent)
+    lead = runtime.snapshot()[0]
+    assert lead.input_tokens == sum(sent)
+    assert lead.model_calls == 2
 
 
 async def test_a_stall_is_described_as_a_read_timeout(

@@ -105,7 +105,14 @@ def test_the_key_never_reaches_a_command_nor_a_file(
         ],
         then="Done.",
     )
-    run = Headless(home.root, project, child_env(api), "Show your environment")
+    # bypassPermissions for the prober needs the person's flag (seed 000: "requires flag")
+    run = Headless(
+        home.root,
+        project,
+        child_env(api),
+        "Show your environment",
+        "--dangerously-skip-permissions",
+    )
     until(lambda: len(api.requests_of("prober")) == 4, "the prober's last request")
     code, err = run.interrupt()
     assert code == 130, err
@@ -142,9 +149,11 @@ def test_an_auth_token_alone_uses_the_real_api(
 class Headless:
     """A headless run in the background, its stdout lines collected by a reader thread."""
 
-    def __init__(self, home: Path, project: Path, env: dict[str, str], goal: str) -> None:
+    def __init__(
+        self, home: Path, project: Path, env: dict[str, str], goal: str, *flags: str
+    ) -> None:
         self.proc = subprocess.Popen(
-            command(home, goal),
+            command(home, goal, *flags),
             cwd=project,
             env=env,
             stdout=subprocess.PIPE,

@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.core import Home
 from app.runtime.team import TeamRuntime
 from tests.conformance.checks import authenticated
@@ -30,7 +32,9 @@ from tests.runtime.conftest import Observer, until
 TEAM = "conf"
 ENV_PROBE = (
     'echo "name=$CLAUDE_CODE_AGENT_NAME team=$CLAUDE_CODE_TEAM_NAME id=$CLAUDE_CODE_AGENT_ID '
-    'type=$CLAUDE_CODE_AGENT_TYPE plan=$CLAUDE_CODE_PLAN_MODE_REQUIRED"; env | grep -c sk-ant-'
+    'type=$CLAUDE_CODE_AGENT_TYPE plan=$CLAUDE_CODE_PLAN_MODE_REQUIRED"; env | grep -c sk-ant-; '
+    # the agent's own process (the teammate process in process mode): its starting environment
+    "tr '\\0' '\\n' < /proc/$PPID/environ | grep -c sk-ant-"
 )
 
 
@@ -84,6 +88,7 @@ def reader_brain(body: dict[str, Any]) -> Turn:
     return say("Done.")
 
 
+@pytest.mark.parametrize("team_runtime", ["in-process", "process"], indirect=True)
 async def test_a_team_runs_against_the_reference_server(
     api: MessagesServer,
     team_runtime: tuple[TeamRuntime, Observer],
@@ -144,7 +149,7 @@ async def test_a_team_runs_against_the_reference_server(
     assert any("The answer is 42." in r for r in results)
     probe = next(r for r in results if "name=reader" in r)
     assert f"team={TEAM} id=reader@{TEAM} type=general-purpose plan=false" in probe
-    assert "\\n0" in probe  # the key did not reach the command
+    assert "\\n0\\n0" in probe  # the key reached neither the command nor its agent's process
     # the thinking block came back intact with its tool call
     assert any(b.get("type") == "thinking" for b in blocks(reader[1], "thinking"))
     # every request authenticated with the key from the environment

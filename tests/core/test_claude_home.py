@@ -168,6 +168,10 @@ NEW_ERA = [
 
 
 def test_new_era_envelopes_are_kept_and_imitated(tmp_path: Path) -> None:
+    """The seeds' README ("Inbox messages may carry extra fields in newer versions (``msgV``,
+    ``msg_id``, ``type``). Never drop fields you do not know."): kept, and imitated in such an
+    inbox; an inbox of seed 000's era (``writeToMailbox``: ``{from, text, summary?,
+    timestamp, color?}`` + ``read``) gets exactly that shape."""
     home = Home(tmp_path / "claude", lock_style="mkdir")
     home.teams.create("t")
     home.teams.add_member("t", TeamMember(agent_id="researcher@t", name="researcher"))
@@ -189,6 +193,8 @@ def test_new_era_envelopes_are_kept_and_imitated(tmp_path: Path) -> None:
 
 
 def test_clear_mailbox(tmp_path: Path) -> None:
+    """Seed 000 ``clearMailbox(agentName, teamName)``: an existing inbox becomes ``"[]"``; a
+    missing one is not created (``if (!fs.existsSync(inboxPath)) return;``)."""
     home = Home(tmp_path / "claude", lock_style="mkdir")
     home.teams.create("t")
     home.teams.add_member("t", TeamMember(agent_id="a@t", name="a"))

@@ -154,6 +154,9 @@ def test_seed_team_is_usable(home: Home) -> None:
 
 
 def test_inbox_entries_with_newer_fields(home: Home) -> None:
+    """The seeds' README: newer versions add ``msgV``, ``msg_id``, ``type`` to inbox messages;
+    "Never drop fields you do not know" (key order kept too, as seed 000's
+    ``JSON.stringify(messages, null, 2)`` rewrite would)."""
     seed_team(home)
     box = home.mailbox("my-team")
     path = box.path("researcher")

@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,13 @@ from app.core import Home, InboxMessage
 from app.core import protocol as proto
 from app.runtime.claude_transcripts import TranscriptReader, find_transcript
 from app.runtime.file_requests import scan_team
-from app.runtime.file_status import STALE_AFTER, summarize, team_summaries, teammate_statuses
+from app.runtime.file_status import (
+    STALE_AFTER,
+    summarize,
+    team_summaries,
+    teammate_states,
+    teammate_statuses,
+)
 from app.runtime.file_steering import FileSteering
 from tests import claude_home as ch
 
@@ -37,6 +44,9 @@ def say(home: Home, to: str, sender: str, text: str, at: str) -> None:
 
 
 def test_statuses_follow_the_files(home: Home) -> None:
+    """Seed 001 §12 (UI status strings of an ``in_process_teammate``: running, idle, stopping,
+    awaiting approval) read from the files; "gone" once seed 000's ``shutdown_approved`` has
+    removed the member."""
     assert statuses(home) == {"researcher": "awaiting approval", "writer": "awaiting approval"}
     steer = FileSteering(home, ch.TEAM)
     for request in scan_team(home, ch.TEAM).pending:
@@ -57,7 +67,17 @@ def test_statuses_follow_the_files(home: Home) -> None:
     assert statuses(home)["researcher"] == "gone"
 
 
+def test_a_member_removed_from_the_config_is_gone(home: Home) -> None:
+    home.teams.remove_member(ch.TEAM, name="writer")  # no shutdown: its inbox stays
+    assert statuses(home) == {"researcher": "awaiting approval", "writer": "gone"}
+    states = teammate_states(home.teams.require(ch.TEAM), scan_team(home, ch.TEAM))
+    assert states["writer"].since == "2026-11-22T10:00:01.000Z"  # its last word
+    assert states["researcher"].since == "2026-11-22T10:00:00.000Z"  # since it asked
+
+
 def test_stopping_outranks_awaiting_approval(home: Home) -> None:
+    """Seed 001 §12: ``shutdownRequested ? "stopping" : awaitingPlanApproval ? "awaiting
+    approval" : isIdle ? "idle" : ...``."""
     assert FileSteering(home, ch.TEAM).shutdown("writer").ok  # its permission is still pending
     assert statuses(home)["writer"] == "stopping"
 
@@ -129,3 +149,61 @@ def test_teammate_transcript_is_found_and_read_incrementally(home: Home, root: P
     member.__pydantic_extra__.pop("sessionId")  # type: ignore[union-attr]
     assert find_transcript(home, config, "researcher") == path
     assert find_transcript(home, config, "writer") is None  # the view says "no transcript found"
+
+
+def test_the_lead_transcript_is_found_by_its_session_id(home: Home) -> None:
+    config = home.teams.require(ch.TEAM)
+    path = find_transcript(home, config, "team-lead")
+    assert path is not None and path.stem == ch.LEAD_SESSION
+
+
+def test_no_transcript_found_is_remembered_and_looked_for_again(
+    home: Home, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.runtime import claude_transcripts
+
+    searches: list[str] = []
+    walks: list[Path] = []
+    real_find, real_walk = claude_transcripts.find_transcript, claude_transcripts._jsonl_files
+
+    def counting(home: Home, config: Any, agent: str, files: Any = None) -> Path | None:
+        searches.append(agent)
+        return real_find(home, config, agent, files)
+
+    def walking(folder: Path) -> list[Path]:
+        walks.append(folder)
+        return real_walk(folder)
+
+    monkeypatch.setattr(claude_transcripts, "find_transcript", counting)
+    monkeypatch.setattr(claude_transcripts, "_jsonl_files", walking)
+    now = [100.0]
+    source = claude_transcripts.ClaudeTranscripts(
+        home, lambda: ch.TEAM, recheck=10.0, clock=lambda: now[0]
+    )
+    for _ in range(5):  # every poll and every look at the view: projects/ is walked once
+        assert source.entries("writer")[0].text.startswith("no transcript found for writer")
+        assert source.poll(["writer"]) == set()
+    assert searches == ["writer"] and source.usage("writer") is None
+    assert len(walks) == 1
+    source.poll(["researcher", "team-lead"])  # found in the same listing: no other walk
+    assert len(walks) == 1 and source.usage("researcher") is not None
+
+    # The writer's session appears; it is found at the next search (after ``recheck``).
+    record = {
+        "type": "user",
+        "sessionId": "w-session",
+        "teamName": ch.TEAM,
+        "agentName": "writer",
+        "message": {"role": "user", "content": "Write the docs."},
+    }
+    writer = root / "projects" / "-work-demo-project" / "w-session.jsonl"
+    writer.write_text(json.dumps(record) + "\n")
+    now[0] += 5
+    assert source.poll(["writer"]) == set() and len(searches) == 3
+    now[0] += 6
+    assert source.poll(["writer"]) == {"writer"} and len(searches) == 4  # (+ researcher, lead)
+    assert len(walks) == 2
+    entries = source.entries("writer")
+    assert entries[0].text == f"transcript: {writer}"
+    assert [(e.kind, e.text) for e in entries[1:]] == [("user", "Write the docs.")]
+    assert source.poll(["writer"]) == set() and len(searches) == 4  # found: never searched again

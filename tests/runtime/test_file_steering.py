@@ -282,6 +282,17 @@ def test_cli_lists_and_answers(root: Path, run: Any) -> None:
     assert code == 1 and err.count("\n") == 1 and "no plan or permission request" in err
 
 
+def test_cli_approve_always_on_a_plan_is_an_error(root: Path, run: Any) -> None:
+    before = ch.snapshot(root)
+    code, out, err = run("--claude", "approve", ch.PLAN_ID, "--always")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"teamdeck: error: --always is for permission requests; {ch.PLAN_ID} is a plan request"
+        " (nothing sent)\n"
+    )
+    assert ch.snapshot(root) == before  # nothing written
+
+
 def test_cli_approve_always_and_feedback(root: Path, run: Any) -> None:
     code, out, _ = run("--claude", "approve", ch.PERMISSION_ID, "--always")
     assert code == 0 and out.startswith("always allowed writer's permission request")
@@ -292,3 +303,50 @@ def test_cli_approve_always_and_feedback(root: Path, run: Any) -> None:
     *_, answer, note = entries(root, "researcher")
     assert json.loads(answer["text"])["approved"] is True
     assert note["from"] == "user" and note["text"] == "keep it short"
+
+
+def test_seed_era_named_team_is_answered_byte_for_byte(tmp_path: Path) -> None:
+    """A named team of the seed era: plain ``{from, text, timestamp, read}`` messages (no
+    ``msgV``/``msg_id``/``type``): the answers come in the same plain shape, nothing else."""
+    root = ch.build(tmp_path / "claude", ch.seed_era_files())
+    home = Home(root, lock_style="mkdir")
+    before = ch.snapshot(root)
+    box = root / "teams" / ch.SEED_TEAM / "inboxes"
+    researcher = json.loads((box / "researcher.json").read_text())
+    writer = json.loads((box / "writer.json").read_text())
+    steer = FileSteering(home, ch.SEED_TEAM)
+    plan, permission = scan_team(home, ch.SEED_TEAM).pending
+    assert steer.approve(plan.approval).ok
+    assert steer.deny(permission.approval, "keep the README short").ok
+
+    def plain(frame: dict[str, Any], at: str) -> dict[str, Any]:
+        return {"from": "team-lead", "text": ch.compact(frame), "timestamp": at, "read": False}
+
+    answer = json.loads((box / "researcher.json").read_text())[-1]
+    frame = {
+        "type": "plan_approval_response",
+        "requestId": ch.SEED_PLAN_ID,
+        "approved": True,
+        "timestamp": json.loads(answer["text"])["timestamp"],
+        "permissionMode": "default",
+    }
+    expected = ch.node_stringify([*researcher, plain(frame, answer["timestamp"])])
+    assert (box / "researcher.json").read_text() == expected
+    answer = json.loads((box / "writer.json").read_text())[-1]
+    frame = {
+        "type": "permission_response",
+        "request_id": ch.SEED_PERMISSION_ID,
+        "subtype": "error",
+        "error": "keep the README short",
+    }
+    expected = ch.node_stringify([*writer, plain(frame, answer["timestamp"])])
+    assert (box / "writer.json").read_text() == expected
+    after = ch.snapshot(root)
+    assert set(after) == set(before)  # nothing created, no lock left behind
+    changed = {k for k in before if before[k] != after[k]}
+    assert changed == {
+        f"teams/{ch.SEED_TEAM}/inboxes/researcher.json",
+        f"teams/{ch.SEED_TEAM}/inboxes/writer.json",
+    }
+    assert all(after[k][0] == before[k][0] for k in before)  # no mode changed
+    assert scan_team(home, ch.SEED_TEAM).pending == []

@@ -339,6 +339,34 @@ async def test_the_offline_server_works_off_the_loop_and_handler_errors_still_su
         await client.messages.create(model=model, max_tokens=16, messages=messages)
 
 
+async def test_a_model_handler_runs_on_the_callers_loop() -> None:
+    """The SDK runs on the model loop, but a handler may await the caller's own objects (a
+    test's gate, a runtime's event): it is run on the loop that made the call."""
+    opened = asyncio.Event()  # this loop's
+    threads: list[int] = []
+
+    async def gated(request: ModelRequest) -> Any:
+        threads.append(threading.get_ident())
+        await opened.wait()
+        return reply("through")
+
+    client = make_client(handler=ScriptedModel([gated]), pace=0)
+    call = asyncio.create_task(
+        on_model_loop(
+            client.messages.create(
+                model=MODEL_ALIASES["sonnet"],
+                max_tokens=16,
+                messages=[{"role": "user", "content": "hello"}],
+            )
+        )
+    )
+    await until(lambda: threads, "the handler called")
+    assert threads == [threading.get_ident()]
+    opened.set()
+    answer = await call
+    assert answer.content[0].text == "through"  # type: ignore[union-attr]
+
+
 # ---------------------------------------------------------------------------------- GC pauses
 
 

@@ -661,6 +661,8 @@ async def test_kill_stops_a_busy_teammate_and_frees_its_tasks(
 async def test_inject_message_is_handled_before_other_mail(
     make_runtime: Callable[..., TeamRuntime], home: Home
 ) -> None:
+    """Seed 000 ``injectUserMessageToTeammate`` (``pendingUserMessages`` + the transcript) and
+    seed 002 §"Message Polling" step 1: the person's message comes before any mail."""
     worker = Script(then="ok")
     rt = await started(make_runtime, Router(worker=worker))
     await spawn(rt, "worker")

@@ -548,3 +548,17 @@ async def test_bash_gets_claude_codes_agent_variables(tmp_path: Path, cwd: Path)
     lead = AgentIdentity(name="team-lead", team=None, cwd=cwd, is_lead=True)
     result = await Bash().call({"command": ENV_PROBE}, ToolContext(home=home, agent=lead))
     assert result.content.splitlines()[0] == "|team-lead|team-lead|team-lead|false"
+
+
+async def test_bash_never_inherits_another_agents_variables(
+    tmp_path: Path, cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 001 §7-§8's variables name the agent running the command: teamdeck started from
+    inside a Claude Code teammate must not pass that teammate's team or plan flag on."""
+    monkeypatch.setenv("CLAUDE_CODE_TEAM_NAME", "outer-team")
+    monkeypatch.setenv("CLAUDE_CODE_AGENT_NAME", "outer-agent")
+    monkeypatch.setenv("CLAUDE_CODE_PLAN_MODE_REQUIRED", "true")
+    lead = AgentIdentity(name="team-lead", team=None, cwd=cwd, is_lead=True)
+    ctx = ToolContext(home=Home(tmp_path / "home"), agent=lead)
+    result = await Bash().call({"command": ENV_PROBE}, ctx)
+    assert result.content.splitlines()[0] == "|team-lead|team-lead|team-lead|false"

@@ -34,6 +34,7 @@ class FakeRuntime:
         self.team = team
         self.model_description = "offline model — set ANTHROPIC_API_KEY for Claude"
         self.decider: Decider = "person"
+        self.teammate_backend = "in-process"
         self.agents: list[AgentSnapshot] = agents or []
         self._approvals: dict[str, Approval] = {a.request_id: a for a in approvals or []}
         self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
@@ -156,9 +157,15 @@ class FakeRuntime:
         return list(self.transcripts.get(agent, []))
 
     async def spawn_teammate(
-        self, name: str, prompt: str, *, plan_mode: bool = False, agent_type: str | None = None
+        self,
+        name: str,
+        prompt: str,
+        *,
+        plan_mode: bool = False,
+        agent_type: str | None = None,
+        mode: str | None = None,
     ) -> str:
-        self.calls.append(("spawn_teammate", name, prompt, plan_mode))
+        self.calls.append(("spawn_teammate", name, prompt, plan_mode, mode))
         self.agents.append(AgentSnapshot(name=name, color="cyan", status="running", started_at=T0))
         self.emit(StatusChanged(name, "running"))
         return f"spawned {name}"

@@ -2,7 +2,8 @@
 
 The home is written by Node in Claude Code's exact shapes (``tests/claude_home.py``: a
 per-session team, newer-era inboxes, a teammate transcript). Looking must change nothing; then
-the plan and the permission request are answered with keys, and the two inboxes must hold
+the plan and the permission request are answered with keys (approve and allow once; reject
+with feedback and deny with a reason), and the two inboxes must hold
 exactly what Node's ``JSON.stringify`` would have written with the answers appended: the right
 frames, the same envelope as the inbox's other messages, every unknown field kept, no file mode
 changed, nothing else created. Skipped where tmux is not installed.
@@ -56,7 +57,47 @@ def wait_file(predicate: Any, what: str, within: float = 60.0) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_claude_team_answered_with_keys(tmp_path: Path) -> None:
+#: What each run presses, and the frames the two inboxes must then end with (``timestamp``
+#: is filled in from the file: it is the moment of the answer).
+ANSWERS: dict[str, tuple[list[list[str]], dict[str, Any], dict[str, Any]]] = {
+    "approve and allow once": (
+        [["a"], ["a"]],
+        {
+            "type": "plan_approval_response",
+            "requestId": ch.PLAN_ID,
+            "approved": True,
+            "timestamp": None,
+            "permissionMode": "default",
+        },
+        {
+            "type": "permission_response",
+            "request_id": ch.PERMISSION_ID,
+            "subtype": "success",
+            "response": {"updated_input": ch.PERMISSION_INPUT, "permission_updates": []},
+        },
+    ),
+    "reject with feedback and deny with a reason": (
+        [["r", "cover the CLI too", "Enter"], ["r", "not in watch mode", "Enter"]],
+        {
+            "type": "plan_approval_response",
+            "requestId": ch.PLAN_ID,
+            "approved": False,
+            "feedback": "cover the CLI too",
+            "timestamp": None,
+        },
+        {
+            "type": "permission_response",
+            "request_id": ch.PERMISSION_ID,
+            "subtype": "error",
+            "error": "not in watch mode",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("answers", list(ANSWERS))
+def test_claude_team_answered_with_keys(tmp_path: Path, answers: str) -> None:
+    (plan_keys, permission_keys), plan_expected, permission_expected = ANSWERS[answers]
     root = ch.build(tmp_path / "claude")
     before = ch.snapshot(root)
     researcher_before = entries(root, "researcher")
@@ -74,43 +115,29 @@ def test_claude_team_answered_with_keys(tmp_path: Path) -> None:
         time.sleep(0.3)
         tmux.keys("1")  # select researcher
         time.sleep(0.3)
-        tmux.keys("a")  # approve its plan
+        press(tmux, plan_keys)  # answer its plan
         wait_file(
             lambda: "plan_approval_response" in inbox(root, "researcher").read_text(),
-            "the plan approval",
+            "the plan answer",
         )
         tmux.keys("2")  # select writer
         time.sleep(0.3)
-        tmux.keys("a")  # allow its Bash command once
+        press(tmux, permission_keys)  # answer its Bash command
         wait_file(
             lambda: "permission_response" in inbox(root, "writer").read_text(), "the permission"
         )
-        tmux.wait_for(lambda s: "allowed" in s or "approved" in s, "the outcome on screen")
+        words = ("allowed", "approved", "rejected", "denied")
+        tmux.wait_for(lambda s: any(w in s for w in words), "the outcome on screen")
     finally:
         tmux.kill()
 
     plan_answer = entries(root, "researcher")[-1]
     assert inbox(root, "researcher").read_text() == expected_inbox(researcher_before, plan_answer)
-    plan_frame = json.loads(plan_answer["text"])
-    assert plan_answer["text"] == ch.compact(
-        {
-            "type": "plan_approval_response",
-            "requestId": ch.PLAN_ID,
-            "approved": True,
-            "timestamp": plan_frame["timestamp"],
-            "permissionMode": "default",
-        }
-    )
+    plan_expected = {**plan_expected, "timestamp": json.loads(plan_answer["text"])["timestamp"]}
+    assert plan_answer["text"] == ch.compact(plan_expected)
     permission_answer = entries(root, "writer")[-1]
     assert inbox(root, "writer").read_text() == expected_inbox(writer_before, permission_answer)
-    assert permission_answer["text"] == ch.compact(
-        {
-            "type": "permission_response",
-            "request_id": ch.PERMISSION_ID,
-            "subtype": "success",
-            "response": {"updated_input": ch.PERMISSION_INPUT, "permission_updates": []},
-        }
-    )
+    assert permission_answer["text"] == ch.compact(permission_expected)
     after = ch.snapshot(root)
     assert set(after) == set(before), "a file or folder was created (or a lock left behind)"
     assert {k for k in before if before[k] != after[k]} == {
@@ -118,3 +145,11 @@ def test_claude_team_answered_with_keys(tmp_path: Path) -> None:
         f"teams/{ch.TEAM}/inboxes/writer.json",
     }
     assert all(after[k][0] == before[k][0] for k in before), "a file mode changed"
+
+
+def press(tmux: Tmux, keys: list[str]) -> None:
+    """The first key acts; the rest (if any) are typed into the dialog it opens."""
+    tmux.keys(keys[0])
+    for key in keys[1:]:
+        time.sleep(0.5)  # the dialog is up
+        tmux.keys(key)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import OptionList
 
 from app.app import TeamDeckApp
 from app.core import Home
@@ -112,8 +113,16 @@ async def test_shift_a_always_allows(deck: TeamDeckApp) -> None:
         assert last_frame(app, "writer")["response"]["permission_updates"] == ch.SUGGESTIONS
 
 
-@pytest.mark.parametrize("key", ["n", "r"])
-async def test_deny(deck: TeamDeckApp, key: str) -> None:
+@pytest.mark.parametrize(
+    ("key", "typed", "error"),
+    [
+        ("n", "", "Permission denied by the user"),  # enter alone: no reason given
+        ("r", "use npm test without --watch", "use npm test without --watch"),
+    ],
+)
+async def test_deny_with_optional_feedback(
+    deck: TeamDeckApp, key: str, typed: str, error: str
+) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         app = await ready(pilot)
         await select(pilot, app, "writer")
@@ -121,9 +130,31 @@ async def test_deny(deck: TeamDeckApp, key: str) -> None:
             app.screen.open_approval(app.approvals[1])  # type: ignore[attr-defined]
             await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen))
         await pilot.press(key)
+        await wait_for(pilot, lambda: isinstance(app.screen, FeedbackScreen))
+        assert "tell writer why (optional)" in screen_text(app)
+        await pilot.press(*typed, "enter")
         await wait_for(pilot, lambda: "permission_response" in last(app, "writer")["text"])
-        frame = last_frame(app, "writer")
-        assert frame["subtype"] == "error" and frame["request_id"] == ch.PERMISSION_ID
+        assert last_frame(app, "writer") == {
+            "type": "permission_response",
+            "request_id": ch.PERMISSION_ID,
+            "subtype": "error",
+            "error": error,
+        }
+        await wait_for(pilot, lambda: [a.kind for a in app.approvals] == ["plan"])
+
+
+async def test_deny_cancelled_with_esc_writes_nothing(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        before = app.home.mailbox(ch.TEAM).path("writer").read_bytes()
+        await select(pilot, app, "writer")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, FeedbackScreen))
+        await pilot.press(*"never mind", "escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, FeedbackScreen))
+        await pilot.pause(0.2)
+        assert app.home.mailbox(ch.TEAM).path("writer").read_bytes() == before
+        assert len(app.approvals) == 2
 
 
 async def test_s_requests_a_shutdown(deck: TeamDeckApp) -> None:
@@ -151,19 +182,89 @@ async def test_the_teammate_view_shows_its_claude_code_transcript(deck: TeamDeck
     async with deck.run_test(size=(120, 40)) as pilot:
         app = await ready(pilot)
         entries = app.transcript("researcher")
-        assert [(e.kind, e.text) for e in entries[1:-1]] == [
+        assert entries[0].text.endswith(f"{ch.RESEARCHER_SESSION}.jsonl")
+        assert [(e.kind, e.text) for e in entries[1:]] == [
             ("user", "Survey the codebase, plan first."),
             ("assistant", "I'll look at the package first."),
             ("tool_call", f'Read(file_path="{ch.PROJECT}/app/__init__.py")'),
             ("tool_result", '"""The package.""" (+1 lines)'),
         ]
-        assert entries[-1].text.startswith("tokens: 1200 in · 80 out")
+        # Its token usage and tool calls come from the same records, onto its panel.
+        await wait_for(pilot, lambda: tokens(app, "researcher") == (1200, 80, 1))
         writer = app.transcript("writer")
         assert len(writer) == 1 and writer[0].text.startswith("no transcript found for writer")
+        assert tokens(app, "writer") == (0, 0, 0)
         await select(pilot, app, "writer")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
         await wait_for(pilot, lambda: "no transcript found" in screen_text(app))
+
+
+def tokens(app: TeamDeckApp, name: str) -> tuple[int, int, int]:
+    snap = app.agent(name)
+    assert snap is not None
+    return (snap.input_tokens, snap.output_tokens, snap.tool_calls)
+
+
+def transcript_path(app: TeamDeckApp, session: str) -> Path:
+    return app.home.root / "projects" / "-work-demo-project" / f"{session}.jsonl"
+
+
+def append_record(path: Path, text: str, usage: dict[str, int], tool: str | None = None) -> None:
+    """What Claude Code appends when its model answers: one JSON line."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    if tool:
+        content.append({"type": "tool_use", "id": "toolu_9", "name": tool, "input": {"x": 1}})
+    record = {
+        "type": "assistant",
+        "sessionId": path.stem,
+        "teamName": ch.TEAM,
+        "message": {
+            "id": f"msg_{text[:8]}",
+            "role": "assistant",
+            "content": content,
+            "usage": usage,
+        },
+    }
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
+async def test_the_teammate_view_follows_its_transcript_as_it_grows(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "researcher")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
+        await wait_for(pilot, lambda: "1.3k tok · 1 tools" in screen_text(app))
+        path = transcript_path(app, ch.RESEARCHER_SESSION)
+        append_record(path, "Plan sent for approval.", {"input_tokens": 800, "output_tokens": 20})
+        await wait_for(pilot, lambda: "Plan sent for approval." in screen_text(app))
+        append_record(
+            path, "Running the tests now.", {"input_tokens": 10, "output_tokens": 5}, "Bash"
+        )
+        await wait_for(pilot, lambda: "Running the tests now." in screen_text(app))
+        text = screen_text(app)
+        assert text.count("Plan sent for approval.") == 1  # read once, shown once
+        assert "2.1k tok · 2 tools" in text  # the view's border
+        assert tokens(app, "researcher") == (2010, 105, 2)  # and the panel's numbers
+
+
+async def test_the_lead_pane_shows_the_lead_session(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await wait_for(pilot, lambda: ch.LEAD_PROMPT in screen_text(app))
+        text = screen_text(app)
+        assert "I'll spawn a researcher and a writer." in text
+        assert "Type a goal for the lead" not in text  # the first-run text of a team it runs
+        assert "steering a Claude Code team" in text and "read-only viewer" not in text
+        append_record(
+            transcript_path(app, ch.LEAD_SESSION),
+            "Both teammates are at work.",
+            {"output_tokens": 9},
+        )
+        await wait_for(pilot, lambda: "Both teammates are at work." in screen_text(app))
+        assert tokens(app, "team-lead") == (5000, 209, 1)
 
 
 async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
@@ -182,7 +283,9 @@ async def test_several_teams_ask_which_one_first(tmp_path: Path) -> None:
         lines = [str(summary_line(s)) for s in picker.summaries]
         assert "2 teammates" in lines[0] and "2 waiting for you" in lines[0]
         assert "0 teammates" in lines[1] and "stale since" in lines[1]
-        assert picker.current == "old-review"  # shown by default: the newest created
-        await pilot.press("home", "enter")  # the most active one
-        await wait_for(pilot, lambda: app.files.team == ch.TEAM, within=20)
+        # Shown by default: the newest activity, the picker's first line (highlighted).
+        assert picker.current == ch.TEAM == app.files.team
+        assert picker.query_one(OptionList).highlighted == 0
+        await pilot.press("down", "enter")  # the other one
+        await wait_for(pilot, lambda: app.files.team == "old-review", within=20)
         assert not isinstance(app.screen, TeamPickerScreen)

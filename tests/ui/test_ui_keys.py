@@ -19,6 +19,7 @@ from app.screens.message import MessageScreen
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
 from app.screens.quit import QuitScreen
+from app.screens.spawn_mode import SpawnModeScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
@@ -124,6 +125,8 @@ async def test_agent_view_follows_selection(deck: TeamDeckApp) -> None:
 
 
 async def test_inject_message_into_a_teammate(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    """Seed 000 ``injectUserMessageToTeammate``: typed in a teammate's view, sent as the
+    person's message (handled first, seed 002 §"Message Polling" step 1)."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("2", "enter")
@@ -420,7 +423,7 @@ async def test_question_mark_shows_every_key(deck: TeamDeckApp) -> None:
 def test_help_lists_every_binding() -> None:
     documented = " ".join(key for key, _ in KEYS).replace("question_mark", "?")
     screens = [DeckScreen, LeaderScreen, AgentScreen, PlanReviewScreen, PermissionScreen]
-    screens += [MessageScreen, QuitScreen, LeftTeamsScreen]
+    screens += [MessageScreen, QuitScreen, LeftTeamsScreen, SpawnModeScreen]
     for screen in [*screens, ConfirmScreen, FeedbackScreen]:
         for binding in screen.BINDINGS:
             assert not isinstance(binding, tuple | str)
@@ -486,8 +489,11 @@ async def test_spawn_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRu
         await pilot.pause()
         await type_text(pilot, "review the diff")
         await pilot.press("enter")
+        # the permission mode last (seed 001 §7's modes), the team's highlighted: enter keeps it
+        await wait_for(pilot, lambda: isinstance(deck.screen, SpawnModeScreen))
+        await pilot.press("enter")
         await wait_for(pilot, lambda: deck.agent("reviewer") is not None)
-        assert ("spawn_teammate", "reviewer", "review the diff", False) in runtime.calls
+        assert ("spawn_teammate", "reviewer", "review the diff", False, "default") in runtime.calls
 
 
 async def test_kill_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRuntime) -> None:

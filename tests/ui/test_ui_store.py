@@ -270,8 +270,9 @@ def test_header_counts_what_the_panels_show(tmp_path: Path) -> None:
     files = Store(home).load().files(TeamFiles())
     agents = list(merge_agents(None, files))
     header = header_info(files, agents, [], model="m", read_only=True, demo=False)
-    # tester approved its shutdown in the files: its panel says completed, the count leaves it
-    assert {a.name: a.status for a in agents}["tester"] == "completed"
+    # tester approved its shutdown in the files: its panel says gone (the files do not say it
+    # completed its work), the count leaves it
+    assert {a.name: a.status for a in agents}["tester"] == "gone"
     assert (header.team, header.teammates, header.open_tasks) == (TEAM, 2, 5)
     agents[1] = replace(agents[1], status="killed")  # keeps its panel, leaves the count
     header = header_info(files, agents, [], model="m", read_only=True, demo=False)

@@ -7,7 +7,8 @@ stops until approved), checks it is not blocked, then does its action in the wor
 * ``definitions`` -- Grep top-level ``def``/``class`` lines and report where they are;
 * ``summarize``   -- Read the first lines of each file and report its docstring / first line;
 
-then marks the task completed and reports to team-lead with SendMessage. It answers shutdown
+then marks the task completed and reports to team-lead with SendMessage (a refused completion,
+e.g. by a TaskCompleted hook, is tried again, then reported as still open). It answers shutdown
 requests by approving them, and acknowledges anything else.
 """
 
@@ -21,6 +22,8 @@ from app.runtime.offline.history import Call, History, Incoming
 from app.runtime.offline.plans import ModelRequest, ResponsePlan, reply, text, tool_use
 
 READ_FILES = 6
+#: Times a refused completion (a blocking TaskCompleted hook) is tried before reporting it.
+COMPLETION_TRIES = 3
 
 
 class TeammatePolicy:
@@ -204,8 +207,11 @@ class TeammatePolicy:
         completed = [
             c for c in episode if c.name == "TaskUpdate" and c.input.get("status") == "completed"
         ]
+        finish = tool_use("TaskUpdate", {"taskId": task_id, "status": "completed"})
         if not completed:
-            return reply(tool_use("TaskUpdate", {"taskId": task_id, "status": "completed"}))
+            return reply(finish)
+        if not completed[-1].ok:  # refused (e.g. a TaskCompleted hook): retry, then report
+            return self._completion_refused(task_id, completed, finish)
         return reply(
             text(f"Done with task #{task_id}."),
             tool_use(
@@ -215,6 +221,30 @@ class TeammatePolicy:
                     "recipient": "team-lead",
                     "content": findings,
                     "summary": f"Task #{task_id} done",
+                },
+            ),
+        )
+
+    def _completion_refused(self, task_id: str, tries: list[Call], finish: Any) -> ResponsePlan:
+        why = " ".join((tries[-1].result or "refused").split())[:300]
+        if len(tries) < COMPLETION_TRIES:
+            return reply(text(f"Addressed the feedback ({why}); completing again."), finish)
+        told = [
+            c
+            for c in self.history.calls_named("SendMessage", tries[-1].index)
+            if c.input.get("recipient") == "team-lead"
+        ]
+        if told:
+            return reply(text(f"Task #{task_id} stays open: {why}"))
+        return reply(
+            text(f"I could not complete task #{task_id}."),
+            tool_use(
+                "SendMessage",
+                {
+                    "type": "message",
+                    "recipient": "team-lead",
+                    "content": f"Task #{task_id} stays open: {why}",
+                    "summary": f"Task #{task_id} still open",
                 },
             ),
         )

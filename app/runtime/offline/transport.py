@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx2
 
-from app.runtime.offload import off_loop
+from app.runtime.offload import CALLER_LOOP, off_loop
 
 from .cache import PromptCache, Segments, estimate_input_tokens, estimate_tokens, prompt_segments
 from .pace import Pace, pace_from_env
@@ -94,8 +94,9 @@ class OfflineTransport:
         """Serve one request. The server's own work -- parsing and validating the body, the
         prompt-cache accounting, encoding the reply -- runs in a worker thread, as a remote
         server's would run elsewhere: it grows with the conversation and must not stall the
-        event loop the agents (and the dashboard) share. The handler runs on the loop (it may
-        await); ``OfflineModel`` moves its own deciding off the loop."""
+        event loop the agents (and the dashboard) share. The handler runs on the loop of the
+        code that made the call (it may await that loop's objects); ``OfflineModel`` moves its
+        own deciding off that loop."""
         path = request.url.path.rstrip("/")
         if request.method != "POST" or not path.endswith(("/v1/messages", "/count_tokens")):
             return error_response(ErrorPlan(404, "not_found_error", f"Not found: {path}"))
@@ -104,7 +105,7 @@ class OfflineTransport:
             return received
         model_request, segments = received
         try:
-            plan = await self.handler.respond(model_request)
+            plan = await self._respond(model_request)
             return await off_loop(self.encode, plan, model_request, segments)
         except Exception as exc:  # a handler bug must surface, not be retried into silence
             log.exception("offline model handler failed")
@@ -116,6 +117,19 @@ class OfflineTransport:
                     should_retry=False,
                 )
             )
+
+    async def _respond(self, request: ModelRequest) -> ResponsePlan:
+        """The handler's plan, decided on the caller's loop when the request was sent from
+        the model calls' own loop (``app.runtime.model_loop``)."""
+        caller = CALLER_LOOP.get()
+        if caller is None or caller is asyncio.get_running_loop():
+            return await self.handler.respond(request)
+        future = asyncio.run_coroutine_threadsafe(self.handler.respond(request), caller)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()  # an interrupted call: the handler stops waiting too
+            raise
 
     def receive(self, path: str, content: bytes) -> tuple[ModelRequest, Segments] | httpx2.Response:
         """The request for the handler (with its encoded prompt, for the usage counts), or the

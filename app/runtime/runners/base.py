@@ -29,6 +29,8 @@ class TeammateSpec:
     cwd: Path
     agent_type: str = "general-purpose"
     plan_mode: bool = False
+    #: ``--worktrees``: its own git worktree (then also its ``cwd``).
+    worktree: Path | None = None
 
 
 class Runner(Protocol):

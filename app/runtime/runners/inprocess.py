@@ -11,15 +11,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from app.runtime.api import AgentSnapshot, Spawner
-from app.runtime.channel import TeamChannel
 from app.runtime.events import TranscriptEntry
 from app.runtime.permissions import PermissionRules
-from app.runtime.prompts import teammate_prompt
 from app.runtime.runners.base import TeammateSpec
+from app.runtime.runners.build import build_teammate
 from app.runtime.session import AgentSession, Emit
-from app.runtime.teammate import Teammate
-from app.runtime.tools import teammate_tools
-from app.runtime.tools.base import AgentIdentity
 
 if TYPE_CHECKING:
     import anthropic
@@ -51,47 +47,18 @@ class InProcessRunner:
         self.spec = spec
         self._spawner = spawner
         self._on_exit = on_exit
-        identity = AgentIdentity(
-            name=spec.name,
-            team=spec.team,
-            color=spec.color,
-            model=spec.model,
-            cwd=spec.cwd,
-            is_lead=False,
-            agent_type=spec.agent_type,
-            plan_mode_required=spec.plan_mode,
-        )
-        session = AgentSession(
-            identity,
+        self.teammate = build_teammate(
+            spec,
             home=home,
             client=client,
-            model=spec.model,
-            system_prompt=teammate_prompt(
-                name=spec.name,
-                team=spec.team,
-                cwd=spec.cwd,
-                config_path=home.layout.config_path(spec.team),
-                tasks_path=home.layout.task_dir(spec.team),
-                plan_mode=spec.plan_mode,
-            ),
-            tools=teammate_tools(),
             emit=emit,
-            mode=spec.mode,
-            rules=PermissionRules(
-                allow=list(rules.allow), ask=list(rules.ask), deny=list(rules.deny)
-            ),
-        )
-        session.gate = gate
-        channel = TeamChannel(
-            home, spec.team, spec.name, spec.color, backend=self.backend, on_sent=on_sent
-        )
-        self.teammate = Teammate(
-            session,
-            channel,
-            spec.prompt,
+            rules=rules,
+            backend=self.backend,
             permission_timeout=permission_timeout,
+            on_sent=on_sent,
             on_exit=lambda _: self._on_exit(self),
             on_request_dropped=on_request_dropped,
+            gate=gate,
         )
         self.handle: Any = None
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, Protocol, TypeVar
 if TYPE_CHECKING:
     from app.core import Home
     from app.runtime.offload import Lane
+    from app.runtime.team_hooks import TeamHooks
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -123,6 +124,8 @@ class ToolContext:
     tool_use_id: str = ""
     # Extra read/write roots allowed by permission rules (besides agent.cwd).
     extra_roots: tuple[Path, ...] = ()
+    #: The calling agent's team hooks (TaskCreated, TaskCompleted); ``None``: none run.
+    hooks: TeamHooks | None = None
     #: The agent's lane for blocking file work (``None``: such work runs inline).
     lane: Lane | None = None
 

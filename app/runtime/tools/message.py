@@ -14,6 +14,8 @@ from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, parse_agent_id, strip_team_suffix
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
+#: The lead's colour (its messages' ``color``; seed 000 ``assignColor(leadAgentId)``).
+LEAD_COLOR = "blue"
 TYPES = (
     "message",
     "broadcast",
@@ -196,4 +198,8 @@ def _color_of(ctx: ToolContext, name: str) -> str | None:
     except TeamdeckError:
         return None
     member = config.member(name) if config is not None else None
-    return member.color if member is not None else ("blue" if name == LEAD_NAME else None)
+    if member is not None and member.color:
+        return member.color
+    # Seed 000's TeamCreate writes the lead's entry without a colour; its colour is the one
+    # the lead's own messages carry.
+    return LEAD_COLOR if name == LEAD_NAME else None

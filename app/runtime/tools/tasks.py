@@ -9,6 +9,10 @@ They work on ``ctx.home.tasks(team)`` for the caller's team and return JSON:
   ``_internal`` tasks hidden, ``blockedBy`` listing only unresolved blockers
 - TaskUpdate -> ``{"success": true, "taskId", "updatedFields": [...]}``
 
+Owners: an owner other than the caller must be a current member of the team (a departed one
+would own the task forever); if the owner leaves while the assignment is being written, the
+task goes straight back to the board and the caller is told.
+
 Claiming: when a teammate (not the lead) makes itself the owner of a task it does not own yet
 (``owner`` set to its own name, or ``status: "in_progress"`` on an unowned task, as Claude
 Code does), the update goes through ``TaskList.claim``, so of several racing teammates exactly
@@ -19,17 +23,30 @@ Completion: when a teammate sets ``status: "completed"`` on a task that was not 
 ``task_completed`` frame goes to the lead's inbox (through ``ctx.services.send``).
 
 ``status: "deleted"`` deletes the task (as Claude Code does); ids are never reused.
+
+The file work (locks, a scan of every task file, fsyncs) runs off the event loop in the
+calling agent's order (``ToolContext.blocking``); the hooks are awaited between those steps.
+
+Hooks (``ctx.hooks``, see :mod:`app.runtime.team_hooks`): a ``TaskCreated`` hook that blocks
+means the task is not created (it is written hidden while its hooks run, so nobody claims it,
+then shown or deleted) and the hook's feedback is the tool's error; a ``TaskCompleted`` hook
+that blocks keeps the task open (nothing of the update is written) and its feedback is the
+error the caller reads.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import contextlib
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from app.core.errors import TeamdeckError
 from app.core.models import TASK_STATUSES, Task
 from app.core.paths import LEAD_NAME, strip_team_suffix
 from app.core.protocol import task_completed
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from app.core.tasks import TaskList as TaskStore
 
 _CLAIM_REASONS = {
     "task_not_found": "it does not exist",
@@ -99,14 +116,6 @@ def _is_lead(ctx: ToolContext) -> bool:
 class _TaskTool(Tool):
     coordination = True
 
-    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """The work is blocking file I/O (locks, a scan of every task file, fsyncs): it runs
-        off the event loop, in the agent's order (``ToolContext.blocking``)."""
-        return await ctx.blocking(self.run, tool_input, ctx)
-
-    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        raise NotImplementedError
-
 
 class TaskCreate(_TaskTool):
     name = "TaskCreate"
@@ -133,21 +142,28 @@ class TaskCreate(_TaskTool):
         "additionalProperties": False,
     }
 
-    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         subject = (_str(tool_input, "subject", required=True) or "").strip()
         if not subject:
             raise ToolError("subject must not be empty")
         description = _str(tool_input, "description") or ""
+        metadata = _metadata(tool_input)
+        hooked = ctx.hooks is not None and await ctx.hooks.has("TaskCreated")
+        hide = hooked and not (metadata or {}).get("_internal")
+        tasks = ctx.home.tasks(team)
         try:
-            task = ctx.home.tasks(team).create(
+            task = await ctx.blocking(
+                tasks.create,
                 subject,
                 description,
                 active_form=_str(tool_input, "activeForm"),
-                metadata=_metadata(tool_input),
+                metadata={**(metadata or {}), "_internal": True} if hide else metadata,
             )
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(str(exc)) from None
+        if hooked and ctx.hooks is not None:
+            await _created_hooks(ctx, tasks, task, unhide=hide)
         return ToolResult.json({"task": {"id": task.id, "subject": task.subject}})
 
 
@@ -165,11 +181,11 @@ class TaskGet(_TaskTool):
     }
     read_only = True
 
-    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         task_id = _task_id(tool_input)
         try:
-            task = ctx.home.tasks(team).get(task_id)
+            task = await ctx.blocking(ctx.home.tasks(team).get, task_id)
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(str(exc)) from None
         if task is None:
@@ -202,10 +218,10 @@ class TaskList(_TaskTool):
     }
     read_only = True
 
-    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         try:
-            every, errors = ctx.home.tasks(team).scan(include_internal=True)
+            every, errors = await ctx.blocking(ctx.home.tasks(team).scan, include_internal=True)
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
         by_id: dict[str, Task] = {t.id: t for t in every}
@@ -274,7 +290,7 @@ class TaskUpdate(_TaskTool):
         "additionalProperties": False,
     }
 
-    def run(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         task_id = _task_id(tool_input)
         status = _str(tool_input, "status")
@@ -290,39 +306,19 @@ class TaskUpdate(_TaskTool):
         add_blocked_by = _id_list(tool_input, "addBlockedBy")
         metadata = _metadata(tool_input)
         tasks = ctx.home.tasks(team)
-        me = ctx.agent.name
         try:
-            before = tasks.get(task_id)
-            if before is None:
-                raise ToolError(f"Task #{task_id} not found")
-            if status == "deleted":
-                tasks.delete(task_id)
-                return ToolResult.json(
-                    {"success": True, "taskId": task_id, "updatedFields": ["deleted"]}
-                )
-            if owner is not None:
-                owner = owner.strip()
-                if owner == ctx.agent.agent_id:
-                    owner = me
-                if owner and owner != me:
-                    owner = _current_member(ctx, team, owner)
-            claims = not _is_lead(ctx) and (
-                (owner == me and before.owner != me)
-                or (owner is None and status == "in_progress" and not before.owner)
+            before, owner, deleted = await ctx.blocking(
+                self._claim_or_delete, ctx, tasks, team, task_id, status, owner
             )
-            if claims:
-                claim = tasks.claim(task_id, me)
-                if not claim.success:
-                    current = claim.task or before
-                    reason = claim.reason or "failed"
-                    detail = _CLAIM_REASONS.get(reason, reason).format(
-                        owner=current.owner,
-                        status=current.status,
-                        blockers=", ".join(f"#{b}" for b in claim.blocked_by),
-                        busy=", ".join(f"#{b}" for b in claim.busy_with),
+            if deleted is not None:
+                return deleted
+            if status == "completed" and before.status != "completed" and ctx.hooks:
+                run = await ctx.hooks.fire("TaskCompleted", task=before)
+                if run.blocked:
+                    raise ToolError(
+                        f"A TaskCompleted hook kept task #{task_id} open (nothing was "
+                        f"updated). Its feedback:\n{run.feedback}"
                     )
-                    raise ToolError(f"Cannot claim task #{task_id} ({reason}): {detail}")
-                owner = None  # the claim set it
             updates: dict[str, Any] = {}
             if subject is not None:
                 updates["subject"] = subject
@@ -336,8 +332,8 @@ class TaskUpdate(_TaskTool):
                 updates["owner"] = owner or None
             if metadata is not None:
                 updates["metadata"] = metadata
-            after = tasks.update(
-                task_id, add_blocks=add_blocks, add_blocked_by=add_blocked_by, **updates
+            after = await ctx.blocking(
+                self._write, ctx, tasks, team, task_id, owner, add_blocks, add_blocked_by, updates
             )
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
@@ -347,10 +343,73 @@ class TaskUpdate(_TaskTool):
         changed = _changed_fields(before, after)
         result: dict[str, Any] = {"success": True, "taskId": task_id, "updatedFields": changed}
         if status == "completed" and before.status != "completed" and not _is_lead(ctx):
-            warning = self._notify_lead(ctx, after)
+            warning = await ctx.blocking(self._notify_lead, ctx, after)  # an inbox append
             if warning:
                 result["warning"] = warning
         return ToolResult.json(result)
+
+    @staticmethod
+    def _claim_or_delete(
+        ctx: ToolContext,
+        tasks: TaskStore,
+        team: str,
+        task_id: str,
+        status: str | None,
+        owner: str | None,
+    ) -> tuple[Task, str | None, ToolResult | None]:
+        """The file work before the hooks: (the task as it was, the owner still to write,
+        the result if the task was deleted). A teammate making itself the owner claims it."""
+        me = ctx.agent.name
+        before = tasks.get(task_id)
+        if before is None:
+            raise ToolError(f"Task #{task_id} not found")
+        if status == "deleted":
+            tasks.delete(task_id)
+            deleted = {"success": True, "taskId": task_id, "updatedFields": ["deleted"]}
+            return before, owner, ToolResult.json(deleted)
+        if owner is not None:
+            owner = owner.strip()
+            if owner == ctx.agent.agent_id:
+                owner = me
+            if owner and owner != me:
+                owner = _current_member(ctx, team, owner)
+        claims = not _is_lead(ctx) and (
+            (owner == me and before.owner != me)
+            or (owner is None and status == "in_progress" and not before.owner)
+        )
+        if claims:
+            claim = tasks.claim(task_id, me)
+            if not claim.success:
+                current = claim.task or before
+                reason = claim.reason or "failed"
+                detail = _CLAIM_REASONS.get(reason, reason).format(
+                    owner=current.owner,
+                    status=current.status,
+                    blockers=", ".join(f"#{b}" for b in claim.blocked_by),
+                    busy=", ".join(f"#{b}" for b in claim.busy_with),
+                )
+                raise ToolError(f"Cannot claim task #{task_id} ({reason}): {detail}")
+            owner = None  # the claim set it
+        return before, owner, None
+
+    @staticmethod
+    def _write(
+        ctx: ToolContext,
+        tasks: TaskStore,
+        team: str,
+        task_id: str,
+        owner: str | None,
+        add_blocks: list[str],
+        add_blocked_by: list[str],
+        updates: dict[str, Any],
+    ) -> Task:
+        """The file work after the hooks: the update, and the owner's presence checked."""
+        after = tasks.update(
+            task_id, add_blocks=add_blocks, add_blocked_by=add_blocked_by, **updates
+        )
+        if owner and owner != ctx.agent.name and after.owner == owner:
+            _owner_still_here(ctx, team, owner, task_id)
+        return after
 
     @staticmethod
     def _notify_lead(ctx: ToolContext, task: Task) -> str | None:
@@ -379,6 +438,50 @@ def _changed_fields(before: Task, after: Task) -> list[str]:
 
 
 TASK_TOOLS: tuple[type[Tool], ...] = (TaskCreate, TaskGet, TaskList, TaskUpdate)
+
+
+async def _created_hooks(ctx: ToolContext, tasks: TaskStore, task: Task, *, unhide: bool) -> None:
+    """Run the ``TaskCreated`` hooks of a task just written (hidden if ``unhide``): show it,
+    or delete it and raise the hook's feedback (the task was not created)."""
+    assert ctx.hooks is not None
+    try:
+        run = await ctx.hooks.fire("TaskCreated", task=task)
+    except BaseException:
+        _forget(tasks, task.id)  # cancelled (the turn was interrupted): no half-made task
+        raise
+    if run.blocked:
+        await ctx.blocking(_forget, tasks, task.id)
+        raise ToolError(
+            f"A TaskCreated hook refused the task (not created). Its feedback:\n{run.feedback}"
+        )
+    if unhide:
+        try:
+            await ctx.blocking(tasks.update, task.id, metadata={"_internal": None})
+        except (TeamdeckError, ValueError) as exc:
+            raise ToolError(f"task #{task.id} was created but stays hidden: {exc}") from None
+
+
+def _forget(tasks: TaskStore, task_id: str) -> None:
+    with contextlib.suppress(TeamdeckError, OSError):  # already gone
+        tasks.delete(task_id)
+
+
+def _owner_still_here(ctx: ToolContext, team: str, owner: str, task_id: str) -> None:
+    """After assigning ``owner``: if it left the team meanwhile (a kill or a crash racing the
+    assignment, whose own return of its tasks may have come before this write), its tasks go
+    back to the board now and ToolError says so. With the leaving teammate removed from the
+    config *before* its tasks are returned, one of the two always sees the other's write."""
+    try:
+        config = ctx.home.teams.get(team)
+    except TeamdeckError:
+        return  # cannot tell: leave the assignment as it is
+    if config is None or config.member(owner) is not None:
+        return
+    result = ctx.home.tasks(team).unassign(owner, f"{owner}@{team}", "terminated")
+    raise ToolError(
+        f"{owner} left the team while task #{task_id} was being assigned to it; "
+        f"{result.notification_message}"
+    )
 
 
 def _current_member(ctx: ToolContext, team: str, owner: str) -> str:

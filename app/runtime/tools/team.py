@@ -113,7 +113,10 @@ class TaskTool(Tool):
             "mode": {
                 "type": "string",
                 "enum": ["default", "plan", "acceptEdits", "dontAsk", "bypassPermissions"],
-                "description": "Permission mode of the teammate",
+                "description": (
+                    "Permission mode of the teammate (bypassPermissions only when the person "
+                    "allowed it for this run)"
+                ),
             },
             "model": {"type": "string", "description": "sonnet, opus, haiku or a model id"},
         },

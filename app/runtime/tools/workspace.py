@@ -681,6 +681,30 @@ def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: Claude Code's teammate variables (seed 001); set from the agent running the command.
+TEAMMATE_ENV_VARS: frozenset[str] = frozenset(
+    {
+        "CLAUDE_CODE_TEAM_NAME",
+        "CLAUDE_CODE_AGENT_ID",
+        "CLAUDE_CODE_AGENT_NAME",
+        "CLAUDE_CODE_AGENT_TYPE",
+        "CLAUDE_CODE_PLAN_MODE_REQUIRED",
+    }
+)
+
+
+def _command_env(agent: dict[str, str] | None) -> dict[str, str]:
+    """The environment of a command: teamdeck's without credentials; with an agent's
+    variables, none of the teammate variables teamdeck itself inherited (e.g. when started
+    from inside a Claude Code teammate) is left behind to misname the agent."""
+    env = child_env()
+    if agent is not None:
+        for key in TEAMMATE_ENV_VARS - agent.keys():
+            env.pop(key, None)
+        env.update(agent)
+    return env
+
+
 def agent_env(ctx: ToolContext) -> dict[str, str]:
     """Claude Code's teammate variables for a command run by ``ctx.agent`` (seed 001: e.g.
     ``CLAUDE_CODE_PLAN_MODE_REQUIRED`` is ``"true"``/``"false"``). What the identity does not
@@ -812,7 +836,7 @@ async def run_command(
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            env={**child_env(), **(extra_env or {})},
+            env=_command_env(extra_env),
             start_new_session=True,
             executable=shutil.which("bash") or None,
         )

@@ -1,0 +1,138 @@
+"""An agent's process record: ``teams/{team}/agents/{name}.json`` (teamdeck's own).
+
+``{name}.json`` -- the **process record**: ``{"name", "team", "pid", "backend", "startedAt",
+"tmuxTarget"?}``, written atomically when the process starts. Its mtime is the heartbeat:
+touched every ``HEARTBEAT_S`` by a thread of the agent process. A process is alive while its pid
+exists and its heartbeat is younger than ``STALE_AFTER_S``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core.files import atomic_write_json, ensure_dir
+
+HEARTBEAT_S = 2.0
+STALE_AFTER_S = 15.0
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    """Which process runs an agent (see the module docstring)."""
+
+    name: str
+    team: str
+    pid: int
+    backend: str
+    started_at: int = field(default_factory=now_ms)
+    tmux_target: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "name": self.name,
+            "team": self.team,
+            "pid": self.pid,
+            "backend": self.backend,
+            "startedAt": self.started_at,
+        }
+        if self.tmux_target:
+            data["tmuxTarget"] = self.tmux_target
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> AgentRecord | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(
+                name=str(data["name"]),
+                team=str(data["team"]),
+                pid=int(data["pid"]),
+                backend=str(data.get("backend") or "process"),
+                started_at=int(data.get("startedAt") or 0),
+                tmux_target=data.get("tmuxTarget") or None,
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+class TeamGoneError(FileNotFoundError):
+    """The team's folder was deleted: an agent's files go with it (not a failure)."""
+
+
+def agents_folder(path: Path) -> None:
+    """Create the ``agents/`` folder of a file's path, but never a deleted team's folder."""
+    folder = path.parent
+    if not folder.parent.is_dir():
+        raise TeamGoneError(2, "the team's folder is gone", str(folder.parent))
+    ensure_dir(folder)
+
+
+def write_record(path: Path, record: AgentRecord) -> None:
+    agents_folder(path)
+    atomic_write_json(path, record.to_json())
+
+
+def read_record(path: Path) -> tuple[AgentRecord, float] | None:
+    """The record and the age of its heartbeat in seconds; ``None`` if there is none (or it
+    cannot be read: a process with no readable record cannot be told alive)."""
+    try:
+        raw = path.read_bytes()
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return None
+    try:
+        record = AgentRecord.from_json(json.loads(raw))
+    except ValueError:
+        return None
+    return (record, max(0.0, age)) if record is not None else None
+
+
+def pid_exists(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
+
+
+def is_alive(record: AgentRecord, heartbeat_age: float) -> bool:
+    return pid_exists(record.pid) and heartbeat_age < STALE_AFTER_S
+
+
+class Heartbeat:
+    """Touches the record every ``HEARTBEAT_S`` from a thread of its own (so a busy event loop
+    does not look like a dead process); stops when told to or when the record is gone."""
+
+    def __init__(self, path: Path, interval: float = HEARTBEAT_S) -> None:
+        self.path = path
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                os.utime(self.path)
+            except OSError:  # the team was deleted: nothing left to keep alive
+                return

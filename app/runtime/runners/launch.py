@@ -1,0 +1,84 @@
+"""How the lead's runtime starts ``teamdeck agent`` processes (shared by ``process``/``tmux``).
+
+The command runs this interpreter on this installation (``python -P -m app.cli``), so a teammate
+process is the same teamdeck as its lead. Its environment is the runtime's without the API
+credentials (``child_env``), plus Claude Code's teammate variables (``CLAUDE_CODE_TEAM_NAME``,
+``CLAUDE_CODE_AGENT_ID``, ``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``,
+``CLAUDE_CODE_PLAN_MODE_REQUIRED``); the credentials go through ``handoff`` instead. An
+offline runtime starts offline teammates (``--offline``), whatever their environment holds.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.runtime.credentials import held_credentials
+from app.runtime.runners import handoff
+from app.runtime.runners.base import TeammateSpec
+from app.runtime.tools.workspace import child_env
+
+#: Variables a teammate process takes from the runtime's environment when it cannot inherit it
+#: (a tmux window starts from the tmux server's environment).
+PASSED_ENV = (
+    "ANTHROPIC_BASE_URL",
+    "TEAMDECK_MODEL",
+    "TEAMDECK_READ_TIMEOUT",
+    "TEAMDECK_OFFLINE_PACE",
+    "TEAMDECK_OFFLINE_TTFT",
+    "TEAMDECK_OFFLINE_TPS",
+    "CLAUDE_CONFIG_DIR",
+    "PYTHONPATH",
+)
+
+
+def teammate_env(spec: TeammateSpec) -> dict[str, str]:
+    """Claude Code's variables for a teammate process (seed 001)."""
+    return {
+        "CLAUDE_CODE_TEAM_NAME": spec.team,
+        "CLAUDE_CODE_AGENT_ID": f"{spec.name}@{spec.team}",
+        "CLAUDE_CODE_AGENT_NAME": spec.name,
+        "CLAUDE_CODE_AGENT_TYPE": spec.agent_type,
+        "CLAUDE_CODE_PLAN_MODE_REQUIRED": "true" if spec.plan_mode else "false",
+    }
+
+
+@dataclass(frozen=True)
+class AgentLaunch:
+    """What every teammate process of one runtime is started with."""
+
+    home: Path
+    offline: bool
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    permission_timeout: float = 300.0
+
+    def command(self, spec: TeammateSpec, backend: str) -> list[str]:
+        """``teamdeck agent ...`` for ``spec`` (the credentials are offered separately)."""
+        # -P: the teammate's working folder is not put on sys.path (a folder holding an
+        # ``app.py``, such as teamdeck's own package in the demo, would shadow ``app``).
+        cmd = [sys.executable, "-P", "-m", "app.cli", "--home", str(self.home), "agent"]
+        cmd += ["--team", spec.team, "--name", spec.name, "--backend", backend]
+        cmd += ["--permission-timeout", f"{self.permission_timeout:g}"]
+        if self.offline:
+            cmd.append("--offline")
+        else:
+            credentials = held_credentials()
+            if credentials:
+                cmd += ["--credentials", str(handoff.offer(credentials))]
+        for rule in self.allow:
+            cmd += ["--allow", rule]
+        for rule in self.deny:
+            cmd += ["--deny", rule]
+        return cmd
+
+    def environment(self, spec: TeammateSpec) -> dict[str, str]:
+        """The whole environment of a child process (``process`` mode)."""
+        return {**child_env(), **teammate_env(spec), "PYTHONUNBUFFERED": "1"}
+
+    def passed_environment(self, spec: TeammateSpec) -> dict[str, str]:
+        """What a tmux window needs on top of the tmux server's own environment."""
+        env = child_env()
+        passed = {name: env[name] for name in PASSED_ENV if env.get(name)}
+        return {**passed, **teammate_env(spec)}
