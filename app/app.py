@@ -371,7 +371,10 @@ class TeamDeckApp(App[None]):
         self.flush_runtime()
 
     def flush_runtime(self) -> None:
-        """Hand buffered runtime events to the views, in arrival order (see ``digest``)."""
+        """Hand buffered runtime events to the views, in arrival order (see ``digest``);
+        nothing once the app is shutting down (its views are being taken apart)."""
+        if not self.is_running:
+            return
         events = self._events.drain()
         if not events:
             return
@@ -453,11 +456,14 @@ class TeamDeckApp(App[None]):
             model=self.model_description,
             read_only=self.steering.read_only,
             demo=self.demo,
+            priced=self.runtime is not None,
+            budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
         )
 
     def _tick(self) -> None:
+        self.header = self._header()  # costs grow with every model call
         self.files = self._dated(self.files)  # a quiet team turns stale without a file event
-        if isinstance(self.screen, DeckScreen):
+        if self.is_running and isinstance(self.screen, DeckScreen):
             self.screen.tick()
 
     # ------------------------------------------------------------------ state rules

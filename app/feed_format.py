@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from app.core.frame_text import FeedLine, agent_name, describe, one_line
+from app.runtime.api import AgentSnapshot
+from app.runtime.pricing import format_usd
 
 __all__ = [
     "FeedLine",
@@ -51,6 +53,14 @@ def short_time(timestamp: str) -> str:
     if moment.tzinfo is not None:
         moment = moment.astimezone()
     return moment.strftime("%H:%M:%S")
+
+
+def agent_cost(agent: AgentSnapshot) -> str | None:
+    """What an agent has cost so far (``$?`` once a call could not be priced); ``None`` for
+    an agent whose calls are not counted here (another program's)."""
+    if agent.cost_usd is None:
+        return None
+    return format_usd(None if agent.unpriced_calls else agent.cost_usd)
 
 
 def format_count(n: int) -> str:

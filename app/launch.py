@@ -11,7 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import Home
-from app.recording import finish_dashboard_recording, start_dashboard_recording
+from app.recording import (
+    finish_dashboard_recording,
+    start_attach_recording,
+    start_dashboard_recording,
+)
 
 if TYPE_CHECKING:
     from app.app import RuntimeFactory, TeamDeckApp
@@ -64,6 +68,7 @@ def build_dashboard(
             viewing.steering = FileSteering(home, lambda: viewing.store.team)
             viewing.transcript_source = ClaudeTranscripts(home, lambda: viewing.store.team)
             viewing.model_description = STEERING_CLAUDE
+        start_attach_recording(viewing, home, history=history)
         return viewing
     history_home = home.root
     if demo:

@@ -3,6 +3,10 @@
 Kept out of ``app.py`` and ``launch.py`` (a few calls there): the recorder is fed from the
 runtime's events and the app's watcher (the same streams the views consume); the budget's
 warnings become notifications.
+
+A viewer (``teamdeck --claude``) records too: a run with source ``attach`` per team shown,
+fed by the viewer's watcher alone (messages, task changes, members), written to teamdeck's
+own home's ``history.db`` -- never into the home watched.
 """
 
 from __future__ import annotations
@@ -40,10 +44,11 @@ def start_dashboard_recording(
         gate.listeners.append(lambda b, what: _budget_notice(app, b, what))
         app.COMMANDS = app.COMMANDS | {BudgetCommands}  # "Raise budget…" in the palette
     app.budget = gate
+    path = history_path(history_home or home.root, claude=claude)
+    list_runs_in_palette(app, path)
     if runtime is None:
         recorder: AnyRecorder = NullRecorder()
     else:
-        path = history_path(history_home or home.root, claude=claude)
         recorder = start_run(
             home,
             runtime,
@@ -61,6 +66,45 @@ def start_dashboard_recording(
     return recorder
 
 
+def start_attach_recording(app: Any, home: Home, *, history: bool = True) -> None:
+    """Record what a viewer sees: a run per team shown (a switch of team ends one run and
+    starts the next), from the moment it is shown; what was already there (the inboxes'
+    messages, the tasks, the members) is recorded when it starts."""
+    app.recorder = NullRecorder()
+    app.budget = None
+    path = history_path(home.root, claude=home.is_claude)
+    list_runs_in_palette(app, path)
+    if not history:
+        return
+
+    def warn(line: str) -> None:
+        _notify(app, line, severity="warning", title="History")
+
+    def follow(files: Any) -> None:
+        team = getattr(files, "team", None)
+        current: AnyRecorder = app.recorder
+        if not team or team == current.team:
+            return
+        if current.team is not None:
+            current.close("stopped", f"the viewer switched to team {team}")
+        recorder = start_run(home, None, source="attach", path=path, warn=warn)
+        recorder.set_team(team)
+        recorder.sweep_existing(team)
+        recorder.watch(app.watcher)
+        app.recorder = recorder
+
+    app.call_later(lambda: app.watch(app, "files", follow))
+
+
+def list_runs_in_palette(app: Any, path: Path) -> None:
+    """The archive's runs in the palette ("Replay run 12: ..."): picking one replays it over
+    the dashboard (``app.screens.replay``)."""
+    from app.screens.replay import RunCommands
+
+    app.history_path = path
+    app.COMMANDS = app.COMMANDS | {RunCommands}
+
+
 def finish_dashboard_recording(app: Any) -> None:
     recorder: AnyRecorder | None = getattr(app, "recorder", None)
     if recorder is None:
@@ -68,6 +112,8 @@ def finish_dashboard_recording(app: Any) -> None:
     gate: Budget | None = getattr(app, "budget", None)
     if recorder.team_deleted:
         outcome, reason = "finished", "team finished"
+    elif getattr(app, "runtime", True) is None:
+        outcome, reason = "stopped", "the viewer was closed"
     elif gate is not None and gate.stopped:
         outcome, reason = "budget", f"stopped at the budget ({gate.describe()})"
     else:

@@ -43,6 +43,8 @@ from app.runtime.events import (
     WorktreeReleased,
 )
 from app.runtime.file_status import is_stale
+from app.runtime.pricing import format_usd
+from app.text_search import haystack
 
 # ============================================================================ feed items
 
@@ -58,10 +60,22 @@ class FeedItem:
     text: str
     summary: str | None = None
     _line: FeedLine | None = None
+    _haystack: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def sort_key(self) -> tuple[str, int]:
         return (self.timestamp, self.seq)
+
+    @property
+    def search_text(self) -> str:
+        """What feed search matches: the line shown, sender, recipients, frame type, the
+        whole text (lowered; computed on first search)."""
+        if self._haystack is None:
+            line = self.line
+            self._haystack = haystack(
+                line.plain(), self.sender, " ".join(self.recipients), line.kind, self.text
+            )
+        return self._haystack
 
     @property
     def line(self) -> FeedLine:
@@ -80,7 +94,7 @@ class FeedItem:
     def add_recipient(self, name: str) -> None:
         if name not in self.recipients:
             self.recipients = (*self.recipients, name)
-            self._line = None
+            self._line = self._haystack = None
 
 
 def hook_item(event: HookRan, seq: int) -> FeedItem:
@@ -262,6 +276,7 @@ class HeaderInfo:
     demo: bool = False
     error: str | None = None
     mode: str = ""  # the lead's permission mode when it is not "default"
+    cost: str = ""  # the run's cost so far ("$0.0123", "$1.20 of $5.00"); "" for a viewer
     stale_since: float | None = None  # the team is stale: its last activity (epoch seconds)
 
 
@@ -273,9 +288,12 @@ def header_info(
     model: str,
     read_only: bool,
     demo: bool,
+    priced: bool = True,
+    budget_limit: float | None = None,
 ) -> HeaderInfo:
     """Counts come from what the panels show: teammates still with the team (a killed,
-    failed or finished one keeps its panel but is not counted)."""
+    failed or finished one keeps its panel but is not counted); the cost (``priced``: a run
+    of ours, whose model calls are counted) is every agent's, gone ones included."""
     team = files.team
     return HeaderInfo(
         team=f"{team} (deleted)" if team and files.removed else team,
@@ -287,8 +305,18 @@ def header_info(
         demo=demo,
         error=files.config_error,
         mode=next((a.mode for a in agents if a.is_lead and a.mode != "default"), ""),
+        cost=run_cost(agents, budget_limit) if priced else "",
         stale_since=files.last_activity if files.stale else None,
     )
+
+
+def run_cost(agents: Sequence[AgentSnapshot], budget_limit: float | None = None) -> str:
+    """The run's cost so far: the agents' costs summed (``$?`` once a call could not be
+    priced), and the budget when there is one."""
+    unknown = any(a.unpriced_calls for a in agents)
+    total = None if unknown else sum(a.cost_usd or 0.0 for a in agents)
+    text = format_usd(total)
+    return f"{text} of {format_usd(budget_limit)}" if budget_limit is not None else text
 
 
 # ============================================================================ runtime events

@@ -3,7 +3,11 @@
 A virtual list (``ScrollView`` + ``render_line``): only the visible lines are described and
 drawn, and drawn lines are cached, so 50,000 messages cost what a screenful does. New items
 usually go at the end; an out-of-order one (an older timestamp from another writer) is
-inserted in place. The filter shows only what one agent sent or received.
+inserted in place. The filter shows only what one agent sent or received; a search
+(``set_query``) only the messages matching every word typed -- in the line shown, the sender,
+the recipients, the frame type or the whole text -- with the words highlighted, and ``move_hit``
+steps the cursor through them. Typing narrows: a query that extends the previous one only
+re-checks the lines shown.
 
 The feed follows the newest line unless the person scrolled up: ``following`` is decided by
 where the person scrolls (back to the end: following again), never by what a layout change
@@ -15,6 +19,7 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -27,9 +32,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.feed_format import rich_color, short_time
+from app.text_search import matches, narrows, query_words, select
 from app.view_state import FeedItem
 
 FRAME_STYLE = "italic"
+HIT_STYLE = "bold black on yellow"
+_SEARCH_TEXT = attrgetter("search_text")
+RECENT_QUERIES = 64
 
 
 class MessageFeed(ScrollView, can_focus=True):
@@ -71,6 +80,11 @@ class MessageFeed(ScrollView, can_focus=True):
         self._items: list[FeedItem] = []
         self._view: list[FeedItem] = self._items
         self.agent_filter: str | None = None
+        self.query_text = ""
+        self._words: tuple[str, ...] = ()
+        #: The views of the queries typed lately (same items, same filter): deleting a
+        #: character goes back to one of them instead of searching everything again.
+        self._recent: dict[tuple[str, ...], list[FeedItem]] = {}
         self.name_colors: dict[str, str] = {}
         self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
         self.following = True
@@ -103,6 +117,7 @@ class MessageFeed(ScrollView, can_focus=True):
     def set_items(self, items: list[FeedItem]) -> None:
         """Replace everything (``items`` sorted)."""
         self._items = list(items)
+        self._recent.clear()
         self._rebuild_view()
 
     def add_items(self, items: Iterable[FeedItem]) -> None:
@@ -110,6 +125,7 @@ class MessageFeed(ScrollView, can_focus=True):
         new = list(items)
         if not new:
             return
+        self._recent = {self._words: self._view} if self._words else {}
         if not self._items or self._items[-1].sort_key <= new[0].sort_key:
             self._items.extend(new)
             if self._view is not self._items:
@@ -120,12 +136,14 @@ class MessageFeed(ScrollView, can_focus=True):
             self._cache.clear()
             if self._view is not self._items:
                 self._view = [i for i in self._items if self._shown(i)]
+                self._recent = {self._words: self._view} if self._words else {}
         self._resize(self.following)
 
     def touch(self, items: Iterable[FeedItem]) -> None:
         """Items whose recipients changed: redraw."""
         if any(True for _ in items):
-            if self.agent_filter is not None:
+            self._recent.clear()
+            if self.agent_filter is not None or self._words:
                 self._rebuild_view()
             self._cache.clear()
             self.refresh()
@@ -134,6 +152,7 @@ class MessageFeed(ScrollView, can_focus=True):
         """Show only ``agent``'s messages (sent or received); ``None`` shows everything."""
         if agent != self.agent_filter:
             self.agent_filter = agent
+            self._recent.clear()
             self._rebuild_view()
 
     def set_colors(self, colors: dict[str, str]) -> None:
@@ -142,12 +161,65 @@ class MessageFeed(ScrollView, can_focus=True):
             self._cache.clear()
             self.refresh()
 
+    def set_query(self, text: str) -> int:
+        """Show only the messages matching every word of ``text`` (``""``: all); returns how
+        many are shown."""
+        words = query_words(text)
+        if words == self._words:
+            return len(self._view)
+        narrowing = narrows(text, self.query_text) and self._view is not self._items
+        self.query_text, self._words = text.strip(), words
+        recent = self._recent.get(words)
+        if recent is not None or narrowing:
+            if recent is None:
+                recent = select(self._view, words, _SEARCH_TEXT)
+            self._view = recent
+            self._cache.clear()
+            self.following = True
+            self._resize(True)
+        else:
+            self._rebuild_view()
+        if words:
+            if len(self._recent) >= RECENT_QUERIES:
+                del self._recent[next(iter(self._recent))]
+            self._recent[words] = self._view
+        return len(self._view)
+
+    def move_hit(self, step: int) -> bool:
+        """With a search: the cursor to the next (``step`` 1) or previous (-1) matching line,
+        wrapping; from no cursor, the first or the last. Whether there was one."""
+        if not self._words or not self._view:
+            return False
+        index = self._cursor_index()
+        if index is None:
+            index = 0 if step > 0 else len(self._view) - 1
+        else:
+            index = (index + step) % len(self._view)
+        self._move_cursor(index)
+        return True
+
     def _shown(self, item: FeedItem) -> bool:
-        return self.agent_filter is None or item.involves(self.agent_filter)
+        if self.agent_filter is not None and not item.involves(self.agent_filter):
+            return False
+        return not self._words or matches(self._words, item.search_text)
+
+    def prepare_search(self) -> None:
+        """A search is about to start: work out every line's search text in a thread (the
+        first keystroke then only filters)."""
+        items = list(self._items)
+        self.run_worker(
+            lambda: [_SEARCH_TEXT(item) for item in items],
+            thread=True,
+            group="feed-search",
+            exclusive=True,
+            exit_on_error=False,
+        )
 
     def _rebuild_view(self) -> None:
-        if self.agent_filter is None:
+        if self.agent_filter is None and not self._words:
             self._view = self._items
+        elif self.agent_filter is None:
+            self._view = select(self._items, self._words, _SEARCH_TEXT)
         else:
             self._view = [i for i in self._items if self._shown(i)]
         self._cache.clear()
@@ -229,6 +301,8 @@ class MessageFeed(ScrollView, can_focus=True):
             text.append(":")
         text.append(" ")
         text.append(line.text, style=FRAME_STYLE if line.kind != "message" else "")
+        if self._words:
+            text.highlight_words(self._words, HIT_STYLE, case_sensitive=False)
         return text
 
     def render_line(self, y: int) -> Strip:
@@ -237,7 +311,8 @@ class MessageFeed(ScrollView, can_focus=True):
         style = self.rich_style
         if not self._view:
             if y == 0:
-                empty = Text("no messages yet", style="dim italic", end="")
+                what = "no message matches" if self._words else "no messages yet"
+                empty = Text(what, style="dim italic", end="")
                 return Strip(empty.render(self.app.console)).crop_extend(0, width, style)
             return Strip.blank(width, style)
         if index >= len(self._view):

@@ -1,4 +1,5 @@
-"""The header line: team, model, counts of teammates, open tasks and pending approvals."""
+"""The header line: team, counts of teammates, open tasks and pending approvals, the model
+and the run's cost so far."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def short_model(model: str) -> str:
     """``offline model — set ANTHROPIC_API_KEY for Claude`` -> ``offline model`` (the hint
     is on the help screen)."""
     return model.split(" — ", 1)[0].strip()
+
+
+def model_and_cost(model: str, cost: str, *, short: bool) -> str:
+    """The header's tail: ``Claude · claude-sonnet-5-5 · $0.0123``; short: the offline model
+    is ``offline · $0``."""
+    if short:
+        model = short_model(model)
+        if model.startswith("offline"):
+            model = "offline"
+    return " · ".join(part for part in (model, cost) if part)
 
 
 class StatusBar(Widget):
@@ -61,15 +72,18 @@ class StatusBar(Widget):
         gone: int = 0,
         mode: str = "",
         stale: str = "",
+        cost: str = "",
     ) -> None:
         """Redraw the line from these values (``gone``: teammates that left or were killed;
-        ``stale``: the team is quiet, e.g. "stale since 2026-11-22 10:00")."""
+        ``stale``: the team is quiet, e.g. "stale since 2026-11-22 10:00"; ``cost``: the run's
+        cost so far, kept in every form but the last)."""
         forms: list[Text] = []
         source = "read-only viewer" if read_only else model  # a viewer that steers: its words
         for short, model_text in (
-            (False, source),
-            (False, short_model(source)),
-            (True, short_model(source)),
+            (False, model_and_cost(source, cost, short=False)),
+            (False, model_and_cost(source, cost, short=True)),
+            (True, model_and_cost(source, cost, short=True)),
+            (True, cost),
             (True, ""),
         ):
             text = Text(no_wrap=True, overflow="ellipsis", end="")

@@ -1,5 +1,6 @@
 """One teammate's panel: colour, name, status badge, current task, last activity, counters
-(with its permission mode and, with ``--worktrees``, its worktree).
+(tokens, cost in US dollars, tool calls; with its permission mode and, with ``--worktrees``, its
+worktree).
 
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
 terminals). Rendered from an ``AgentSnapshot`` the app passes in; elapsed time comes from an
@@ -19,7 +20,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from app.feed_format import format_count, format_elapsed, rich_color
+from app.feed_format import agent_cost, format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
 
 BADGE_STYLES: dict[str, str] = {
@@ -169,7 +170,9 @@ class TeammatePanel(Widget):
             lines.append(self._line(problem, "bold red"))
         else:
             tokens = agent.input_tokens + agent.output_tokens
-            counters = self._line(f"{format_count(tokens)} tok · {agent.tool_calls} tools", "dim")
+            cost = agent_cost(agent)
+            spent = f"{format_count(tokens)} tok" + (f" · {cost}" if cost else "")
+            counters = self._line(f"{spent} · {agent.tool_calls} tools", "dim")
             mode = mode_label(agent.mode)
             if mode:
                 counters.append(f" · {mode}", style="bold")
@@ -189,6 +192,9 @@ class TeammatePanel(Widget):
         text.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
         text.append(" ")
         text.append_text(badge(agent.status))
+        cost = f" {agent_cost(agent)}" if agent.cost_usd is not None else ""
+        if cell_len(text.plain) + len(cost) <= width:  # whole or not at all
+            text.append(cost, style="dim")
         mode = mode_label(agent.mode)
         if mode:
             text.append(f" · {mode}", style="italic")

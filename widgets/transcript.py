@@ -12,6 +12,9 @@ once as theirs ("› you: ...") and again when the agent's turn starts: it is sh
 
 The transcript is one stop for tab: its tool calls open and close with a click, so focus does
 not step through every one of them.
+
+Search (``set_query``): only the entries matching every word typed stay shown (their text,
+kind, tool name and input, a tool's result), and ``move_hit`` scrolls from one to the next.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import weakref
 from typing import Any
 
 from rich.text import Text
@@ -31,6 +35,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from app.core.protocol import parse_frame
 from app.feed_format import describe, one_line
 from app.runtime.events import TranscriptEntry
+from app.text_search import haystack, matches, query_words
 
 MAX_ITEMS = 200
 LONG_LINES = 8
@@ -134,6 +139,7 @@ class Transcript(VerticalScroll):
         & > .tool-call { padding: 0; margin: 0; border: none; }
         & .tool-result { color: $text-muted; }
         & > .empty { color: $text-muted; text-style: italic; padding: 0 1; }
+        & > .-hit { background: $accent 30%; }
     }
     """
 
@@ -145,12 +151,19 @@ class Transcript(VerticalScroll):
         self._stream_given = 0
         self._calls: dict[str, ToolCall] = {}
         self._said: list[str] = []  # the person's messages not yet echoed by the agent's turn
+        #: What search matches for each entry shown (``haystack``).
+        self._texts: weakref.WeakKeyDictionary[Widget, str] = weakref.WeakKeyDictionary()
+        self._words: tuple[str, ...] = ()
+        self._hit: Widget | None = None
         self._empty = "nothing yet"
         self._followed: tuple[TranscriptEntry | None, int] = (None, 0)  # see ``follow``
 
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor (stay at the bottom while text streams in) only once the content overflows:
         # Textual bottom-aligns shorter anchored content, leaving a gap at the top.
+        # Not while searching: the person steps through the hits.
+        if self._words:
+            return
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
 
@@ -173,10 +186,12 @@ class Transcript(VerticalScroll):
         self.anchor(False)
         self.remove_children()
         widgets: list[Widget] = []
+        self._hit = None
         for entry in entries[-MAX_ITEMS:]:
             widget = self._widget_for(entry)
             if widget is not None:
                 widgets.append(widget)
+                widget.display = self._shown(widget)
         if not widgets and not partial:
             widgets.append(Static(Text(empty), classes="empty"))
         self.mount_all(widgets)
@@ -198,6 +213,8 @@ class Transcript(VerticalScroll):
     def add_entry(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant" and self._stream is not None:
             self._stream.update(entry.text)  # the whole entry replaces the streamed copy
+            self._texts[self._stream] = haystack("assistant", entry.text)
+            self._stream.display = self._shown(self._stream)
             self._end_stream()
             return
         self._end_stream()
@@ -209,6 +226,7 @@ class Transcript(VerticalScroll):
         """A chunk of streamed assistant text."""
         if self._stream is None:
             self._stream = Markdown(text, classes="assistant")
+            self._texts[self._stream] = haystack("assistant", text)
             self._stream_text = text
             self._stream_given = len(text)
             self._append(self._stream)
@@ -226,6 +244,14 @@ class Transcript(VerticalScroll):
         self._stream_given = 0
 
     def _widget_for(self, entry: TranscriptEntry) -> Widget | None:
+        widget = self._make_widget(entry)
+        if widget is not None:
+            tool = entry.data.get("tool")
+            detail = json.dumps(entry.data.get("input"), default=str) if tool else None
+            self._texts[widget] = haystack(entry.kind, tool, detail, entry.text)
+        return widget
+
+    def _make_widget(self, entry: TranscriptEntry) -> Widget | None:
         match entry.kind:
             case "user":
                 if entry.data.get("source") == "person":
@@ -247,6 +273,8 @@ class Transcript(VerticalScroll):
                 found = self._calls.pop(str(entry.data.get("tool_use_id")), None)
                 if found is not None:
                     found.set_result(entry)
+                    self._texts[found] = haystack(self._texts.get(found), entry.text)
+                    found.display = self._shown(found)
                     return None
                 return Static(Text(f"↳ {one_line(entry.text, 400)}"), classes="notice")
             case "notice":
@@ -257,7 +285,54 @@ class Transcript(VerticalScroll):
     def _append(self, widget: Widget) -> None:
         for empty in self.query(".empty"):
             empty.remove()
+        widget.display = self._shown(widget)
         self.mount(widget)
         excess = len(self.children) - MAX_ITEMS
         for old in list(self.children[: max(0, excess)]):
             old.remove()
+
+    # ------------------------------------------------------------------ search
+
+    def _shown(self, widget: Widget) -> bool:
+        if not self._words:
+            return True
+        text = self._texts.get(widget)
+        return text is not None and matches(self._words, text)
+
+    def prepare_search(self) -> None:
+        """Nothing to prepare: each entry's search text is kept as it is shown."""
+
+    def set_query(self, text: str) -> int:
+        """Show only the entries matching every word of ``text`` (``""``: all); returns how
+        many are shown."""
+        self._words = query_words(text)
+        self._set_hit(None)
+        shown = 0
+        for child in self.children:
+            child.display = self._shown(child) if child in self._texts else not self._words
+            shown += bool(child.display and child in self._texts)
+        if self._words:
+            self.anchor(False)  # stay where the person reads, not at the newest entry
+            self.scroll_end(animate=False, immediate=True)
+        return shown
+
+    def move_hit(self, step: int) -> bool:
+        """With a search: scroll to the next (``step`` 1) or previous (-1) matching entry,
+        wrapping; from none, the first or the last. Whether there was one."""
+        hits = [c for c in self.children if c.display and c in self._texts]
+        if not self._words or not hits:
+            return False
+        if self._hit in hits:
+            index = (hits.index(self._hit) + step) % len(hits)
+        else:
+            index = 0 if step > 0 else len(hits) - 1
+        self._set_hit(hits[index])
+        self.scroll_to_widget(hits[index], animate=False, top=True, immediate=True)
+        return True
+
+    def _set_hit(self, widget: Widget | None) -> None:
+        if self._hit is not None:
+            self._hit.remove_class("-hit")
+        self._hit = widget
+        if widget is not None:
+            widget.add_class("-hit")

@@ -85,10 +85,30 @@ def change_event(event: Any) -> tuple[str, Fields] | None:
     if name == "InboxChanged":
         return "inbox", {"team": event.team, "agent": event.agent}
     if name == "TaskChanged":
-        return "task", {"team": event.team, "task_id": event.task_id}
+        local = getattr(event, "task", None) is not None or bool(getattr(event, "deleted", False))
+        return "task", {"team": event.team, "task_id": event.task_id, "local": local}
     if name == "TeamChanged":
         return "config", {"team": event.team}
+    if name == "TeamRemoved":
+        return "removed", {"team": event.team}
     return None
+
+
+def written_task(event: Any) -> tuple[bool, Fields | None]:
+    """What a task write of this process put in the file, from its ``TaskChanged``: whether
+    the event says, and then ``status``, ``owner``, ``subject``, ``internal`` (``None``: the
+    task was deleted)."""
+    if getattr(event, "deleted", False):
+        return True, None
+    task = getattr(event, "task", None)
+    if task is None:
+        return False, None
+    return True, {
+        "status": str(_get(task, "status", default="pending")),
+        "owner": _get(task, "owner"),
+        "subject": str(_get(task, "subject", default="") or ""),
+        "internal": bool(_get(task, "internal", default=False)),
+    }
 
 
 def runtime_model(runtime: Any) -> tuple[str, bool]:
@@ -119,7 +139,8 @@ def agent_info(runtime: Any, name: str) -> Fields:
                 "model": _get(snap, "model"),
                 "mode": _get(snap, "mode"),
                 "color": _get(snap, "color"),
-                "agent_type": "team-lead" if _get(snap, "is_lead", default=False) else None,
+                "agent_type": _get(snap, "agent_type")
+                or ("team-lead" if _get(snap, "is_lead", default=False) else None),
             }
     return {}
 

@@ -8,6 +8,11 @@ thread does the SQL and the file reads (an inbox is re-read at most once a secon
 once per burst of changes). A message seen both as a runtime event and in its inbox file is
 stored once (its dedup key: team, recipient, sender, timestamp, text).
 
+Tasks (``app.archive.task_log``): this process's own writes (``Home.subscribe``) carry what
+they wrote, so each state is recorded as written, however fast they follow one another, with no
+file read. Only other processes' writes are read from disk: the watcher's events for this
+process's writes are skipped, and a re-read that finds a file this process wrote records nothing.
+
 Usage events carry cumulative counts; the recorder stores the difference as one model call,
 priced with ``app.runtime.pricing``.
 """
@@ -22,11 +27,11 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from app.archive import adapter
+from app.archive.task_log import Seen, TaskLog
 from app.archive.writer import Writer
 from app.core import Home
 from app.core.errors import TeamdeckError
@@ -104,11 +109,8 @@ class Recorder:
         self._models: dict[str, str] = {}
         # Writer-thread state.
         self._agents: set[str] = set()
-        self._tasks: dict[tuple[str, str], tuple[str, str | None]] = {}
-        self._done: set[tuple[str, str]] = set()
-        self._task_taken: dict[tuple[str, str], float] = {}
-        self._local_pending: dict[tuple[str, str], int] = {}
-        self._read_lock = threading.Lock()
+        self.tasks = TaskLog(home)
+        self._local_lock = threading.Lock()
         self._inbox_seen: dict[tuple[str, str], int] = {}
         self._counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
         self._cost = 0.0
@@ -139,9 +141,10 @@ class Recorder:
         self._unsubscribers.append(runtime.subscribe(self.on_event))
 
     def watch_home(self) -> None:
-        """This process's own task writes, as they happen (``Home.subscribe``): the task file is
-        read right after the write that changed it (one small file, on the writer's thread), so
-        quick transitions (pending -> in_progress -> completed) are each recorded."""
+        """This process's own task writes, as they happen (``Home.subscribe``): each event says
+        what was written, so quick transitions (pending -> in_progress -> completed) are each
+        recorded, in order, without reading the file."""
+        self.tasks.local = True
         self._unsubscribers.append(self.home.subscribe(self.on_local_change))
 
     def on_local_change(self, event: Any) -> None:
@@ -151,20 +154,17 @@ class Recorder:
         if converted is None or converted[0] != "task" or converted[1]["team"] != self.team:
             return
         team, task_id = converted[1]["team"], converted[1]["task_id"]
-        key = (team, task_id)
-        # Writers run in several threads: count the read as pending until applied, so that a
-        # later re-read cannot be applied first and make this one look stale (see _read_task).
-        with self._read_lock:
+        # Agents write from several threads (app.runtime.offload): taking the time and queueing
+        # under one lock keeps the queue in the order of the times, so no write's state is
+        # applied after a later one (which would drop it as stale).
+        with self._local_lock:
             taken = time.monotonic()
-            snapshot = self._task_snapshot(team, task_id)
-            self._local_pending[key] = self._local_pending.get(key, 0) + 1
+            snapshot = self.tasks.from_event(event, team, task_id)
 
-        def op(conn: sqlite3.Connection) -> None:
-            with self._read_lock:
-                self._local_pending[key] -= 1
-            self._apply_task(conn, team, task_id, snapshot, taken)
+            def op(conn: sqlite3.Connection) -> None:
+                self._apply_task(conn, team, task_id, snapshot, taken)
 
-        self.writer.submit(op)
+            self.writer.submit(op)
 
     def watch(self, watcher: Any) -> None:
         """Record file changes reported by a core ``Watcher`` (this process's and others')."""
@@ -213,10 +213,13 @@ class Recorder:
         self.writer.submit(op)
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
+        """What the runtime says of ``agent`` (asked until it knows the agent)."""
         if agent in self._seen_agents or self.runtime is None:
             return {}
-        self._seen_agents.add(agent)
-        return adapter.agent_info(self.runtime, agent)
+        info = adapter.agent_info(self.runtime, agent)
+        if info:
+            self._seen_agents.add(agent)
+        return info
 
     def _on_transcript(self, at: float, f: dict[str, Any]) -> None:
         text, size = truncate(f["text"])
@@ -403,9 +406,23 @@ class Recorder:
             if kind == "inbox":
                 self._reread_inbox(team, f["agent"], INBOX_REREAD_SECONDS)
             elif kind == "task":
+                if self.tasks.local and f["local"]:
+                    continue  # this process's write: recorded by on_local_change already
                 self._reread_task(team, f["task_id"])
             elif kind == "config":
                 self._reread_config(team)
+            elif kind == "removed" and self.runtime is None:
+                self._team_removed(team)  # a run of ours says so itself (TeamLifecycle)
+
+    def _team_removed(self, team: str) -> None:
+        """An attached team's files were deleted: its run is over."""
+        self.team_deleted = True
+        at = self.clock()
+
+        def op(conn: sqlite3.Connection) -> None:
+            self._event(conn, at, "team", target=team, frame="deleted", text=f"team {team} deleted")
+
+        self.writer.submit(op)
 
     def _reread_inbox(self, team: str, agent: str, delay: float) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -421,6 +438,21 @@ class Recorder:
             with contextlib.suppress(TeamdeckError, OSError):
                 for agent in box.agents():
                     self._read_inbox(conn, team, agent)
+
+        self.writer.submit(op)
+
+    def sweep_existing(self, team: str) -> None:
+        """What ``team``'s files hold now, recorded as the start of an attached run: every
+        inbox's messages and every task."""
+        self.sweep_inboxes(team)
+
+        def op(conn: sqlite3.Connection) -> None:
+            try:
+                ids = self.home.tasks(team).ids_on_disk()
+            except (TeamdeckError, OSError):
+                return
+            for task_id in ids:
+                self._read_task(conn, team, str(task_id))
 
         self.writer.submit(op)
 
@@ -462,75 +494,37 @@ class Recorder:
         self.writer.defer(("task", team, task_id), TASK_REREAD_SECONDS, op)
 
     def _read_task(self, conn: sqlite3.Connection, team: str, task_id: str) -> None:
-        with self._read_lock:
-            if self._local_pending.get((team, task_id)):
-                # A read of this process's own write is still queued: let it land first.
-                self._reread_task(team, task_id)
-                return
-            taken = time.monotonic()
-            snapshot = self._task_snapshot(team, task_id)
+        taken = time.monotonic()
+        snapshot = self.tasks.read(team, task_id, skip_own=self.tasks.local)
         self._apply_task(conn, team, task_id, snapshot, taken)
 
-    def _task_snapshot(self, team: str, task_id: str) -> _TaskView | Literal[False] | None:
-        """The task as its file says now: a view, ``None`` if gone, ``False`` if unreadable
-        (half-written, internal, a bad id): then nothing is recorded."""
-        try:
-            path = self.home.layout.task_path(team, task_id)
-        except TeamdeckError:
-            return False
-        data = _read_json_dict(path)
-        if data is None:
-            return None if not path.exists() else False
-        if (data.get("metadata") or {}).get("_internal"):
-            return False
-        return _TaskView(
-            str(data.get("status", "pending")), data.get("owner"), str(data.get("subject", ""))
-        )
-
     def _apply_task(
+        self, conn: sqlite3.Connection, team: str, task_id: str, task: Seen, taken: float
+    ) -> None:
+        if self.tasks.apply(conn, team, task_id, task, taken, self._task_event):
+            self._counts["tasks_done"] += 1
+
+    def _task_event(
         self,
         conn: sqlite3.Connection,
-        team: str,
+        owner: str | None,
         task_id: str,
-        task: _TaskView | Literal[False] | None,
-        taken: float,
+        status: str,
+        subject: str,
+        data: dict[str, Any],
     ) -> None:
-        """Record the change ``task`` (read at monotonic time ``taken``) makes; a read older
-        than one already applied is stale (a later read saw a newer file) and is dropped."""
-        key = (team, task_id)
-        if task is False or taken < self._task_taken.get(key, 0.0):
-            return
-        self._task_taken[key] = taken
-        old = self._tasks.get(key)
-        if task is None:
-            if old is None or not self.home.layout.task_dir(team).is_dir():
-                return  # never seen, or the whole team was deleted (not a task change)
-            new: tuple[str, str | None] = ("deleted", old[1])
-            subject = ""
-        else:
-            new = (task.status, task.owner)
-            subject = task.subject
-        if new == old:
-            return
-        self._tasks[key] = new
-        data = {"old": old[0] if old else None, "new": new[0], "owner": new[1]}
-        if old is not None and old[1] != new[1]:
-            data["old_owner"] = old[1]
         text, size = truncate(subject)
         self._event(
             conn,
             self.clock(),
             "task",
-            agent=new[1],
+            agent=owner,
             target=task_id,
-            frame=new[0],
+            frame=status,
             text=text,
             size=size,
             data=dump(data),
         )
-        if new[0] == "completed" and key not in self._done:
-            self._done.add(key)
-            self._counts["tasks_done"] += 1
 
     def _reread_config(self, team: str) -> None:
         def op(conn: sqlite3.Connection) -> None:
@@ -743,13 +737,6 @@ def process_alive(pid: int | None) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class _TaskView:
-    status: str
-    owner: str | None
-    subject: str
-
-
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_bytes())
@@ -760,8 +747,3 @@ def _read_json(path: Path) -> Any:
 def _read_json_list(path: Path) -> list[Any] | None:
     data = _read_json(path)
     return data if isinstance(data, list) else None
-
-
-def _read_json_dict(path: Path) -> dict[str, Any] | None:
-    data = _read_json(path)
-    return data if isinstance(data, dict) else None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from app.archive import query
 from app.archive.query import Event, RunSummary
 from app.archive.timeline import event_line
+from app.text_search import IndexSearch, haystack
 
 CHECKPOINT = 500
 
@@ -159,31 +160,10 @@ class Replay:
         return self.events[min(position, len(self.events)) - 1].at
 
 
-class Search:
-    """Incremental search over events: each keystroke filters the events' lines."""
+class Search(IndexSearch):
+    """Incremental search over events (the line shown, its agent, frame type and target):
+    each keystroke filters the events (see ``app.text_search``)."""
 
     def __init__(self, events: list[Event]) -> None:
         self.events = events
-        self._texts = [
-            f"{event_line(e)}\n{e.agent or ''}\n{e.frame or ''}\n{e.target or ''}".lower()
-            for e in events
-        ]
-        self._last_query = ""
-        self._last_hits: list[int] = list(range(len(events)))
-
-    def hits(self, text: str) -> list[int]:
-        """Indexes of the events matching every word of ``text`` (any case)."""
-        needle = text.strip().lower()
-        if not needle:
-            return list(range(len(self.events)))
-        # Typing narrows: a query that extends the last one only re-checks the last hits.
-        pool = (
-            self._last_hits
-            if self._last_query and needle.startswith(self._last_query)
-            else range(len(self._texts))
-        )
-        words = needle.split()
-        texts = self._texts
-        found = [i for i in pool if all(w in texts[i] for w in words)]
-        self._last_query, self._last_hits = needle, found
-        return found
+        super().__init__(haystack(event_line(e), e.agent, e.frame, e.target) for e in events)

@@ -48,6 +48,9 @@ class NullRecorder:
     def set_team(self, team: str | None) -> None:
         pass
 
+    def sweep_existing(self, team: str) -> None:
+        pass
+
     def on_event(self, event: Any) -> None:
         pass
 

@@ -6,7 +6,9 @@ transaction, so a burst of events costs one commit. An operation is a function o
 connection, run in the thread (file reads for the archive happen there too, off the loop).
 
 ``defer(key, delay, op)`` runs ``op`` once after ``delay`` however often it is asked for
-meanwhile (re-reading an inbox after a burst of changes, for instance).
+meanwhile (re-reading an inbox after a burst of changes, for instance). In a batch, deferred
+operations run after the queued ones: operations are applied in the order things happened,
+and a deferred re-read reads the present.
 
 A database error (damaged file, locked for longer than the busy timeout, disk full) stops
 the archive: ``failed`` holds one line, ``on_error`` is called once with it, and later
@@ -133,7 +135,7 @@ class Writer:
                     )
                 except queue.Empty:
                     break
-            ops: list[Op] = self._due()
+            ops: list[Op] = []
             waiters: list[threading.Event] = []
             stop = False
             for entry in batch:
@@ -143,6 +145,9 @@ class Writer:
                     waiters.append(entry)
                 elif entry is not None:
                     ops.append(entry)  # type: ignore[arg-type]
+            # Deferred work last: a re-read sees the file as it is now, so it must come after
+            # everything queued before it (snapshots of earlier states of the same file).
+            ops.extend(self._due())
             if ops and self.failed is None:
                 self._apply(ops)
             for waiter in waiters:

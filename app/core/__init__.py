@@ -20,6 +20,7 @@ from app.core.events import (
     InboxChanged,
     InboxRead,
     TaskChanged,
+    TaskState,
     TeamChanged,
     TeamRemoved,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Task",
     "TaskChanged",
     "TaskList",
+    "TaskState",
     "TeamChanged",
     "TeamConfig",
     "TeamMember",

@@ -191,6 +191,16 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_bytes(path, encode_text(dumps(data)))
 
 
+def file_identity(path: Path) -> tuple[int, int, int, int] | None:
+    """``(inode, size, mtime_ns, ctime_ns)`` of ``path`` (not following a symlink), or
+    ``None`` if it is gone: every atomic write gives a file a new identity."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def read_bytes(path: Path) -> bytes | None:
     """The file's bytes, or ``None`` if it does not exist. Never follows a symlink, never
     blocks on a FIFO (``O_NONBLOCK``), and refuses anything that is not a regular file."""

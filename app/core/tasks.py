@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from app.core.errors import CorruptFileError, DependencyCycleError, NotFoundError
-from app.core.events import TaskChanged
+from app.core.events import TaskChanged, TaskState
 from app.core.files import (
     atomic_write_bytes,
     atomic_write_json,
     ensure_dir,
+    file_identity,
     load_json,
     new_file_mode,
     parse_with_retry,
@@ -202,9 +203,9 @@ class TaskList:
             if metadata is not None:
                 fields["metadata"] = metadata
             task = Task(**fields)
-            self._write(task)
+            changed = self._write(task)
             self._write_highwatermark(new_id)
-        self.home.emit(TaskChanged(self.team, task.id))
+        self.home.emit(changed)
         return task
 
     # ------------------------------------------------------------------ update
@@ -254,12 +255,17 @@ class TaskList:
                 task.metadata = merged
             if task.to_json_dict() == before:
                 return task  # nothing changed: no write, no event
-            self._write(task)
-        self.home.emit(TaskChanged(self.team, task.id))
+            changed = self._write(task)
+        self.home.emit(changed)
         return task
 
-    def _write(self, task: Task) -> None:
-        atomic_write_json(self.layout.task_path(self.team, task.id), task.to_json_dict())
+    def _write(self, task: Task) -> TaskChanged:
+        """Write ``task`` (its lock held); returns the event that announces the write, with
+        what was written and the file's identity (taken under the lock: exactly this file)."""
+        path = self.layout.task_path(self.team, task.id)
+        atomic_write_json(path, task.to_json_dict())
+        state = TaskState(task.status, task.owner, task.subject, task.is_internal)
+        return TaskChanged(self.team, task.id, task=state, written=file_identity(path))
 
     def _set_links(
         self,
@@ -276,8 +282,8 @@ class TaskList:
                 task.blocks = blocks
             if blocked_by is not None:
                 task.blocked_by = blocked_by
-            self._write(task)
-        self.home.emit(TaskChanged(self.team, task_id))
+            changed = self._write(task)
+        self.home.emit(changed)
 
     # ------------------------------------------------------------------ dependencies
 
@@ -346,7 +352,7 @@ class TaskList:
                         blocks=[b for b in other.blocks if b != task_id],
                         blocked_by=[b for b in other.blocked_by if b != task_id],
                     )
-        self.home.emit(TaskChanged(self.team, task_id))
+        self.home.emit(TaskChanged(self.team, task_id, deleted=True))
         return task
 
     # ------------------------------------------------------------------ claim
@@ -397,8 +403,8 @@ class TaskList:
             task.owner = agent
             if status is not None:
                 task.status = status
-            self._write(task)
-        self.home.emit(TaskChanged(self.team, task_id))
+            changed = self._write(task)
+        self.home.emit(changed)
         return ClaimResult(True, None, task)
 
     def _is_open(self, task_id: str) -> bool:
@@ -441,9 +447,9 @@ class TaskList:
                     continue
                 task.owner = None
                 task.status = "pending"
-                self._write(task)
+                changed = self._write(task)
             owned.append(task)
-            self.home.emit(TaskChanged(self.team, task.id))
+            self.home.emit(changed)
         verb = "was terminated" if reason == "terminated" else "has shut down"
         message = f"{agent_name} {verb}."
         if owned:

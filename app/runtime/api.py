@@ -32,6 +32,7 @@ class AgentSnapshot:
     is_lead: bool = False
     model: str = ""
     mode: str = "default"
+    agent_type: str | None = None  # the team config's agentType ("team-lead" for the lead)
     current_task: str | None = None  # "#3 Write the summary" (the file reader's, in the UI)
     last_activity: str = ""  # tool in use, or the last peer-DM summary
     started_at: float = field(default_factory=time.time)
@@ -40,6 +41,11 @@ class AgentSnapshot:
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: USD so far, each model call priced as it ends (``app.runtime.pricing``; 0 for the
+    #: offline model); ``None``: not counted here (an agent of another program, seen in files).
+    cost_usd: float | None = None
+    unpriced_calls: int = 0  # model calls whose model has no known price (not in ``cost_usd``)
     tool_calls: int = 0
     model_calls: int = 0
     error: str | None = None

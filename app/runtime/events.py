@@ -63,6 +63,9 @@ class TranscriptEntry:
 
 @dataclass(frozen=True, slots=True)
 class UsageChanged:
+    """An agent's counts so far (cumulative); ``cost_usd`` and ``unpriced_calls`` as on its
+    ``AgentSnapshot`` (``None``: not counted by the emitter)."""
+
     agent: str
     input_tokens: int
     output_tokens: int
@@ -70,6 +73,8 @@ class UsageChanged:
     cache_creation_tokens: int
     tool_calls: int
     model_calls: int
+    cost_usd: float | None = None
+    unpriced_calls: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 Exit 0 once the lead has ended a turn with the team shut down and deleted, or when the lead
 answered the goal itself (no team created, nothing pending); 1 with a one-line reason otherwise
-(an API error, a timeout); 130 after SIGINT, once the team is stopped. The first line names
+(an API error, a timeout, the budget reached: then the team is stopped first, as after SIGINT);
+130 after SIGINT, once the team is stopped. The first line names
 the model ("offline model" without credentials). Plain output is progress lines and then the
 lead's final report; ``--json`` prints one JSON object per line: ``start`` (model), every
 status change and message sent (with the parsed frame type), every team hook that ran
@@ -129,6 +130,7 @@ async def run_team(
     done: asyncio.Future[tuple[int, str]] = loop.create_future()
     team_deleted = False
     team_seen = False
+    over_budget = False
     goal_team: str | None = None  # its kept worktrees are listed in the report
 
     def write(data: dict[str, Any] | None, line: str | None) -> None:
@@ -186,9 +188,11 @@ async def run_team(
         finish(0, "team finished", "\n\n".join(p for p in (report, kept) if p) or None)
 
     def on_budget(gate: Budget, what: str) -> None:
+        nonlocal over_budget
         if what == "warning":
             _warn(f"budget: {gate.describe()} spent")
         elif what == "stopped":
+            over_budget = True
             finish(1, stop_line(gate))
 
     runtime.subscribe(on_event)
@@ -223,6 +227,9 @@ async def run_team(
             code, reason = 1, f"timed out after {time_limit:g}s with the team still running"
         if code == 130:
             reason = await stop_team(runtime, shutdown_grace)
+        elif over_budget and gate is not None:
+            why = f"The run's budget was reached ({gate.describe()}): stop now."
+            reason = await stop_team(runtime, shutdown_grace, why=why, headline=stop_line(gate))
     finally:
         interrupted()
         await runtime.stop()
@@ -239,17 +246,24 @@ async def run_team(
     return code, reason
 
 
-async def stop_team(runtime: TeamRuntime, grace: float) -> str:
-    """After SIGINT: interrupt the lead, ask every teammate to shut down, kill those still
-    running after ``grace`` seconds (their unfinished tasks go back to pending). The team's
-    files stay (nothing is lost); the line says what happened and where it is."""
+async def stop_team(
+    runtime: TeamRuntime,
+    grace: float,
+    *,
+    why: str = "The run was interrupted (SIGINT): stop now.",
+    headline: str = "interrupted",
+) -> str:
+    """After SIGINT (or the budget reached): interrupt the lead, ask every teammate to shut
+    down (``why``), kill those still running after ``grace`` seconds (their unfinished tasks go
+    back to pending). The team's files stay (nothing is lost); the line (``headline``, then what
+    happened and where it is) says so."""
     with contextlib.suppress(Exception):
         runtime.interrupt(LEAD_NAME)
     team = runtime.team
     names = list(runtime.runners)
     for name in names:
         with contextlib.suppress(Exception):
-            runtime.request_shutdown(name, "The run was interrupted (SIGINT): stop now.")
+            runtime.request_shutdown(name, why)
     gone = asyncio.Event()
 
     def check(_event: object = None) -> None:
@@ -267,13 +281,13 @@ async def stop_team(runtime: TeamRuntime, grace: float) -> str:
             runtime.kill(name)
     await asyncio.sleep(0)
     if not team:
-        return "interrupted (no team was created)"
+        return f"{headline} (no team was created)"
     pending = 0
     with contextlib.suppress(TeamdeckError, OSError):
         pending = sum(1 for t in runtime.home.tasks(team).list() if t.status == "pending")
     stopped = f"{len(names) - len(killed)} teammates shut down, {len(killed)} killed"
     return (
-        f"interrupted: {stopped}; team {team} kept with {pending} pending tasks "
+        f"{headline}: {stopped}; team {team} kept with {pending} pending tasks "
         f"(delete it with `teamdeck team delete {team}`)"
     )
 

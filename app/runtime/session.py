@@ -24,9 +24,10 @@ from app.runtime.events import (
     TranscriptEntry,
     UsageChanged,
 )
-from app.runtime.model import DEFAULT_MAX_TOKENS
+from app.runtime.model import DEFAULT_MAX_TOKENS, is_offline
 from app.runtime.offload import Lane
 from app.runtime.permissions import PermissionRules
+from app.runtime.pricing import call_cost
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
 
 if TYPE_CHECKING:
@@ -95,6 +96,8 @@ class AgentSession:
             is_lead=identity.is_lead,
             model=model,
             mode=mode,
+            agent_type=identity.agent_type,
+            cost_usd=0.0,
         )
         #: Set by the ExitPlanMode tool: the plan request we are waiting on.
         self.pending_plan_request: str | None = None
@@ -110,6 +113,10 @@ class AgentSession:
         #: This agent's blocking file work, off the event loop and in order (app.runtime.offload).
         self.io = Lane(identity.name)
         self._status_detail = ""
+        try:
+            self._offline = is_offline(client)
+        except AttributeError:  # a test double, not an SDK client
+            self._offline = False
 
     # ------------------------------------------------------------------ identity
 
@@ -163,11 +170,26 @@ class AgentSession:
     def add_usage(self, usage: Any, tool_calls: int = 0) -> None:
         snap = self.snapshot
         if usage is not None:
-            snap.input_tokens += getattr(usage, "input_tokens", 0) or 0
-            snap.output_tokens += getattr(usage, "output_tokens", 0) or 0
-            snap.cache_read_tokens += getattr(usage, "cache_read_input_tokens", 0) or 0
-            self.cache_creation_tokens += getattr(usage, "cache_creation_input_tokens", 0) or 0
+            counts = [
+                getattr(usage, name, 0) or 0
+                for name in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                )
+            ]
+            snap.input_tokens += counts[0]
+            snap.output_tokens += counts[1]
+            snap.cache_read_tokens += counts[2]
+            snap.cache_write_tokens += counts[3]
+            self.cache_creation_tokens += counts[3]
             snap.model_calls += 1
+            cost = call_cost(self.model, *counts, offline=self._offline)
+            if cost is None:
+                snap.unpriced_calls += 1
+            else:
+                snap.cost_usd = (snap.cost_usd or 0.0) + cost
         snap.tool_calls += tool_calls
         self.emit(
             UsageChanged(
@@ -178,6 +200,8 @@ class AgentSession:
                 self.cache_creation_tokens,
                 snap.tool_calls,
                 snap.model_calls,
+                snap.cost_usd,
+                snap.unpriced_calls,
             )
         )
 

@@ -10,9 +10,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static
 
-from app.feed_format import format_count
+from app.feed_format import agent_cost, format_count
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
+from app.screens.view_search import SEARCH_KEYS
 from widgets.borders import set_border
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -24,6 +25,7 @@ class AgentScreen(DeckScreen):
 
     BINDINGS = [
         Binding("escape", "leave_input", "Keys", id="leave-input"),
+        *SEARCH_KEYS,
         Binding("escape", "back", "Leader view", id="back"),
     ]
     """
@@ -82,8 +84,10 @@ class AgentScreen(DeckScreen):
             title.append(f" · {snap.status}")
             if snap.current_task:
                 title.append(f" · {snap.current_task}")
-            tokens = snap.input_tokens + snap.output_tokens
-            set_border(transcript, subtitle=f"{format_count(tokens)} tok · {snap.tool_calls} tools")
+            tokens = f"{format_count(snap.input_tokens + snap.output_tokens)} tok"
+            cost = agent_cost(snap)
+            spent = f"{tokens}{f' · {cost}' if cost else ''} · {snap.tool_calls} tools"
+            set_border(transcript, subtitle=spent)
         set_border(transcript, title=title)
 
     def _follow_selection(self, selected: str | None) -> None:
@@ -103,6 +107,9 @@ class AgentScreen(DeckScreen):
         self._show_selected(host.selected)
         self._title()
 
+    def search_target(self) -> Transcript:
+        return self.query_one(Transcript)
+
     def on_text(self, agent: str, text: str) -> None:
         if agent == self.agent:
             self.query_one(Transcript).add_text(text)
@@ -118,8 +125,8 @@ class AgentScreen(DeckScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("toggle_board", "toggle_filter"):
             return False  # the board and the feed are on the leader view
-        if action == "back":
-            return not self.typing  # esc leaves the input first
+        if action == "back":  # esc leaves the input first, then closes a search
+            return not self.typing and not self.search.is_open
         return super().check_action(action, parameters)
 
     def _show_pending(self) -> None:

@@ -38,6 +38,7 @@ from app.screens.host import DeckHost
 from app.screens.permission import PermissionScreen
 from app.screens.plan_review import PlanReviewScreen
 from app.screens.spawn_mode import spawn_mode_for
+from app.screens.view_search import SEARCH_KEYS, Searchable, ViewSearch
 from app.view_state import FeedItem, HeaderInfo, teammates
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -65,6 +66,7 @@ class DeckScreen(Screen[None]):
         Binding("shift+down", "select(1)", "Next", key_display="⇧↓", id="select-next"),
         Binding("shift+up", "select(-1)", "Prev", key_display="⇧↑", id="select-prev"),
         modes.BINDING,
+        *SEARCH_KEYS,
     ]
     """
     | Key(s) | Description |
@@ -79,6 +81,9 @@ class DeckScreen(Screen[None]):
     | ctrl+t | Toggle the task board. |
     | ? (f1 while typing) | Help. |
     | shift+tab | Cycle the lead's permission mode. |
+    | / | Search the feed (agent view: the transcript) as you type; enter: keys again. |
+    | n / N | With a search: the next / previous matching line. |
+    | escape | Close the search (everything shown again). |
 
     Single-letter keys act only while no input has focus (typing never fires them), and the
     footer shows only the keys that work from where focus is.
@@ -86,7 +91,18 @@ class DeckScreen(Screen[None]):
 
     #: Actions of keys a person could type: off (and not in the footer) while typing.
     LETTER_ACTIONS = frozenset(
-        {"approve", "reject", "review", "shutdown", "kill", "toggle_filter", "jump", "focus_input"}
+        {
+            "approve",
+            "reject",
+            "review",
+            "shutdown",
+            "kill",
+            "toggle_filter",
+            "jump",
+            "focus_input",
+            "search",
+            "hit",
+        }
     )
 
     # ------------------------------------------------------------------ access
@@ -119,26 +135,65 @@ class DeckScreen(Screen[None]):
         self._asked = None
 
     @property
+    def search(self) -> ViewSearch:
+        """The view's search (``/``)."""
+        found: ViewSearch | None = getattr(self, "_search", None)
+        if found is None:
+            found = self._search = ViewSearch(self, self.search_target, self.focus_keys)
+        return found
+
+    def search_target(self) -> Searchable | None:
+        """The widget ``/`` searches (the leader view's feed, the agent view's transcript)."""
+        return None
+
+    @property
     def typing(self) -> bool:
         """An input has focus: keys are text, not commands."""
         return isinstance(self.focused, Input)
 
     def input_widget(self) -> Input | None:
         """The view's input (``None`` when it has none or it is disabled)."""
-        found = self.query(Input)
-        widget = found.first() if found else None
+        found = [w for w in self.query(Input) if w.id != "search"]
+        widget = found[0] if found else None
         return widget if widget is not None and not widget.disabled else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":
             return (parameters == ("typing",)) == self.typing
         if action == "leave_input":
-            return self.typing
+            return self.typing and not self.search.focused
         if action == "focus_input":
             return not self.typing and self.input_widget() is not None
+        if action == "close_search":
+            return self.search.is_open
+        if action == "hit" and not self.search.active:
+            return False
+        if action == "search" and self.search_target() is None:
+            return False
         if action in self.LETTER_ACTIONS:
             return not self.typing
         return True
+
+    # ------------------------------------------------------------------ search (``/``)
+
+    def action_search(self) -> None:
+        self.search.open()
+
+    def action_hit(self, step: int) -> None:
+        self.search.hit(step)
+
+    def action_close_search(self) -> None:
+        self.search.close()
+
+    @on(Input.Changed, "#search")
+    def _search_typed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.search.typed(event.value)
+
+    @on(Input.Submitted, "#search")
+    def _search_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.search.submitted()
 
     def on_descendant_focus(self) -> None:
         self.focus_moved()
@@ -193,6 +248,7 @@ class DeckScreen(Screen[None]):
             demo=header.demo,
             error=header.error,
             mode=header.mode,
+            cost=header.cost,
             stale="" if header.stale_since is None else f"stale since {stale_text}",
         )
 

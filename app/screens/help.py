@@ -29,6 +29,9 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("s", "ask the selected teammate to shut down"),
     ("K", "kill the selected teammate (asks first)"),
     ("f", "feed: only the selected agent's messages / everything"),
+    ("/", "search the feed (agent view: the transcript) as you type: text, sender or type"),
+    ("n / N", "with a search: the next / previous matching line (enter leaves the box)"),
+    ("esc", "close the search: everything shown again"),
     ("ctrl+t", "show / hide the task board"),
     ("tab", "move to the next panel"),
     (

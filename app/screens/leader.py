@@ -18,6 +18,7 @@ from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
 from app.screens.deck import DeckScreen
 from app.screens.message import MessageScreen
+from app.screens.view_search import SEARCH_KEYS
 from app.store import StoreDelta
 from app.view_state import FeedItem, TeamFiles, agent_colors
 from widgets.approvals import ApprovalsQueue
@@ -49,6 +50,7 @@ class LeaderScreen(DeckScreen):
 
     BINDINGS = [
         Binding("escape", "leave_input", "Keys", id="leave-input"),
+        *SEARCH_KEYS,
         Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
     ]
     """
@@ -186,6 +188,9 @@ class LeaderScreen(DeckScreen):
         else:
             feed.add_items(delta.feed_added)
             feed.touch(delta.feed_updated)
+
+    def search_target(self) -> MessageFeed:
+        return self.query_one(MessageFeed)
 
     def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
         """Hook outcomes of the team shown join the feed."""

@@ -5,6 +5,10 @@ feed, an agent's transcript), driven by ``app.archive.replay.Replay`` at a posit
 run's timeline. Keys: ``space`` play/pause, ``+``/``-`` speed, ``left``/``right`` one event,
 ``[``/``]`` one minute, ``home``/``end``, ``/`` search the feed (``n``/``N`` next/previous
 hit), ``enter`` an agent's transcript, ``esc`` back, ``q`` quit. The palette lists the runs.
+
+The live dashboard's palette lists them too (``RunCommands``, added by ``app.recording``):
+picking one opens its replay over the dashboard (a run still being recorded: as far as it
+is), and ``q`` / ``esc`` close it there.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -57,7 +62,7 @@ class ReplayScreen(Screen[None]):
         Binding("down", "select(1)", "Next agent", show=False),
         Binding("enter", "open_agent", "Transcript"),
         Binding("escape", "back", "Back", show=False),
-        Binding("q", "app.quit", "Quit"),
+        Binding("q", "close", "Quit"),
     ]
 
     DEFAULT_CSS = """
@@ -255,7 +260,21 @@ class ReplayScreen(Screen[None]):
             target = earlier[-1] if earlier else self.hits[-1]
         self.move_to(target + 1)
 
+    @property
+    def over_dashboard(self) -> bool:
+        """Opened over another screen (the live dashboard's palette): closing returns there."""
+        return len(self.app.screen_stack) > 1
+
+    def action_close(self) -> None:
+        if self.over_dashboard:
+            self.dismiss()
+        else:
+            self.app.exit()
+
     def action_back(self) -> None:
+        if not self.has_class("-searching") and self.agent is None and self.over_dashboard:
+            self.dismiss()
+            return
         if self.has_class("-searching"):
             self.remove_class("-searching")
             search = self.query_one("#replay-search", Input)
@@ -299,7 +318,7 @@ class RunCommands(Provider):
             conn.close()
 
     def _open(self, run_id: int) -> Callable[[], None]:
-        return partial(self.app.open_run, run_id)  # type: ignore[attr-defined]
+        return partial(open_run, self.app, run_id)
 
     async def discover(self) -> Hits:
         for run in self._runs():
@@ -315,7 +334,29 @@ class RunCommands(Provider):
 
     @staticmethod
     def _label(run: query.RunSummary) -> str:
-        return f"Replay run {run.id}: {run.team or '-'} ({run.outcome}, {duration(run.duration)})"
+        took = duration(run.duration) if run.duration is not None else "so far"
+        return f"Replay run {run.id}: {run.team or '-'} ({run.outcome}, {took})"
+
+
+def open_run(app: App[Any], run_id: int) -> None:
+    """Replay run ``run_id`` of ``app.history_path`` over what ``app`` shows. A run being
+    recorded by ``app`` itself (``app.recorder``) is committed first, so it plays to now."""
+    path: Path | None = getattr(app, "history_path", None)
+    if path is None:
+        return
+    recorder = getattr(app, "recorder", None)
+    if recorder is not None and getattr(recorder, "run_id", None) == run_id:
+        recorder.flush(2.0)
+    try:
+        conn = query.open_reader(path)
+        try:
+            replay = Replay.load(conn, str(run_id))
+        finally:
+            conn.close()
+    except (HistoryUnavailable, query.RunNotFound) as exc:
+        app.notify(str(exc), severity="error")
+        return
+    app.push_screen(ReplayScreen(replay))
 
 
 class ReplayApp(App[None]):
@@ -333,16 +374,4 @@ class ReplayApp(App[None]):
         return ReplayScreen(self.replay)
 
     def open_run(self, run_id: int) -> None:
-        if self.history_path is None:
-            return
-        try:
-            conn = query.open_reader(self.history_path)
-            try:
-                replay = Replay.load(conn, str(run_id))
-            finally:
-                conn.close()
-        except (HistoryUnavailable, query.RunNotFound) as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.replay = replay
-        self.push_screen(ReplayScreen(replay))
+        open_run(self, run_id)

@@ -130,3 +130,60 @@ async def test_headless_run_stops_at_its_budget(
     outcome, why, limit = conn.execute("SELECT outcome, reason, budget_usd FROM runs").fetchone()
     conn.close()
     assert (outcome, why, limit) == ("budget", reason, 0.01)
+
+
+async def test_a_budget_stop_shuts_the_team_down_cleanly(home: Home, project: Path) -> None:
+    """As after SIGINT: teammates asked to shut down, those that cannot answer (no model call
+    may start) killed, their tasks back to pending; the team's files kept; one line says so."""
+    budget = Budget(0.02, model="claude-sonnet-5-5")  # spent while the teammates work
+    code, reason = await asyncio.wait_for(
+        run_team(
+            home,
+            "Summarize the files",
+            cwd=project,
+            out=io.StringIO(),
+            time_limit=GUARD,
+            budget=budget,
+            shutdown_grace=0.5,
+            client=make_client(handler=OfflineModel(), pace=0),
+        ),
+        GUARD + 5,
+    )
+    assert code == 1 and "\n" not in reason
+    [team] = home.teams.names()
+    assert reason.startswith("budget of $0.0200 reached") and "killed" in reason
+    assert f"team {team} kept with" in reason and f"teamdeck team delete {team}" in reason
+    tasks = home.tasks(team).list()
+    assert tasks and all(t.status in ("pending", "completed") for t in tasks), tasks
+    assert not [t for t in tasks if t.status == "pending" and t.owner], tasks
+    pending = sum(t.status == "pending" for t in tasks)
+    assert f"with {pending} pending tasks" in reason
+    config = home.teams.require(team)
+    teammates = [m.name for m in config.members if m.name != "team-lead"]
+    asked = {
+        m.text
+        for name in teammates
+        for m in home.mailbox(team).read(name)
+        if '"shutdown_request"' in m.text
+    }
+    assert not teammates or asked  # anyone still listed was asked to stop
+
+
+def test_the_headless_command_exits_1_with_one_line_at_the_budget(
+    home: Home, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from app.runtime.headless import run_headless
+
+    code = run_headless(
+        home,
+        "Summarize the files",
+        cwd=project,
+        out=io.StringIO(),
+        time_limit=GUARD,
+        budget=Budget(0.02, model="claude-sonnet-5-5"),
+        shutdown_grace=0.5,
+        client=make_client(handler=OfflineModel(), pace=0),
+    )
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert code == 1
+    assert len(errors) == 1 and errors[0].startswith("teamdeck: error: budget of $0.0200")

@@ -94,3 +94,53 @@ async def test_budget_warning_and_stop_are_notified(home: Home, project: Path) -
             assert time.monotonic() < deadline, "the team never finished after the raise"
             await pilot.pause(0.1)
     finish_dashboard_recording(app)
+
+
+async def test_recorded_runs_replay_from_the_dashboards_palette(home: Home) -> None:
+    from app.archive import start_run
+    from app.runtime.events import MessageSent, StatusChanged
+    from app.screens.leader import LeaderScreen
+    from app.screens.replay import ReplayScreen
+
+    earlier = start_run(home, None, source="headless", goal="an earlier run")
+    earlier.set_team("old-team")
+    earlier.on_event(StatusChanged("worker", "running"))
+    done = MessageSent("old-team", "worker", "team-lead", "all done here", None, None, "1")
+    earlier.on_event(done)
+    earlier.close("finished", "team finished")
+
+    app = build_dashboard(home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        for key in "Replay run 1":
+            await pilot.press("space" if key == " " else key)
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        deadline = time.monotonic() + 10
+        while not isinstance(app.screen, ReplayScreen):
+            assert time.monotonic() < deadline, "the run was not opened"
+            await pilot.pause(0.1)
+        replay = app.screen.replay
+        assert replay.run.goal == "an earlier run" and replay.run.team == "old-team"
+        assert any(e.text == "all done here" for e in replay.events)
+        await pilot.press("q")  # closes the replay, not the dashboard
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, LeaderScreen) and app.is_running
+        # The run being recorded now is listed too, and plays as far as it went.
+        await pilot.press("escape", "ctrl+p")
+        await pilot.pause(0.2)
+        for key in f"Replay run {app.recorder.run_id}":
+            await pilot.press("space" if key == " " else key)
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        deadline = time.monotonic() + 10
+        while not isinstance(app.screen, ReplayScreen):
+            assert time.monotonic() < deadline, "the live run was not opened"
+            await pilot.pause(0.1)
+        assert app.screen.replay.run.id == app.recorder.run_id
+        await pilot.press("escape")  # esc closes it too
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, LeaderScreen)
+    finish_dashboard_recording(app)

@@ -16,6 +16,12 @@ os.environ["TZ"] = "UTC"  # feed timestamps are drawn in local time
 time.tzset()
 
 
+@pytest.fixture(autouse=True)
+def _own_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """teamdeck's own home under ``tmp_path``: a viewer records its runs there."""
+    monkeypatch.setenv("TEAMDECK_HOME", str(tmp_path / "teamdeck-home"))
+
+
 @pytest.fixture
 def runtime() -> FakeRuntime:
     return make_runtime()

@@ -428,7 +428,7 @@ def test_help_lists_every_binding() -> None:
         for binding in screen.BINDINGS:
             assert not isinstance(binding, tuple | str)
             for key in binding.key.split(","):
-                key = {"question_mark": "?", "escape": "esc"}.get(key, key)
+                key = {"question_mark": "?", "escape": "esc", "slash": "/"}.get(key, key)
                 if key.isdigit():
                     key = "0" if key == "0" else "1-9"
                 assert key in documented, f"{screen.__name__}: {key} is not in the help"

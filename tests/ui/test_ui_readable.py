@@ -76,7 +76,8 @@ async def test_header_fits_and_help_keeps_the_long_hint(
         header = rows(deck)[0].rstrip()
         assert "…" not in header
         assert "3 teammates" in header and "3 " in header and "approvals" in header
-        assert header.endswith(("for Claude", "offline model", "approvals")), header  # not cut
+        # Not cut: one of the header's whole forms (the cost ends every form but the last).
+        assert header.endswith(("for Claude · $0", "offline · $0", "approvals · $0")), header
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(deck.screen, HelpScreen))
         await pilot.pause(0.1)

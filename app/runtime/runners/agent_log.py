@@ -116,6 +116,8 @@ def event_line(event: RuntimeEvent) -> dict[str, Any] | None:
             "cacheCreationTokens": event.cache_creation_tokens,
             "toolCalls": event.tool_calls,
             "modelCalls": event.model_calls,
+            "costUsd": event.cost_usd,
+            "unpricedCalls": event.unpriced_calls,
         }
     return None
 
@@ -303,16 +305,23 @@ class LoggedAgent:
         snap.input_tokens = int(line.get("inputTokens") or 0)
         snap.output_tokens = int(line.get("outputTokens") or 0)
         snap.cache_read_tokens = int(line.get("cacheReadTokens") or 0)
+        snap.cache_write_tokens = int(line.get("cacheCreationTokens") or 0)
         snap.tool_calls = int(line.get("toolCalls") or 0)
         snap.model_calls = int(line.get("modelCalls") or 0)
+        cost = line.get("costUsd")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            snap.cost_usd = float(cost)  # priced by the agent's own process
+            snap.unpriced_calls = int(line.get("unpricedCalls") or 0)
         return UsageChanged(
             self.name,
             snap.input_tokens,
             snap.output_tokens,
             snap.cache_read_tokens,
-            int(line.get("cacheCreationTokens") or 0),
+            snap.cache_write_tokens,
             snap.tool_calls,
             snap.model_calls,
+            snap.cost_usd,
+            snap.unpriced_calls,
         )
 
     def _exit(self, line: dict[str, Any], at: float) -> list[RuntimeEvent]:

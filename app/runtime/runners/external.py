@@ -85,6 +85,7 @@ class ExternalRunner:
                 status="running",
                 model=spec.model,
                 mode=spec.mode,
+                agent_type=spec.agent_type,
             )
         )
         self.reader = LogReader(home.layout.agent_log_path(spec.team, spec.name))
