@@ -270,14 +270,14 @@ async def row_watcher() -> Row:
         workdir = root / "work"
         workdir.mkdir()
         home.teams.create(delivery.TEAM, description="watcher bench", cwd=str(workdir))
-        with watch.machine_load(True) as busy:
-            idle = await watch.idle_watcher(home)
-            before = await watch.idle_watcher(home, force_polling=watch.FALLBACK)
         writer = await delivery.Writer.start(home.root)
-        try:
+        try:  # delivery first: the busy processes below would still be leaving the CPUs
             inproc, _ = await delivery.teamdeck_run(home, workdir, writer, 40, 1)
         finally:
             await writer.close()
+        with watch.machine_load(True) as busy:
+            idle = await watch.idle_watcher(home)
+            before = await watch.idle_watcher(home, force_polling=watch.FALLBACK)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     p50 = statistics.median(inproc.samples) if inproc.samples else float("nan")
