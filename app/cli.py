@@ -561,6 +561,13 @@ def build_parser() -> argparse.ArgumentParser:
         cli_modes.add_mode_options(sub)
         cli_history.add_run_options(sub)
         add_worktrees_option(sub)
+        sub.add_argument(
+            "--offline-pace",
+            metavar="SPEC",
+            type=_offline_pace,
+            help="how fast the offline model answers: SECONDS per chunk (default 0.02), "
+            "'realistic' (0.8 s to the first token, then 80 tokens/s) or TTFT,TPS",
+        )
     demo.add_argument(
         "--keep",
         action="store_true",
@@ -650,6 +657,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _offline_pace(spec: str) -> str:
+    """``--offline-pace``: checked at parse time (a bad spec is a usage error)."""
+    from app.runtime.offline.pace import parse_pace
+
+    try:
+        parse_pace(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec
+
+
 # ----------------------------------------------------------------------------- entry point
 
 
@@ -672,6 +690,10 @@ def run_command(args: argparse.Namespace) -> int:
         print()
         parser.print_help()
         return 0
+    if getattr(args, "offline_pace", None):
+        from app.runtime.offline.pace import export_pace
+
+        export_pace(args.offline_pace)  # read per request, and inherited by teammate processes
     home = open_home(args)
     if handler in READ_ONLY:
         home.require_exists()  # looking never creates a home (nor folders at a mistyped path)
