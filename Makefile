@@ -39,6 +39,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python bench/team.py
 	$(BIN)/python bench/ui.py
 	$(BIN)/python bench/history.py
+	$(BIN)/python bench/live.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -31,7 +31,7 @@ from app.core.tasks import ClaimResult, TaskList
 PROG = "teamdeck"
 SYNOPSIS = """commands:
   teamdeck [tui]                               the dashboard (offline model when no API key)
-  teamdeck demo                                the dashboard running a scripted team scenario
+  teamdeck demo [--keep]                       the dashboard running a scripted team scenario
   teamdeck run GOAL --headless [--json]        run a team to completion without the UI
   teamdeck tui|demo|run --teammate-mode in-process|process|tmux
   teamdeck attach [TEAM] | ps [--json]         a team left running: open it again / list agents
@@ -210,6 +210,7 @@ def cmd_demo(home: Home, args: argparse.Namespace) -> int:
         demo=True,
         lead_approves=args.lead_approves,
         modes=modes,
+        keep=args.keep,
         **cli_history.run_options(args),
         **worktree_options(args, demo=True),
     )
@@ -507,6 +508,18 @@ def build_parser() -> argparse.ArgumentParser:
         cli_modes.add_mode_options(sub)
         cli_history.add_run_options(sub)
         add_worktrees_option(sub)
+        sub.add_argument(
+            "--offline-pace",
+            metavar="SPEC",
+            type=_offline_pace,
+            help="how fast the offline model answers: SECONDS per chunk (default 0.02), "
+            "'realistic' (0.8 s to the first token, then 80 tokens/s) or TTFT,TPS",
+        )
+    demo.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the demo's temporary home when it ends (and print where it is)",
+    )
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     _json_option(run)
@@ -591,6 +604,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _offline_pace(spec: str) -> str:
+    """``--offline-pace``: checked at parse time (a bad spec is a usage error)."""
+    from app.runtime.offline.pace import parse_pace
+
+    try:
+        parse_pace(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec
+
+
 # ----------------------------------------------------------------------------- entry point
 
 
@@ -613,6 +637,10 @@ def run_command(args: argparse.Namespace) -> int:
         print()
         parser.print_help()
         return 0
+    if getattr(args, "offline_pace", None):
+        from app.runtime.offline.pace import export_pace
+
+        export_pace(args.offline_pace)  # read per request, and inherited by teammate processes
     home = open_home(args)
     if handler in READ_ONLY:
         home.require_exists()  # looking never creates a home (nor folders at a mistyped path)

@@ -6,7 +6,12 @@ Kept out of ``app.py`` (the App stays thin) and out of the CLI (which only parse
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import sys
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +27,8 @@ if TYPE_CHECKING:
     from app.core.watch import Watcher
     from app.runtime.api import Decider, RuntimeAPI, Spawner
 
-DEMO_GOAL = "Summarize what the Python files in this folder do"
+DEMO_PREFIX = "teamdeck-demo-"
+DEMO_GOAL = "Summarize what the Python files in this folder do and count their lines"
 #: What the header says in place of the model when teamdeck steers a Claude Code team.
 STEERING_CLAUDE = "steering a Claude Code team — answers go to its inboxes"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
@@ -50,9 +56,11 @@ def build_dashboard(
     attach: str | None = None,
     teammate_backend: str | None = None,
     worktrees: bool = False,
+    demo_root: Path | None = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
-    Code home). In the demo, a temporary home, a visible pace, and the person approves the plan.
+    Code home). In the demo, a temporary home (``demo_root``, else a new one the caller
+    removes), a visible pace, and the person approves the plan.
 
     The runtime is built by the app (``runtime_factory``), so that the app's watcher and its
     spawner (a Textual worker per agent) are the runtime's from the start."""
@@ -66,7 +74,7 @@ def build_dashboard(
     if demo:
         os.environ.setdefault("TEAMDECK_OFFLINE_PACE", DEMO_PACE)
         os.environ.setdefault("TEAMDECK_HOOKS", "0")  # no settings file shapes the demo
-        home = Home(tempfile.mkdtemp(prefix="teamdeck-demo-"))
+        home = Home(demo_root or tempfile.mkdtemp(prefix=DEMO_PREFIX))
         goal = goal or DEMO_GOAL
         cwd = cwd or demo_workspace()
     runtime_options = dict(modes.runtime_kwargs()) if modes is not None else {}
@@ -142,23 +150,89 @@ def run_dashboard(
     home: Home,
     *,
     demo: bool = False,
+    keep: bool = False,
     goal: str | None = None,
     lead_approves: bool = False,
     viewer: bool = False,
     modes: Any = None,
     **options: Any,
 ) -> int:
-    app = build_dashboard(
-        home,
-        demo=demo,
-        goal=goal,
-        lead_approves=lead_approves,
-        viewer=viewer,
-        modes=modes,
-        **options,
-    )
+    """Run the dashboard until the person quits. The demo's temporary home is removed when it
+    ends, however it ends, unless ``keep`` (then its path is printed)."""
+    with demo_home(keep) if demo else _no_demo_home() as demo_root:
+        app = build_dashboard(
+            home,
+            demo=demo,
+            goal=goal,
+            lead_approves=lead_approves,
+            viewer=viewer,
+            modes=modes,
+            demo_root=demo_root,
+            **options,
+        )
+        try:
+            with _exit_on_hangup(app.exit):
+                app.run()
+        finally:
+            finish_dashboard_recording(app)
+        return app.return_code or 0
+
+
+@contextmanager
+def demo_home(keep: bool) -> Iterator[Path]:
+    """A temporary home for the demo: removed on the way out (a normal quit, ctrl+q mid-run,
+    an exception), or kept and named when ``keep``."""
+    root = Path(tempfile.mkdtemp(prefix=DEMO_PREFIX))
     try:
-        app.run()
+        yield root
     finally:
-        finish_dashboard_recording(app)
-    return app.return_code or 0
+        if keep:
+            print(f"teamdeck: the demo's files are kept in {root}")
+        else:
+            try:
+                shutil.rmtree(root)
+            except OSError as exc:
+                print(
+                    f"teamdeck: error: could not remove the demo's files in {root}: {exc}",
+                    file=sys.stderr,
+                )
+
+
+@contextmanager
+def _no_demo_home() -> Iterator[None]:
+    yield None
+
+
+@contextmanager
+def _exit_on_hangup(exit_app: Callable[[], object]) -> Iterator[None]:
+    """The terminal closing (SIGHUP) or a plain ``kill`` (SIGTERM) quits the app the normal
+    way, so what a normal quit cleans up (the demo's home, the run's record) is cleaned up."""
+    import threading
+
+    if sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can be set from the main thread only
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        import asyncio
+
+        if signum == signal.SIGHUP:
+            # The terminal is gone. The kernel follows SIGHUP with SIGCONT, on which Textual
+            # would go back into application mode on the dead terminal and could be stopped
+            # there (SIGTTOU) for good: nothing is left to resume or draw on.
+            signal.signal(signal.SIGCONT, signal.SIG_DFL)
+            signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # the app is not running yet (or any more): plain exit
+            raise SystemExit(128 + signum) from None
+        loop.call_soon_threadsafe(exit_app)
+
+    wanted = (signal.SIGHUP, signal.SIGTERM)
+    previous = {s: signal.signal(s, stop) for s in wanted}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -3,8 +3,8 @@
 worktree).
 
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
-terminals). Rendered from an ``AgentSnapshot`` the app passes in; elapsed time comes from an
-injected clock so snapshots of the UI are stable.
+terminals). Rendered from an ``AgentSnapshot`` the app passes in; the time shown beside the
+status is the time in that status, from an injected clock so snapshots of the UI are stable.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from textual.widget import Widget
 
 from app.feed_format import agent_cost, format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
+from app.runtime.events import TERMINAL_STATUSES
 
 BADGE_STYLES: dict[str, str] = {
     "running": "bold green",
@@ -104,11 +105,17 @@ class TeammatePanel(Widget):
     # ------------------------------------------------------------------ rendering
 
     def _elapsed(self) -> str:
+        """How long the agent has been in its status ("idle 2:05": idle for 2 min 5 s); one
+        that finished or left, how long it was there. Without a known start of the status,
+        the time since it joined. A team gone quiet (``ended_at`` set) stops the clock."""
         agent = self.agent
-        if not agent.started_at:
+        finished = agent.status in TERMINAL_STATUSES or agent.status == "gone"
+        if finished and agent.ended_at and agent.started_at:
+            return format_elapsed(agent.ended_at - agent.started_at)
+        since = agent.status_since or agent.started_at
+        if not since:
             return ""
-        end = agent.ended_at or self.clock()
-        return format_elapsed(end - agent.started_at)
+        return format_elapsed((agent.ended_at or self.clock()) - since)
 
     @property
     def selected(self) -> bool:

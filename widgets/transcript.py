@@ -1,5 +1,6 @@
 """One agent's transcript: the person's prompts, streamed assistant text (Markdown), tool
-calls with their inputs and results (``Collapsible``, collapsed when long), notices, errors.
+calls with their inputs and results (``Collapsible``, collapsed when long; a result that
+carries a message is shown as that message, not as JSON), notices, errors.
 
 Text streams in as ``add_text`` chunks (already batched by the app); the whole assistant
 entry that follows replaces the streamed copy, so nothing is shown twice. Only the newest
@@ -36,6 +37,7 @@ from app.core.protocol import parse_frame
 from app.feed_format import describe, one_line
 from app.runtime.events import TranscriptEntry
 from app.text_search import haystack, matches, query_words
+from widgets.literal_markdown import literal_parser
 
 MAX_ITEMS = 200
 LONG_LINES = 8
@@ -81,13 +83,30 @@ def _input_summary(tool_input: Any) -> str:
     return one_line(str(tool_input), 60) if tool_input is not None else ""
 
 
+def result_in_words(text: str) -> str:
+    """A tool result as a person reads it: an answer in JSON that carries a ``message``
+    (TeamDelete's, SendMessage's) is that message; anything else is shown as it came."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return text
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return text
+    message = data.get("message") if isinstance(data, dict) else None
+    return message if isinstance(message, str) and message.strip() else text
+
+
 class ToolCall(Collapsible):
     """A tool call and (once it arrives) its result."""
 
     def __init__(self, entry: TranscriptEntry) -> None:
         self.tool = str(entry.data.get("tool") or entry.text)
         tool_input = entry.data.get("input")
-        self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
+        if tool_input in (None, {}):
+            self.body = "(no input)"
+        else:
+            self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
         self.summary = _input_summary(tool_input)
         super().__init__(
             Static(Text(self.body), classes="tool-input"),
@@ -119,9 +138,10 @@ class ToolCall(Collapsible):
             return
         failed = bool(entry.data.get("is_error"))
         self.title = self._label_text("✗" if failed else "✓")
-        result = Static(Text(entry.text, style="red" if failed else ""), classes="tool-result")
+        shown = result_in_words(entry.text)
+        result = Static(Text(shown, style="red" if failed else ""), classes="tool-result")
         self.query_one(Collapsible.Contents).mount(result)
-        if _is_long(entry.text) or _is_long(self.body):
+        if _is_long(shown) or _is_long(self.body):
             self.collapsed = True
 
 
@@ -164,6 +184,8 @@ class Transcript(VerticalScroll):
         # Not while searching: the person steps through the hits.
         if self._words:
             return
+        if self.query_children(".empty"):
+            return  # a long "nothing yet" text is read from its start
         if not self.is_anchored and size.height > self.scrollable_content_region.height:
             self.anchor()
 
@@ -225,7 +247,7 @@ class Transcript(VerticalScroll):
     def add_text(self, text: str) -> None:
         """A chunk of streamed assistant text."""
         if self._stream is None:
-            self._stream = Markdown(text, classes="assistant")
+            self._stream = Markdown(text, classes="assistant", parser_factory=literal_parser)
             self._texts[self._stream] = haystack("assistant", text)
             self._stream_text = text
             self._stream_given = len(text)
@@ -262,7 +284,7 @@ class Transcript(VerticalScroll):
                     return None
                 return Static(Text(f"› {in_words(entry.text, self.agent or '')}"), classes="user")
             case "assistant":
-                return Markdown(entry.text, classes="assistant")
+                return Markdown(entry.text, classes="assistant", parser_factory=literal_parser)
             case "tool_call":
                 call = ToolCall(entry)
                 tool_use_id = entry.data.get("tool_use_id")
@@ -283,6 +305,8 @@ class Transcript(VerticalScroll):
                 return Static(Text(f"✗ {entry.text}"), classes="error")
 
     def _append(self, widget: Widget) -> None:
+        if not self.is_attached:  # the view is being torn down (quitting while agents work)
+            return
         for empty in self.query(".empty"):
             empty.remove()
         widget.display = self._shown(widget)

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -109,6 +110,7 @@ class Recorder:
         # Writer-thread state.
         self._agents: set[str] = set()
         self.tasks = TaskLog(home)
+        self._local_lock = threading.Lock()
         self._inbox_seen: dict[tuple[str, str], int] = {}
         self._counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
         self._cost = 0.0
@@ -152,13 +154,17 @@ class Recorder:
         if converted is None or converted[0] != "task" or converted[1]["team"] != self.team:
             return
         team, task_id = converted[1]["team"], converted[1]["task_id"]
-        taken = time.monotonic()
-        snapshot = self.tasks.from_event(event, team, task_id)
+        # Agents write from several threads (app.runtime.offload): taking the time and queueing
+        # under one lock keeps the queue in the order of the times, so no write's state is
+        # applied after a later one (which would drop it as stale).
+        with self._local_lock:
+            taken = time.monotonic()
+            snapshot = self.tasks.from_event(event, team, task_id)
 
-        def op(conn: sqlite3.Connection) -> None:
-            self._apply_task(conn, team, task_id, snapshot, taken)
+            def op(conn: sqlite3.Connection) -> None:
+                self._apply_task(conn, team, task_id, snapshot, taken)
 
-        self.writer.submit(op)
+            self.writer.submit(op)
 
     def watch(self, watcher: Any) -> None:
         """Record file changes reported by a core ``Watcher`` (this process's and others')."""

@@ -133,7 +133,10 @@ class TaskList:
         The id is the file's: a file whose ``id`` field disagrees with its name is read with
         the name's id (as Claude Code's update does), so a rewrite can never land on -- and
         overwrite -- another task's file."""
-        path = self.layout.task_path(self.team, task_id)
+        return self._read(self.layout.task_path(self.team, task_id))
+
+    @staticmethod
+    def _read(path: Path) -> Task | None:
         task = parse_with_retry(path, _parse_task)
         if task is not None and task.id != path.stem:
             task.id = path.stem
@@ -154,9 +157,10 @@ class TaskList:
         """Tasks in id order, plus one error line per unreadable task file."""
         tasks: builtins.list[Task] = []
         errors: dict[str, str] = {}
+        folder = self.layout.task_dir(self.team)  # checked once per scan, not once per file
         for task_id in self.ids_on_disk():
             try:
-                task = self.get(str(task_id))
+                task = self._read(folder / f"{task_id}.json")
             except CorruptFileError as exc:
                 errors[str(task_id)] = str(exc)
                 continue

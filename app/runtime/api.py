@@ -37,7 +37,7 @@ class AgentSnapshot:
     current_task: str | None = None  # "#3 Write the summary" (the file reader's, in the UI)
     last_activity: str = ""  # tool in use, or the last peer-DM summary
     started_at: float = field(default_factory=time.time)
-    status_since: float = field(default_factory=time.time)  # when it entered ``status``
+    status_since: float = field(default_factory=time.time)  # entered ``status`` (0: unknown)
     ended_at: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0

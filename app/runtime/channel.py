@@ -27,6 +27,7 @@ from app.core.protocol import (
     shutdown_request,
 )
 from app.runtime.events import MessageSent
+from app.runtime.offload import on_loop
 
 if TYPE_CHECKING:
     from app.core import Home
@@ -119,8 +120,8 @@ class TeamChannel:
         return recipients
 
     def _sent(self, sent: Sent) -> None:
-        if callable(self._on_sent):
-            self._on_sent(sent)
+        if callable(self._on_sent):  # a write made off the loop tells the runtime on the loop
+            on_loop(self._on_sent, sent)
 
     # ------------------------------------------------------------------ requests
 

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from app.core import Home
+    from app.core.mailbox import Mailbox
     from app.core.models import InboxMessage
     from app.runtime.api import Decider
 
@@ -72,7 +73,7 @@ class Lead:
         self.wake.bind(asyncio.get_running_loop())
         while True:
             self.wake.clear()
-            prompt = self._next_prompt()
+            prompt = await self._next_prompt()
             if prompt is None:
                 await self.wake.wait(5.0)
                 continue
@@ -93,19 +94,28 @@ class Lead:
             self.runtime.lead_turn_ended(outcome)
 
     def _mark_active(self, active: bool) -> None:
-        """``isActive`` of the lead's entry in the team config, written on change only."""
+        """``isActive`` of the lead's entry in the team config, written on change only (a
+        config rewrite: off the loop, in the lead's order)."""
         team = self.runtime.team
         if team is None or self._active == (team, active):
             return
-        try:
-            self.runtime.home.teams.update_member(team, LEAD_NAME, is_active=active)
-        except (TeamdeckError, OSError) as exc:
-            log.warning("could not update the lead's isActive in the config: %s", exc)
-            return
         self._active = (team, active)
 
-    def _next_prompt(self) -> str | None:
-        delivered = self.drain()
+        def failed(exc: Exception) -> None:
+            log.warning("could not update the lead's isActive in the config: %s", exc)
+            if self._active == (team, active):
+                self._active = None  # written again on the next change
+
+        self.session.io.submit(
+            self.runtime.home.teams.update_member,
+            team,
+            LEAD_NAME,
+            is_active=active,
+            on_error=failed,
+        )
+
+    async def _next_prompt(self) -> str | None:
+        delivered = await self.drain()
         if self.prompts:
             parts = [self.prompts.popleft(), *delivered]
             return "\n\n".join(parts)
@@ -113,7 +123,7 @@ class Lead:
             return "\n\n".join(delivered)
         return None
 
-    def drain(self) -> list[str]:
+    async def drain(self) -> list[str]:
         """Read the lead's unread mail: returns the texts to show the model (empty if nothing
         needs it); idle notifications are coalesced into one line alongside real messages."""
         team = self.runtime.team
@@ -122,8 +132,8 @@ class Lead:
         if self.session.status == "running":  # e.g. the first boundary after TeamCreate
             self._mark_active(True)
         box = self.runtime.home.mailbox(team)
-        try:
-            unread = box.unread(LEAD_NAME)
+        try:  # the inbox (a lock shared with every writer): off the loop, in the lead's order
+            unread = await self.session.io.run(_take_unread, box)
         except CorruptFileError as exc:
             self.session.set_error(str(exc))
             return []
@@ -132,7 +142,6 @@ class Lead:
             return []
         if not unread:
             return []
-        box.mark_read(LEAD_NAME, [i for i, _ in unread], durable=False)
         wake: list[str] = []
         for _, message in unread:
             frame = parse_frame(message.text)
@@ -170,3 +179,11 @@ class Lead:
             extra.append("[notes: " + "; ".join(self.notes) + "]")
             self.notes.clear()
         return wake + extra
+
+
+def _take_unread(box: Mailbox) -> list[tuple[int, InboxMessage]]:
+    """The lead's unread messages, marked read."""
+    unread = box.unread(LEAD_NAME)
+    if unread:
+        box.mark_read(LEAD_NAME, [i for i, _ in unread], durable=False)
+    return unread

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -41,7 +41,7 @@ RESULT_PREVIEW = 2000
 MAX_ROUNDS = 100
 #: A reply cut off at max_tokens is continued this many times in a row before the turn fails.
 MAX_CONTINUATIONS = 2
-Drain = Callable[[], list[str]]
+Drain = Callable[[], Awaitable[list[str]]]
 
 
 @dataclass
@@ -186,7 +186,7 @@ async def run_turn(
         if run_tools:
             cut_offs = 0
             results = await execute_tools(session, tool_uses)
-            extra = [{"type": "text", "text": t} for t in (drain() if drain else [])]
+            extra = [{"type": "text", "text": t} for t in ((await drain()) if drain else [])]
             delivered.extend(extra)
             _append_user(session, results + extra)
             for block in extra:
@@ -361,6 +361,7 @@ async def _checked_call(
         tool_use_id=tool_use_id,
         extra_roots=roots,
         hooks=hooks_of(session),
+        lane=session.io,
     )
     # Only calls that actually run are counted; the next usage event carries the total.
     session.snapshot.tool_calls += 1

@@ -21,6 +21,8 @@ import anthropic
 import httpx2
 
 from app.runtime.model import MODEL_ERRORS
+from app.runtime.model_loop import on_model_loop
+from app.runtime.offload import on_loop
 
 if TYPE_CHECKING:
     from app.runtime.session import AgentSession
@@ -77,20 +79,27 @@ async def stream_response(
 
 
 async def _stream_once(session: AgentSession, params: dict[str, Any]) -> Any:
-    """Stream one response. Errors before it starts propagate (the SDK retried them);
-    errors after it started become ``BrokenStream`` (after counting the tokens it used)."""
+    """Stream one response on the model loop (``app.runtime.model_loop``: the SDK's encoding
+    and parsing stay off the dashboard's loop). Errors before it starts propagate (the SDK
+    retried them); errors after it started become ``BrokenStream`` (after counting the tokens
+    it used)."""
+    return await on_model_loop(_stream(session, params))
+
+
+async def _stream(session: AgentSession, params: dict[str, Any]) -> Any:
+    """``_stream_once`` on the model loop: the session is told things through ``on_loop``."""
     async with session.client.messages.stream(**params) as stream:
         stopped = False
         try:
             async for event in stream:
                 if event.type == "text":
-                    session.delta(event.text)
+                    on_loop(session.delta, event.text)
                 elif event.type == "content_block_start":
                     block = event.content_block
                     if block.type == "tool_use":
-                        session.set_activity(f"calling {block.name}")
+                        on_loop(session.set_activity, f"calling {block.name}")
                     elif block.type == "thinking":
-                        session.set_activity("thinking")
+                        on_loop(session.set_activity, "thinking")
                 elif event.type == "message_stop":
                     stopped = True
         except MODEL_ERRORS as exc:
@@ -134,7 +143,7 @@ def _snapshot(stream: Any) -> Any:
 def _count_partial(session: AgentSession, stream: Any) -> None:
     snapshot = _snapshot(stream)
     if snapshot is not None:
-        session.add_usage(snapshot.usage)
+        on_loop(session.add_usage, snapshot.usage)
 
 
 def _retryable(exc: BaseException) -> bool:

@@ -26,6 +26,7 @@ from app.runtime.events import (
     UsageChanged,
 )
 from app.runtime.model import DEFAULT_MAX_TOKENS, is_offline
+from app.runtime.offload import Lane
 from app.runtime.permissions import PermissionRules
 from app.runtime.pricing import call_cost
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
@@ -113,6 +114,8 @@ class AgentSession:
         self.last_peer_dm: str | None = None
         #: Its team hooks (``app.runtime.team_hooks.hooks_of`` makes them at first use).
         self.hooks: TeamHooks | None = None
+        #: This agent's blocking file work, off the event loop and in order (app.runtime.offload).
+        self.io = Lane(identity.name)
         self._status_detail = ""
         try:
             self._offline = is_offline(client)

@@ -44,6 +44,7 @@ from app.runtime.crew import (
     teammate_spec,
 )
 from app.runtime.events import RuntimeEvent, TeamLifecycle, TeammateModeChanged, TranscriptEntry
+from app.runtime.gc_pauses import freeze_long_lived
 from app.runtime.lead import Lead
 from app.runtime.lead_services import LeadServices
 from app.runtime.loop import TurnOutcome
@@ -188,6 +189,7 @@ class TeamRuntime:
     # ================================================================== lifecycle
 
     async def start(self) -> None:
+        freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
         self._loop = asyncio.get_running_loop()
         if self.attach_team:
             if self.processes is None:
@@ -474,7 +476,10 @@ class TeamRuntime:
         )
         spec = await self.worktrees.prepare(spec)
         runner = self._make_runner(spec)
-        self.home.teams.add_member(team, member_entry(spec, runner.backend))
+        # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
+        await self.lead_session.io.run(
+            self.home.teams.add_member, team, member_entry(spec, runner.backend)
+        )
         self.crew.add(runner)
         runner.start()
         return spawn_result(spec)

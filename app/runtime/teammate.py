@@ -136,7 +136,7 @@ class Teammate:
                 return
             prompt = await idle_feedback(self.session, outcome)  # a TeammateIdle hook blocked
             if prompt is None:
-                self._go_idle(outcome)
+                await self._go_idle(outcome)
                 prompt = await self.next_prompt()
 
     def show(self, detail: str = "") -> None:
@@ -161,20 +161,18 @@ class Teammate:
         if active == self._active:
             return
         self._active = active
-        try:
-            self.home.teams.update_member(self.team, self.name, is_active=active)
-        except (TeamdeckError, OSError) as exc:
+
+        def failed(exc: Exception) -> None:
             log.warning("%s: could not update isActive in the config: %s", self.name, exc)
 
-    def _go_idle(self, outcome: TurnOutcome) -> None:
+        self.session.io.submit(  # a config rewrite: off the loop, in this agent's order
+            self.home.teams.update_member, self.team, self.name, is_active=active, on_error=failed
+        )
+
+    async def _go_idle(self, outcome: TurnOutcome) -> None:
+        """Tell the lead (an inbox append, off the loop), then show idle: whoever sees the
+        teammate idle finds its idle notification in the lead's inbox."""
         session = self.session
-        self.idle = True
-        if outcome.status == "error" and outcome.error:
-            # The turn failed (e.g. the model-call cap, an API error): its panel says why.
-            session.set_error(outcome.error)
-            self.show(f"turn failed: {outcome.error}")
-        else:
-            self.show()
         reason = {"interrupted": "interrupted", "error": "failed"}.get(outcome.status)
         if reason is None:
             waiting = session.pending_plan_request is not None
@@ -186,11 +184,22 @@ class Teammate:
         if peer_dm:
             summary = f"{summary or ''} {peer_dm}".strip()
         try:
-            self.channel.idle(
-                reason=reason, summary=summary, completed_task_id=completed, failure=outcome.error
+            await session.io.run(
+                self.channel.idle,
+                reason=reason,
+                summary=summary,
+                completed_task_id=completed,
+                failure=outcome.error,
             )
         except (TeamdeckError, OSError) as exc:
             session.record("error", f"could not tell the lead it is idle: {exc}")
+        self.idle = True
+        if outcome.status == "error" and outcome.error:
+            # The turn failed (e.g. the model-call cap, an API error): its panel says why.
+            session.set_error(outcome.error)
+            self.show(f"turn failed: {outcome.error}")
+        else:
+            self.show()
 
     def exit(self, status: AgentStatus, *, reason: str, error: str | None = None) -> None:
         """Leave the team (once): tasks back to the board, membership removed, lead told."""
@@ -202,6 +211,7 @@ class Teammate:
             session.set_error(error)
             session.record("error", error)
         headline = f'Teammate "{self.name}" failed: {error}.' if error else ""
+        session.io.flush()  # its queued writes land before it leaves
         self.channel.leave(reason, headline=headline)
         if status == "completed" and self.shutdown_request is not None:
             request_id, requester = self.shutdown_request  # answered once it has left
@@ -218,7 +228,7 @@ class Teammate:
             self.wake.clear()
             if self.session.shutdown_approved:
                 return None
-            prompt = self._poll()
+            prompt = await self._poll()
             if prompt is not None:
                 return prompt
             await self.wake.wait(FALLBACK_POLL)
@@ -228,7 +238,7 @@ class Teammate:
         self.pending_user.append(text)
         self.wake.set()
 
-    def _poll(self) -> Prompt | None:
+    async def _poll(self) -> Prompt | None:
         if self.pending_user:
             # Already in the transcript (recorded when the person sent it): passed as blocks,
             # which the turn does not record a second time.
@@ -251,7 +261,7 @@ class Teammate:
         if prompt is not None:
             return prompt
         if self.session.pending_plan_request is None and self.shutdown_request is None:
-            return self._claim_task()
+            return await self.session.io.run(self._claim_task)  # a scan of every task file
         return None
 
     def _from_person(self, unread: list[tuple[int, InboxMessage]]) -> Prompt | None:

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static
 
 from app.feed_format import agent_cost, format_count
-from app.runtime.events import TranscriptEntry
+from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
 from app.screens.deck import DeckScreen
 from app.screens.view_search import SEARCH_KEYS
 from widgets.borders import set_border
@@ -56,8 +56,7 @@ class AgentScreen(DeckScreen):
         self.watch(self.app, "selected", self._follow_selection)
         self.watch(self.app, "approvals", self._show_pending)
         inject = self.query_one("#inject", Input)
-        if self.steering.read_only:
-            inject.disabled = True
+        if inject.disabled:
             self.query_one(Transcript).focus()
         else:
             inject.focus()
@@ -66,15 +65,31 @@ class AgentScreen(DeckScreen):
         self.agent = agent
         host = self.host
         self.query_one(Transcript).show(agent, host.transcript(agent), host.partial.get(agent, ""))
-        inject = self.query_one("#inject", Input)
-        snap = host.agent(agent)
-        if self.steering.read_only:
-            inject.placeholder = "Read-only viewer: no runtime to send to"
-        elif snap is not None and snap.is_lead:
-            inject.placeholder = f"Message {agent}… (enter sends)"
-        else:
-            inject.placeholder = f"Message {agent} (delivered before other mail)… (enter sends)"
+        self._show_input()
         self._title()
+
+    def _show_input(self) -> None:
+        """The input invites a message only to an agent that can still read one."""
+        inject = self.query_one("#inject", Input)
+        agent = self.agent
+        snap = self.host.agent(agent)
+        finished = snap is not None and snap.status in TERMINAL_STATUSES
+        if self.steering.read_only:
+            placeholder = "Read-only viewer: no runtime to send to"
+        elif finished:
+            assert snap is not None
+            placeholder = f"{agent} has {snap.status}: it reads no more messages"
+        elif snap is not None and snap.is_lead:
+            placeholder = f"Message {agent}… (enter sends)"
+        else:
+            placeholder = f"Message {agent} (delivered before other mail)… (enter sends)"
+        inject.placeholder = placeholder
+        disabled = self.steering.read_only or finished
+        if disabled != inject.disabled:
+            if disabled and inject.has_focus:
+                self.focus_keys()
+            inject.disabled = disabled
+            self.refresh_bindings()
 
     def _title(self) -> None:
         transcript = self.query_one(Transcript)
@@ -105,6 +120,7 @@ class AgentScreen(DeckScreen):
         roster = self.query_one(Roster)
         roster.set_agents(list(host.agents), dict(host.files.inbox_errors), host.selected)
         self._show_selected(host.selected)
+        self._show_input()
         self._title()
 
     def search_target(self) -> Transcript:

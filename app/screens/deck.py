@@ -446,6 +446,10 @@ class DeckScreen(Screen[None]):
     @on(AskKill)
     def _ask_kill(self, message: AskKill) -> None:
         message.stop()
+        agent = self.host.agent(message.name)
+        if agent is not None and agent.status in TERMINAL_STATUSES:
+            self.notify(f"{message.name} has already {agent.status}.", severity="warning")
+            return
         self.confirm_kill(message.name)
 
     @work(group="ui", exit_on_error=False)

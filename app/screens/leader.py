@@ -52,12 +52,14 @@ class LeaderScreen(DeckScreen):
         Binding("escape", "leave_input", "Keys", id="leave-input"),
         *SEARCH_KEYS,
         Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
+        Binding("enter", "open_selected", "Open", show=False, id="open-selected"),
     ]
     """
     | Key(s) | Description |
     | :- | :- |
     | escape | Leave the input (single-letter keys act again). |
     | n | Type a new goal for the lead (same as ``i``). |
+    | enter | Open the selected agent's view (unless the focused panel uses enter). |
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -240,6 +242,10 @@ class LeaderScreen(DeckScreen):
     @on(Roster.Opened)
     def _opened(self, event: Roster.Opened) -> None:
         self.post_message(OpenAgent(event.name))
+
+    def action_open_selected(self) -> None:
+        if self.selection is not None:
+            self.post_message(OpenAgent(self.selection))
 
     @on(MessageFeed.Opened)
     def _read_message(self, event: MessageFeed.Opened) -> None:

@@ -1,11 +1,15 @@
-"""A permission request in a modal: the tool and its input; y allows once, A always allows
-(adds the suggested rule), n denies, esc closes without answering.
+"""A permission request in a modal: the tool and its input (a shell command as the line it
+runs, with what it is for; other tools' input as JSON); y allows once, A always allows (adds the
+suggested rule), n denies, esc closes without answering.
 
 Dismissed with ``"allow"``, ``"always"``, ``"deny"`` or ``None``.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
@@ -16,6 +20,19 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.runtime.api import Approval
+
+
+def shown_input(approval: Approval) -> RenderableType:
+    """What the tool would do: ``$ command`` (and why) for a shell command, else the JSON."""
+    data: dict[str, Any] = approval.tool_input or {}
+    command = data.get("command")
+    if not isinstance(command, str):
+        return Syntax(approval.body or "{}", "json", word_wrap=True)
+    parts: list[RenderableType] = [Syntax(f"$ {command}", "bash", word_wrap=True)]
+    for key, value in data.items():
+        if key != "command":
+            parts.append(Text(f"{key}: {value}", style="dim"))
+    return Group(*parts)
 
 
 class PermissionScreen(ModalScreen[str | None]):
@@ -43,7 +60,7 @@ class PermissionScreen(ModalScreen[str | None]):
                 classes="dialog-question",
             )
             with VerticalScroll(classes="dialog-body"):
-                yield Static(Syntax(approval.body or "{}", "json", word_wrap=True), id="input")
+                yield Static(shown_input(approval), id="input")
             if approval.suggestion:
                 hint = f"Always allow adds the rule {approval.suggestion}"
                 yield Static(Text(hint, style="dim"), classes="dialog-hint")

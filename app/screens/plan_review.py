@@ -1,5 +1,6 @@
-"""Review a plan (or a shutdown request) in a modal: the text as Markdown; a approves, r
-rejects after asking for feedback (or a reason), esc closes without answering.
+"""Review a plan (or a shutdown request) in a modal: the text as Markdown, with file and
+code names as written (``__init__.py`` stays ``__init__.py``: see ``widgets.literal_markdown``);
+a approves, r rejects after asking for feedback (or a reason), esc closes without answering.
 
 Dismissed with ``("approve", "")``, ``("reject", text)`` or ``None``.
 """
@@ -16,6 +17,7 @@ from textual.widgets import Button, Markdown, Static
 
 from app.runtime.api import Approval
 from app.screens.feedback import FeedbackScreen
+from widgets.literal_markdown import literal_parser
 
 Decision = tuple[str, str]
 
@@ -45,7 +47,9 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
                     reason = approval.body or "(no reason given)"
                     yield Static(Text(f"Reason: {reason}"))
                 else:
-                    yield Markdown(approval.body or "*(empty plan)*", id="plan")
+                    yield Markdown(
+                        approval.body or "*(empty plan)*", id="plan", parser_factory=literal_parser
+                    )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Approve (a)", variant="success", id="approve")
                 yield Button("Reject (r)", variant="error", id="reject")

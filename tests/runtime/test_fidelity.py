@@ -137,16 +137,16 @@ async def test_a_shutdown_request_is_found_behind_other_unread_mail(
     stop = shutdown_request("shutdown-1@writer", "team-lead", "wrap up").to_text()
     box.send("writer", InboxMessage(sender="team-lead", text=stop))
 
-    first = writer._poll()
+    first = await writer._poll()
     assert isinstance(first, str) and "shutdown-1@writer" in first
     assert writer.session.status == "stopping"
     assert writer.session.pending_plan_request == plan_id  # the plan answer waits its turn
     assert [m["read"] for m in inbox_of(home, TEAM, "writer")] == [False, True]
 
-    second = writer._poll()
+    second = await writer._poll()
     assert isinstance(second, str) and "Your plan was approved" in second
     assert writer.session.pending_plan_request is None
-    assert writer._poll() is None  # nothing left: one message per turn, none batched
+    assert await writer._poll() is None  # nothing left: one message per turn, none batched
 
 
 async def test_stopping_outranks_awaiting_approval_while_a_permission_answer_is_awaited(

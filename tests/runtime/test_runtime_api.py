@@ -292,7 +292,7 @@ async def test_any_member_may_request_a_shutdown(tools_rt: TeamRuntime, home: Ho
     assert request_id.startswith("shutdown-") and request_id.endswith("@researcher")
     [frame] = frames_in(home, TEAM, "researcher", "shutdown_request")
     assert frame == {**frame, "requestId": request_id, "from": "team-lead", "reason": "done"}
-    prompt = researcher._poll()  # the teammate reads it: the model decides
+    prompt = await researcher._poll()  # the teammate reads it: the model decides
     assert isinstance(prompt, str) and request_id in prompt
     assert researcher.session.status == "stopping"
     assert tools_rt.approvals() == []  # the person never answers a teammate's shutdown
@@ -309,7 +309,7 @@ async def test_shutdown_response_reject_needs_a_reason(tools_rt: TeamRuntime, ho
     await spawn(tools_rt, "analyst")
     researcher = tools_rt.teammates["researcher"]
     request_id = tools_rt.request_shutdown("researcher", "wrap up").request_id
-    researcher._poll()
+    await researcher._poll()
     assert researcher.session.status == "stopping"
 
     content, is_error = await call_tool(
@@ -705,7 +705,7 @@ async def test_interrupt_ends_the_turn_as_interrupted(
         lambda: frames_in(home, TEAM, "team-lead", "idle_notification"), "the idle notification"
     )
     assert idle["idleReason"] == "interrupted"
-    assert rt.status_of("worker") == "idle"
+    await until(lambda: rt.status_of("worker") == "idle", "idle after the notification")
     assert [e.text for e in rt.transcript("worker") if e.kind == "notice"] == ["interrupted"]
     # the conversation stays valid: the next turn is accepted by the API
     rt.inject_message("worker", "carry on")

@@ -98,7 +98,14 @@ def build_home(root: Path) -> Home:
 def agents() -> list[AgentSnapshot]:
     def snap(name: str, color: str, status: str, **kw: object) -> AgentSnapshot:
         kw.setdefault("cost_usd", 0.0)  # a runtime's agents are priced (offline: $0)
-        return AgentSnapshot(name=name, color=color, status=status, started_at=T0, **kw)  # type: ignore[arg-type]
+        return AgentSnapshot(
+            name=name,
+            color=color,
+            status=status,
+            started_at=T0,
+            status_since=T0,
+            **kw,  # type: ignore[arg-type]
+        )
 
     return [
         snap("team-lead", "blue", "running", is_lead=True, input_tokens=5200, output_tokens=800,

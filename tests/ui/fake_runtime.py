@@ -110,7 +110,7 @@ class FakeRuntime:
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
         self.calls.append(("request_shutdown", agent, reason))
-        request_id = f"shutdown-{len(self.calls)}@{agent}"
+        request_id = f"shutdown-{int(T0 * 1000) + 700_000}@{agent}"  # as TeamRuntime makes them
         return Answer(AnswerStatus.DONE, f"shutdown requested from {agent}", agent, request_id)
 
     def set_lead_mode(self, mode: str) -> None:

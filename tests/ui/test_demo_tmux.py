@@ -35,7 +35,9 @@ class Tmux:
         return result.stdout
 
     def start(self, command: str, env: dict[str, str]) -> None:
-        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        # Without -u, the pane inherits COLUMNS=80 LINES=24 from a pytest process (readline
+        # exports them) and the app draws 80x24 whatever the pane's size.
+        exports = " ".join(["-u COLUMNS -u LINES", *(f"{k}={v}" for k, v in env.items())])
         self.run(
             "new-session",
             "-d",
@@ -78,27 +80,79 @@ def _teamdeck() -> str:
     return str(script) if script.exists() else f"{sys.executable} -m app.cli"
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-def test_demo_runs_to_completion_with_keys(tmp_path: Path, size: tuple[int, int]) -> None:
-    tmux = Tmux(tmp_path, *size)
+def demo_env(tmp_path: Path) -> dict[str, str]:
+    """An offline, fast demo whose temporary home goes into ``tmp_path / "tmp"``."""
+    (tmp_path / "tmp").mkdir(exist_ok=True)
     env = {
         "TEAMDECK_OFFLINE_PACE": "0.002",
         "TERM": "xterm-256color",
         "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
         "HOME": str(tmp_path),
+        "TMPDIR": str(tmp_path / "tmp"),
     }
-    env.pop("ANTHROPIC_API_KEY", None)
     assert "ANTHROPIC_API_KEY" not in env
-    tmux.start(_teamdeck() + " demo", env)
+    return env
+
+
+def demo_homes(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "tmp").glob("teamdeck-demo-*"))
+
+
+def wait_until(predicate: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + HANG_GUARD
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize(("size", "answer"), [((80, 24), "y"), ((120, 40), "A")])
+def test_demo_runs_to_completion_with_keys(
+    tmp_path: Path, size: tuple[int, int], answer: str
+) -> None:
+    """The demo meets each kind of request a person answers: the researcher's ``wc -l``
+    (a permission: y allows it once, A always) and the writer's plan (a approves it). The
+    teammates answer their own shutdown requests; quitting removes the demo's home."""
+    tmux = Tmux(tmp_path, *size)
+    tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
     try:
-        screen = tmux.wait_for(lambda s: "awaiting appr" in s, "a teammate awaiting approval")
-        assert "writer" in screen
+        # The writer's plan may come before, with or after it (its claim races the lead's).
+        tmux.wait_for(lambda s: "1" in digits(s, "awaiting"), "the researcher's request")
+        [home] = demo_homes(tmp_path)
         tmux.keys("Escape")  # out of the lead's input: keys act
         time.sleep(0.5)  # an escape right before a key would read as alt+key
+        tmux.keys("1", "v")  # select the researcher, review its request
+        screen = tmux.wait_for(lambda s: "wants to use Bash" in s, "the permission dialog")
+        assert "wc -l" in screen and "Always allow adds the rule Bash(wc:*)" in screen
+        tmux.keys(answer)
+        screen = tmux.wait_for(
+            lambda s: "wants to use Bash" not in s and digits(s, "awaiting") == ["3"],  # only
+            "the writer's plan",
+        )
         tmux.keys(*digits(screen, "awaiting"), "a")  # select the writer, approve its plan
         # All tasks done -> the lead asks everyone to shut down -> each teammate answers its
         # own shutdown request (the person is not asked) -> the lead deletes the team.
         screen = tmux.wait_for(lambda s: "(deleted)" in s, "the team to be deleted")
         assert "completed" in screen
+        rules = (home / "settings.local.json").read_text() if answer == "A" else ""
+        assert ("Bash(wc:*)" in rules) == (answer == "A")  # only "always" writes a rule
+        time.sleep(0.5)
+        tmux.keys("C-q")  # the team is gone: quits without asking
+        tmux.wait_for(lambda s: "EXIT=0" in s, "the demo to exit")
+        assert demo_homes(tmp_path) == [], "the demo left its temporary home behind"
     finally:
         tmux.kill()
+
+
+def test_closing_the_terminal_mid_run_removes_the_demo_home(tmp_path: Path) -> None:
+    """The terminal goes away (SIGHUP) while the team works: the demo quits the normal way
+    and its temporary home goes with it."""
+    tmux = Tmux(tmp_path, 80, 24)
+    tmux.start(_teamdeck() + " demo", demo_env(tmp_path))
+    try:
+        tmux.wait_for(lambda s: "awaiting" in s, "the team at work")
+        [home] = demo_homes(tmp_path)
+        assert (home / "teams").is_dir()
+    finally:
+        tmux.kill()  # the pane's processes get SIGHUP
+    wait_until(lambda: demo_homes(tmp_path) == [], "the demo's home to be removed")

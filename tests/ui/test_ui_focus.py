@@ -112,24 +112,72 @@ async def test_a_with_the_lead_selected_answers_nothing(
 async def test_a_answers_the_selected_teammates_permission_not_the_older_plan(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
+    """The engineer's plan is the oldest request in the queue; the researcher is selected.
+    ``a`` answers the researcher's permission and then, with the researcher's queue empty,
+    answers nothing else (never the older plan of someone not selected)."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
+        assert deck.approvals[0].request_id == PLAN_ID  # the oldest is not the researcher's
         await pilot.press("escape", "1")
         queue = deck.screen.query_one(ApprovalsQueue)
         assert queue.selected_id == PERM_ID  # highlighted before the key is pressed
         await pilot.press("a")
         assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
+        await wait_for(pilot, lambda: PERM_ID not in {a.request_id for a in deck.approvals})
+        await pilot.press("a")
+        await pilot.pause()
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
+        assert "researcher has no pending request." in notes(deck)
+        assert PLAN_ID in {a.request_id for a in deck.approvals}  # still waiting for its owner
 
 
 async def test_a_answers_the_selected_teammates_plan_not_the_other_requests(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
+    """With the engineer selected ``a`` approves its plan; pressed again it answers neither
+    the researcher's permission nor anything else in the queue."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         await pilot.press("escape", "2")
         assert deck.screen.query_one(ApprovalsQueue).selected_id == PLAN_ID
         await pilot.press("a")
         assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
+        await wait_for(pilot, lambda: PLAN_ID not in {a.request_id for a in deck.approvals})
+        await pilot.press("a", "r")
+        await pilot.pause()
+        assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
+        assert not isinstance(deck.screen, FeedbackScreen)
+        assert {a.request_id for a in deck.approvals} >= {PERM_ID}
+
+
+async def test_a_answers_the_oldest_of_two_requests_of_one_teammate(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """The researcher has a permission request (T0+50) and, newer, a plan (T0+90). ``a``
+    answers the older one first, then the newer one, then says there is nothing left; the
+    queue highlights the one ``a`` would answer each time."""
+    newer = Approval(
+        "plan_approval-1767225690000@researcher", "plan", "researcher",
+        "researcher: plan approval requested", body="## Plan", created_at=T0 + 90,
+    )  # fmt: skip
+    runtime.add_approval(newer)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("escape", "1")
+        queue = deck.screen.query_one(ApprovalsQueue)
+        assert queue.selected_id == PERM_ID
+        await pilot.press("a")
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
+        await wait_for(pilot, lambda: queue.selected_id == newer.request_id)
+        await pilot.press("a")
+        assert steering_calls(runtime)[1:] == [("approve_plan", newer.request_id)]
+        await wait_for(
+            pilot, lambda: newer.request_id not in {a.request_id for a in deck.approvals}
+        )
+        await pilot.press("a")
+        await pilot.pause()
+        assert len(steering_calls(runtime)) == 2
+        assert "researcher has no pending request." in notes(deck)
 
 
 async def test_a_and_r_with_a_teammate_without_a_request_answer_nothing(
@@ -152,11 +200,20 @@ async def test_a_and_r_with_a_teammate_without_a_request_answer_nothing(
 async def test_r_denies_the_selected_teammates_permission(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
+    """``r`` on a permission denies it at once (no feedback dialog: that is for plans), and
+    only the selected teammate's; pressed again it answers nothing."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         await pilot.press("escape", "1", "r")
         await pilot.pause()
         assert steering_calls(runtime) == [("answer_permission", PERM_ID, False, False)]
+        assert not isinstance(deck.screen, FeedbackScreen)
+        await wait_for(pilot, lambda: PERM_ID not in {a.request_id for a in deck.approvals})
+        await pilot.press("r")
+        await pilot.pause()
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, False, False)]
+        assert not isinstance(deck.screen, FeedbackScreen)  # not the engineer's plan
+        assert "researcher has no pending request." in notes(deck)
 
 
 async def test_moving_in_the_queue_selects_its_teammate(

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
 from app.app import TeamDeckApp
-from app.core import Home, InboxMessage, TeamMember
+from app.core import Home
 from app.core.protocol import shutdown_approved, wrap_teammate_message
+from app.launch import runtime_factory
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TeamLifecycle, TranscriptEntry
 from app.screens.agent import AgentScreen
@@ -30,6 +32,9 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
     await pilot.press("escape")
     await pilot.pause()
     return app
+
+
+PLAN_ID = "plan_approval-1767225630000@engineer"
 
 
 def notes(app: TeamDeckApp) -> list[tuple[str, str]]:
@@ -63,13 +68,17 @@ async def test_the_lead_transcript_shows_delivered_frames_in_words(
         assert "shutdown-1795370285536" not in text
 
 
-async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp) -> None:
+async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
+    """The runtime answers a shutdown request with its request id (as ``TeamRuntime`` does);
+    the person reads one toast in words, with no id in it."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
+        before = len(notes(deck))
         await pilot.press("1", "s")
-        await pilot.pause()
-        (title, message), *_ = [n for n in notes(deck) if "researcher" in n[1]]
-        assert "shutdown" in message and "@" not in message and "shutdown-" not in message
+        await wait_for(pilot, lambda: len(notes(deck)) > before)
+        await pilot.pause(0.2)
+        assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
+        assert notes(deck)[before:] == [("", "shutdown requested from researcher")]
 
 
 # ---------------------------------------------------------------------- item 4: once
@@ -94,16 +103,22 @@ async def test_a_message_typed_in_a_teammates_view_appears_once(
 # ---------------------------------------------------------------------- item 5: reject toast
 
 
-async def test_reject_toast_title_and_body_tell_one_event(deck: TeamDeckApp) -> None:
+async def test_reject_toast_title_and_body_tell_one_event(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """Rejecting a plan shows one toast about the rejection: no second toast about the request
+    it answered, no title from the request ("plan approval requested") over a body about the
+    answer."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("2", "r")
         await pilot.pause(0.2)
+        before = len(notes(deck))
         await pilot.press(*"too big", "enter")
-        await wait_for(pilot, lambda: any("rejected" in m for _, m in notes(deck)))
-        title, message = next(n for n in notes(deck) if "rejected" in n[1])
-        assert message == "engineer's plan rejected"
-        assert "requested" not in title
+        await wait_for(pilot, lambda: len(notes(deck)) > before)
+        await pilot.pause(0.3)  # anything the answer's events would add arrives by now
+        assert runtime.calls[-1] == ("reject_plan", PLAN_ID, "too big")
+        assert notes(deck)[before:] == [("", "engineer's plan rejected")]
 
 
 # ---------------------------------------------------------------------- item 11: toasts
@@ -180,38 +195,60 @@ async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
 # ---------------------------------------------------------------------- item 1: second goal
 
 
+FIRST_GOAL = "Describe the python files in this project"
+SECOND_GOAL = "Describe the markdown docs in this project"
+
+
 async def test_a_second_goals_team_replaces_the_first_everywhere(
-    deck: TeamDeckApp, runtime: FakeRuntime
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        home = deck.home
-        home.teams.delete(TEAM, force=True)
-        runtime.emit(TeamLifecycle(TEAM, "deleted"))
-        await wait_for(pilot, lambda: deck.files.removed)
-        # The lead creates the next team (the runtime resets its snapshot for it).
-        home.teams.create("beta", description="second goal")
-        home.teams.add_member(
-            "beta", TeamMember(agent_id="scout@beta", name="scout", color="purple", joined_at=1)
-        )
-        home.tasks("beta").create("Scout the repository")
-        home.mailbox("beta").append(
-            "scout", InboxMessage(sender="team-lead", text="Scout it.", summary="go")
-        )
-        runtime.team = "beta"
-        runtime.agents = [
-            lead(),
-            AgentSnapshot(name="scout", color="purple", status="running", started_at=T0),
-        ]
-        runtime.emit(TeamLifecycle("beta", "created"))
-        roster = deck.screen.query_one(Roster)
-        await wait_for(pilot, lambda: list(roster._panels) == ["team-lead", "scout"])
-        board = deck.screen.query_one(TaskBoard)
-        await wait_for(pilot, lambda: board.task_ids == ["1"])
-        assert board.cells("1")[1] == "Scout the repository"
-        feed = deck.screen.query_one(MessageFeed)
-        assert feed.lines() == ["team-lead -> scout: go — Scout it."]
-        header = screen_text(deck).splitlines()[0]
-        assert "beta" in header and "1 teammate" in header and "alpha" not in header
-        for old in ("researcher", "engineer", "tester"):
-            assert old not in screen_text(deck).split("Messages")[0]
+    """The real runtime on the offline model: a first goal's team works, finishes and is
+    deleted; the person types a second goal in the same dashboard. While the second team waits
+    for the person (the writer's plan), every panel, the board, the feed and the header are the
+    second team's, each teammate listed once, and nothing of the first team is left."""
+    monkeypatch.setenv("TEAMDECK_OFFLINE_PACE", "0")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "alpha.py").write_text('"""Alpha: the first module."""\n')
+    (project / "beta.py").write_text('"""Beta: the second module."""\n')
+    (project / "guide.md").write_text("# Guide\n\nHow to use it.\n")
+    home = Home(tmp_path / "home")
+    factory = runtime_factory(home, cwd=project, decider="person")
+    app = TeamDeckApp(home, factory, goal=FIRST_GOAL, watch=False)
+
+    async def approve_the_writers_plan(pilot: Pilot[None]) -> None:
+        await wait_for(pilot, lambda: [a.kind for a in app.approvals] == ["plan"], within=60)
+        if app.focused is app.screen.query_one("#prompt"):
+            await pilot.press("escape")
+        await pilot.press("3", "a")  # the writer is teammate 3
+        await wait_for(pilot, lambda: not app.approvals)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await approve_the_writers_plan(pilot)
+        await wait_for(pilot, lambda: "run finished" in screen_text(app), within=60)
+        first = screen_text(app)
+        assert "describe-python-files (deleted)" in first.splitlines()[0]
+        assert "alpha.py" in first.split("Messages")[1]  # the first team's reports
+
+        await pilot.press("n", *SECOND_GOAL, "enter")  # a new goal, typed
+        await wait_for(pilot, lambda: [a.kind for a in app.approvals] == ["plan"], within=60)
+        roster = app.screen.query_one(Roster)
+        assert list(roster._panels) == ["team-lead", "researcher", "analyst", "writer"]
+        statuses = {a.name: a.status for a in app.agents}
+        assert statuses["writer"] == "awaiting approval"
+        assert "completed" not in statuses.values()  # nobody of the finished team
+        board = app.screen.query_one(TaskBoard)
+        await wait_for(pilot, lambda: board.task_ids == ["1", "2", "3"])
+        assert board.cells("3")[2] != "completed"  # the second team's #3 is still to do
+        feed = app.screen.query_one(MessageFeed)
+        lines = feed.lines()
+        assert any("guide.md" in line for line in lines)
+        assert not any(".py" in line for line in lines), lines  # the first team's are gone
+        assert "shutdown" not in " ".join(lines)  # the first team ended with shutdowns
+        header = screen_text(app).splitlines()[0]
+        assert "describe-markdown-docs" in header and "3 teammates" in header
+        assert "describe-python-files" not in header and "(deleted)" not in header
+
+        await approve_the_writers_plan(pilot)
+        await wait_for(pilot, lambda: "describe-markdown-docs (deleted)" in screen_text(app))

@@ -8,6 +8,17 @@ the SDK path is the same with or without a key. A `ModelHandler` decides the rep
 from __future__ import annotations
 
 from .cache import InputUsage, PromptCache, estimate_input_tokens, estimate_tokens
+from .pace import (
+    DEFAULT_PACE,
+    PACE_ENV,
+    REALISTIC,
+    TPS_ENV,
+    TTFT_ENV,
+    Pace,
+    export_pace,
+    pace_from_env,
+    parse_pace,
+)
 from .plans import (
     Block,
     CutStream,
@@ -30,19 +41,12 @@ from .plans import (
     tool_use,
 )
 from .scripted import EchoModel, ScriptedModel, ScriptStep
-from .transport import (
-    DEFAULT_PACE,
-    PACE_ENV,
-    TPS_ENV,
-    TTFT_ENV,
-    OfflineTransport,
-    Pace,
-    pace_from_env,
-)
+from .transport import OfflineTransport
 
 __all__ = [
     "DEFAULT_PACE",
     "PACE_ENV",
+    "REALISTIC",
     "TPS_ENV",
     "TTFT_ENV",
     "Block",
@@ -65,11 +69,13 @@ __all__ = [
     "ToolUseBlock",
     "cut_stream",
     "error",
+    "export_pace",
     "estimate_input_tokens",
     "estimate_tokens",
     "new_id",
     "overloaded",
     "pace_from_env",
+    "parse_pace",
     "rate_limited",
     "reply",
     "text",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -67,9 +68,19 @@ def _segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
             yield block(content, role)
 
 
-def estimate_input_tokens(body: Mapping[str, Any]) -> int:
+Segments = list[tuple[str, bool]]
+
+
+def prompt_segments(body: Mapping[str, Any]) -> Segments:
+    """The prompt's blocks, canonically encoded (compute once per request: it is the costly
+    part, and both the size check and the cache accounting need it)."""
+    return list(_segments(body))
+
+
+def estimate_input_tokens(body: Mapping[str, Any], segments: Segments | None = None) -> int:
     """Whole-prompt size, as `count_tokens` would report it."""
-    return estimate_tokens(sum(len(text) for text, _ in _segments(body)))
+    blocks = segments if segments is not None else _segments(body)
+    return estimate_tokens(sum(len(text) for text, _ in blocks))
 
 
 class PromptCache:
@@ -96,15 +107,18 @@ class PromptCache:
         self.min_tokens = min_tokens
         self._clock = clock
         self._expires: dict[str, float] = {}
+        self._lock = threading.Lock()  # the transport accounts requests in worker threads
 
-    def account(self, body: Mapping[str, Any]) -> InputUsage:
-        """Split the prompt into uncached / written / read tokens and update the cache."""
+    def account(self, body: Mapping[str, Any], segments: Segments | None = None) -> InputUsage:
+        """Split the prompt into uncached / written / read tokens and update the cache
+        (``segments``: ``prompt_segments(body)`` if already computed)."""
         digests: list[str] = []
         cumulative: list[int] = []
         marks: list[int] = []
         rolling = hashlib.sha256(str(body.get("model", "")).encode())
         chars = 0
-        for index, (segment, marked) in enumerate(_segments(body)):
+        blocks = segments if segments is not None else _segments(body)
+        for index, (segment, marked) in enumerate(blocks):
             rolling.update(segment.encode())
             digests.append(rolling.copy().hexdigest())
             chars += len(segment)
@@ -120,16 +134,17 @@ class PromptCache:
         if prefix < self.min_tokens:
             return InputUsage(total)
 
-        now = self._clock()
-        self._expires = {d: t for d, t in self._expires.items() if t > now}
-        hit: int | None = None
-        for index in range(last, max(-1, last - self.lookback), -1):
-            if digests[index] in self._expires:
-                hit = index
-                break
-        read = estimate_tokens(cumulative[hit]) if hit is not None else 0
-        for index in [*marks, *([hit] if hit is not None else [])]:
-            self._expires[digests[index]] = now + self.ttl
+        with self._lock:
+            now = self._clock()
+            self._expires = {d: t for d, t in self._expires.items() if t > now}
+            hit: int | None = None
+            for index in range(last, max(-1, last - self.lookback), -1):
+                if digests[index] in self._expires:
+                    hit = index
+                    break
+            read = estimate_tokens(cumulative[hit]) if hit is not None else 0
+            for index in [*marks, *([hit] if hit is not None else [])]:
+                self._expires[digests[index]] = now + self.ttl
         return InputUsage(
             input_tokens=max(total - prefix, 0),
             cache_creation_input_tokens=prefix - read,
@@ -137,4 +152,5 @@ class PromptCache:
         )
 
     def clear(self) -> None:
-        self._expires.clear()
+        with self._lock:
+            self._expires.clear()

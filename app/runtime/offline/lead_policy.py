@@ -2,7 +2,8 @@
 
 Setup (one step per model call, each waiting for the previous results): TeamCreate -> three
 TaskCreate -> TaskUpdate (the report task is blocked by the other two) -> three Task spawns (the
-writer in plan mode) -> TaskUpdate owners. Then it reacts to mail: answers plan and permission
+writer in plan mode; the researcher also counts lines when the goal asks for it, a shell command
+that needs a permission) -> TaskUpdate owners. Then it reacts to mail: answers plan and permission
 requests when they are its to decide, checks the task list after each report, nudges the owner
 of a task that became unblocked, asks everyone to shut down once all tasks are completed, calls
 TeamDelete when all have left, and gives the person a final report.
@@ -49,6 +50,16 @@ def file_pattern_for(goal: str) -> str:
         return "**/*.md"
     return "**/*"
 
+
+def counts_lines(goal: str) -> bool:
+    """A goal that asks for sizes: the researcher also counts lines with ``wc -l`` (a shell
+    command, so the person is asked to allow it, unless a rule already does)."""
+    low = goal.lower()
+    return any(word in low for word in ("count their lines", "line count", "how long"))
+
+
+#: Said to the researcher when the goal asks for line counts (``TeammatePolicy`` looks for it).
+COUNT_LINES = "Also count the lines of each file with wc -l."
 
 #: ``named(tool)``: this episode's calls of one tool.
 Named = Callable[[str], list[Call]]
@@ -155,7 +166,12 @@ class LeadPolicy:
                             "prompt": (
                                 f"You are the {role.name}. Your task is #{ids[i]}: "
                                 f"{role.subject} (action: {role.action}, files: {pattern}). "
-                                f"Goal: {goal}"
+                                + (
+                                    f"{COUNT_LINES} "
+                                    if role.action == "inventory" and counts_lines(goal)
+                                    else ""
+                                )
+                                + f"Goal: {goal}"
                             ),
                             **({"mode": "plan"} if role.plan_mode else {}),
                         },

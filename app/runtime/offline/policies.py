@@ -9,10 +9,18 @@ from __future__ import annotations
 from app.runtime.offline.lead_policy import LeadPolicy
 from app.runtime.offline.plans import ModelHandler, ModelRequest, ResponsePlan, reply, text
 from app.runtime.offline.teammate_policy import TeammatePolicy
+from app.runtime.offload import off_loop
 
 
 class OfflineModel:
+    """The stock offline brain. Deciding reads the whole conversation, which grows with every
+    turn, so it runs in a worker thread (standing in for a remote model's own computer) and the
+    event loop the agents share stays free."""
+
     async def respond(self, request: ModelRequest) -> ResponsePlan:
+        return await off_loop(self.decide, request)
+
+    def decide(self, request: ModelRequest) -> ResponsePlan:
         system = request.system_text
         if "You are the team lead" in system:
             return LeadPolicy(request).decide()

@@ -3,7 +3,9 @@
 For a task it marks it in progress, (in plan mode: surveys, submits a plan with ExitPlanMode and
 stops until approved), checks it is not blocked, then does its action in the working directory:
 
-* ``inventory``   -- Glob the files and report how many there are and which;
+* ``inventory``   -- Glob the files and report how many there are and which (and, when the
+  lead asks for it, count their lines with ``wc -l``: a shell command, so a permission request
+  unless a rule allows it; a denial is reported, not retried);
 * ``definitions`` -- Grep top-level ``def``/``class`` lines and report where they are;
 * ``summarize``   -- Read the first lines of each file and report its docstring / first line;
 
@@ -15,13 +17,16 @@ requests by approving them, and acknowledges anything else.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import PurePath
 from typing import Any
 
 from app.runtime.offline.history import Call, History, Incoming
+from app.runtime.offline.lead_policy import COUNT_LINES
 from app.runtime.offline.plans import ModelRequest, ResponsePlan, reply, text, tool_use
 
 READ_FILES = 6
+LINE_COUNT_FILES = 12  # files ``wc -l`` counts when the lead asks for line counts
 #: Times a refused completion (a blocking TaskCompleted hook) is tried before reporting it.
 COMPLETION_TRIES = 3
 
@@ -76,6 +81,9 @@ class TeammatePolicy:
         if "summar" in claimed:
             return "summarize", "**/*.py"
         return "inventory", "**/*"
+
+    def _counts_lines(self) -> bool:
+        return any(COUNT_LINES in m.text for m in self.history.incoming)
 
     # ------------------------------------------------------------------ steps
 
@@ -204,6 +212,18 @@ class TeammatePolicy:
             findings = _summaries(reads, self.cwd, len(files))
         else:
             findings = _inventory(files)
+            if files and self._counts_lines():
+                counted = [c for c in episode if c.name == "Bash"]
+                if not counted:
+                    listed = " ".join(shlex.quote(f) for f in files[:LINE_COUNT_FILES])
+                    return reply(
+                        text("Counting the lines."),
+                        tool_use(
+                            "Bash",
+                            {"command": f"wc -l {listed}", "description": "Count lines"},
+                        ),
+                    )
+                findings += " " + _line_count(counted[-1], min(len(files), LINE_COUNT_FILES))
         completed = [
             c for c in episode if c.name == "TaskUpdate" and c.input.get("status") == "completed"
         ]
@@ -270,6 +290,22 @@ def _inventory(files: list[str]) -> str:
     folders = sorted({str(PurePath(f).parent) for f in files})
     shown = ", ".join(files[:12]) + (f" and {len(files) - 12} more" if len(files) > 12 else "")
     return f"Found {len(files)} files in {len(folders)} folder(s): {shown}."
+
+
+def _line_count(call: Call, counted: int) -> str:
+    """The sentence a ``wc -l`` adds to the inventory (or why there are no counts: the
+    person may have denied the command)."""
+    if not call.ok:
+        reason = (call.result or "no answer").strip().splitlines()[0][:160]
+        return f"Lines not counted: {reason}."
+    numbers = [
+        (int(m.group(1)), m.group(2).strip())
+        for m in re.finditer(r"^\s*(\d+)\s+(\S.*)$", call.result or "", re.M)
+    ]
+    total = next((n for n, name in numbers if name == "total"), None)
+    if total is None:
+        total = sum(n for n, _ in numbers)
+    return f"{total} lines in the {counted} file(s) counted."
 
 
 def _definitions(call: Call, cwd: str) -> str:

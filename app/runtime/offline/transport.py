@@ -13,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import httpx2
 
-from .cache import PromptCache, estimate_input_tokens, estimate_tokens
+from app.runtime.offload import CALLER_LOOP, off_loop
+
+from .cache import PromptCache, Segments, estimate_input_tokens, estimate_tokens, prompt_segments
+from .pace import Pace, pace_from_env
 from .plans import (
     Block,
     CutStream,
@@ -35,67 +37,13 @@ from .plans import (
 
 log = logging.getLogger(__name__)
 
-PACE_ENV = "TEAMDECK_OFFLINE_PACE"
-DEFAULT_PACE = 0.02
-"""Seconds between streamed deltas: slow enough to watch the dashboard fill, fast enough to demo."""
-
 TEXT_WORDS_PER_DELTA = 2
 JSON_CHARS_PER_DELTA = 16
 
 Event = tuple[str, dict[str, Any]]
 
-
-TTFT_ENV = "TEAMDECK_OFFLINE_TTFT"
-TPS_ENV = "TEAMDECK_OFFLINE_TPS"
-
-
-def _positive_env(name: str) -> float | None:
-    """A positive float from the environment; unset, invalid or <= 0 -> None."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        log.warning("ignoring %s=%r: not a number", name, raw)
-        return None
-    return value if value > 0 else None
-
-
-@dataclass(frozen=True)
-class Pace:
-    """How fast the offline model streams.
-
-    Either ``per_delta`` seconds before every delta (the default, for watching), or a realistic
-    pace: ``ttft`` seconds before the first delta (time to first token) and then ``tps`` output
-    tokens per second (each delta waits for its estimated tokens), e.g. 0.8 s and 80 tok/s.
-    """
-
-    per_delta: float = DEFAULT_PACE
-    ttft: float = 0.0
-    tps: float | None = None
-
-    def before(self, index: int, data: Mapping[str, Any]) -> float:
-        """Seconds to wait before the ``index``-th content delta carrying ``data``."""
-        wait = self.ttft if index == 0 else 0.0
-        if self.tps is None:
-            return wait + self.per_delta
-        delta = data.get("delta", {})
-        piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking") or ""
-        return wait + estimate_tokens(len(piece)) / self.tps if piece else wait
-
-
-def pace_from_env() -> float:
-    """`TEAMDECK_OFFLINE_PACE` as seconds per streamed delta (invalid or negative -> default)."""
-    raw = os.environ.get(PACE_ENV, "").strip()
-    if not raw:
-        return DEFAULT_PACE
-    try:
-        value = float(raw)
-    except ValueError:
-        log.warning("ignoring %s=%r: not a number", PACE_ENV, raw)
-        return DEFAULT_PACE
-    return value if value >= 0 else DEFAULT_PACE
+sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+"""How the body waits between chunks (a test swaps in a fake clock)."""
 
 
 class OfflineTransport:
@@ -130,35 +78,35 @@ class OfflineTransport:
 
     @property
     def pace(self) -> float:
-        return self._pace if self._pace is not None else pace_from_env()
+        """Seconds per streamed delta (given, else from the environment)."""
+        return self._pace if self._pace is not None else pace_from_env().per_delta
 
     @property
     def timing(self) -> Pace:
-        """The streaming pace for the next response (env read per request unless given)."""
-        ttft = self._ttft if self._ttft is not None else _positive_env(TTFT_ENV)
-        tps = self._tps if self._tps is not None else _positive_env(TPS_ENV)
+        """The streaming pace for the next response: what was given, the rest read from the
+        environment on every request (see ``app.runtime.offline.pace``)."""
+        env = pace_from_env()
+        ttft = self._ttft if self._ttft is not None else env.ttft
+        tps = self._tps if self._tps is not None else env.tps
         return Pace(per_delta=self.pace, ttft=ttft or 0.0, tps=tps if tps and tps > 0 else None)
 
     async def __call__(self, request: httpx2.Request) -> httpx2.Response:
+        """Serve one request. The server's own work -- parsing and validating the body, the
+        prompt-cache accounting, encoding the reply -- runs in a worker thread, as a remote
+        server's would run elsewhere: it grows with the conversation and must not stall the
+        event loop the agents (and the dashboard) share. The handler runs on the loop of the
+        code that made the call (it may await that loop's objects); ``OfflineModel`` moves its
+        own deciding off that loop."""
         path = request.url.path.rstrip("/")
         if request.method != "POST" or not path.endswith(("/v1/messages", "/count_tokens")):
             return error_response(ErrorPlan(404, "not_found_error", f"Not found: {path}"))
+        received = await off_loop(self.receive, path, request.content)
+        if isinstance(received, httpx2.Response):
+            return received
+        model_request, segments = received
         try:
-            body = json.loads(request.content or b"{}")
-        except ValueError:
-            return error_response(ErrorPlan(400, "invalid_request_error", "Invalid JSON body"))
-        if not isinstance(body, dict):
-            return error_response(ErrorPlan(400, "invalid_request_error", "Body must be an object"))
-        if path.endswith("/count_tokens"):
-            return httpx2.Response(200, json={"input_tokens": estimate_input_tokens(body)})
-
-        problem = validate_request(body) if self.validate else None
-        if problem is not None:
-            return error_response(ErrorPlan(400, "invalid_request_error", problem))
-
-        model_request = ModelRequest(body)
-        try:
-            return self.encode(await self.handler.respond(model_request), model_request)
+            plan = await self._respond(model_request)
+            return await off_loop(self.encode, plan, model_request, segments)
         except Exception as exc:  # a handler bug must surface, not be retried into silence
             log.exception("offline model handler failed")
             return error_response(
@@ -170,7 +118,40 @@ class OfflineTransport:
                 )
             )
 
-    def encode(self, plan: ResponsePlan, request: ModelRequest) -> httpx2.Response:
+    async def _respond(self, request: ModelRequest) -> ResponsePlan:
+        """The handler's plan, decided on the caller's loop when the request was sent from
+        the model calls' own loop (``app.runtime.model_loop``)."""
+        caller = CALLER_LOOP.get()
+        if caller is None or caller is asyncio.get_running_loop():
+            return await self.handler.respond(request)
+        future = asyncio.run_coroutine_threadsafe(self.handler.respond(request), caller)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()  # an interrupted call: the handler stops waiting too
+            raise
+
+    def receive(self, path: str, content: bytes) -> tuple[ModelRequest, Segments] | httpx2.Response:
+        """The request for the handler (with its encoded prompt, for the usage counts), or the
+        response that refuses it (bad JSON, a malformed conversation) or answers it outright
+        (``count_tokens``)."""
+        try:
+            body = json.loads(content or b"{}")
+        except ValueError:
+            return error_response(ErrorPlan(400, "invalid_request_error", "Invalid JSON body"))
+        if not isinstance(body, dict):
+            return error_response(ErrorPlan(400, "invalid_request_error", "Body must be an object"))
+        if path.endswith("/count_tokens"):
+            return httpx2.Response(200, json={"input_tokens": estimate_input_tokens(body)})
+        segments = prompt_segments(body)
+        problem = validate_request(body, segments) if self.validate else None
+        if problem is not None:
+            return error_response(ErrorPlan(400, "invalid_request_error", problem))
+        return ModelRequest(body), segments
+
+    def encode(
+        self, plan: ResponsePlan, request: ModelRequest, segments: Segments | None = None
+    ) -> httpx2.Response:
         """Turn a plan into the HTTP response the API would send for this request."""
         if isinstance(plan, ErrorPlan):
             return error_response(plan)
@@ -178,7 +159,8 @@ class OfflineTransport:
             raise TypeError(f"a ModelHandler must return a ResponsePlan, not {plan!r}")
         reply = plan.reply if isinstance(plan, CutStream) else plan
         cut = plan if isinstance(plan, CutStream) else None
-        message = message_json(reply, model=request.model, usage=self._usage(request, reply))
+        usage = self._usage(request, reply, segments)
+        message = message_json(reply, model=request.model, usage=usage)
         headers = {"request-id": new_id("req_")}
         if not request.stream:
             if cut is not None:
@@ -186,12 +168,18 @@ class OfflineTransport:
                 return httpx2.Response(200, headers=headers, content=_cut_json(message))
             return httpx2.Response(200, headers=headers, json=message)
         events = sse_events(message, reply, cut_at_block=cut.after_blocks if cut else None)
+        frames = [
+            (data if name == "content_block_delta" else None, _sse(name, data))
+            for name, data in events
+        ]
         headers["content-type"] = "text/event-stream; charset=utf-8"
         headers["cache-control"] = "no-cache"
-        return httpx2.Response(200, headers=headers, content=_sse_body(events, self.timing, cut))
+        return httpx2.Response(200, headers=headers, content=_sse_body(frames, self.timing, cut))
 
-    def _usage(self, request: ModelRequest, reply: Reply) -> dict[str, Any]:
-        inputs = self.cache.account(request.body)
+    def _usage(
+        self, request: ModelRequest, reply: Reply, segments: Segments | None
+    ) -> dict[str, Any]:
+        inputs = self.cache.account(request.body, segments)
         usage: dict[str, Any] = {
             "input_tokens": inputs.input_tokens,
             "cache_creation_input_tokens": inputs.cache_creation_input_tokens,
@@ -211,7 +199,7 @@ class OfflineTransport:
 CONTEXT_WINDOW = 200_000
 
 
-def validate_request(body: Mapping[str, Any]) -> str | None:
+def validate_request(body: Mapping[str, Any], segments: Segments | None = None) -> str | None:
     """The API's 400 message for the first problem found, or None for a well-formed request."""
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "model: Field required"
@@ -224,7 +212,7 @@ def validate_request(body: Mapping[str, Any]) -> str | None:
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             return f"messages.{index}.role: Input should be 'user' or 'assistant'"
-    tokens = estimate_input_tokens(body)
+    tokens = estimate_input_tokens(body, segments)
     if tokens > CONTEXT_WINDOW:
         return f"prompt is too long: {tokens} tokens > {CONTEXT_WINDOW} maximum"
     for index, message in enumerate(messages):
@@ -379,15 +367,21 @@ def _dropped() -> httpx2.RemoteProtocolError:
     )
 
 
-async def _sse_body(events: list[Event], pace: Pace, cut: CutStream | None) -> AsyncIterator[bytes]:
+Frame = tuple[Mapping[str, Any] | None, bytes]
+"""One encoded SSE event, with its data if it is a content delta (the pace depends on it)."""
+
+
+async def _sse_body(
+    frames: Sequence[Frame], pace: Pace, cut: CutStream | None
+) -> AsyncIterator[bytes]:
     deltas = 0
-    for name, data in events:
-        if name == "content_block_delta":
-            wait = pace.before(deltas, data)
+    for delta, encoded in frames:
+        if delta is not None:
+            wait = pace.before(deltas, delta)
             deltas += 1
             if wait > 0:
-                await asyncio.sleep(wait)
-        yield _sse(name, data)
+                await sleep(wait)
+        yield encoded
     if cut is None:
         return
     if cut.error is not None:

@@ -8,13 +8,18 @@ plain text otherwise. Tools never print and never touch the UI.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from app.core import Home
+    from app.runtime.offload import Lane
     from app.runtime.team_hooks import TeamHooks
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class ToolError(Exception):
@@ -122,6 +127,15 @@ class ToolContext:
     extra_roots: tuple[Path, ...] = ()
     #: The calling agent's team hooks (TaskCreated, TaskCompleted); ``None``: none run.
     hooks: TeamHooks | None = None
+    #: The agent's lane for blocking file work (``None``: such work runs inline).
+    lane: Lane | None = None
+
+    async def blocking(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a blocking core call (file I/O, a task-list scan) off the event loop, after the
+        agent's earlier ones; its result or exception (see ``app.runtime.offload``)."""
+        if self.lane is None:
+            return func(*args, **kwargs)
+        return await self.lane.run(func, *args, **kwargs)
 
     def require_team(self) -> str:
         team = self.agent.team or (self.services.current_team() if self.services else None)

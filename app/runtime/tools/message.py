@@ -94,7 +94,7 @@ class SendMessage(Tool):
         recipient = self._recipient(tool_input, ctx)
         content = self._field(tool_input, "content")
         summary = tool_input.get("summary") or content[:60]
-        name = services.send(ctx.agent, recipient, content, summary)
+        name = await ctx.blocking(services.send, ctx.agent, recipient, content, summary)
         if name != LEAD_NAME and not ctx.agent.is_lead:
             services.note_peer_dm(ctx.agent, name, summary)
         return ToolResult.json(
@@ -121,7 +121,7 @@ class SendMessage(Tool):
         message = InboxMessage(
             sender=ctx.agent.name, text=content, summary=summary, color=ctx.agent.color
         )
-        recipients = services.broadcast(ctx.agent, team, message)
+        recipients = await ctx.blocking(services.broadcast, ctx.agent, team, message)
         if not recipients:
             return ToolResult.json(
                 {"success": True, "message": "No teammates to broadcast to", "recipients": []}

@@ -24,6 +24,9 @@ Completion: when a teammate sets ``status: "completed"`` on a task that was not 
 
 ``status: "deleted"`` deletes the task (as Claude Code does); ids are never reused.
 
+The file work (locks, a scan of every task file, fsyncs) runs off the event loop in the
+calling agent's order (``ToolContext.blocking``); the hooks are awaited between those steps.
+
 Hooks (``ctx.hooks``, see :mod:`app.runtime.team_hooks`): a ``TaskCreated`` hook that blocks
 means the task is not created (it is written hidden while its hooks run, so nobody claims it,
 then shown or deleted) and the hook's feedback is the tool's error; a ``TaskCompleted`` hook
@@ -150,7 +153,8 @@ class TaskCreate(_TaskTool):
         hide = hooked and not (metadata or {}).get("_internal")
         tasks = ctx.home.tasks(team)
         try:
-            task = tasks.create(
+            task = await ctx.blocking(
+                tasks.create,
                 subject,
                 description,
                 active_form=_str(tool_input, "activeForm"),
@@ -181,7 +185,7 @@ class TaskGet(_TaskTool):
         team = ctx.require_team()
         task_id = _task_id(tool_input)
         try:
-            task = ctx.home.tasks(team).get(task_id)
+            task = await ctx.blocking(ctx.home.tasks(team).get, task_id)
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(str(exc)) from None
         if task is None:
@@ -217,7 +221,7 @@ class TaskList(_TaskTool):
     async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         try:
-            every, errors = ctx.home.tasks(team).scan(include_internal=True)
+            every, errors = await ctx.blocking(ctx.home.tasks(team).scan, include_internal=True)
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
         by_id: dict[str, Task] = {t.id: t for t in every}
@@ -302,39 +306,12 @@ class TaskUpdate(_TaskTool):
         add_blocked_by = _id_list(tool_input, "addBlockedBy")
         metadata = _metadata(tool_input)
         tasks = ctx.home.tasks(team)
-        me = ctx.agent.name
         try:
-            before = tasks.get(task_id)
-            if before is None:
-                raise ToolError(f"Task #{task_id} not found")
-            if status == "deleted":
-                tasks.delete(task_id)
-                return ToolResult.json(
-                    {"success": True, "taskId": task_id, "updatedFields": ["deleted"]}
-                )
-            if owner is not None:
-                owner = owner.strip()
-                if owner == ctx.agent.agent_id:
-                    owner = me
-                if owner and owner != me:
-                    owner = _current_member(ctx, team, owner)
-            claims = not _is_lead(ctx) and (
-                (owner == me and before.owner != me)
-                or (owner is None and status == "in_progress" and not before.owner)
+            before, owner, deleted = await ctx.blocking(
+                self._claim_or_delete, ctx, tasks, team, task_id, status, owner
             )
-            if claims:
-                claim = tasks.claim(task_id, me)
-                if not claim.success:
-                    current = claim.task or before
-                    reason = claim.reason or "failed"
-                    detail = _CLAIM_REASONS.get(reason, reason).format(
-                        owner=current.owner,
-                        status=current.status,
-                        blockers=", ".join(f"#{b}" for b in claim.blocked_by),
-                        busy=", ".join(f"#{b}" for b in claim.busy_with),
-                    )
-                    raise ToolError(f"Cannot claim task #{task_id} ({reason}): {detail}")
-                owner = None  # the claim set it
+            if deleted is not None:
+                return deleted
             if status == "completed" and before.status != "completed" and ctx.hooks:
                 run = await ctx.hooks.fire("TaskCompleted", task=before)
                 if run.blocked:
@@ -355,11 +332,9 @@ class TaskUpdate(_TaskTool):
                 updates["owner"] = owner or None
             if metadata is not None:
                 updates["metadata"] = metadata
-            after = tasks.update(
-                task_id, add_blocks=add_blocks, add_blocked_by=add_blocked_by, **updates
+            after = await ctx.blocking(
+                self._write, ctx, tasks, team, task_id, owner, add_blocks, add_blocked_by, updates
             )
-            if owner and owner != me and after.owner == owner:
-                _owner_still_here(ctx, team, owner, task_id)
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
         except ValueError as exc:
@@ -368,10 +343,73 @@ class TaskUpdate(_TaskTool):
         changed = _changed_fields(before, after)
         result: dict[str, Any] = {"success": True, "taskId": task_id, "updatedFields": changed}
         if status == "completed" and before.status != "completed" and not _is_lead(ctx):
-            warning = self._notify_lead(ctx, after)
+            warning = await ctx.blocking(self._notify_lead, ctx, after)  # an inbox append
             if warning:
                 result["warning"] = warning
         return ToolResult.json(result)
+
+    @staticmethod
+    def _claim_or_delete(
+        ctx: ToolContext,
+        tasks: TaskStore,
+        team: str,
+        task_id: str,
+        status: str | None,
+        owner: str | None,
+    ) -> tuple[Task, str | None, ToolResult | None]:
+        """The file work before the hooks: (the task as it was, the owner still to write,
+        the result if the task was deleted). A teammate making itself the owner claims it."""
+        me = ctx.agent.name
+        before = tasks.get(task_id)
+        if before is None:
+            raise ToolError(f"Task #{task_id} not found")
+        if status == "deleted":
+            tasks.delete(task_id)
+            deleted = {"success": True, "taskId": task_id, "updatedFields": ["deleted"]}
+            return before, owner, ToolResult.json(deleted)
+        if owner is not None:
+            owner = owner.strip()
+            if owner == ctx.agent.agent_id:
+                owner = me
+            if owner and owner != me:
+                owner = _current_member(ctx, team, owner)
+        claims = not _is_lead(ctx) and (
+            (owner == me and before.owner != me)
+            or (owner is None and status == "in_progress" and not before.owner)
+        )
+        if claims:
+            claim = tasks.claim(task_id, me)
+            if not claim.success:
+                current = claim.task or before
+                reason = claim.reason or "failed"
+                detail = _CLAIM_REASONS.get(reason, reason).format(
+                    owner=current.owner,
+                    status=current.status,
+                    blockers=", ".join(f"#{b}" for b in claim.blocked_by),
+                    busy=", ".join(f"#{b}" for b in claim.busy_with),
+                )
+                raise ToolError(f"Cannot claim task #{task_id} ({reason}): {detail}")
+            owner = None  # the claim set it
+        return before, owner, None
+
+    @staticmethod
+    def _write(
+        ctx: ToolContext,
+        tasks: TaskStore,
+        team: str,
+        task_id: str,
+        owner: str | None,
+        add_blocks: list[str],
+        add_blocked_by: list[str],
+        updates: dict[str, Any],
+    ) -> Task:
+        """The file work after the hooks: the update, and the owner's presence checked."""
+        after = tasks.update(
+            task_id, add_blocks=add_blocks, add_blocked_by=add_blocked_by, **updates
+        )
+        if owner and owner != ctx.agent.name and after.owner == owner:
+            _owner_still_here(ctx, team, owner, task_id)
+        return after
 
     @staticmethod
     def _notify_lead(ctx: ToolContext, task: Task) -> str | None:
@@ -412,13 +450,13 @@ async def _created_hooks(ctx: ToolContext, tasks: TaskStore, task: Task, *, unhi
         _forget(tasks, task.id)  # cancelled (the turn was interrupted): no half-made task
         raise
     if run.blocked:
-        _forget(tasks, task.id)
+        await ctx.blocking(_forget, tasks, task.id)
         raise ToolError(
             f"A TaskCreated hook refused the task (not created). Its feedback:\n{run.feedback}"
         )
     if unhide:
         try:
-            tasks.update(task.id, metadata={"_internal": None})
+            await ctx.blocking(tasks.update, task.id, metadata={"_internal": None})
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(f"task #{task.id} was created but stays hidden: {exc}") from None
 

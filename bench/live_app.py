@@ -1,0 +1,126 @@
+"""bench/live.py's key-press row: the dashboard while 8 in-process teammates work.
+
+The real ``TeamDeckApp`` (headless ``run_test``, 120x40) drives a ``TeamRuntime`` on the
+offline model at pace 0: its teammates are Textual workers on the app's loop, as in the
+dashboard. Once they work, ``shift+down`` (select the next agent) is handed to the app every
+80-120 ms exactly as the terminal driver hands it a key; latency = that moment -> the first
+screen refresh after the selection moved (``call_after_refresh`` from the action). A 10 ms
+timer on the same loop records its lag meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from team import ACTIONS, make_workspace, pct, ticker
+
+from app.core import Home
+from app.runtime import offload
+from app.runtime.model import make_client
+from app.runtime.offline import export_pace
+from app.runtime.offline.policies import OfflineModel
+
+TEAM = "live-keys"
+MATES = 8
+KEY = "shift+down"
+MIN_PRESSES = 20  # keep pressing until this many, even if the team is done sooner
+MAX_PRESSES = 200  # and stop after this many, even if it is not
+
+
+@dataclass
+class Presses:
+    latencies: list[float] = field(default_factory=list)  # ms
+    stalls: list[float] = field(default_factory=list)  # ms, the app loop's 10 ms timer
+
+    def lag(self) -> tuple[float, float, float]:
+        return pct(self.stalls, 0.5), pct(self.stalls, 0.99), max(self.stalls, default=0.0)
+
+
+async def keypresses(
+    tasks: int, *, pace: str = "0", offloading: bool = True, time_limit: float = 120.0
+) -> Presses:
+    from textual import events
+
+    from app.app import TeamDeckApp
+    from app.launch import runtime_factory
+    from app.screens.deck import DeckScreen
+
+    export_pace(pace)
+    offload.set_enabled(offloading)
+    result = Presses()
+    root = Path(tempfile.mkdtemp(prefix="teamdeck-live-app-"))
+    try:
+        workdir = make_workspace(root)
+        home = Home(root / "home")
+        factory = runtime_factory(
+            home,
+            cwd=workdir,
+            decider="lead",
+            options={"client": make_client(handler=OfflineModel())},
+        )
+        app = TeamDeckApp(home, factory)
+        async with app.run_test(size=(120, 40)) as pilot:
+            runtime: Any = app.runtime
+            home.teams.create(TEAM, description="key bench", cwd=str(workdir))
+            runtime.team_created(TEAM)
+            board = home.tasks(TEAM)
+            for i in range(1, tasks + 1):
+                action = ACTIONS[(i - 1) % len(ACTIONS)]
+                board.create(f"{action.capitalize()} batch {i}", f"action: {action}, **/*.py")
+            await pilot.press("escape")  # leave the lead's input: keys go to the screen
+            await pilot.pause(0.3)
+            screen = app.screen
+            assert isinstance(screen, DeckScreen), screen
+            sent: list[float] = []
+            original = screen.action_select
+
+            def select(step: int) -> None:
+                original(step)
+                t0 = sent[-1]
+                app.call_after_refresh(lambda: result.latencies.append(_since(t0)))
+
+            screen.action_select = select  # type: ignore[method-assign]
+            stop = asyncio.Event()
+            tick = asyncio.create_task(ticker(result.stalls, stop))
+            for k in range(MATES):
+                await runtime.spawn_teammate(f"worker-{k + 1}", "Work on the task list.")
+            rng = random.Random(5)
+            deadline = time.perf_counter() + time_limit
+            while time.perf_counter() < deadline:
+                await asyncio.sleep(rng.uniform(0.08, 0.12))
+                done = len(sent) % 10 == 0 and await asyncio.to_thread(_all_done, board)
+                if (done and len(result.latencies) >= MIN_PRESSES) or len(sent) >= MAX_PRESSES:
+                    break
+                key = events.Key(KEY, None)
+                key.set_sender(app)
+                sent.append(time.perf_counter())
+                app._driver.send_message(key)  # as the terminal driver does
+            stop.set()
+            await tick
+            for _ in range(200):  # the last key lands before the app closes
+                if len(result.latencies) >= len(sent):
+                    break
+                await asyncio.sleep(0.01)
+            await runtime.stop()
+    finally:
+        offload.set_enabled(None)
+        shutil.rmtree(root, ignore_errors=True)
+    return result
+
+
+def _since(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def _all_done(board: Any) -> bool:
+    try:
+        return all(t.status == "completed" for t in board.list())
+    except Exception:
+        return False
