@@ -121,7 +121,7 @@ def test_offline_pace_option_sets_the_pace_for_the_run_and_its_processes(
         return 0
 
     monkeypatch.setitem(
-        sys.modules, "app.runtime.headless", types.SimpleNamespace(run_headless=fake_headless)
+        sys.modules, "app.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     monkeypatch.setenv(TTFT_ENV, "3")  # would override the option's figures: cleared
     monkeypatch.setenv(PACE_ENV, "0.02")

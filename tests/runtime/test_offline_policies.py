@@ -10,10 +10,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from app.runtime.headless import run_team
-
 from app.core import Home, InboxMessage
 from app.core.tasks import TaskList
+from app.headless import run_team
 from app.runtime.events import ApprovalChanged
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, tool_use
 from app.runtime.offline.lead_policy import MAX_SHUTDOWN_ASKS
