@@ -24,12 +24,15 @@ import html
 import json
 import re
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.markup import escape
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
@@ -133,6 +136,12 @@ class ToolCall(Collapsible):
             self._show_result()
 
     def _show_result(self) -> None:
+        contents = self.query_one(Collapsible.Contents)
+        if not contents.is_attached:
+            # Removed (pruned, or the app is closing) -- or its contents not mounted yet.
+            if self.is_attached:
+                self.call_after_refresh(self._show_result)
+            return
         entry, self._pending = self._pending, None
         if entry is None:
             return
@@ -140,7 +149,7 @@ class ToolCall(Collapsible):
         self.title = self._label_text("✗" if failed else "✓")
         shown = result_in_words(entry.text)
         result = Static(Text(shown, style="red" if failed else ""), classes="tool-result")
-        self.query_one(Collapsible.Contents).mount(result)
+        contents.mount(result)
         if _is_long(shown) or _is_long(self.body):
             self.collapsed = True
 
@@ -177,6 +186,38 @@ class Transcript(VerticalScroll):
         self._hit: Widget | None = None
         self._empty = "nothing yet"
         self._followed: tuple[TranscriptEntry | None, int] = (None, 0)  # see ``follow``
+
+    # ------------------------------------------------------------------ following
+
+    _person_scrolls = False
+
+    def release_anchor(self) -> None:
+        """Stop following the newest entry -- only when the person scrolls up (the wheel, the
+        scrollbar, a scroll key). Textual also lets go when a widget inside scrolls itself into
+        view (a tool call unfolding after it is mounted); the transcript keeps following then."""
+        captured = self.app.mouse_captured
+        grabbed = isinstance(captured, ScrollBar) and captured.parent is self
+        if self._person_scrolls or grabbed:
+            super().release_anchor()
+
+    def _by_person(self, scroll: Callable[[], None]) -> None:
+        self._person_scrolls = True
+        try:
+            scroll()
+        finally:
+            self._person_scrolls = False
+
+    def on_mouse_scroll_up(self, _: events.MouseScrollUp) -> None:
+        self._by_person(super().release_anchor)  # the wheel already moved it (Textual's handler)
+
+    def action_scroll_up(self) -> None:
+        self._by_person(super().action_scroll_up)
+
+    def action_page_up(self) -> None:
+        self._by_person(super().action_page_up)
+
+    def action_scroll_home(self) -> None:
+        self._by_person(super().action_scroll_home)
 
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor (stay at the bottom while text streams in) only once the content overflows:

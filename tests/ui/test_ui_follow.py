@@ -107,3 +107,35 @@ async def test_lead_transcript_follows_after_a_resize(
         runtime.emit(TranscriptEntry("team-lead", "notice", "the last step"))
         await wait_for(pilot, lambda: "the last step" in screen_text(deck))
         assert lead.is_vertical_scroll_end
+
+
+async def test_a_transcript_keeps_following_when_a_widget_inside_scrolls_itself() -> None:
+    """Textual scrolls a widget into view on its own (a tool call that folds or unfolds, a
+    focused child), which let go of the newest line: the lead's transcript stopped following
+    mid-run (a 'run finished' line never came into view). Only the person lets go."""
+    from textual.app import App, ComposeResult
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Transcript(id="t")
+
+    app = One()
+    async with app.run_test(size=(60, 12)) as pilot:
+        transcript = app.query_one(Transcript)
+        for i in range(30):
+            transcript.add_entry(TranscriptEntry("team-lead", "assistant", f"line {i}"))
+        await pilot.pause(0.1)
+        assert transcript.is_vertical_scroll_end
+        transcript.children[3].scroll_visible(animate=False)  # not the person
+        await pilot.pause(0.1)
+        transcript.add_entry(TranscriptEntry("team-lead", "assistant", "the newest line"))
+        await pilot.pause(0.2)
+        assert transcript.is_vertical_scroll_end
+        assert "the newest line" in screen_text(app)
+
+        transcript.focus()
+        await pilot.press("pageup")  # the person scrolls up on purpose: it stays there
+        await pilot.pause(0.1)
+        transcript.add_entry(TranscriptEntry("team-lead", "assistant", "newer still"))
+        await pilot.pause(0.2)
+        assert not transcript.is_vertical_scroll_end

@@ -227,8 +227,11 @@ async def test_a_second_goals_team_replaces_the_first_everywhere(
     async with app.run_test(size=(120, 40)) as pilot:
         await approve_the_writers_plan(pilot)
         await wait_for(pilot, lambda: "run finished" in screen_text(app), within=60)
+        # The header reads the files: it says "deleted" once their removal is read too.
+        await wait_for(
+            pilot, lambda: "describe-python-files (deleted)" in screen_text(app).splitlines()[0]
+        )
         first = screen_text(app)
-        assert "describe-python-files (deleted)" in first.splitlines()[0]
         assert "alpha.py" in first.split("Messages")[1]  # the first team's reports
 
         await pilot.press("n", *SECOND_GOAL, "enter")  # a new goal, typed
