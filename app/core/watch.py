@@ -48,7 +48,7 @@ from watchfiles import Change, awatch
 
 from app.core import inotify
 from app.core.change_map import ChangeMap, RawChange, dedupe
-from app.core.events import ChangeEvent, InboxChanged, InboxRead, TeamRemoved
+from app.core.events import ChangeEvent, InboxChanged, InboxRead, TeamChanged, TeamRemoved
 
 if TYPE_CHECKING:
     from app.core.home import Home
@@ -67,6 +67,7 @@ that appeared and to bound how long a cancelled watcher takes to finish."""
 Callback = Callable[[list[ChangeEvent]], object]
 FileIdentity = tuple[int, int, int, int] | None
 _UNKNOWN = (-1, -1, -1, -1)
+_REMOVED = (-2, -2, -2, -2)  # what subscribers last heard of a removed team's config
 
 
 def _identity(path: Path) -> FileIdentity:
@@ -352,6 +353,10 @@ class Watcher:
                 # Something else changed the file since subscribers last heard of it.
                 event = InboxChanged(event.team, event.agent, written=event.written)
             identity = written if written is not None else _identity(path)
+            if isinstance(event, TeamChanged) and identity is None:
+                event = TeamRemoved(event.team)  # a late config write's news: it is gone since
+            if isinstance(event, TeamRemoved):
+                identity = _REMOVED  # unlike "no file", which a late change may have reported
             if identity == known:
                 continue
             deliver.append(event)

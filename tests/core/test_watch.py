@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import sys
 import textwrap
 import threading
@@ -582,3 +583,28 @@ def test_dedupe_keeps_the_last_word() -> None:
 )
 def test_is_ignored_name(name: str, ignored: bool) -> None:
     assert is_ignored_name(name) is ignored
+
+
+async def test_a_teams_removal_is_news_whatever_was_heard_of_its_config_before(
+    tmp_path: Path,
+) -> None:
+    """A config write's event handled after the team was deleted (the write ran in another
+    thread just before the deletion) finds the config gone. It must not hide the removal
+    (its "no file" identity is the same), nor arrive after it as a change: a dashboard would
+    keep showing the deleted team as live. Both orders, each in its own batch."""
+    for order in ("change first", "removal first"):
+        home = make_home(tmp_path / order)
+        async with Watcher(home, cross_process=False) as watcher:
+            seen = Collector(watcher)
+            shutil.rmtree(home.root / "teams" / "t")  # deleted; the events are still to come
+            first, second = TeamChanged("t"), TeamRemoved("t")
+            if order == "removal first":
+                first, second = second, first
+            home.emit(first)
+            await seen.until(first if order == "removal first" else TeamRemoved("t"))
+            home.emit(second)
+            marker = home.tasks("u").create("after both")
+            await seen.until(TaskChanged("u", marker.id))
+        assert seen.events.count(TeamRemoved("t")) == 1, (order, seen.events)
+        heard = [e for e in seen.events if isinstance(e, TeamChanged | TeamRemoved)]
+        assert heard[-1] == TeamRemoved("t"), (order, heard)

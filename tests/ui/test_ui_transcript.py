@@ -254,4 +254,6 @@ async def test_a_second_goals_team_replaces_the_first_everywhere(
         assert "describe-python-files" not in header and "(deleted)" not in header
 
         await approve_the_writers_plan(pilot)
-        await wait_for(pilot, lambda: "describe-markdown-docs (deleted)" in screen_text(app))
+        await wait_for(  # the second team's whole run, then its removal read from the files
+            pilot, lambda: "describe-markdown-docs (deleted)" in screen_text(app), within=60
+        )
