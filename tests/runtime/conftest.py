@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 import inspect
 import json
+import os
+import signal
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -196,8 +198,15 @@ async def runtimes() -> Any:
     built: list[TeamRuntime] = []
     yield built
     for runtime in built:
+        # Teammate processes outlive ``stop`` (a dashboard's quit leaves them running): a
+        # test's must not outlive the test.
+        pids = [getattr(r, "pid", None) for r in runtime.runners.values()]
         with contextlib.suppress(Exception):
             await asyncio.wait_for(runtime.stop(), 10)
+        for pid in pids:
+            with contextlib.suppress(OSError):  # gone already (and its pid maybe reused)
+                if pid is not None and b"agent" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
