@@ -204,9 +204,14 @@ async def runtimes() -> Any:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(runtime.stop(), 10)
         for pid in pids:
-            with contextlib.suppress(OSError):  # gone already (and its pid maybe reused)
-                if pid is not None and b"agent" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                    os.kill(pid, signal.SIGKILL)
+            if pid is not None:
+                _kill_agent_process(pid)
+
+
+def _kill_agent_process(pid: int) -> None:
+    with contextlib.suppress(OSError):  # gone already (and its pid maybe reused)
+        if b"agent" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
