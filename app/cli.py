@@ -320,8 +320,11 @@ def cmd_task_update(home: Home, args: argparse.Namespace) -> int:
         for key in ("status", "subject", "description")
         if getattr(args, key) is not None
     }
-    if args.owner is not None:
-        changes["owner"] = args.owner.strip() or None
+    if args.owner is not None:  # '' unassigns; anyone else must be on the team
+        owner = args.owner.strip()
+        changes["owner"] = (
+            _member_name(home, resolve_team(home, args.team), owner) if owner else None
+        )
     if args.blocked_by:
         changes["add_blocked_by"] = list(dict.fromkeys(args.blocked_by))
     if not changes:
@@ -335,6 +338,19 @@ def cmd_task_update(home: Home, args: argparse.Namespace) -> int:
         print(f"updated task #{task.id}")
         print(fmt.task_detail(task))
     return 0
+
+
+def _member_name(home: Home, team: str, owner: str) -> str:
+    """``owner`` as a current member's name (``worker@team`` accepted); NotFoundError for
+    anyone else: a task owned by a non-member is never worked nor claimed by anyone."""
+    name = strip_team_suffix(owner.strip())
+    check_raw_name(name, "owner")
+    config = home.teams.get(team)
+    member = config.member(name) if config is not None else None
+    if member is None:
+        known = ", ".join(m.name for m in config.members) if config is not None else "none"
+        raise NotFoundError(f"{name!r} is not a member of team {team!r} (members: {known})")
+    return member.name
 
 
 def claim_failure(result: ClaimResult, task_id: str, team: str, owner: str) -> str:
@@ -354,14 +370,7 @@ def claim_failure(result: ClaimResult, task_id: str, team: str, owner: str) -> s
 
 def cmd_task_claim(home: Home, args: argparse.Namespace) -> int:
     tasks = _tasks(home, args)
-    owner = strip_team_suffix(args.owner.strip())
-    check_raw_name(owner, "owner")
-    config = home.teams.get(tasks.team)
-    member = config.member(owner) if config is not None else None
-    if member is None:
-        known = ", ".join(m.name for m in config.members) if config is not None else "none"
-        raise NotFoundError(f"{owner!r} is not a member of team {tasks.team!r} (members: {known})")
-    owner = member.name
+    owner = _member_name(home, tasks.team, args.owner)
     result = tasks.claim(args.id, owner, check_busy=args.check_busy)
     if args.json:
         emit_json(

@@ -245,6 +245,7 @@ def test_task_list_empty_and_all(run: Any, home_dir: Path) -> None:
 
 def test_task_update_fields_owner_and_dependencies(run: Any, home_dir: Path) -> None:
     run("team", "create", "alpha")
+    add_member(home_dir, "alpha", "researcher")
     for subject in ("one", "two", "three"):
         run("task", "create", "--team", "alpha", subject)
 
@@ -278,6 +279,21 @@ def test_task_update_fields_owner_and_dependencies(run: Any, home_dir: Path) -> 
 
     cycle = run("task", "update", "--team", "alpha", "1", "--blocked-by", "3")
     assert_one_line_error(cycle, "cycle")
+
+
+def test_task_update_gives_a_task_only_to_a_member(run: Any, home_dir: Path) -> None:
+    """A task owned by someone not on the team is never worked and never claimed."""
+    run("team", "create", "alpha")
+    add_member(home_dir, "alpha", "researcher")
+    run("task", "create", "--team", "alpha", "one")
+    ghost = run("task", "update", "--team", "alpha", "1", "--owner", "ghost")
+    assert_one_line_error(
+        ghost, "'ghost' is not a member of team 'alpha' (members: team-lead, researcher)"
+    )
+    assert Home(home_dir).tasks("alpha").require("1").owner is None
+    member = run("task", "update", "--team", "alpha", "1", "--owner", "researcher@alpha")
+    assert member.code == 0, member.err
+    assert Home(home_dir).tasks("alpha").require("1").owner == "researcher"
 
 
 def test_task_update_needs_a_change(run: Any) -> None:
