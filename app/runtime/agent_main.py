@@ -29,6 +29,7 @@ from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import TeamMember
 from app.core.paths import LEAD_NAME
 from app.core.watch import Watcher
+from app.runtime import offload
 from app.runtime.channel import sent_event
 from app.runtime.events import RuntimeEvent
 from app.runtime.model import default_offline_handler, make_client, resolve_model
@@ -79,6 +80,11 @@ async def run_agent(
     print_to: IO[str] | None = None,
 ) -> int:
     """Run teammate ``name`` of ``team`` until it leaves; 0 after a shutdown, 1 otherwise."""
+    if offload.ENABLED_ENV not in os.environ:
+        # Offloading keeps a dashboard's loop free for the screen; this process has none, and
+        # the thread hand-offs only cost CPU that the team's other processes need (measured in
+        # bench/live.py's process rows). $TEAMDECK_OFFLOAD=1 turns it back on.
+        offload.set_enabled(False)
     member = find_member(home, team, name)
     spec = spec_from_member(team, member, Path.cwd())
     loop = asyncio.get_running_loop()
