@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
 import os
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -156,11 +158,29 @@ async def team_run(
             unsubscribe()
             run.completed = len(done)
         finally:
-            await runtime.stop()
+            pids = [p for r in runtime.runners.values() if (p := getattr(r, "pid", None))]
+            await runtime.stop()  # teammate processes outlive it (a team left running) ...
+            await asyncio.to_thread(_end_processes, pids)  # ... but not a benchmark's
     finally:
         offload.set_enabled(None)
         shutil.rmtree(root, ignore_errors=True)
     return run
+
+
+def _end_processes(pids: list[int]) -> None:
+    """SIGKILL the teammate processes of a run and wait until they are gone, so that removing
+    the run's folder cannot race their writes (and leave a team behind for them to idle in)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        for pid in pids:
+            with contextlib.suppress(OSError):  # reap our own children
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.02)
 
 
 def _task(tasks: Any, task_id: str) -> Any:
