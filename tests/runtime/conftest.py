@@ -282,3 +282,24 @@ def task_file(home: Home, team: str, task_id: str) -> dict[str, Any]:
 
 def file_text(path: str | Path) -> str:
     return Path(path).read_text("utf-8")
+
+
+async def start_team(
+    make_runtime: Callable[..., TeamRuntime], router: Router, team: str, **options: Any
+) -> tuple[TeamRuntime, Observer]:
+    """A started runtime (``options`` for ``make_runtime``) whose lead created ``team``."""
+    router.agents.setdefault("team-lead", Script(then="Noted."))
+    rt = make_runtime(router, **options)
+    observer = Observer(rt)
+    await rt.start()
+    content, is_error = await call_tool(rt.lead_session, "TeamCreate", {"team_name": team})
+    assert not is_error, content
+    return rt, observer
+
+
+async def spawn(rt: TeamRuntime, name: str) -> None:
+    """The lead spawns teammate ``name`` through its Task tool."""
+    content, is_error = await call_tool(
+        rt.lead_session, "Task", {"name": name, "prompt": f"You are {name}."}
+    )
+    assert not is_error, content

@@ -23,6 +23,8 @@ from tests.runtime.conftest import (
     frames_in,
     inbox_of,
     member_of,
+    spawn,
+    start_team,
     until,
 )
 
@@ -32,20 +34,7 @@ TEAM = "alpha"
 async def started(
     make_runtime: Callable[..., TeamRuntime], router: Router
 ) -> tuple[TeamRuntime, Observer]:
-    router.agents.setdefault("team-lead", Script(then="Noted."))
-    rt = make_runtime(router)
-    observer = Observer(rt)
-    await rt.start()
-    content, is_error = await call_tool(rt.lead_session, "TeamCreate", {"team_name": TEAM})
-    assert not is_error, content
-    return rt, observer
-
-
-async def spawn(rt: TeamRuntime, name: str) -> None:
-    content, is_error = await call_tool(
-        rt.lead_session, "Task", {"name": name, "prompt": f"You are {name}."}
-    )
-    assert not is_error, content
+    return await start_team(make_runtime, router, TEAM)
 
 
 def left_notes(home: Home, name: str) -> list[dict[str, Any]]:

@@ -24,6 +24,8 @@ from tests.runtime.conftest import (
     call_tool,
     frames_in,
     result_json,
+    spawn,
+    start_team,
     until,
 )
 
@@ -64,20 +66,7 @@ def once_then_pass(marker: Path, feedback: str) -> str:
 async def started(
     make_runtime: Callable[..., TeamRuntime], router: Router
 ) -> tuple[TeamRuntime, Observer]:
-    router.agents.setdefault("team-lead", Script(then="Noted."))
-    rt = make_runtime(router)
-    observer = Observer(rt)
-    await rt.start()
-    content, is_error = await call_tool(rt.lead_session, "TeamCreate", {"team_name": TEAM})
-    assert not is_error, content
-    return rt, observer
-
-
-async def spawn(rt: TeamRuntime, name: str) -> None:
-    content, is_error = await call_tool(
-        rt.lead_session, "Task", {"name": name, "prompt": f"You are {name}."}
-    )
-    assert not is_error, content
+    return await start_team(make_runtime, router, TEAM)
 
 
 def hooks_ran(observer: Observer, event: str) -> list[HookRan]:

@@ -23,9 +23,10 @@ from tests.runtime.conftest import (
     Observer,
     Router,
     Script,
-    call_tool,
     inbox_of,
     member_of,
+    spawn,
+    start_team,
     until,
 )
 
@@ -77,20 +78,9 @@ def approve_shutdown(request: ModelRequest) -> ResponsePlan:
 async def started(
     make_runtime: Callable[..., TeamRuntime], router: Router, repo: Path
 ) -> tuple[TeamRuntime, Observer]:
-    router.agents.setdefault("team-lead", Script(then="Noted."))
-    rt = make_runtime(router, cwd=repo, worktrees=True, teammate_mode="acceptEdits")
-    observer = Observer(rt)
-    await rt.start()
-    content, is_error = await call_tool(rt.lead_session, "TeamCreate", {"team_name": TEAM})
-    assert not is_error, content
-    return rt, observer
-
-
-async def spawn(rt: TeamRuntime, name: str) -> None:
-    content, is_error = await call_tool(
-        rt.lead_session, "Task", {"name": name, "prompt": f"You are {name}."}
+    return await start_team(
+        make_runtime, router, TEAM, cwd=repo, worktrees=True, teammate_mode="acceptEdits"
     )
-    assert not is_error, content
 
 
 async def test_each_teammate_works_in_its_own_worktree(
