@@ -4,7 +4,7 @@ carries a message is shown as that message, not as JSON), notices, errors.
 
 Text streams in as ``add_text`` chunks (already batched by the app); the whole assistant
 entry that follows replaces the streamed copy, so nothing is shown twice. Only the newest
-``MAX_ITEMS`` entries stay mounted.
+``max_items`` entries (``MAX_ITEMS`` unless told) stay mounted.
 
 Prompts are shown in words: mail delivered to an agent arrives wrapped as
 ``<teammate_message ...>`` with protocol frames (JSON) inside; each is drawn as one line
@@ -172,8 +172,9 @@ class Transcript(VerticalScroll):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, max_items: int = MAX_ITEMS) -> None:
         super().__init__(id=id)
+        self.max_items = max_items
         self.agent: str | None = None
         self._stream: Markdown | None = None
         self._stream_text = ""
@@ -250,7 +251,7 @@ class Transcript(VerticalScroll):
         self.remove_children()
         widgets: list[Widget] = []
         self._hit = None
-        for entry in entries[-MAX_ITEMS:]:
+        for entry in entries[-self.max_items :]:
             widget = self._widget_for(entry)
             if widget is not None:
                 widgets.append(widget)
@@ -352,7 +353,7 @@ class Transcript(VerticalScroll):
             empty.remove()
         widget.display = self._shown(widget)
         self.mount(widget)
-        excess = len(self.children) - MAX_ITEMS
+        excess = len(self.children) - self.max_items
         for old in list(self.children[: max(0, excess)]):
             old.remove()
 

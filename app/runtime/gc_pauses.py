@@ -1,31 +1,62 @@
-"""Garbage-collection pauses: the long-lived heap is frozen once, when the first runtime starts.
+"""Garbage-collection pauses: full collections walk only what is new.
 
 A full (generation 2) collection walks every object the collector tracks, with the GIL held: no
 thread runs meanwhile, the dashboard's event loop included. After importing the SDK, pydantic
 and Textual that is ~180,000 objects, 100-200 ms per collection -- bench/live.py found these
 to be the event loop's longest blocks once the blocking work had left it. What exists when the
 first runtime starts (modules, classes, schemas, the app's widgets) lives as long as the
-process, so it is moved out of the collector's reach with ``gc.freeze()``: later collections
-walk only what was made since. Done once per process; garbage is collected first, so nothing
-that could still be freed is frozen.
+process, so it is moved out of the collector's reach with ``gc.freeze()`` (garbage is collected
+first, so nothing that could still be freed is frozen).
+
+A working team keeps growing that heap (conversations, transcripts, the dashboard's widgets),
+and CPython runs a full collection each time it grew by a quarter: with 8 teammates at pace 0
+that was ~25 full collections of 80-140 ms in 20 s, the dashboard's longest stalls and the
+tail of its key presses (bench/live.py's ``keypress`` row). So what survives a full
+collection is frozen too: it has proved long-lived, and the next full collection walks only
+what was made since (a few ms). Frozen objects that later become garbage in a reference cycle
+are not freed until they are thawed: every ``THAW_SECONDS`` the next full collection walks
+everything once (one long pause every few minutes instead of several a second) and frees them.
+Installed once per process, when the first runtime starts.
 """
 
 from __future__ import annotations
 
 import gc
 import threading
+import time
+from typing import Any
+
+THAW_SECONDS = 300.0
 
 _frozen = False
 _lock = threading.Lock()
+_thawed_at = 0.0
 
 
 def freeze_long_lived() -> bool:
-    """Collect, then freeze everything alive (the first call only); whether it froze now."""
-    global _frozen
+    """Collect, freeze everything alive and freeze the survivors of each later full
+    collection (the first call only); whether it did so now."""
+    global _frozen, _thawed_at
     with _lock:
         if _frozen:
             return False
         _frozen = True
     gc.collect()
     gc.freeze()
+    _thawed_at = time.monotonic()
+    gc.callbacks.append(_after_collection)
     return True
+
+
+def _after_collection(phase: str, info: dict[str, Any]) -> None:
+    """``gc.callbacks``: after a full collection, freeze its survivors -- or, once every
+    ``THAW_SECONDS``, thaw the frozen heap so that the next one frees its cyclic garbage."""
+    global _thawed_at
+    if phase != "stop" or info.get("generation") != 2:
+        return
+    now = time.monotonic()
+    if now - _thawed_at >= THAW_SECONDS:
+        _thawed_at = now
+        gc.unfreeze()
+    else:
+        gc.freeze()

@@ -36,6 +36,12 @@ LEAD_FROM_FILES = (
     "What you type below goes into the lead's inbox, from user."
 )
 
+#: Entries the lead's pane keeps mounted. The pane is a few lines tall beside the board and the
+#: feed; every widget mounted in it is reflowed on each frame while the team works (with 200,
+#: a key press waited twice as long: bench/live.py's keypress row). The lead's own view keeps
+#: the usual ``MAX_ITEMS``.
+LEAD_PANE_ENTRIES = 20
+
 #: The lead's transcript before anything happened: what to do first.
 FIRST_SCREEN = (
     "Type a goal for the lead below and press enter, e.g. “Summarize what the Python files "
@@ -77,7 +83,7 @@ class LeaderScreen(DeckScreen):
             with Vertical(id="work"):
                 yield TaskBoard(id="board")
                 yield MessageFeed(id="feed")
-                yield Transcript(id="lead")
+                yield Transcript(id="lead", max_items=LEAD_PANE_ENTRIES)
         yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
         yield Footer()
 

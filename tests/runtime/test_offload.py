@@ -378,9 +378,52 @@ async def test_the_long_lived_heap_is_frozen_once_when_a_runtime_starts(
     from app.runtime import gc_pauses
 
     calls: list[str] = []
+    callbacks: list[object] = []
     monkeypatch.setattr(gc_pauses, "_frozen", False)
     monkeypatch.setattr(gc, "collect", lambda *a: calls.append("collect") or 0)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "callbacks", callbacks)
     await make_runtime(spawner=no_spawn).start()
     await make_runtime(spawner=no_spawn).start()
     assert calls == ["collect", "freeze"]  # garbage first, then once per process
+    assert callbacks == [gc_pauses._after_collection]  # and survivors of full collections
+
+
+def test_a_full_collection_freezes_its_survivors_and_a_thaw_lets_cycles_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real collector: survivors of a full collection are frozen (the next one walks only
+    what is newer); after ``THAW_SECONDS`` the next full collection thaws them, and a cycle
+    that became garbage while frozen is freed by the one after."""
+    import gc
+    import time
+    import weakref
+
+    from app.runtime import gc_pauses
+
+    class Node:
+        pass
+
+    added = gc_pauses._after_collection not in gc.callbacks
+    if added:
+        gc.callbacks.append(gc_pauses._after_collection)
+    try:
+        monkeypatch.setattr(gc_pauses, "_thawed_at", time.monotonic())
+        cycle = Node()
+        cycle.me = cycle  # type: ignore[attr-defined]
+        alive = weakref.ref(cycle)
+        kept = [{"n": i} for i in range(1000)]
+        gc.collect()
+        assert gc.get_freeze_count() >= len(kept)  # the survivors are out of its reach
+        del cycle
+        gc.collect()
+        assert alive() is not None  # frozen: not walked, not freed
+        monkeypatch.setattr(gc_pauses, "_thawed_at", time.monotonic() - gc_pauses.THAW_SECONDS)
+        gc.collect()  # the thaw
+        assert gc.get_freeze_count() == 0
+        gc.collect()
+        assert alive() is None  # walked again: the cycle is freed
+        assert kept
+    finally:
+        if added:
+            gc.callbacks.remove(gc_pauses._after_collection)

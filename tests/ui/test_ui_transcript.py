@@ -156,6 +156,30 @@ async def test_the_bottom_transcript_is_labelled_as_the_leads(deck: TeamDeckApp)
         assert "researcher's transcript: enter on its panel" in text
 
 
+async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_all(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """The pane beside the board and the feed keeps few widgets (each one is reflowed on every
+    frame while the team works); the lead's own view has the whole transcript."""
+    from app.screens.leader import LEAD_PANE_ENTRIES
+
+    steps = LEAD_PANE_ENTRIES + 15
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        for i in range(steps):
+            runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
+        await wait_for(pilot, lambda: f"step {steps - 1}" in screen_text(deck))
+        pane = deck.screen.query_one("#lead", Transcript)
+        shown = [str(child.render()) for child in pane.children]
+        assert shown == [f"step {i}" for i in range(steps - LEAD_PANE_ENTRIES, steps)]
+        assert len(deck.transcript("team-lead")) > steps  # the runtime keeps them all
+        await pilot.press("0", "enter")  # the lead's own view
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        view = deck.screen.query_one("#transcript", Transcript)
+        every = [f"step {i}" for i in range(steps)]
+        await wait_for(pilot, lambda: [str(c.render()) for c in view.children][-steps:] == every)
+
+
 # ---------------------------------------------------------------------- first screen, end
 
 
