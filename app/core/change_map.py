@@ -73,7 +73,8 @@ def _sort_key(event: ChangeEvent) -> tuple[int, str, int, str]:
 class ChangeMap:
     """The paths of one home's ``teams/`` and ``tasks/`` folders, and what changes there mean."""
 
-    def __init__(self, teams_dir: Path, tasks_dir: Path) -> None:
+    def __init__(self, teams_dir: Path, tasks_dir: Path, *, agent_logs: bool = True) -> None:
+        self.agent_logs = agent_logs
         self.teams_dir = teams_dir
         self.tasks_dir = tasks_dir
         self._teams_prefix = str(teams_dir) + os.sep
@@ -98,9 +99,11 @@ class ChangeMap:
             return True
         if area == "teams":
             if len(parts) == 2:
-                return parts[1] in ("config.json", "inboxes", "agents")
+                return parts[1] in ("config.json", "inboxes") or (
+                    parts[1] == "agents" and self.agent_logs
+                )
             if len(parts) == 3 and parts[1] == "agents":
-                return parts[2].endswith(".jsonl")
+                return self.agent_logs and parts[2].endswith(".jsonl")
             return len(parts) == 3 and parts[1] == "inboxes" and parts[2].endswith(".json")
         return len(parts) == 2 and parts[1].endswith(".json") and parts[1][:-5].isdigit()
 

@@ -141,12 +141,12 @@ _CHILD: dict[str, str | None] = {
 _TEAM_CHILDREN = frozenset({"inboxes", "agents"})
 
 
-def _child_kind(kind: str, name: str) -> str | None:
+def _child_kind(kind: str, name: str, team_children: frozenset[str]) -> str | None:
     """The kind of sub-folder ``name`` of a ``kind`` folder, ``None`` if it is not watched."""
     if kind == "root":
         return name if name in ("teams", "tasks") else None
     if kind == "team":
-        return name if name in _TEAM_CHILDREN else None
+        return name if name in team_children else None
     return _CHILD[kind]
 
 
@@ -154,7 +154,9 @@ class HomeTree:
     """The inotify watch of one home's change folders (see the module docstring).
 
     ``on_changes`` gets every batch of raw changes, on the loop's thread; changes that arrive
-    within ``coalesce_s`` of the first one of a batch go out with it."""
+    within ``coalesce_s`` of the first one of a batch go out with it. ``agent_logs=False``
+    leaves the teams' ``agents/`` folders unwatched (a teammate process has no use for the
+    others' logs, which change with every step they take)."""
 
     def __init__(
         self,
@@ -162,8 +164,10 @@ class HomeTree:
         on_changes: Callable[[list[RawChange]], None],
         *,
         coalesce_s: float = 0.001,
+        agent_logs: bool = True,
     ) -> None:
         self.root = root
+        self._team_children = _TEAM_CHILDREN if agent_logs else _TEAM_CHILDREN - {"agents"}
         self.on_changes = on_changes
         self.coalesce_s = coalesce_s
         self._inotify: Inotify | None = None
@@ -234,7 +238,7 @@ class HomeTree:
         except OSError:
             return
         for entry in entries:
-            child = _child_kind(kind, entry.name)
+            child = _child_kind(kind, entry.name, self._team_children)
             if child is not None:
                 self._attach(entry.path, child, scan=scan)
 
@@ -278,7 +282,7 @@ class HomeTree:
         full = os.path.join(path, name)
         if mask & IN_ISDIR:
             if mask & (IN_CREATE | IN_MOVED_TO):
-                child = _child_kind(kind, name)
+                child = _child_kind(kind, name, self._team_children)
                 if child is not None:
                     self._attach(full, child, scan=True)
             elif mask & (IN_DELETE | IN_MOVED_FROM) and kind != "root":

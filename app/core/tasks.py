@@ -416,16 +416,28 @@ class TaskList:
 
     def available(self) -> builtins.list[Task]:
         """Pending, unowned, unblocked tasks in id order (what an idle teammate may claim)."""
-        tasks = self.list()
-        done = {t.id for t in tasks if t.is_resolved}
-        known = {t.id for t in tasks}
-        return [
-            t
-            for t in tasks
-            if t.status == "pending"
-            and not t.owner
-            and all(b in done or b not in known for b in t.blocked_by)
-        ]
+        return _available(self.list())
+
+    def claim_next(self, agent: str, *, status: str | None = None) -> ClaimResult | None:
+        """What an idle teammate does between turns (seed 002): claim the lowest-id available
+        task, with the busy check, in one scan of the list under its lock.
+
+        ``claim(id, check_busy=True)`` after ``available()`` reads every task twice, and a
+        claimer that loses a race reads them all again for the next id; here the choice is
+        made under the lock every busy-checked claimer takes, so racing teammates cannot pick
+        the same task (the task's own lock still guards against ``TaskUpdate`` assigning it).
+        ``None`` if nothing is available; ``agent_busy`` if the agent owns an unresolved task.
+        """
+        with self._list_lock():
+            tasks = self.list(include_internal=True)
+            busy = [t.id for t in tasks if t.owner == agent and not t.is_resolved]
+            if busy:
+                return ClaimResult(False, "agent_busy", busy_with=busy)
+            for task in _available([t for t in tasks if not t.is_internal]):
+                result = self._claim(task.id, agent, status)
+                if result.success:
+                    return result
+        return None
 
     # ------------------------------------------------------------------ unassign
 
@@ -459,6 +471,19 @@ class TaskList:
                 "availability and TaskUpdate with owner to reassign them to idle teammates."
             )
         return UnassignResult([{"id": t.id, "subject": t.subject} for t in owned], message)
+
+
+def _available(tasks: builtins.list[Task]) -> builtins.list[Task]:
+    """The pending, unowned tasks of ``tasks`` whose blockers are all resolved (or gone)."""
+    done = {t.id for t in tasks if t.is_resolved}
+    known = {t.id for t in tasks}
+    return [
+        t
+        for t in tasks
+        if t.status == "pending"
+        and not t.owner
+        and all(b in done or b not in known for b in t.blocked_by)
+    ]
 
 
 def _check_status(status: str) -> None:

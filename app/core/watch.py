@@ -91,6 +91,8 @@ class Watcher:
         debounce_ms, step_ms: the watchfiles fallback's batching (see ``STEP_MS``).
         cross_process: ``False`` skips the disk: only this process's writes are seen.
         force_polling: use watchfiles (``True``: its polling mode) instead of inotify.
+        agent_logs: ``False`` ignores the agents' logs and records on disk (``agents/``):
+            a teammate process needs only its inbox, the tasks and the config.
     """
 
     def __init__(
@@ -101,15 +103,17 @@ class Watcher:
         step_ms: int = STEP_MS,
         cross_process: bool = True,
         force_polling: bool | None = None,
+        agent_logs: bool = True,
     ) -> None:
         self.home = home
+        self.agent_logs = agent_logs
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
         self.cross_process = cross_process
         self.force_polling = force_polling
         self._teams_dir = home.layout.teams_dir
         self._tasks_dir = home.layout.tasks_dir
-        self._map = ChangeMap(self._teams_dir, self._tasks_dir)
+        self._map = ChangeMap(self._teams_dir, self._tasks_dir, agent_logs=agent_logs)
 
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -156,7 +160,9 @@ class Watcher:
         self._stop_event = asyncio.Event()
         self._unsubscribe_home = self.home.subscribe(self._on_home_event)
         if self.backend == "inotify":
-            self._tree = inotify.HomeTree(self.home.root, self._on_raw_changes)
+            self._tree = inotify.HomeTree(
+                self.home.root, self._on_raw_changes, agent_logs=self.agent_logs
+            )
             self._tree.start(loop)
         elif self.backend == "watchfiles":
             self._task = loop.create_task(self._run(), name=f"watcher {self.home.root}")

@@ -134,7 +134,7 @@ async def run_agent(
     )
     heartbeat = Heartbeat(record_path)
     heartbeat.start()
-    watcher = Watcher(home)
+    watcher = Watcher(home, agent_logs=False)  # the other agents' logs are not its business
     main = asyncio.ensure_future(teammate.run())
 
     def on_changes(batch: list[ChangeEvent]) -> None:

@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 Prompt = str | list[dict[str, Any]]
 #: A safety net only: every wake-up is event-driven; this bounds the cost of a missed event.
 FALLBACK_POLL = 5.0
+#: How long a teammate stays idle before ``isActive: false`` is written (see ``_set_active``).
+IDLE_WRITE_DELAY = 0.25
 
 
 class Teammate:
@@ -94,7 +96,9 @@ class Teammate:
         self.shutdown_seen = False
         self.awaiting_permission: str | None = None
         self.idle = False
-        self._active: bool | None = None
+        self._active: bool | None = None  # the isActive last written
+        self._want_active = False
+        self._idle_write: asyncio.TimerHandle | None = None
         session.services = TeammateServices(self)
         session.ask_permission = self._ask_permission
 
@@ -157,8 +161,30 @@ class Teammate:
         self._set_active(status != "idle")
 
     def _set_active(self, active: bool) -> None:
-        """Keep ``isActive`` in the config current, as Claude Code does (written on change)."""
-        if active == self._active:
+        """Keep ``isActive`` in the config current, as Claude Code does (written on change).
+
+        Going idle is written ``IDLE_WRITE_DELAY`` later, and not at all if the teammate is
+        active again by then: one that takes its next task straight away (a claim between
+        turns) stays active on disk, which spares two config rewrites per task -- and every
+        watcher's re-read of the config -- while a team works through its list."""
+        self._want_active = active
+        if self._idle_write is not None:
+            self._idle_write.cancel()
+            self._idle_write = None
+        if active:
+            self._write_active()
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on a loop (a test driving it directly): write at once
+            self._write_active()
+            return
+        self._idle_write = loop.call_later(IDLE_WRITE_DELAY, self._write_active)
+
+    def _write_active(self) -> None:
+        self._idle_write = None
+        active = self._want_active
+        if active == self._active or self.finished:
             return
         self._active = active
 
@@ -206,6 +232,9 @@ class Teammate:
         if self.finished:
             return
         self.finished = True
+        if self._idle_write is not None:  # it leaves the team: no isActive to write
+            self._idle_write.cancel()
+            self._idle_write = None
         session = self.session
         if error:
             session.set_error(error)
@@ -340,21 +369,18 @@ class Teammate:
     def _claim_task(self) -> str | None:
         tasks = self.home.tasks(self.team)
         try:
-            available = tasks.available()
-        except TeamdeckError as exc:
-            log.warning("%s: cannot read the task list: %s", self.name, exc)
+            result = tasks.claim_next(self.name, status="in_progress")
+        except TeamdeckError as exc:  # unreadable list, a lock timeout: the next wake retries
+            log.warning("%s: cannot claim from the task list: %s", self.name, exc)
             return None
-        for task in available:
-            result = tasks.claim(task.id, self.name, check_busy=True, status="in_progress")
-            if result.success:
-                return (
-                    f"You claimed task #{task.id} from the task list: {task.subject}\n\n"
-                    f"{task.description}\n\nWork on it, mark it completed with TaskUpdate, and "
-                    "report to team-lead with SendMessage."
-                )
-            if result.reason == "agent_busy":
-                return None
-        return None
+        if result is None or not result.success or result.task is None:
+            return None
+        task = result.task
+        return (
+            f"You claimed task #{task.id} from the task list: {task.subject}\n\n"
+            f"{task.description}\n\nWork on it, mark it completed with TaskUpdate, and "
+            "report to team-lead with SendMessage."
+        )
 
     # ------------------------------------------------------------------ requests
 

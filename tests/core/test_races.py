@@ -185,3 +185,30 @@ def test_busy_checked_claims_give_each_agent_at_most_one(home: Home) -> None:
     assert all(len(won) <= 1 for won in reports.values())
     owners = [tasks.require(i).owner for i in ids]
     assert None not in owners and len(set(owners)) == 6
+
+
+def _next_claimer(start: Any, root: str, agent: str, rounds: int, out: Any) -> None:
+    """An idle teammate's claims: take the next task, finish it, take the next."""
+    tasks = Home(root).tasks(TEAM)
+    start.wait()
+    won = []
+    for _ in range(rounds):
+        result = tasks.claim_next(agent, status="in_progress")
+        if result is None or result.task is None:
+            break
+        won.append(result.task.id)
+        tasks.update(result.task.id, status="completed")
+    out.put((agent, won))
+
+
+def test_racing_claim_next_hands_every_task_to_exactly_one_agent(home: Home) -> None:
+    tasks = home.tasks(TEAM)
+    ids = [tasks.create(f"task {i}").id for i in range(40)]
+    out = FORK.Queue()
+    agents = [f"agent-{i}" for i in range(8)]
+    _run(_next_claimer, [(str(home.root), agent, 40, out) for agent in agents])
+    reports = dict(out.get(timeout=10) for _ in agents)
+    claimed = [task_id for won in reports.values() for task_id in won]
+    assert sorted(claimed, key=int) == ids  # each task once, none left behind
+    for agent, won in reports.items():
+        assert all(tasks.require(i).owner == agent for i in won)

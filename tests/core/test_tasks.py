@@ -196,6 +196,40 @@ def test_available(tasks: TaskList) -> None:
     assert [t.id for t in tasks.available()] == ["2"]
 
 
+def test_claim_next_takes_the_lowest_available_task_with_the_busy_check(
+    tasks: TaskList,
+) -> None:
+    """What an idle teammate does between turns: blocked, owned, resolved and internal tasks
+    are passed over; an agent owning an unresolved task claims nothing."""
+    tasks.create("hidden", metadata={"_internal": True})  # 1
+    for subject in "abcde":  # 2..6
+        tasks.create(subject)
+    tasks.add_dependency("6", "2")  # 2 is blocked by 6
+    tasks.claim("3", "tester")
+    tasks.update("4", status="completed")
+    result = tasks.claim_next("researcher", status="in_progress")
+    assert result is not None and result.success and result.task is not None
+    assert (result.task.id, result.task.owner, result.task.status) == (
+        "5",
+        "researcher",
+        "in_progress",
+    )
+    assert tasks.require("5").owner == "researcher"  # written, not only returned
+    busy = tasks.claim_next("researcher")
+    assert busy is not None and (busy.success, busy.reason, busy.busy_with) == (
+        False,
+        "agent_busy",
+        ["5"],
+    )
+    assert tasks.require("6").owner is None
+    won = tasks.claim_next("writer")
+    assert won is not None and won.task is not None and won.task.id == "6"
+    assert tasks.claim_next("reviewer") is None  # 2 is still blocked by 6
+    tasks.update("6", status="completed")
+    late = tasks.claim_next("reviewer")
+    assert late is not None and late.task is not None and late.task.id == "2"
+
+
 # ----------------------------------------------------------------------------- dependencies
 
 

@@ -24,6 +24,7 @@ from watchfiles import Change
 from app.core import Home, InboxMessage, TeamMember
 from app.core.change_map import dedupe, is_ignored_name
 from app.core.events import (
+    AgentLogChanged,
     ChangeEvent,
     InboxChanged,
     InboxRead,
@@ -86,6 +87,31 @@ def marker_write(home: Home) -> TaskChanged:
     number = 1000 + len(list(task_dir.glob("*.json")))
     (task_dir / f"{number}.json").write_text("{}")
     return TaskChanged("t", str(number))
+
+
+@pytest.mark.parametrize("force_polling", [None, False], ids=["inotify", "watchfiles"])
+async def test_a_watcher_without_agent_logs_ignores_them(
+    tmp_path: Path, force_polling: bool | None
+) -> None:
+    """What a teammate process watches: the others' logs (written at every step they take)
+    neither wake it nor reach its subscribers; its inbox and the tasks still do."""
+    home = make_home(tmp_path)
+    agents = home.layout.agents_dir("t")
+    agents.mkdir(parents=True)
+    log = home.layout.agent_log_path("t", "other")
+    async with (
+        Watcher(home, agent_logs=False, force_polling=force_polling) as narrow,
+        Watcher(home, force_polling=force_polling) as wide,
+    ):
+        if force_polling is None:
+            assert str(agents) not in narrow.watched and str(agents) in wide.watched
+        quiet, full = Collector(narrow), Collector(wide)
+        log.write_text('{"event": "start"}\n')
+        await full.until(AgentLogChanged("t", "other"))
+        marker = marker_write(home)
+        await quiet.until(marker)
+        await full.until(marker)
+        assert not any(isinstance(e, AgentLogChanged) for e in quiet.events)
 
 
 # ----------------------------------------------------------------------------- other processes

@@ -14,6 +14,8 @@ import pytest
 
 from app.core import Home, InboxMessage
 from app.core.protocol import plan_approval_response, shutdown_request
+from app.core.teams import Teams
+from app.runtime import teammate as teammate_module
 from app.runtime.offline import ModelRequest, reply, text, tool_use
 from app.runtime.team import TeamRuntime
 from tests.runtime.conftest import (
@@ -198,6 +200,34 @@ async def test_is_active_follows_each_teammate_between_turns(
     assert is_active(home, "worker") is True
     later.set()
     await until(lambda: is_active(home, "worker") is False, "idle again")
+
+
+async def test_a_teammate_that_claims_its_next_task_at_once_stays_active_on_disk(
+    make_runtime: Callable[..., TeamRuntime], home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between two tasks a teammate is idle for a moment: ``isActive: false`` is written only
+    if it stays idle (``IDLE_WRITE_DELAY``), so working through a list rewrites the config
+    once at the start and once at the end -- not twice per task."""
+    monkeypatch.setattr(teammate_module, "IDLE_WRITE_DELAY", 1.0)  # a loaded machine's claim
+    written: list[bool] = []
+    original = Teams.update_member
+
+    def recording(self: Teams, team: str, name: str, **fields: Any) -> Any:
+        if name == "worker" and "is_active" in fields:
+            written.append(fields["is_active"])
+        return original(self, team, name, **fields)
+
+    monkeypatch.setattr(Teams, "update_member", recording)
+    rt = await started(make_runtime, Router())  # the worker: the offline model
+    tasks = home.tasks(TEAM)
+    for n in range(3):
+        tasks.create(f"Inventory {n}", "inventory the **/*.py files")
+    await spawn(rt, "worker")
+    done = lambda: all(t.status == "completed" for t in tasks.list())  # noqa: E731
+    await until(done, "the three tasks completed")
+    await until(lambda: is_active(home, "worker") is False, "isActive false once idle")
+    assert written == [True, False]
+    assert rt.status_of("worker") == "idle"
 
 
 async def test_the_leads_own_entry_keeps_is_active_current(

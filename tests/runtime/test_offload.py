@@ -277,7 +277,7 @@ async def test_task_tools_run_off_the_loop_and_their_errors_still_reach_the_mode
 async def test_a_teammate_claims_tasks_off_the_loop(
     make_runtime: Callable[..., TeamRuntime], home: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    claims = record_threads(monkeypatch, TaskList, "claim")
+    claims = record_threads(monkeypatch, TaskList, "claim_next")
     rt = await started(make_runtime, handler=Router(team_lead=Script(then="Noted.")))
     home.tasks(TEAM).create("Inventory", "inventory the **/*.py files")
     await spawn(rt, "worker")
@@ -292,7 +292,7 @@ async def test_a_teammate_killed_during_a_claim_returns_the_task_to_the_board(
     first, then the teammate leaves and the task goes back to the board -- never left owned by
     a departed teammate."""
     claiming, release = threading.Event(), threading.Event()
-    original = TaskList.claim
+    original = TaskList.claim_next
 
     def held_claim(self: TaskList, *args: Any, **kwargs: Any) -> Any:
         claiming.set()
@@ -303,7 +303,7 @@ async def test_a_teammate_killed_during_a_claim_returns_the_task_to_the_board(
     rt = await started(make_runtime, handler=router)
     await spawn(rt, "worker")
     await until(lambda: rt.status_of("worker") == "idle", "idle")
-    monkeypatch.setattr(TaskList, "claim", held_claim)
+    monkeypatch.setattr(TaskList, "claim_next", held_claim)
     home.tasks(TEAM).create("Inventory")
     assert await asyncio.to_thread(claiming.wait, 10)
     lane = rt.teammates["worker"].session.io
