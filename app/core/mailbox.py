@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from app.core import inbox_cache
 from app.core.errors import NotFoundError, UnknownRecipientError
 from app.core.events import InboxChanged, InboxRead
 from app.core.files import (
@@ -327,13 +328,28 @@ class Mailbox:
 
         CorruptFileError (with the file's name) if it cannot be read; a copy is saved aside in
         teamdeck's own home only (``app.core.files.quarantine``)."""
-        return parse_with_retry(self.path(agent), parse_inbox) or []
+        return [m.model_copy() for m in self._messages(agent)]
 
     def unread(self, agent: str) -> list[tuple[int, InboxMessage]]:
-        return [(i, m) for i, m in enumerate(self.read(agent)) if not m.read]
+        return [(i, m.model_copy()) for i, m in enumerate(self._messages(agent)) if not m.read]
 
     def count(self, agent: str) -> int:
-        return len(self.read(agent))
+        return len(self._messages(agent))
+
+    def _messages(self, agent: str) -> list[InboxMessage]:
+        """The inbox parsed, or as parsed last time if the file has not changed since
+        (:mod:`app.core.inbox_cache`); shared with the cache, so callers hand out copies."""
+        path = self.path(agent)
+        key = _stat_key(path)
+        if key is None:
+            return []
+        messages = inbox_cache.parsed.get(str(path), key)
+        if messages is not None:
+            return messages
+        messages = parse_with_retry(path, parse_inbox) or []
+        if _stat_key(path) == key:  # the same file throughout the read
+            inbox_cache.parsed.put(str(path), key, messages)
+        return messages
 
     # ------------------------------------------------------------------ mark read
 

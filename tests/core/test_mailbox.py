@@ -299,3 +299,63 @@ def test_append_after_the_team_was_deleted_recreates_nothing(tmp_path: Path) -> 
     with pytest.raises(NotFoundError, match="does not exist"):
         box.append("researcher", InboxMessage(sender="team-lead", text="after"))
     assert not (tmp_path / "home" / "teams" / "gone").exists()
+
+
+# ----------------------------------------------------------------------------- the read cache
+
+
+def test_an_unchanged_inbox_is_parsed_once_and_any_change_is_read_again(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Readers re-read an inbox at every change to it; one that has not changed since the last
+    parse comes from memory. A write by anyone -- this process, another one, an in-place
+    editor -- is read again."""
+    parses: list[int] = []
+    original = mailbox_module.parse_inbox
+
+    def counting(data: bytes) -> list[InboxMessage]:
+        parses.append(len(data))
+        return original(data)
+
+    monkeypatch.setattr(mailbox_module, "parse_inbox", counting)
+    box = home.mailbox(TEAM)
+    box.send("researcher", msg("one"))
+    assert [m.text for m in box.read("researcher")] == ["one"]
+    assert [m.text for _, m in box.unread("researcher")] == ["one"]
+    assert box.count("researcher") == 1
+    assert len(parses) == 1
+
+    box.send("researcher", msg("two"))  # this process
+    assert [m.text for m in box.read("researcher")] == ["one", "two"]
+    path = box.path("researcher")
+    entries = json.loads(path.read_text())
+    entries.append({"from": "tester", "text": "three", "timestamp": "t", "read": False})
+    tmp = path.with_name("other-process.tmp")
+    tmp.write_text(dumps(entries))
+    os.replace(tmp, path)  # another process's atomic write
+    assert [m.text for m in box.read("researcher")] == ["one", "two", "three"]
+    entries[0]["read"] = True
+    path.write_text(dumps(entries))  # in place, as an editor would
+    assert [m.text for _, m in box.unread("researcher")] == ["two", "three"]
+    assert len(parses) == 4
+
+
+def test_messages_handed_out_are_copies(home: Home) -> None:
+    box = home.mailbox(TEAM)
+    box.send("researcher", msg("one"))
+    first = box.read("researcher")
+    first[0].text = "changed by a caller"
+    first[0].read = True
+    again = box.read("researcher")
+    assert (again[0].text, again[0].read) == ("one", False)
+    assert [m.text for _, m in box.unread("researcher")] == ["one"]
+
+
+def test_a_corrupt_inbox_is_not_served_from_memory(home: Home) -> None:
+    """A file that was fine and is now broken raises, as it did before anything was cached."""
+    box = home.mailbox(TEAM)
+    box.send("researcher", msg("one"))
+    assert len(box.read("researcher")) == 1
+    box.path("researcher").write_text('[{"from": "x", "text": ')
+    with pytest.raises(CorruptFileError):
+        box.read("researcher")
