@@ -130,6 +130,8 @@ class MessagesServer:
         self.key = key
         self.requests: list[Recorded] = []
         self.violations: list[str] = []
+        #: Uploads the client abandoned half-way (its connection closed before the body ended).
+        self.aborted = 0
         self.scripts: dict[str, deque[Step]] = {}
         self.fallback: dict[str, str | Callable[[dict[str, Any]], Turn | Fail | Empty]] = {}
         #: thinking blocks sent, by the tool_use id they came with (or the message id)
@@ -202,6 +204,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length)
+        if len(raw) < length:  # the client hung up mid-upload (a run stopped by ctrl+c):
+            with self.api.lock:  # no request reached the API, so none to check
+                self.api.aborted += 1
+            self.close_connection = True
+            return
         headers = {k.lower(): v for k, v in self.headers.items()}
         if self.path.split("?")[0].rstrip("/") != "/v1/messages":
             self._error(Fail(404, "not_found_error", f"Not found: {self.path}"))
