@@ -22,12 +22,13 @@ with the request's id before the answer is appended.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable
 from typing import Any
 
-from app.core.errors import NotFoundError, TeamdeckError
+from app.core.errors import CorruptFileError, NotFoundError, TeamdeckError
 from app.core.home import Home
 from app.core.models import InboxMessage, now_iso
 from app.core.paths import LEAD_NAME, USER_NAME
@@ -175,7 +176,10 @@ def answer_request(home: Home, team: str | None, request_id: str, text_for: Any)
         if is_answered(home, request.team, request_id):
             raise AlreadyAnsweredError(f"request {request_id} was already answered")
 
-    still_open()
+    # An early "already answered", before any lock is taken. An inbox caught mid-write by an
+    # in-place writer (Claude Code) is no answer either way: the check under the lock decides.
+    with contextlib.suppress(CorruptFileError):
+        still_open()
     message = InboxMessage(sender=LEAD_NAME, text=text_for(request), timestamp=now_iso())
     home.mailbox(request.team).append(request.requester, message, guard=still_open)
     return request

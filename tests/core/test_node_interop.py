@@ -257,13 +257,13 @@ def test_teamdeck_answers_while_node_writes_the_same_inbox(
         go_file.touch()
         pending = scan_team(home, "interop").pending
         assert len(pending) == requests
-        outcomes = [steer.allow(r.approval).ok for r in pending]
+        outcomes = [steer.allow(r.approval) for r in pending]
         outputs = [p.communicate(timeout=60) for p in nodes]
     finally:
         for p in nodes:
             p.kill()
     assert [p.returncode for p in nodes] == [0, 0], [err for _, err in outputs]
-    assert outcomes == [True] * requests
+    assert [o.ok for o in outcomes] == [True] * requests, [o.message for o in outcomes]
     texts = [m["text"] for m in json.loads(inbox.read_text(encoding="utf-8"))]
     node_texts = [t for t in texts if t.startswith("node")]
     assert sorted(node_texts) == sorted(f"node{k}-{i}" for k in range(2) for i in range(100))
