@@ -57,9 +57,5 @@ class ParsedInboxes:
                 held -= old_key[1]
             self._entries[path] = (key, messages)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
 
 parsed = ParsedInboxes()
