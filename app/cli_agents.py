@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from app.cli_home import resolve_team
 from app.core.errors import NotFoundError
 from app.core.home import Home
 from app.runtime.runners.modes import BACKENDS
+from app.runtime.runners.priority import batch_priority
 
 Handler = Callable[[Home, argparse.Namespace], int]
 
@@ -37,18 +36,6 @@ def add_teammate_mode_option(parser: argparse.ArgumentParser) -> None:
         "process (an OS process each; the team outlives the dashboard) or tmux (a tmux window "
         "each, in session teamdeck-<team>)",
     )
-
-
-def batch_priority() -> None:
-    """Run this process as batch work (Linux ``SCHED_BATCH``; nothing elsewhere).
-
-    A teammate process is throughput work: the dashboard and the person's terminal win every
-    wake-up against it, and teammates that wake each other with file events do not preempt
-    one another (measured in bench/live.py's ``process0`` row: fewer context switches)."""
-    policy = getattr(os, "SCHED_BATCH", None)
-    if policy is not None:
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, policy, os.sched_param(0))
 
 
 def cmd_agent(home: Home, args: argparse.Namespace) -> int:

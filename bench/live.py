@@ -17,7 +17,9 @@ Every row is measured with its baseline in the same run:
   and as processes (``teammate_backend="process"``). Target >= 6x. The issue's 80 tasks take
   ~3 minutes per mode: ``--realistic-tasks 80`` for the full size.
 * ``process0``: the same at pace 0 as processes, 8 on ``--tasks`` vs 1 on an eighth: CPU-bound,
-  so reported against the core count. Target >= 1.7x on 2 cores.
+  so reported against the core count. Target >= 1.7x on 2 cores. Both runs are repeated with
+  the fork server off (``TEAMDECK_FORKSERVER=0``: every teammate process exec'd and importing
+  on its own), shown beside the baseline.
 * ``keypress``: the dashboard (Textual, headless ``run_test``) while 8 in-process teammates
   work ``--tasks`` tasks at pace 0: shift+down is sent as a terminal would send it, every
   80-120 ms; latency = the key event handed to the app -> the screen refresh after the
@@ -63,6 +65,7 @@ from app.runtime import offload  # noqa: E402
 from app.runtime.model import make_client  # noqa: E402
 from app.runtime.offline import export_pace, parse_pace  # noqa: E402
 from app.runtime.offline.policies import OfflineModel  # noqa: E402
+from app.runtime.runners.forkserver import ENABLED_ENV as FORKSERVER_ENV  # noqa: E402
 from app.runtime.team import TeamRuntime  # noqa: E402
 
 TEAM = "live-bench"
@@ -92,12 +95,14 @@ async def team_run(
     *,
     backend: str = "in-process",
     offloading: bool = True,
+    forking: bool = True,
     time_limit: float = 600.0,
 ) -> Run:
     """Build a team through the runtime API (as bench/team.py does) and time it until ``work``
     of the ``board`` tasks are completed; the rest are created completed (same board size)."""
     export_pace(pace)  # read per request, and inherited by teammate processes
     offload.set_enabled(offloading)
+    os.environ[FORKSERVER_ENV] = "1" if forking else "0"
     run = Run(mates, work)
     root = Path(tempfile.mkdtemp(prefix="teamdeck-live-"))
     options: dict[str, Any] = {"teammate_backend": backend} if backend != "in-process" else {}
@@ -163,6 +168,7 @@ async def team_run(
             await asyncio.to_thread(_end_processes, pids)  # ... but not a benchmark's
     finally:
         offload.set_enabled(None)
+        os.environ.pop(FORKSERVER_ENV, None)
         shutil.rmtree(root, ignore_errors=True)
     return run
 
@@ -239,24 +245,43 @@ async def row_speedup(rid: str, tasks: int, pace: str, backend: str, target: flo
     solo_work = max(1, tasks // 8)
     team = await team_run(8, tasks, tasks, pace, backend=backend)
     solo = await team_run(1, tasks, solo_work, pace, backend=backend)
-    speedup = None
-    if team.wall and solo.wall:
-        speedup = solo.wall / solo_work * tasks / team.wall
+    speedup = _speedup(solo, team)
     cores = os.cpu_count() or 1
     value = f"{speedup:.2f}x" if speedup else "did not finish"
     if rid == "process0" and speedup:
         value += f" on {cores} cores"
+    baseline = "did not finish"
+    if solo.wall:
+        baseline = f"1 teammate: {solo.wall / solo_work:.2f} s per task"
+    data = {"speedup": speedup, "team_wall_s": team.wall, "solo_wall_s": solo.wall,
+            "solo_tasks": solo_work, "tasks": tasks, "pace": pace, "backend": backend,
+            "cores": cores}  # fmt: skip
+    if rid == "process0":  # the same two runs with every teammate process exec'd
+        team_x = await team_run(8, tasks, tasks, pace, backend=backend, forking=False)
+        solo_x = await team_run(1, tasks, solo_work, pace, backend=backend, forking=False)
+        exec_speedup = _speedup(solo_x, team_x)
+        baseline += "; exec'd, no fork server: " + (
+            f"{exec_speedup:.2f}x (team {team_x.wall:.1f} s)" if exec_speedup else "did not finish"
+        )
+        data.update(exec_speedup=exec_speedup, exec_team_wall_s=team_x.wall,
+                    exec_solo_wall_s=solo_x.wall)  # fmt: skip
     return Row(
         rid,
         name,
         value + (f" (team {team.wall:.1f} s)" if team.wall else _unfinished(team)),
-        f"1 teammate: {solo.wall / solo_work:.2f} s per task" if solo.wall else "did not finish",
+        baseline,
         f">= {target:g}x" + (" on 2 cores" if rid == "process0" else ""),
         speedup is not None and speedup >= target,
-        {"speedup": speedup, "team_wall_s": team.wall, "solo_wall_s": solo.wall,
-         "solo_tasks": solo_work, "tasks": tasks, "pace": pace, "backend": backend,
-         "cores": cores},
-    )  # fmt: skip
+        data,
+    )
+
+
+def _speedup(solo: Run, team: Run) -> float | None:
+    """The team's speed-up over one teammate: its time per task x the team's tasks / the
+    team's time."""
+    if not (team.wall and solo.wall):
+        return None
+    return solo.wall / solo.work * team.work / team.wall
 
 
 async def row_keypress(tasks: int, realistic_tasks: int, pace: str) -> Row:

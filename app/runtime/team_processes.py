@@ -3,7 +3,8 @@
 in-process teams.
 
 - Starting a teammate (``make_runner``): a ``teamdeck agent`` process per teammate, seen
-  through its files (:mod:`app.runtime.runners.external`).
+  through its files (:mod:`app.runtime.runners.external`); in ``process`` mode forked from one
+  pre-imported server (:mod:`app.runtime.runners.forkserver`).
 - Outliving the dashboard: the lead keeps its record, log and conversation beside its
   teammates' (:class:`~app.runtime.lead_state.LeadKeeper`); ``stop`` detaches the teammates
   instead of ending them; ``adopt`` (``teamdeck attach``) leads such a team again: the lead's
@@ -26,6 +27,7 @@ from app.runtime.file_requests import scan_team
 from app.runtime.lead_state import LeadKeeper
 from app.runtime.model import is_offline
 from app.runtime.runners.external import ExternalRunner
+from app.runtime.runners.forkserver import ForkServer, supported
 from app.runtime.runners.hold import clear_hold, set_hold
 from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
@@ -81,6 +83,8 @@ class TeamProcesses:
         self.backend = backend
         self.keeper: LeadKeeper | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        #: Forks ``process`` teammates (started with the first one, stopped with the runtime).
+        self.forks: ForkServer | None = None
 
     def _external(self) -> list[ExternalRunner]:
         runners = self.runtime.crew.runners.values()
@@ -100,9 +104,11 @@ class TeamProcesses:
 
     def make_runner(self, spec: TeammateSpec) -> ExternalRunner:
         rt = self.runtime
+        if self.forks is None and self.backend == "process" and supported():
+            self.forks = ForkServer(AgentLaunch.base_environment())
         return external_runner(
             self.backend, spec, home=rt.home, emit=rt._emit, on_exit=rt._runner_exited,
-            launch=self._launch(),
+            launch=self._launch(), forks=self.forks,
         )  # fmt: skip
 
     def team_created(self, team: str) -> None:
@@ -131,6 +137,9 @@ class TeamProcesses:
         """The runtime stops: the teammate processes go on (``teamdeck attach``)."""
         for runner in self._external():
             runner.detach()
+        if self.forks is not None:
+            self.forks.stop()
+            self.forks = None
         self._drop_keeper()
 
     def _drop_keeper(self) -> None:

@@ -95,6 +95,8 @@ class ExternalRunner:
         self._since = time.monotonic()
         self._kill_at: float | None = None
         self.error: str | None = None
+        #: Why the process could not be started, when that is known after ``start()``.
+        self.start_error: str | None = None
 
     # ------------------------------------------------------------------ Runner
 
@@ -227,6 +229,8 @@ class ExternalRunner:
             self._reap("killed", status="killed")
         elif self.orphan:
             self._reap("no process runs it (it ran in a dashboard that has ended)")
+        elif self.start_error is not None:
+            self._reap(f"could not start its process: {self.start_error}", status="failed")
         elif self.record is None:
             self._reap("its process never started", status="failed")
         else:

@@ -58,7 +58,11 @@ class AgentLaunch:
         """``teamdeck agent ...`` for ``spec`` (the credentials are offered separately)."""
         # -P: the teammate's working folder is not put on sys.path (a folder holding an
         # ``app.py``, such as teamdeck's own package in the demo, would shadow ``app``).
-        cmd = [sys.executable, "-P", "-m", "app.cli", "--home", str(self.home), "agent"]
+        return [sys.executable, "-P", "-m", "app.cli", *self.arguments(spec, backend)]
+
+    def arguments(self, spec: TeammateSpec, backend: str) -> list[str]:
+        """The ``teamdeck`` arguments of :meth:`command` (what a forked child runs)."""
+        cmd = ["--home", str(self.home), "agent"]
         cmd += ["--team", spec.team, "--name", spec.name, "--backend", backend]
         cmd += ["--permission-timeout", f"{self.permission_timeout:g}"]
         if self.offline:
@@ -75,7 +79,12 @@ class AgentLaunch:
 
     def environment(self, spec: TeammateSpec) -> dict[str, str]:
         """The whole environment of a child process (``process`` mode)."""
-        return {**child_env(), **teammate_env(spec), "PYTHONUNBUFFERED": "1"}
+        return {**self.base_environment(), **teammate_env(spec)}
+
+    @staticmethod
+    def base_environment() -> dict[str, str]:
+        """What every teammate process's environment starts from (the fork server's too)."""
+        return {**child_env(), "PYTHONUNBUFFERED": "1"}
 
     def passed_environment(self, spec: TeammateSpec) -> dict[str, str]:
         """What a tmux window needs on top of the tmux server's own environment."""

@@ -17,6 +17,7 @@ from app.runtime.runners.tmux import TmuxRunner, tmux_command
 if TYPE_CHECKING:
     from app.core import Home
     from app.core.models import TeamMember
+    from app.runtime.runners.forkserver import ForkServer
 
 #: ``in-process`` (the default: a worker of the lead's event loop), ``process`` (an OS process
 #: each), ``tmux`` (an OS process each, in a window of a tmux session named after the team).
@@ -37,9 +38,12 @@ def external_runner(
     emit: Callable[[RuntimeEvent], None],
     on_exit: Callable[[ExternalRunner], None],
     launch: AgentLaunch,
+    forks: ForkServer | None = None,
 ) -> ExternalRunner:
-    kind = TmuxRunner if backend == "tmux" else ProcessRunner
-    return kind(spec, home=home, emit=emit, on_exit=on_exit, launch=launch)
+    """The runner of a new teammate; a ``process`` one is forked from ``forks`` if given."""
+    if backend == "tmux":
+        return TmuxRunner(spec, home=home, emit=emit, on_exit=on_exit, launch=launch)
+    return ProcessRunner(spec, home=home, emit=emit, on_exit=on_exit, launch=launch, forks=forks)
 
 
 def adopt_runner(
