@@ -31,6 +31,7 @@ from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import parse_frame
 from app.core.watch import Watcher
+from app.runtime import offload
 from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.channel import Sent, TeamChannel, sent_event
@@ -158,6 +159,10 @@ class TeamRuntime:
         self._channel: TeamChannel | None = None
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
+        #: The lead's inbox is read off the loop, one read at a time (``_scan_lead_inbox``).
+        self._lead_reads = offload.Lane("lead-inbox")
+        self._lead_scan: asyncio.Future[None] | None = None
+        self._lead_rescan = False
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         identity = AgentIdentity(
@@ -530,14 +535,41 @@ class TeamRuntime:
             self.queue.add(approval)  # ours, or a member another process runs
 
     def _scan_lead_inbox(self) -> None:
+        """Queue the requests found in the lead's inbox. Reading it parses the whole inbox,
+        which grows with the team and changes at every message: off the loop (the
+        dashboard's keys wait behind it otherwise), one read at a time, and once more if it
+        changed while being read."""
         if not self.team:
             return
+        if self._lead_scan is not None and not self._lead_scan.done():
+            self._lead_rescan = True
+            return
         try:
-            unread = self.home.mailbox(self.team).unread(LEAD_NAME)
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): read here
+            self._observe_lead_inbox(self.team, self._read_lead_inbox(self.team))
+            return
+        self._lead_scan = asyncio.ensure_future(self._scan_lead_off_loop(self.team))
+
+    async def _scan_lead_off_loop(self, team: str) -> None:
+        while True:
+            self._lead_rescan = False
+            unread = await self._lead_reads.run(self._read_lead_inbox, team)
+            if team != self.team:
+                return
+            self._observe_lead_inbox(team, unread)
+            if not self._lead_rescan:
+                return
+
+    def _read_lead_inbox(self, team: str) -> list[InboxMessage] | None:
+        try:
+            return [message for _, message in self.home.mailbox(team).unread(LEAD_NAME)]
         except TeamdeckError as exc:
             log.warning("cannot read the lead's inbox: %s", exc)
-            return
-        for _, message in unread:
+            return None
+
+    def _observe_lead_inbox(self, team: str, unread: list[InboxMessage] | None) -> None:
+        for message in unread or ():
             self.observe_lead_frame(message, parse_frame(message.text))
 
     async def _ask_for_lead(
