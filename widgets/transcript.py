@@ -77,7 +77,7 @@ def _is_long(text: str) -> bool:
     return text.count("\n") >= LONG_LINES or len(text) > LONG_CHARS
 
 
-def _input_summary(tool_input: Any) -> str:
+def input_summary(tool_input: Any) -> str:
     if isinstance(tool_input, dict):
         for key in ("command", "file_path", "path", "pattern", "recipient", "subject", "name"):
             if isinstance(tool_input.get(key), str):
@@ -110,7 +110,7 @@ class ToolCall(Collapsible):
             self.body = "(no input)"
         else:
             self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
-        self.summary = _input_summary(tool_input)
+        self.summary = input_summary(tool_input)
         super().__init__(
             Static(Text(self.body), classes="tool-input"),
             title=self._label_text(""),
@@ -154,7 +154,32 @@ class ToolCall(Collapsible):
             self.collapsed = True
 
 
-class Transcript(VerticalScroll):
+class FollowsTranscript:
+    """What both views of a transcript share (this one and ``TranscriptTail``): ``follow``, in
+    terms of their own ``show`` and ``add_entry``."""
+
+    agent: str | None
+    _empty: str
+    #: The first entry shown and how many: what ``follow`` compares a re-read list with.
+    _followed: tuple[TranscriptEntry | None, int]
+
+    show: Callable[..., None]  # (agent, entries, partial="", *, empty=...)
+    add_entry: Callable[[TranscriptEntry], None]
+
+    def follow(self, entries: list[TranscriptEntry]) -> None:
+        """The shown agent's whole transcript again, as read from a file that grows: only the
+        entries past those already shown are added. A list that was replaced (its first entry
+        differs, or it is shorter: found later, another team) is shown afresh."""
+        head, count = self._followed
+        if not entries or entries[0] != head or len(entries) < count:
+            self.show(self.agent, entries, empty=self._empty)
+            return
+        for entry in entries[count:]:
+            self.add_entry(entry)
+        self._followed = (head, len(entries))
+
+
+class Transcript(FollowsTranscript, VerticalScroll):
     """See the module docstring. ``agent`` is the agent shown (``None``: nobody yet)."""
 
     DEFAULT_CSS = """
@@ -261,18 +286,6 @@ class Transcript(VerticalScroll):
         self.mount_all(widgets)
         if partial:
             self.add_text(partial)
-
-    def follow(self, entries: list[TranscriptEntry]) -> None:
-        """The shown agent's whole transcript again, as read from a file that grows: only the
-        entries past those already shown are added. A list that was replaced (its first entry
-        differs, or it is shorter: found later, another team) is shown afresh."""
-        head, count = self._followed
-        if not entries or entries[0] != head or len(entries) < count:
-            self.show(self.agent, entries, empty=self._empty)
-            return
-        for entry in entries[count:]:
-            self.add_entry(entry)
-        self._followed = (head, len(entries))
 
     def add_entry(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant" and self._stream is not None:

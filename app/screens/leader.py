@@ -27,7 +27,7 @@ from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
-from widgets.transcript import Transcript
+from widgets.transcript_tail import TranscriptTail
 
 #: The lead's pane when the lead is a Claude Code session teamdeck only steers.
 LEAD_FROM_FILES = (
@@ -36,10 +36,8 @@ LEAD_FROM_FILES = (
     "What you type below goes into the lead's inbox, from user."
 )
 
-#: Entries the lead's pane keeps mounted. The pane is a few lines tall beside the board and the
-#: feed; every widget mounted in it is reflowed on each frame while the team works (with 200,
-#: a key press waited twice as long: bench/live.py's keypress row). The lead's own view keeps
-#: the usual ``MAX_ITEMS``.
+#: Entries the lead's pane keeps (one line each, see ``TranscriptTail``). The lead's own view
+#: keeps the whole transcript.
 LEAD_PANE_ENTRIES = 20
 
 #: The lead's transcript before anything happened: what to do first.
@@ -83,7 +81,7 @@ class LeaderScreen(DeckScreen):
             with Vertical(id="work"):
                 yield TaskBoard(id="board")
                 yield MessageFeed(id="feed")
-                yield Transcript(id="lead", max_items=LEAD_PANE_ENTRIES)
+                yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
         yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
         yield Footer()
 
@@ -93,7 +91,7 @@ class LeaderScreen(DeckScreen):
         set_border(self.query_one("#board"), title="Tasks")
         self._label_lead(host.selected)
         prompt = self.query_one("#prompt", Input)
-        lead = self.query_one("#lead", Transcript)
+        lead = self.query_one("#lead", TranscriptTail)
         if self.steering.read_only:
             prompt.placeholder = "Read-only viewer: no runtime to send to"
             prompt.disabled = True
@@ -161,7 +159,7 @@ class LeaderScreen(DeckScreen):
     def _label_lead(self, selected: str | None) -> None:
         """The bottom panel is the lead's transcript whatever is selected: say so, and how to
         read the selected teammate's."""
-        lead = self.query_one("#lead", Transcript)
+        lead = self.query_one("#lead", TranscriptTail)
         set_border(lead, title=Text.assemble((LEAD_NAME, "bold"), " · lead's transcript"))
         if selected and selected != LEAD_NAME and self.host.agent(selected) is not None:
             hint = f"{selected}'s transcript: enter on its panel"
@@ -208,21 +206,21 @@ class LeaderScreen(DeckScreen):
 
     def on_text(self, agent: str, text: str) -> None:
         if agent == LEAD_NAME:
-            self.query_one("#lead", Transcript).add_text(text)
+            self.query_one("#lead", TranscriptTail).add_text(text)
 
     def on_entry(self, entry: TranscriptEntry) -> None:
         if entry.agent == LEAD_NAME:
-            self.query_one("#lead", Transcript).add_entry(entry)
+            self.query_one("#lead", TranscriptTail).add_entry(entry)
 
     def transcript_grew(self, agent: str) -> None:
         if agent == LEAD_NAME and not self.steering.read_only:
-            self.query_one("#lead", Transcript).follow(self.host.transcript(LEAD_NAME))
+            self.query_one("#lead", TranscriptTail).follow(self.host.transcript(LEAD_NAME))
 
     def run_finished(self, reason: str, ok: bool) -> None:
         nxt = "type a new goal" if self.typing else "n new goal"
         mark = "run finished" if ok else "run ended"
         line = f"{mark} — {reason} · {nxt} · ctrl+q quit"
-        self.query_one("#lead", Transcript).add_entry(
+        self.query_one("#lead", TranscriptTail).add_entry(
             TranscriptEntry(LEAD_NAME, "notice", line, {"finished": True})
         )
 

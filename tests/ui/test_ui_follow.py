@@ -13,6 +13,7 @@ from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.message_feed import MessageFeed
 from widgets.transcript import Transcript
+from widgets.transcript_tail import TranscriptTail
 
 
 async def ready(pilot: Pilot[None]) -> TeamDeckApp:
@@ -94,7 +95,7 @@ async def test_lead_transcript_follows_after_a_resize(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        lead = deck.screen.query_one("#lead", Transcript)
+        lead = deck.screen.query_one("#lead", TranscriptTail)
         for i in range(20):
             runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
         await wait_for(pilot, lambda: "step 19" in screen_text(deck))
@@ -106,7 +107,7 @@ async def test_lead_transcript_follows_after_a_resize(
         await pilot.pause(0.1)
         runtime.emit(TranscriptEntry("team-lead", "notice", "the last step"))
         await wait_for(pilot, lambda: "the last step" in screen_text(deck))
-        assert lead.is_vertical_scroll_end
+        assert lead.lines[-1] == "the last step"  # the newest line, at the bottom
 
 
 async def test_a_transcript_keeps_following_when_a_widget_inside_scrolls_itself() -> None:

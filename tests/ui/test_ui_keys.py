@@ -25,7 +25,7 @@ from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
 from widgets.message_feed import MessageFeed
 from widgets.task_board import TaskBoard
-from widgets.transcript import Transcript
+from widgets.transcript_tail import TranscriptTail
 
 PLAN_ID = "plan_approval-1767225630000@engineer"
 PERM_ID = "perm-1767225650000@researcher"
@@ -442,15 +442,15 @@ async def test_streamed_text_is_batched_then_replaced_by_the_entry(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        lead = deck.screen.query_one("#lead", Transcript)
-        before = len(lead.children)
+        lead = deck.screen.query_one("#lead", TranscriptTail)
+        before = len(lead.lines)
         for chunk in ("Split", "ting the ", "work ", "now."):
             runtime.emit(TextDelta("team-lead", chunk))
         await wait_for(pilot, lambda: "Splitting the work now." in screen_text(deck))
         assert deck.partial["team-lead"] == "Splitting the work now."
         runtime.emit(TranscriptEntry("team-lead", "assistant", "Splitting the work now."))
         await pilot.pause(0.1)
-        assert len(lead.children) == before + 1  # one Markdown, not two
+        assert lead.lines[before:] == ["Splitting the work now."]  # one line, not two
         assert "team-lead" not in deck.partial
 
 

@@ -23,6 +23,7 @@ from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.teammate_panel import TeammatePanel
 from widgets.transcript import Transcript
+from widgets.transcript_tail import TranscriptTail
 
 
 async def ready(pilot: Pilot[None]) -> TeamDeckApp:
@@ -208,7 +209,8 @@ async def test_the_leads_team_delete_reads_in_words(
         await wait_for(pilot, lambda: expected in screen_text(deck))
         lead = screen_text(deck).split("⚙ TeamDelete")[1]
         assert '"success"' not in lead and "{" not in lead
-        assert "(no input)" in lead
+        pane = deck.screen.query_one("#lead", TranscriptTail)
+        assert pane.lines[-1] == f"⚙ TeamDelete  ✓  {expected}"
 
 
 # ---------------------------------------------------------------------- one watcher worker
@@ -268,7 +270,7 @@ async def test_enter_opens_the_selected_teammate_from_the_transcript(deck: TeamD
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("1")
-        deck.screen.query_one("#lead", Transcript).focus()
+        deck.screen.query_one("#lead", TranscriptTail).focus()
         await pilot.pause()
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))

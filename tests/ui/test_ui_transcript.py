@@ -23,6 +23,7 @@ from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.task_board import TaskBoard
 from widgets.transcript import Transcript
+from widgets.transcript_tail import TranscriptTail
 
 
 async def ready(pilot: Pilot[None]) -> TeamDeckApp:
@@ -138,7 +139,7 @@ async def test_a_burst_of_completed_tasks_is_one_toast_off_the_transcript(
         assert len(completed) == 1 and completed[0][0] == "3 tasks completed"
         await wait_for(pilot, lambda: bool(deck.screen.query(Toast)))
         toast = deck.screen.query(Toast).last()
-        transcript = deck.screen.query_one("#lead", Transcript)
+        transcript = deck.screen.query_one("#lead", TranscriptTail)
         assert not toast.region.overlaps(transcript.region)
         assert toast.region.y <= 2  # top right, below the header
 
@@ -156,11 +157,36 @@ async def test_the_bottom_transcript_is_labelled_as_the_leads(deck: TeamDeckApp)
         assert "researcher's transcript: enter on its panel" in text
 
 
+async def test_the_leads_pane_draws_its_newest_lines_at_the_bottom_cut_to_its_width(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """More entries than the pane has rows: the newest fill it, the last at the bottom; a line
+    wider than the pane ends in an ellipsis; a failed call is marked; nothing is mounted."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        pane = deck.screen.query_one("#lead", TranscriptTail)
+        for i in range(15):
+            runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
+        call = {"tool": "Bash", "tool_use_id": "b1", "input": {"command": "make test"}}
+        runtime.emit(TranscriptEntry("team-lead", "tool_call", "Bash", call))
+        failed = {"tool_use_id": "b1", "is_error": True}
+        runtime.emit(TranscriptEntry("team-lead", "tool_result", "exit 2", failed))
+        runtime.emit(TranscriptEntry("team-lead", "assistant", "word " * 60))
+        await wait_for(pilot, lambda: "⚙ Bash  make test  ✗" in screen_text(deck))
+        rows = screen_text(deck).splitlines()
+        box = pane.content_region
+        drawn = [row[box.x : box.right].rstrip() for row in rows[box.y : box.bottom]]
+        assert drawn[-1].startswith("word word") and drawn[-1].endswith("…")
+        assert drawn[-2].startswith("⚙ Bash  make test  ✗")
+        assert "step 14" in drawn[-3] and not any("step 0" in row for row in drawn)
+        assert not pane.children
+
+
 async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_all(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
-    """The pane beside the board and the feed keeps few widgets (each one is reflowed on every
-    frame while the team works); the lead's own view has the whole transcript."""
+    """The pane beside the board and the feed keeps the newest entries, a line each (it is
+    redrawn, never reflowed, while the team works); the lead's own view has them all."""
     from app.screens.leader import LEAD_PANE_ENTRIES
 
     steps = LEAD_PANE_ENTRIES + 15
@@ -169,9 +195,9 @@ async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_a
         for i in range(steps):
             runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
         await wait_for(pilot, lambda: f"step {steps - 1}" in screen_text(deck))
-        pane = deck.screen.query_one("#lead", Transcript)
-        shown = [str(child.render()) for child in pane.children]
-        assert shown == [f"step {i}" for i in range(steps - LEAD_PANE_ENTRIES, steps)]
+        pane = deck.screen.query_one("#lead", TranscriptTail)
+        assert pane.lines == [f"step {i}" for i in range(steps - LEAD_PANE_ENTRIES, steps)]
+        assert not pane.children  # lines, not widgets
         assert len(deck.transcript("team-lead")) > steps  # the runtime keeps them all
         await pilot.press("0", "enter")  # the lead's own view
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
@@ -211,7 +237,7 @@ async def test_a_finished_run_says_so_and_what_next(
 async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        deck.screen.query_one("#lead", Transcript).focus()
+        deck.screen.query_one("#lead", TranscriptTail).focus()
         await pilot.press("tab")
         assert deck.focused is deck.screen.query_one("#prompt")
 

@@ -1,0 +1,212 @@
+"""The newest entries of an agent's transcript, one line each: the lead's pane in the leader
+view, beside the board and the feed.
+
+The pane is a few lines tall and changes at every step the lead takes while a team works. As a
+:class:`~widgets.transcript.Transcript` (a widget mounted per entry: Markdown, tool-call
+collapsibles) each entry reflowed the whole screen: ~1,500 of the ~2,000 layout requests of a
+bench/live.py key-press run came from it, and key presses waited behind those frames. Here the
+pane is one widget that redraws its lines and is never laid out again; the lead's own view
+(``0`` then enter) keeps the whole transcript, as Markdown, with its tool calls to open.
+
+An entry reads as in the full transcript (``in_words``): the person's messages once, prompts
+and protocol frames in words, streamed text replaced by the entry that ends it, a tool call
+marked ✓ or ✗ when its result arrives. Lines longer than the pane end in an ellipsis; only the
+newest ``max_items`` entries are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import RenderResult
+from textual.widget import Widget
+
+from app.core.frame_text import one_line
+from app.runtime.events import TranscriptEntry
+from widgets.transcript import FollowsTranscript, in_words, input_summary, result_in_words
+
+MAX_ITEMS = 20
+LINE_LIMIT = 400
+
+
+_HEADING = re.compile(r"^#{1,6}\s+", re.MULTILINE)
+
+
+def _plain(markdown: str) -> str:
+    """Model text on one line: emphasis and code marks and heading hashes dropped (names such
+    as ``__init__`` are kept as written)."""
+    return _HEADING.sub("", markdown).replace("**", "").replace("`", "")
+
+
+def _flat(text: str) -> str:
+    """One line, at most ``LINE_LIMIT`` characters (the pane shows fewer)."""
+    return one_line(text, LINE_LIMIT)
+
+
+@dataclass
+class _Line:
+    kind: str  # a component class: user, text, tool, notice, error
+    text: str
+    mark: str = ""
+    #: What a tool's answer says in words (TeamDelete's, SendMessage's ``message``).
+    note: str = ""
+
+
+class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
+    """See the module docstring. ``agent`` is the agent shown (``None``: nobody yet)."""
+
+    COMPONENT_CLASSES = {
+        "transcript-tail--user",
+        "transcript-tail--tool",
+        "transcript-tail--notice",
+        "transcript-tail--error",
+    }
+
+    DEFAULT_CSS = """
+    TranscriptTail {
+        height: 1fr;
+        padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+        &.-empty { text-wrap: wrap; color: $text-muted; text-style: italic; }
+        & > .transcript-tail--user { color: $text-accent; text-style: bold; }
+        & > .transcript-tail--tool { color: $text-muted; }
+        & > .transcript-tail--notice { color: $text-muted; text-style: italic; }
+        & > .transcript-tail--error { color: $text-error; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, max_items: int = MAX_ITEMS) -> None:
+        super().__init__(id=id)
+        self.max_items = max_items
+        self.agent: str | None = None
+        self._lines: deque[_Line] = deque(maxlen=max_items)
+        self._calls: dict[str, _Line] = {}
+        self._said: list[str] = []  # the person's messages not yet echoed by the agent's turn
+        self._stream: str | None = None
+        self._empty = "nothing yet"
+        self._followed = (None, 0)
+
+    @property
+    def lines(self) -> list[str]:
+        """The entries kept, as shown (without styles, not cut), oldest first."""
+        shown = [
+            "  ".join(part for part in (line.text, line.mark, line.note) if part)
+            for line in self._lines
+        ]
+        return shown + ([self._stream_line] if self._stream is not None else [])
+
+    # ------------------------------------------------------------------ content in
+
+    def show(
+        self,
+        agent: str | None,
+        entries: list[TranscriptEntry],
+        partial: str = "",
+        *,
+        empty: str = "nothing yet",
+    ) -> None:
+        """Replace the content with ``agent``'s transcript (+ text still streaming); ``empty``
+        is shown until the first entry arrives."""
+        self.agent = agent
+        self._empty = empty
+        self._followed = (entries[0] if entries else None, len(entries))
+        self._lines.clear()
+        self._calls.clear()
+        self._said.clear()
+        self._stream = None
+        for entry in entries:
+            self._take(entry)
+        self._stream = partial or None
+        self._changed()
+
+    def add_entry(self, entry: TranscriptEntry) -> None:
+        self._take(entry)
+        self._changed()
+
+    def add_text(self, text: str) -> None:
+        """A chunk of streamed assistant text."""
+        self._stream = (self._stream or "") + text
+        self._changed()
+
+    @property
+    def _stream_line(self) -> str:
+        return _flat(_plain(self._stream or ""))
+
+    def _take(self, entry: TranscriptEntry) -> None:
+        if entry.kind == "assistant":
+            self._stream = None  # the whole entry replaces the streamed copy
+        line = self._line_for(entry)
+        if line is not None:
+            self._lines.append(line)
+        if len(self._calls) > 4 * self.max_items:  # calls whose result never came, long gone
+            self._calls.clear()
+
+    def _line_for(self, entry: TranscriptEntry) -> _Line | None:
+        text = entry.text
+        match entry.kind:
+            case "user":
+                if entry.data.get("source") == "person":
+                    self._said.append(text)
+                    return _Line("user", f"› you: {_flat(text)}")
+                if text in self._said:  # the turn that delivers it: already shown
+                    self._said.remove(text)
+                    return None
+                return _Line("user", f"› {_flat(in_words(text, self.agent or ''))}")
+            case "assistant":
+                return _Line("text", _flat(_plain(text)))
+            case "tool_call":
+                tool = str(entry.data.get("tool") or text)
+                summary = input_summary(entry.data.get("input"))
+                line = _Line("tool", f"⚙ {tool}" + (f"  {summary}" if summary else ""))
+                if tool_use_id := entry.data.get("tool_use_id"):
+                    self._calls[str(tool_use_id)] = line
+                return line
+            case "tool_result":
+                call = self._calls.pop(str(entry.data.get("tool_use_id")), None)
+                if call is not None:
+                    call.mark = "✗" if entry.data.get("is_error") else "✓"
+                    said = result_in_words(text)
+                    call.note = _flat(said) if said != text else ""
+                    return None
+                return _Line("notice", f"↳ {_flat(result_in_words(text))}")
+            case "notice":
+                return _Line("notice", _flat(text))
+            case _:
+                return _Line("error", f"✗ {_flat(text)}")
+
+    def _changed(self) -> None:
+        self.set_class(not self._lines and self._stream is None, "-empty")
+        self.refresh()  # a repaint of this widget only: its size does not depend on its lines
+
+    # ------------------------------------------------------------------ drawing
+
+    def render(self) -> RenderResult:
+        if not self._lines and self._stream is None:
+            return Text(self._empty)
+        height = max(1, self.size.height)
+        shown: list[Text] = []
+        if self._stream is not None:
+            shown.append(Text(self._stream_line))
+        for line in reversed(self._lines):
+            if len(shown) >= height:
+                break
+            shown.append(self._text(line))
+        return Text("\n").join(reversed(shown))
+
+    def _text(self, line: _Line) -> Text:
+        style = (
+            self.get_component_rich_style(f"transcript-tail--{line.kind}")
+            if line.kind != "text"
+            else Style()
+        )
+        text = Text(line.text, style=style)
+        if line.mark:
+            text.append(f"  {line.mark}", style="red" if line.mark == "✗" else "green")
+        if line.note:
+            text.append(f"  {line.note}")
+        return text
