@@ -10,8 +10,9 @@ pane is one widget that redraws its lines and is never laid out again; the lead'
 
 An entry reads as in the full transcript (``in_words``): the person's messages once, prompts
 and protocol frames in words, streamed text replaced by the entry that ends it, a tool call
-marked ✓ or ✗ when its result arrives. Lines longer than the pane end in an ellipsis; only the
-newest ``max_items`` entries are kept.
+marked ✓ or ✗ when its result arrives. Lines longer than the pane end in an ellipsis, but for
+an error and the run's end (what to do next), which take the rows they need; only the newest
+``max_items`` entries are kept.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ class _Line:
     mark: str = ""
     #: What a tool's answer says in words (TeamDelete's, SendMessage's ``message``).
     note: str = ""
+    #: Shown whole, over as many rows as it takes: what the person must read (an error, the
+    #: run's end and what to do next).
+    wrap: bool = False
 
 
 class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
@@ -175,9 +179,9 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
                     return None
                 return _Line("notice", f"↳ {_flat(result_in_words(text))}")
             case "notice":
-                return _Line("notice", _flat(text))
+                return _Line("notice", _flat(text), wrap=bool(entry.data.get("finished")))
             case _:
-                return _Line("error", f"✗ {_flat(text)}")
+                return _Line("error", f"✗ {_flat(text)}", wrap=True)
 
     def _changed(self) -> None:
         self.set_class(not self._lines and self._stream is None, "-empty")
@@ -192,11 +196,14 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
         shown: list[Text] = []
         if self._stream is not None:
             shown.append(Text(self._stream_line))
+        width = max(1, self.size.width)
         for line in reversed(self._lines):
             if len(shown) >= height:
                 break
-            shown.append(self._text(line))
-        return Text("\n").join(reversed(shown))
+            text = self._text(line)
+            rows = text.wrap(self.app.console, width) if line.wrap else [text]
+            shown.extend(reversed(rows))
+        return Text("\n").join(reversed(shown[:height]))
 
     def _text(self, line: _Line) -> Text:
         style = (

@@ -234,6 +234,25 @@ async def test_a_finished_run_says_so_and_what_next(
         assert deck.focused is deck.screen.query_one("#prompt")
 
 
+async def test_the_runs_end_and_an_error_are_shown_whole_in_a_narrow_pane(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """The pane cuts lines at its width, but not what the person must read: an error, and the
+    run's end with what to do next (they take the rows they need)."""
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        problem = "the API refused the request: " + "a long explanation " * 4 + "(the end)"
+        runtime.emit(TranscriptEntry("team-lead", "error", problem))
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.set_status("team-lead", "idle")
+        await wait_for(pilot, lambda: "run finished" in screen_text(deck))
+        box = deck.screen.query_one("#lead", TranscriptTail).content_region
+        rows = screen_text(deck).splitlines()[box.y : box.bottom]
+        text = " ".join(row[box.x : box.right].strip() for row in rows)
+        assert "(the end)" in text
+        assert "n new goal · ctrl+q quit" in text
+
+
 async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
