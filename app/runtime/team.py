@@ -159,8 +159,7 @@ class TeamRuntime:
         self._channel: TeamChannel | None = None
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
-        #: The lead's inbox is read off the loop, one read at a time (``_scan_lead_inbox``).
-        self._lead_reads = offload.Lane("lead-inbox")
+        #: The read of the lead's inbox under way off the loop (``_scan_lead_inbox``).
         self._lead_scan: asyncio.Future[None] | None = None
         self._lead_rescan = False
         self._lead_task: Any = None
@@ -554,7 +553,7 @@ class TeamRuntime:
     async def _scan_lead_off_loop(self, team: str) -> None:
         while True:
             self._lead_rescan = False
-            unread = await self._lead_reads.run(self._read_lead_inbox, team)
+            unread = await offload.off_loop(self._read_lead_inbox, team)
             if team != self.team:
                 return
             self._observe_lead_inbox(team, unread)

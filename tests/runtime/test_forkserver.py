@@ -55,12 +55,19 @@ def forks() -> Iterator[ForkServer]:
         os.kill(server.pid, signal.SIGKILL)
 
 
-async def started_team(runtime: TeamRuntime, home: Home, *names: str) -> None:
+async def started_team(
+    home: Home, project: Path, runtimes: list[TeamRuntime], *names: str
+) -> tuple[TeamRuntime, Observer]:
+    """A runtime with ``process`` teammates ``names`` in team ``TEAM``, and what it emits."""
+    runtime = TeamRuntime(home, cwd=project, decider="lead", teammate_backend="process")
+    runtimes.append(runtime)
+    seen = Observer(runtime)
     await runtime.start()
     home.teams.create(TEAM, lead_session_id="s")
     runtime.team_created(TEAM)
     for name in names:
         await runtime.spawn_teammate(name, "Look around.")
+    return runtime, seen
 
 
 def forked_pid(runtime: TeamRuntime, name: str) -> int | None:
@@ -74,10 +81,7 @@ async def test_teammates_are_forked_from_one_server_as_subprocess_would_start_th
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-for-children")
     monkeypatch.setenv("TEAMDECK_OFFLINE_TTFT", "0.3")  # they stay at work for a while
-    runtime = TeamRuntime(home, cwd=project, decider="lead", teammate_backend="process")
-    runtimes.append(runtime)
-    seen = Observer(runtime)
-    await started_team(runtime, home, "ann", "bob")
+    runtime, seen = await started_team(home, project, runtimes, "ann", "bob")
     pids = {name: await until(lambda n=name: forked_pid(runtime, n), f"{name} forked", within=GUARD)
             for name in ("ann", "bob")}  # fmt: skip
     runner = runtime.runners["ann"]
@@ -113,10 +117,7 @@ async def test_with_the_fork_server_off_each_teammate_is_execd(
     home: Home, project: Path, runtimes: list[TeamRuntime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ENABLED_ENV, "0")
-    runtime = TeamRuntime(home, cwd=project, decider="lead", teammate_backend="process")
-    runtimes.append(runtime)
-    seen = Observer(runtime)
-    await started_team(runtime, home, "ann")
+    runtime, seen = await started_team(home, project, runtimes, "ann")
     runner = runtime.runners["ann"]
     assert isinstance(runner, ProcessRunner)
     assert runner.forks is None and runner.popen is not None
@@ -127,10 +128,7 @@ async def test_with_the_fork_server_off_each_teammate_is_execd(
 async def test_when_the_server_dies_unanswered_and_after_teammates_are_execd(
     home: Home, project: Path, runtimes: list[TeamRuntime]
 ) -> None:
-    runtime = TeamRuntime(home, cwd=project, decider="lead", teammate_backend="process")
-    runtimes.append(runtime)
-    seen = Observer(runtime)
-    await started_team(runtime, home, "ann")
+    runtime, seen = await started_team(home, project, runtimes, "ann")
     ann = runtime.runners["ann"]
     assert isinstance(ann, ProcessRunner) and ann.forks is not None and ann.forks.pid
     os.kill(ann.forks.pid, signal.SIGKILL)  # still importing: ann's request is never answered

@@ -84,10 +84,6 @@ class Forked:
     lost: bool = False
     cancelled: bool = False
 
-    @property
-    def pending(self) -> bool:
-        return self.pid is None and self.error is None and not self.lost
-
 
 class ForkServer:
     """The runtime's side: starts the server on first use, hands it requests, reads answers."""
@@ -227,10 +223,9 @@ def serve() -> int:
         except (ValueError, KeyError, TypeError):
             continue
         try:
-            stderr_fd = _open_stderr(Path(request["stderr"]))
             if not Path(request["cwd"]).is_dir():
-                os.close(stderr_fd)
                 raise OSError(f"no such folder: {request['cwd']}")
+            stderr_fd = _open_stderr(Path(request["stderr"]))
         except (OSError, KeyError, TypeError) as exc:
             _answer({"id": rid, "error": str(exc) or type(exc).__name__})
             continue
