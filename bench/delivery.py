@@ -57,9 +57,9 @@ os.environ["TEAMDECK_OFFLINE_PACE"] = "0"
 from app.core import Home, InboxMessage, TeamMember  # noqa: E402
 from app.core.mailbox import Mailbox  # noqa: E402
 from app.runtime.events import ApprovalChanged, RuntimeEvent, StatusChanged  # noqa: E402
-from app.runtime.model import make_client  # noqa: E402
+from app.runtime.model.client import make_client  # noqa: E402
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, text  # noqa: E402
-from app.runtime.team import TeamRuntime  # noqa: E402
+from app.runtime.team.runtime import TeamRuntime  # noqa: E402
 
 TEAM = "bench"
 WORKER = "worker"

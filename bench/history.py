@@ -73,7 +73,7 @@ def ms(seconds: float) -> str:
 async def overhead(tasks: int, teammates: int, rounds: int) -> dict[str, Any]:
     import team as team_bench  # bench/team.py
 
-    from app.runtime.team import TeamRuntime
+    from app.runtime.team.runtime import TeamRuntime
 
     class RecordedRuntime(TeamRuntime):
         """bench/team.py's runtime with the archive recording it, as ``teamdeck run`` does."""
@@ -221,7 +221,7 @@ async def live_search_figures(root: Path, query: str = "agent-7 progress 12") ->
     import ui as ui_bench  # bench/ui.py
     from textual import events
 
-    from app.app import TeamDeckApp
+    from app.dashboard.app import TeamDeckApp
     from widgets.message_feed import MessageFeed
     from widgets.search_bar import SearchBar
 
@@ -307,7 +307,7 @@ def history_figures(root: Path, runs: int = 1000) -> dict[str, Any]:
     conn.execute("COMMIT")
     conn.close()
 
-    from app import cli
+    from app.cli import main as cli
 
     env = dict(os.environ, TEAMDECK_HOME=str(home.root), PYTHONPATH=str(ROOT))
     inproc, command, base_inproc, base_command = [], [], [], []
@@ -332,7 +332,7 @@ def history_figures(root: Path, runs: int = 1000) -> dict[str, Any]:
         ):
             t0 = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "app.cli", "--home", str(target), *argv],
+                [sys.executable, "-m", "app.cli.main", "--home", str(target), *argv],
                 env=env,
                 capture_output=True,
                 check=True,

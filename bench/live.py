@@ -61,12 +61,12 @@ import live_app  # noqa: E402
 from team import ACTIONS, FILLER_OWNER, make_workspace, pct, ticker  # noqa: E402
 
 from app.core import Home, TaskChanged  # noqa: E402
-from app.runtime import offload  # noqa: E402
-from app.runtime.model import make_client  # noqa: E402
+from app.runtime.model.client import make_client  # noqa: E402
 from app.runtime.offline import export_pace, parse_pace  # noqa: E402
 from app.runtime.offline.policies import OfflineModel  # noqa: E402
 from app.runtime.runners.forkserver import ENABLED_ENV as FORKSERVER_ENV  # noqa: E402
-from app.runtime.team import TeamRuntime  # noqa: E402
+from app.runtime.scheduling import offload  # noqa: E402
+from app.runtime.team.runtime import TeamRuntime  # noqa: E402
 
 TEAM = "live-bench"
 PROCESS_BACKEND = "teammate_backend" in inspect.signature(TeamRuntime).parameters

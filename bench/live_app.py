@@ -22,10 +22,10 @@ from typing import Any
 from team import ACTIONS, make_workspace, pct, ticker
 
 from app.core import Home
-from app.runtime import offload
-from app.runtime.model import make_client
+from app.runtime.model.client import make_client
 from app.runtime.offline import export_pace
 from app.runtime.offline.policies import OfflineModel
+from app.runtime.scheduling import offload
 
 TEAM = "live-keys"
 MATES = 8
@@ -48,9 +48,9 @@ async def keypresses(
 ) -> Presses:
     from textual import events
 
-    from app.app import TeamDeckApp
-    from app.launch import runtime_factory
-    from app.screens.deck import DeckScreen
+    from app.dashboard.app import TeamDeckApp
+    from app.dashboard.launch import runtime_factory
+    from app.dashboard.screens.deck import DeckScreen
 
     export_pace(pace)
     offload.set_enabled(offloading)

@@ -63,9 +63,9 @@ from app.core import Home  # noqa: E402
 from app.core.mailbox import Mailbox  # noqa: E402
 from app.core.paths import LEAD_NAME  # noqa: E402
 from app.core.tasks import ClaimResult, TaskList  # noqa: E402
+from app.runtime.agent.loop import TurnOutcome  # noqa: E402
 from app.runtime.events import RuntimeEvent, TranscriptEntry  # noqa: E402
-from app.runtime.loop import TurnOutcome  # noqa: E402
-from app.runtime.model import make_client  # noqa: E402
+from app.runtime.model.client import make_client  # noqa: E402
 from app.runtime.offline import (  # noqa: E402
     ModelRequest,
     ResponsePlan,
@@ -74,7 +74,7 @@ from app.runtime.offline import (  # noqa: E402
     text,
 )
 from app.runtime.offline.policies import OfflineModel  # noqa: E402
-from app.runtime.team import TeamRuntime  # noqa: E402
+from app.runtime.team.runtime import TeamRuntime  # noqa: E402
 
 TEAM = "bench-team"
 ACTIONS = ("inventory", "definitions", "summarize")

@@ -156,8 +156,8 @@ async def lateness(work: Any, period: float = 0.002) -> float:
 
 
 async def measure(root: str, writes: int, burst_size: int, runs: int) -> dict[str, Any]:
-    from app.app import TeamDeckApp
     from app.core import Home
+    from app.dashboard.app import TeamDeckApp
     from widgets.message_feed import MessageFeed
     from widgets.roster import Roster
     from widgets.task_board import TaskBoard

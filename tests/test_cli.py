@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.locks import MkdirLock
@@ -95,7 +95,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 def run_process(*argv: str, env: dict[str, str], stdin: str | None = None) -> Result:
     proc = subprocess.run(
-        [sys.executable, "-m", "app.cli", *argv],
+        [sys.executable, "-m", "app.cli.main", *argv],
         cwd=ROOT,
         env=env,
         input=stdin,
@@ -789,10 +789,10 @@ def test_hooks_are_wired(run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPat
         return 0
 
     monkeypatch.setitem(
-        sys.modules, "app.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
+        sys.modules, "app.dashboard.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
     )
     monkeypatch.setitem(
-        sys.modules, "app.headless", types.SimpleNamespace(run_headless=fake_headless)
+        sys.modules, "app.cli.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     assert run("tui").code == 3
     assert run("demo").code == 3

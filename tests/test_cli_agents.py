@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.paths import LEAD_NAME
-from app.runtime.runners.agent_record import AgentRecord, write_record
+from app.runtime.runners.process_record import AgentRecord, write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,7 +141,7 @@ def test_a_teammate_process_run_by_hand_answers_its_shutdown_through_the_files(
 ) -> None:
     env = {**os.environ, "TEAMDECK_OFFLINE_PACE": "0", "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "--home", str(home.root), "agent",
+        [sys.executable, "-m", "app.cli.main", "--home", str(home.root), "agent",
          "--team", "crew", "--name", "helper", "--offline"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from app import cli
-from app.cli_modes import ModeError, resolve_modes
+from app.cli import main as cli
+from app.cli.modes import ModeError, resolve_modes
 from app.core import Home
 from app.runtime.permissions import Rule
 
@@ -67,10 +67,10 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return 0
 
     monkeypatch.setitem(
-        sys.modules, "app.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
+        sys.modules, "app.dashboard.launch", types.SimpleNamespace(run_dashboard=fake_dashboard)
     )
     monkeypatch.setitem(
-        sys.modules, "app.headless", types.SimpleNamespace(run_headless=fake_headless)
+        sys.modules, "app.cli.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     return calls
 

@@ -31,9 +31,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from app.feed_format import rich_color, short_time
-from app.text_search import matches, narrows, query_words, select
-from app.view_state import FeedItem
+from app.display.format import rich_color, short_time
+from app.display.text_search import matches, narrows, query_words, select
+from app.display.values import FeedItem
 
 FRAME_STYLE = "italic"
 HIT_STYLE = "bold black on yellow"

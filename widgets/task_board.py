@@ -22,7 +22,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey
 
 from app.core import Task
-from app.feed_format import agent_name, one_line, rich_color
+from app.display.format import agent_name, one_line, rich_color
 from widgets.borders import set_border
 
 #: (label, key, width); the subject's width is computed from the board's width.

@@ -20,7 +20,7 @@ from textual import events
 from textual.message import Message
 from textual.widget import Widget
 
-from app.feed_format import agent_cost, format_count, format_elapsed, rich_color
+from app.display.format import agent_cost, format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TERMINAL_STATUSES
 

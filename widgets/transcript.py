@@ -37,9 +37,9 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 
 from app.core.protocol import parse_frame
-from app.feed_format import describe, one_line
+from app.display.format import describe, one_line
+from app.display.text_search import haystack, matches, query_words
 from app.runtime.events import TranscriptEntry
-from app.text_search import haystack, matches, query_words
 from widgets.literal_markdown import literal_parser
 
 MAX_ITEMS = 200

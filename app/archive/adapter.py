@@ -117,7 +117,7 @@ def runtime_model(runtime: Any) -> tuple[str, bool]:
     client = _get(runtime, "client")
     offline = False
     if client is not None:
-        from app.runtime.model import is_offline
+        from app.runtime.model.client import is_offline
 
         try:
             offline = is_offline(client)

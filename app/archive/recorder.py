@@ -14,7 +14,7 @@ file read. Only other processes' writes are read from disk: the watcher's events
 process's writes are skipped, and a re-read that finds a file this process wrote records nothing.
 
 Usage events carry cumulative counts; the recorder stores the difference as one model call,
-priced with ``app.runtime.pricing``.
+priced with ``app.runtime.model.pricing``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from app.archive.writer import Writer
 from app.core import Home
 from app.core.errors import TeamdeckError
 from app.core.protocol import parse_frame
-from app.runtime.pricing import call_cost
+from app.runtime.model.pricing import call_cost
 
 #: Longest text kept per event; longer ones keep their first part and their full size.
 TEXT_LIMIT = 8000
@@ -154,7 +154,8 @@ class Recorder:
         if converted is None or converted[0] != "task" or converted[1]["team"] != self.team:
             return
         team, task_id = converted[1]["team"], converted[1]["task_id"]
-        # Agents write from several threads (app.runtime.offload): taking the time and queueing
+        # Agents write from several threads (app.runtime.scheduling.offload): taking the time and
+        # queueing
         # under one lock keeps the queue in the order of the times, so no write's state is
         # applied after a later one (which would drop it as stale).
         with self._local_lock:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from app.archive import query
 from app.archive.query import Event, RunSummary
 from app.archive.timeline import event_line
-from app.text_search import IndexSearch, haystack
+from app.display.text_search import IndexSearch, haystack
 
 CHECKPOINT = 500
 
@@ -162,7 +162,7 @@ class Replay:
 
 class Search(IndexSearch):
     """Incremental search over events (the line shown, its agent, frame type and target):
-    each keystroke filters the events (see ``app.text_search``)."""
+    each keystroke filters the events (see ``app.display.text_search``)."""
 
     def __init__(self, events: list[Event]) -> None:
         self.events = events

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from app.archive.query import Event, RunSummary
 from app.core.frame_text import describe, one_line
-from app.runtime.pricing import cost_label, format_usd
+from app.runtime.model.pricing import cost_label, format_usd
 
 
 def event_line(event: Event) -> str:

@@ -175,3 +175,13 @@ class Layout:
         if resolved != root and root not in resolved.parents:
             raise UnsafePathError(f"{path} resolves outside {root}")
         return path
+
+
+def project_of(cwd: Path) -> Path:
+    """The project a working directory belongs to: for a teammate's worktree
+    (``<project>/.claude/worktrees/<team>-<name>``, see ``WorktreeManager.path_for``) the
+    project, where its settings files are; any other directory is its own project."""
+    parent = cwd.parent
+    if parent.name == "worktrees" and parent.parent.name == ".claude":
+        return parent.parent.parent
+    return cwd

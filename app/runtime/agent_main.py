@@ -7,7 +7,7 @@ teammate in another terminal would: plan approvals, permission requests and shut
 through protocol frames, so the dashboard, ``teamdeck approve`` or the lead answer them alike.
 
 What it does goes to its event log and its liveness to its record (both in
-``teams/{team}/agents/``, see :mod:`app.runtime.runners.agent_log`); with ``print_to`` (the
+``teams/{team}/agents/``, see :mod:`app.runtime.runners.event_log`); with ``print_to`` (the
 tmux window) its transcript is printed as it happens. Signals: SIGINT ends its current turn,
 SIGTERM/SIGHUP stop it at once (it leaves the team: tasks back to the board, the lead told).
 If its team is deleted it simply ends.
@@ -29,32 +29,17 @@ from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import TeamMember
 from app.core.paths import LEAD_NAME
 from app.core.watch import Watcher
-from app.runtime import offload
-from app.runtime.channel import sent_event
+from app.runtime.agent.channel import sent_event
 from app.runtime.events import RuntimeEvent
-from app.runtime.model import default_offline_handler, make_client, resolve_model
-from app.runtime.runners.agent_log import LOG_VERSION, LogWriter, exit_line
-from app.runtime.runners.agent_record import AgentRecord, Heartbeat, write_record
-from app.runtime.runners.base import TeammateSpec
+from app.runtime.model.client import default_offline_handler, make_client
+from app.runtime.permissions.settings import load_settings
+from app.runtime.runners.base import spec_from_member
 from app.runtime.runners.build import build_teammate
+from app.runtime.runners.event_log import LOG_VERSION, LogWriter, exit_line
 from app.runtime.runners.hold import FileHold, hold_path
 from app.runtime.runners.pane import PanePrinter
-from app.runtime.settings import load_settings
-
-
-def spec_from_member(team: str, member: TeamMember, default_cwd: Path) -> TeammateSpec:
-    """A teammate's spec from its entry in the team config."""
-    return TeammateSpec(
-        team=team,
-        name=member.name,
-        prompt=member.prompt or "",
-        model=resolve_model(member.model),
-        mode=member.mode or ("plan" if member.plan_mode_required else "default"),
-        color=member.color or "blue",
-        cwd=Path(member.cwd) if member.cwd else default_cwd,
-        agent_type=member.agent_type or "general-purpose",
-        plan_mode=bool(member.plan_mode_required),
-    )
+from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
+from app.runtime.scheduling import offload
 
 
 def find_member(home: Home, team: str, name: str) -> TeamMember:

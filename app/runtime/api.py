@@ -43,7 +43,7 @@ class AgentSnapshot:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    #: USD so far, each model call priced as it ends (``app.runtime.pricing``; 0 for the
+    #: USD so far, each model call priced as it ends (``app.runtime.model.pricing``; 0 for the
     #: offline model); ``None``: not counted here (an agent of another program, seen in files).
     cost_usd: float | None = None
     unpriced_calls: int = 0  # model calls whose model has no known price (not in ``cost_usd``)

@@ -18,7 +18,7 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("TEAMDECK_MODEL", raising=False)
     monkeypatch.setenv("TEAMDECK_HOME", str(tmp_path / "teamdeck-home"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
-    monkeypatch.setattr("app.runtime.teammate.FALLBACK_POLL", 120.0)
+    monkeypatch.setattr("app.runtime.agent.teammate.FALLBACK_POLL", 120.0)
 
 
 @pytest.fixture

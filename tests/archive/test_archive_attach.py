@@ -10,11 +10,11 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
 from app.core import Home, InboxMessage
 from app.core.paths import default_home
-from app.launch import build_dashboard
-from app.recording import finish_dashboard_recording
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.launch import build_dashboard
+from app.dashboard.recording import finish_dashboard_recording
 from tests import claude_home as ch
 
 GUARD = 30.0

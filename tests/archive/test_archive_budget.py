@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from app.archive import connect
+from app.cli.headless import run_team
 from app.core import Home
-from app.headless import run_team
-from app.runtime.budget import PAUSED, Budget
 from app.runtime.events import UsageChanged
-from app.runtime.model import make_client
+from app.runtime.model.budget import PAUSED, Budget
+from app.runtime.model.client import make_client
+from app.runtime.model.pricing import call_cost, cost_label, format_usd, price_for
 from app.runtime.offline.policies import OfflineModel
-from app.runtime.pricing import call_cost, cost_label, format_usd, price_for
 
 GUARD = 60.0
 
@@ -172,7 +172,7 @@ async def test_a_budget_stop_shuts_the_team_down_cleanly(home: Home, project: Pa
 def test_the_headless_command_exits_1_with_one_line_at_the_budget(
     home: Home, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from app.headless import run_headless
+    from app.cli.headless import run_headless
 
     code = run_headless(
         home,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app import cli
 from app.archive import connect, start_run
+from app.cli import main as cli
 from app.core import Home
 from app.runtime.events import MessageSent, StatusChanged, UsageChanged
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from app.archive import connect
 from app.core import Home
-from app.launch import build_dashboard
-from app.recording import finish_dashboard_recording
-from app.runtime.budget import Budget
+from app.dashboard.launch import build_dashboard
+from app.dashboard.recording import finish_dashboard_recording
+from app.runtime.model.budget import Budget
 
 GUARD = 60.0
 
@@ -98,9 +98,9 @@ async def test_budget_warning_and_stop_are_notified(home: Home, project: Path) -
 
 async def test_recorded_runs_replay_from_the_dashboards_palette(home: Home) -> None:
     from app.archive import start_run
+    from app.dashboard.screens.leader import LeaderScreen
+    from app.dashboard.screens.replay import ReplayScreen
     from app.runtime.events import MessageSent, StatusChanged
-    from app.screens.leader import LeaderScreen
-    from app.screens.replay import ReplayScreen
 
     earlier = start_run(home, None, source="headless", goal="an earlier run")
     earlier.set_team("old-team")

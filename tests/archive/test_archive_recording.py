@@ -11,9 +11,9 @@ from typing import Any
 
 from app.archive import start_run
 from app.archive.recorder import TEXT_LIMIT, Recorder
+from app.cli.headless import run_team
 from app.core import Home, InboxMessage
 from app.core.watch import Watcher
-from app.headless import run_team
 from app.runtime.events import RuntimeEvent, TranscriptEntry, UsageChanged
 from tests.archive.conftest import rows
 

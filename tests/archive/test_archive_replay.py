@@ -9,8 +9,8 @@ from pathlib import Path
 
 from app.archive import connect
 from app.archive.replay import CHECKPOINT, Replay, Search, State
+from app.cli.headless import run_team
 from app.core import Home
-from app.headless import run_team
 
 
 async def recorded_run(home: Home, project: Path) -> Replay:

@@ -18,8 +18,8 @@ import pytest
 from app.archive import HistoryUnavailable, NullRecorder, connect, start_run
 from app.archive.recorder import Recorder
 from app.archive.schema import MIGRATIONS, SCHEMA_VERSION, version
+from app.cli.headless import run_team
 from app.core import Home
-from app.headless import run_team
 from app.runtime.events import StatusChanged, TranscriptEntry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from app.core import Home
-from app.runtime.model import make_client
-from app.runtime.team import TeamRuntime
+from app.runtime.model.client import make_client
+from app.runtime.team.runtime import TeamRuntime
 from tests.conformance.server import MessagesServer
 from tests.runtime.conftest import Observer
 
@@ -33,8 +33,8 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[MessagesServer]:
         monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         monkeypatch.delenv("TEAMDECK_MODEL", raising=False)
-        monkeypatch.setattr("app.runtime.response.RETRY_BACKOFF", 0.05)
-        monkeypatch.setattr("app.runtime.teammate.FALLBACK_POLL", 120.0)
+        monkeypatch.setattr("app.runtime.agent.response.RETRY_BACKOFF", 0.05)
+        monkeypatch.setattr("app.runtime.agent.teammate.FALLBACK_POLL", 120.0)
         yield server
         assert server.violations == [], "requests that break the API reference"
 

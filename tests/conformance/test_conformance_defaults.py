@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.core import Home
-from app.runtime.model import DEFAULT_MAX_TOKENS, READ_TIMEOUT, make_client
-from app.runtime.team import TeamRuntime
+from app.runtime.model.client import DEFAULT_MAX_TOKENS, READ_TIMEOUT, make_client
+from app.runtime.team.runtime import TeamRuntime
 from tests.conformance.server import MessagesServer, say
 from tests.runtime.conftest import Observer, until
 

@@ -41,7 +41,17 @@ def child_env(api: MessagesServer | None, **extra: str) -> dict[str, str]:
 
 
 def command(home: Path, goal: str, *flags: str) -> list[str]:
-    return [sys.executable, "-m", "app.cli", "--home", str(home), "run", goal, "--headless", *flags]
+    return [
+        sys.executable,
+        "-m",
+        "app.cli.main",
+        "--home",
+        str(home),
+        "run",
+        goal,
+        "--headless",
+        *flags,
+    ]
 
 
 def run(home: Path, project: Path, env: dict[str, str], goal: str, *flags: str) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.core import Home
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.conformance.checks import authenticated
 from tests.conformance.conftest import FAKE_KEY, blocks, errors_of
 from tests.conformance.server import (

@@ -231,8 +231,8 @@ def test_teamdeck_answers_while_node_writes_the_same_inbox(
     """Claude Code (proper-lockfile) keeps appending to a teammate's inbox while teamdeck
     answers that teammate's permission requests into it: nothing lost, each answer once."""
     from app.core import protocol as proto
-    from app.runtime.file_requests import scan_team
-    from app.runtime.file_steering import FileSteering
+    from app.runtime.by_files.requests import scan_team
+    from app.runtime.by_files.steering import FileSteering
 
     requests = 30
     lead = home.mailbox("interop")

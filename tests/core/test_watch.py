@@ -393,7 +393,7 @@ async def test_runtime_teammate_does_not_wake_itself_by_reading_its_mail(
     tmp_path: Path,
 ) -> None:
     """What the runtime does with the events: an ``InboxRead`` wakes nobody."""
-    from app.runtime.signals import Wakeup
+    from app.runtime.agent.wakeup import Wakeup
 
     home = make_home(tmp_path)
     wake = Wakeup()

@@ -22,19 +22,19 @@ import pytest
 
 from app.core import Home
 from app.core.protocol import parse_frame
+from app.runtime.agent.loop import TurnOutcome, execute_tool
+from app.runtime.agent.session import AgentSession
 from app.runtime.events import (
     ApprovalChanged,
     MessageSent,
     RuntimeEvent,
     StatusChanged,
 )
-from app.runtime.loop import TurnOutcome, execute_tool
-from app.runtime.model import make_client
+from app.runtime.model.client import make_client
 from app.runtime.offline import ModelRequest, ResponsePlan, ScriptStep, reply, text
 from app.runtime.offline.plans import CutStream, ErrorPlan, Reply
 from app.runtime.offline.policies import OfflineModel
-from app.runtime.session import AgentSession
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 
 HANG_GUARD = 30.0
 
@@ -51,7 +51,7 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def _no_fallback_polling(monkeypatch: pytest.MonkeyPatch) -> None:
     """Agents must be woken by events: make the teammates' safety-net poll so slow that a
     missed wake-up shows up as a hang (caught by the hang guards) instead of a 5 s delay."""
-    monkeypatch.setattr("app.runtime.teammate.FALLBACK_POLL", 120.0)
+    monkeypatch.setattr("app.runtime.agent.teammate.FALLBACK_POLL", 120.0)
 
 
 @pytest.fixture

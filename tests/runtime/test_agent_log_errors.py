@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import ErrorChanged
-from app.runtime.runners.agent_log import LoggedAgent, event_line
+from app.runtime.runners.event_log import LoggedAgent, event_line
 
 
 def test_an_error_and_its_clearing_travel_through_the_log() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.runtime import compaction
-from app.runtime.compaction import compact
+from app.runtime.agent import compaction
+from app.runtime.agent.compaction import compact
 
 
 def _turn(i: int, size: int) -> list[dict[str, Any]]:

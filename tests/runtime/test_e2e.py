@@ -12,11 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.cli.headless import run_team
 from app.core import Home
 from app.core.events import ChangeEvent, TaskChanged
-from app.headless import run_team
 from app.runtime.events import MessageSent, RuntimeEvent, StatusChanged, TeamLifecycle
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import (
     HANG_GUARD,
     Observer,
@@ -265,7 +265,7 @@ async def test_headless_run_team_completes(home: Home, project: Path) -> None:
 
 
 async def test_headless_run_reports_a_model_error(home: Home, project: Path) -> None:
-    from app.runtime.model import make_client
+    from app.runtime.model.client import make_client
     from app.runtime.offline import error
     from tests.runtime.conftest import Router, Script
 

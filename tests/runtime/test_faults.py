@@ -14,6 +14,7 @@ import pytest
 
 from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
+from app.runtime.agent.teammate import Teammate
 from app.runtime.events import ErrorChanged
 from app.runtime.offline import (
     ModelRequest,
@@ -25,8 +26,7 @@ from app.runtime.offline import (
     text,
     tool_use,
 )
-from app.runtime.team import TeamRuntime
-from app.runtime.teammate import Teammate
+from app.runtime.team.runtime import TeamRuntime
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 from tests.runtime.conftest import (
     Observer,
@@ -144,7 +144,7 @@ async def test_a_teammates_model_error_reaches_the_lead_as_a_failed_idle(
 
 @pytest.fixture(autouse=True)
 def _fast_stream_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("app.runtime.response.RETRY_BACKOFF", 0.01)
+    monkeypatch.setattr("app.runtime.agent.response.RETRY_BACKOFF", 0.01)
 
 
 def no_dangling_tool_use(request: ModelRequest) -> None:
@@ -513,7 +513,7 @@ async def test_a_turn_that_hits_the_model_call_cap_shows_why_and_wakes_the_lead(
 ) -> None:
     """Issue 10: a teammate stuck calling tools ends its turn as failed, with the reason in
     its panel, and the lead is woken by the failure (not left waiting on a silent idle)."""
-    monkeypatch.setattr("app.runtime.loop.MAX_ROUNDS", 3)
+    monkeypatch.setattr("app.runtime.agent.loop.MAX_ROUNDS", 3)
     worker = Script([reply(tool_use("Glob", {"pattern": "*.py"}))] * 3, then="ok")
     lead = Script(then="Noted.")
     rt, _ = await started(make_runtime, Router(worker=worker, team_lead=lead))

@@ -15,9 +15,9 @@ import pytest
 from app.core import Home, InboxMessage
 from app.core.protocol import plan_approval_response, shutdown_request
 from app.core.teams import Teams
-from app.runtime import teammate as teammate_module
+from app.runtime.agent import teammate as teammate_module
 from app.runtime.offline import ModelRequest, reply, text, tool_use
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import (
     Router,
     Script,

@@ -12,16 +12,16 @@ import pytest
 
 from app.core import Home, InboxMessage
 from app.core import protocol as proto
-from app.runtime.claude_transcripts import TranscriptReader, find_transcript
-from app.runtime.file_requests import scan_team
-from app.runtime.file_status import (
+from app.runtime.by_files.claude_transcripts import TranscriptReader, find_transcript
+from app.runtime.by_files.requests import scan_team
+from app.runtime.by_files.status import (
     STALE_AFTER,
     summarize,
     team_summaries,
     teammate_states,
     teammate_statuses,
 )
-from app.runtime.file_steering import FileSteering
+from app.runtime.by_files.steering import FileSteering
 from tests import claude_home as ch
 
 
@@ -160,7 +160,7 @@ def test_the_lead_transcript_is_found_by_its_session_id(home: Home) -> None:
 def test_no_transcript_found_is_remembered_and_looked_for_again(
     home: Home, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.runtime import claude_transcripts
+    from app.runtime.by_files import claude_transcripts
 
     searches: list[str] = []
     walks: list[Path] = []

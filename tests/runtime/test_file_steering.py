@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 from app.core import Home
-from app.runtime.file_requests import scan_team
-from app.runtime.file_steering import FileSteering, permission_response_text
+from app.runtime.by_files.requests import scan_team
+from app.runtime.by_files.steering import FileSteering, permission_response_text
 from tests import claude_home as ch
 
 

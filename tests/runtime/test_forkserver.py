@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from app.core import Home
-from app.runtime.runners.agent_record import pid_exists, read_record
 from app.runtime.runners.forkserver import ENABLED_ENV, ForkServer, supported
 from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.process import ProcessRunner
-from app.runtime.team import TeamRuntime
+from app.runtime.runners.process_record import pid_exists, read_record
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Observer, until
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the fork server runs on Linux only")
@@ -95,7 +95,9 @@ async def test_teammates_are_forked_from_one_server_as_subprocess_would_start_th
         assert parent_of(pid) == server.pid
         assert os.getsid(pid) == pid  # a session of its own: no terminal signal reaches it
         assert folder_of(pid) == str(project)
-        assert f"-m app.cli --home {home.root} agent --team {TEAM} --name {name}" in cmdline(pid)
+        assert f"-m app.cli.main --home {home.root} agent --team {TEAM} --name {name}" in cmdline(
+            pid
+        )
         assert os.readlink(f"/proc/{pid}/fd/2") == str(
             home.layout.agents_dir(TEAM) / f"{name}.stderr"
         )

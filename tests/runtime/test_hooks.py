@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.runtime.hooks import hook_input, run_hook, run_hooks
-from app.runtime.settings import HookCommand
+from app.runtime.agent.hook_commands import hook_input, run_hook, run_hooks
+from app.runtime.permissions.settings import HookCommand
 
 TASK = SimpleNamespace(id="3", subject="Write the parser", description="in src/parse.py")
 

@@ -14,7 +14,7 @@ from app.core import Home
 from app.core.tasks import TaskList
 from app.core.teams import Teams
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, text, tool_use
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import (
     Observer,
     Router,

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 from anthropic.types import MessageParam, TextBlockParam
 
-from app.runtime.model import (
+from app.runtime.model.client import (
     MODEL_ALIASES,
     MODEL_ERRORS,
     OFFLINE_DESCRIPTION,
@@ -497,7 +497,8 @@ def test_hold_credentials_takes_the_key_out_of_the_process_environment() -> None
     ``hold_credentials()`` neither ``os.environ`` nor ``/proc/self/environ`` has the key, and
     clients still use it."""
     script = (
-        "import os; from app.runtime.model import hold_credentials, make_client, is_offline\n"
+        "import os\n"
+        "from app.runtime.model.client import hold_credentials, make_client, is_offline\n"
         "hold_credentials()\n"
         "assert 'ANTHROPIC_API_KEY' not in os.environ\n"
         "raw = open('/proc/self/environ', 'rb').read()\n"

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import app.runtime.offline.transport as transport
-from app import cli
-from app.runtime.model import MODEL_ALIASES, make_client
+from app.cli import main as cli
+from app.runtime.model.client import MODEL_ALIASES, make_client
 from app.runtime.offline import (
     PACE_ENV,
     REALISTIC,
@@ -121,7 +121,7 @@ def test_offline_pace_option_sets_the_pace_for_the_run_and_its_processes(
         return 0
 
     monkeypatch.setitem(
-        sys.modules, "app.headless", types.SimpleNamespace(run_headless=fake_headless)
+        sys.modules, "app.cli.headless", types.SimpleNamespace(run_headless=fake_headless)
     )
     monkeypatch.setenv(TTFT_ENV, "3")  # would override the option's figures: cleared
     monkeypatch.setenv(PACE_ENV, "0.02")

@@ -10,14 +10,14 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from app.cli.headless import run_team
 from app.core import Home, InboxMessage
 from app.core.tasks import TaskList
-from app.headless import run_team
 from app.runtime.events import ApprovalChanged
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, tool_use
 from app.runtime.offline.lead_policy import MAX_SHUTDOWN_ASKS
 from app.runtime.offline.policies import OfflineModel
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import HANG_GUARD, Observer, Router, Script, frames_in, until
 from tests.runtime.test_runtime_api import create_team
 

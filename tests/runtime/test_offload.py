@@ -1,4 +1,5 @@
-"""Blocking work moved off the event loop (``app.runtime.offload``) changes nothing but where it
+"""Blocking work moved off the event loop (``app.runtime.scheduling.offload``) changes nothing but
+where it
 runs: order kept, errors surfaced, a started write finished before a cancellation lands, and
 the runtime's own blocking calls (task tools, claims, the offline model) really leave the
 loop's thread. No wall-clock thresholds: threads are held with events, never timed."""
@@ -16,11 +17,11 @@ import pytest
 
 from app.core import Home
 from app.core.tasks import TaskList
-from app.runtime.model import MODEL_ALIASES, make_client
-from app.runtime.model_loop import on_model_loop
+from app.runtime.model.client import MODEL_ALIASES, make_client
 from app.runtime.offline import ModelRequest, OfflineTransport, ScriptedModel, reply
-from app.runtime.offload import Lane, off_loop, on_loop
-from app.runtime.team import TeamRuntime
+from app.runtime.scheduling.model_loop import on_model_loop
+from app.runtime.scheduling.offload import Lane, off_loop, on_loop
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Router, Script, call_tool, no_spawn, result_json, until
 
 TEAM = "alpha"
@@ -109,7 +110,7 @@ async def test_a_submitted_failure_without_a_handler_is_logged(
     def fail() -> None:
         raise OSError("read-only file system")
 
-    with caplog.at_level(logging.WARNING, logger="app.runtime.offload"):
+    with caplog.at_level(logging.WARNING, logger="app.runtime.scheduling.offload"):
         lane.submit(fail)
         await asyncio.to_thread(lane.flush, 10)
         await until(lambda: "read-only file system" in caplog.text, "the log line")
@@ -375,7 +376,7 @@ async def test_the_long_lived_heap_is_frozen_once_when_a_runtime_starts(
 ) -> None:
     import gc
 
-    from app.runtime import gc_pauses
+    from app.runtime.scheduling import gc_pauses
 
     calls: list[str] = []
     callbacks: list[object] = []
@@ -399,7 +400,7 @@ def test_a_full_collection_freezes_its_survivors_and_a_thaw_lets_cycles_go(
     import time
     import weakref
 
-    from app.runtime import gc_pauses
+    from app.runtime.scheduling import gc_pauses
 
     class Node:
         pass

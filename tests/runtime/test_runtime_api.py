@@ -18,7 +18,7 @@ from app.core.protocol import permission_request
 from app.runtime.api import AnswerStatus
 from app.runtime.events import TeamLifecycle, UsageChanged
 from app.runtime.offline import ModelRequest, reply, text, tool_use
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from app.runtime.tools.base import ToolContext, ToolError
 from app.runtime.tools.plan import ExitPlanMode
 from app.runtime.tools.team import TaskTool
@@ -908,7 +908,7 @@ async def test_interrupt_while_waiting_for_a_permission_answer(
 async def test_a_lead_turn_that_crashes_ends_with_a_visible_error(
     make_runtime: Callable[..., TeamRuntime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.runtime.lead as lead_module
+    import app.runtime.agent.lead as lead_module
 
     real = lead_module.run_turn
     calls = 0
@@ -962,9 +962,9 @@ async def test_a_shutdown_request_comes_first_then_mail_one_per_turn(
 
 async def test_delegate_mode_leaves_the_lead_coordination_tools_only(tmp_path: Path) -> None:
     from app.core import Home
-    from app.runtime.model import make_client
+    from app.runtime.model.client import make_client
     from app.runtime.offline import ScriptedModel
-    from app.runtime.team import TeamRuntime
+    from app.runtime.team.runtime import TeamRuntime
 
     runtime = TeamRuntime(
         Home(tmp_path / "home"),
@@ -991,7 +991,7 @@ async def test_delegate_mode_leaves_the_lead_coordination_tools_only(tmp_path: P
 
 async def test_set_lead_mode_changes_tools_prompt_and_emits(tmp_path: Path) -> None:
     from app.runtime.events import ModeChanged
-    from app.runtime.model import make_client
+    from app.runtime.model.client import make_client
     from app.runtime.offline import ScriptedModel
 
     runtime = TeamRuntime(

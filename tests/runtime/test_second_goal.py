@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.core import Home
 from app.runtime.events import TeamLifecycle
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Observer, until
 
 FIRST = "Describe the python files in this project"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.runtime.permissions import Rule
-from app.runtime.settings import (
+from app.runtime.permissions.settings import (
     SettingsError,
     add_allow_rule,
     load_settings,

@@ -12,7 +12,7 @@ from app.core import Home
 from app.runtime.api import Answer, AnswerStatus, Approval
 from app.runtime.events import TeammateModeChanged
 from app.runtime.steering import READ_ONLY, Outcome, ReadOnlySteering, RuntimeSteering
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import call_tool, frames_in, no_spawn, result_json, until
 from tests.runtime.test_runtime_api import TEAM, create_team, spawn
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 from app.core import Home
 from app.runtime.events import HookRan, TranscriptEntry
 from app.runtime.offline import reply, tool_use
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import (
     Observer,
     Router,

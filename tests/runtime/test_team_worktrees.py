@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 from app.core import Home
 from app.runtime.events import WorktreeReleased
 from app.runtime.offline import ModelRequest, ResponsePlan, reply, text, tool_use
-from app.runtime.team import TeamRuntime
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import (
     Observer,
     Router,
@@ -216,7 +216,7 @@ def test_headless_worktrees_clean_ones_removed_changed_ones_reported(
 def test_the_dashboard_and_the_demo_pass_the_option_on(
     home: Home, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.launch import build_dashboard
+    from app.dashboard.launch import build_dashboard
 
     monkeypatch.chdir(repo)
     seen: list[dict[str, Any]] = []
@@ -225,7 +225,7 @@ def test_the_dashboard_and_the_demo_pass_the_option_on(
         seen.append(options)
         return 0
 
-    monkeypatch.setattr("app.launch.run_dashboard", fake_dashboard)
+    monkeypatch.setattr("app.dashboard.launch.run_dashboard", fake_dashboard)
     assert cli.main(["--home", str(home.root), "demo", "--worktrees", "--no-history"]) == 0
     assert cli.main(["--home", str(home.root), "tui", "--worktrees", "--no-history"]) == 0
     assert cli.main(["--home", str(home.root), "run", "x", "--worktrees", "--no-history"]) == 0

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.headless import run_team
 from app.core import Home
 from app.core.paths import LEAD_NAME
-from app.headless import run_team
 from app.runtime.events import StatusChanged, TeamLifecycle
-from app.runtime.lead_state import LeadAlreadyRunningError, conversation_path
-from app.runtime.runners.agent_record import pid_exists, read_record
 from app.runtime.runners.external import ExternalRunner
-from app.runtime.team import TeamRuntime
+from app.runtime.runners.process_record import pid_exists, read_record
+from app.runtime.team.lead_state import LeadAlreadyRunningError, conversation_path
+from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Observer, until
 
 GOAL = "Describe the python files in this project"
@@ -247,7 +247,7 @@ async def test_a_spent_budget_holds_teammate_processes_until_it_is_raised(
     home: Home, project: Path, runtimes: list[TeamRuntime]
 ) -> None:
     from app.core import InboxMessage
-    from app.runtime.budget import Budget
+    from app.runtime.model.budget import Budget
     from app.runtime.runners.hold import hold_path
 
     runtime = TeamRuntime(home, cwd=project, decider="lead", teammate_backend="process")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.runtime.worktrees import WorktreeError, WorktreeManager, branch_name
+from app.runtime.team.git_worktrees import WorktreeError, WorktreeManager, branch_name
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.app import TeamDeckApp
+from app.dashboard.app import TeamDeckApp
 from tests.ui.data import make_app, make_runtime
 from tests.ui.fake_runtime import FakeRuntime
 

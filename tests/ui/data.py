@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.app import TeamDeckApp
 from app.core import Home, InboxMessage, TeamMember
 from app.core.protocol import (
     idle_notification,
@@ -13,6 +12,7 @@ from app.core.protocol import (
     shutdown_approved,
     shutdown_request,
 )
+from app.dashboard.app import TeamDeckApp
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import TranscriptEntry
 from tests.ui.fake_runtime import T0, FakeRuntime

@@ -77,7 +77,7 @@ def digits(screen: str, status: str) -> list[str]:
 
 def _teamdeck() -> str:
     script = Path(sys.executable).with_name("teamdeck")
-    return str(script) if script.exists() else f"{sys.executable} -m app.cli"
+    return str(script) if script.exists() else f"{sys.executable} -m app.cli.main"
 
 
 def demo_env(tmp_path: Path) -> dict[str, str]:

@@ -17,14 +17,14 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from app.app import TeamDeckApp
 from app.core import Home
-from app.launch import build_dashboard
-from app.runtime.file_steering import FileSteering
-from app.screens.agent import AgentScreen
-from app.screens.feedback import FeedbackScreen
-from app.screens.permission import PermissionScreen
-from app.screens.team_picker import TeamPickerScreen, summary_line
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.launch import build_dashboard
+from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.feedback import FeedbackScreen
+from app.dashboard.screens.permission import PermissionScreen
+from app.dashboard.screens.team_picker import TeamPickerScreen, summary_line
+from app.runtime.by_files.steering import FileSteering
 from tests import claude_home as ch
 from tests.ui.helpers import screen_text, wait_for
 

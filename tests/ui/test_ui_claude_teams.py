@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from app import cli
+from app.cli import main as cli
 from app.core import Home, TeamMember
-from app.feed_format import format_elapsed
-from app.launch import build_dashboard
-from app.runtime.file_status import STALE_AFTER, moment_text
-from app.screens.team_picker import TeamPickerScreen
+from app.dashboard.launch import build_dashboard
+from app.dashboard.screens.team_picker import TeamPickerScreen
+from app.display.format import format_elapsed
+from app.runtime.by_files.status import STALE_AFTER, moment_text
 from tests import claude_home as ch
 from tests.ui.helpers import screen_text, wait_for
 
@@ -64,7 +64,7 @@ async def test_team_option_shows_that_team_and_asks_nothing(home: Home) -> None:
 def test_cli_team_option_reaches_the_dashboard(
     root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import app.launch
+    import app.dashboard.launch
 
     shown: list[dict[str, Any]] = []
 
@@ -72,7 +72,7 @@ def test_cli_team_option_reaches_the_dashboard(
         shown.append({"root": home.root, **options})
         return 0
 
-    monkeypatch.setattr(app.launch, "run_dashboard", run_dashboard)
+    monkeypatch.setattr(app.dashboard.launch, "run_dashboard", run_dashboard)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
     assert cli.main(["--claude", "tui", "--team", ch.TEAM]) == 0
     assert shown[0]["team"] == ch.TEAM and shown[0]["viewer"] is True

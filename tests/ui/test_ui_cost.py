@@ -9,15 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.app import TeamDeckApp
 from app.core import Home
-from app.feed_format import agent_cost
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.agent import AgentScreen
+from app.display.format import agent_cost
+from app.display.values import run_cost
+from app.runtime.agent.session import AgentSession
 from app.runtime.events import UsageChanged
-from app.runtime.pricing import call_cost
-from app.runtime.session import AgentSession
+from app.runtime.model.pricing import call_cost
 from app.runtime.tools.base import AgentIdentity
-from app.screens.agent import AgentScreen
-from app.view_state import run_cost
 from tests.ui.data import make_app
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
@@ -138,7 +138,7 @@ def test_a_teammate_process_reports_its_cost_through_its_log() -> None:
     """A process-mode teammate prices its own calls; the lead's side reads the cost from the
     usage line of its log, with the agent's type from its spec."""
     from app.runtime.api import AgentSnapshot
-    from app.runtime.runners.agent_log import LoggedAgent, event_line
+    from app.runtime.runners.event_log import LoggedAgent, event_line
 
     line = event_line(UsageChanged("writer", 1000, 200, 5000, 300, 4, 2, 0.0123, 0))
     assert line is not None

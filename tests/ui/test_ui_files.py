@@ -10,9 +10,9 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
 from app.core import Home, InboxChanged, InboxMessage, TaskChanged, TeamChanged
-from app.messages import SwitchTeam
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.messages import SwitchTeam
 from tests.ui.data import TEAM, build_home, fixed_clock, make_app, ts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for

@@ -9,14 +9,14 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Footer, Input
 
-from app.app import TeamDeckApp
 from app.core import Home
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.feedback import FeedbackScreen
+from app.dashboard.screens.help import HelpScreen
+from app.dashboard.screens.leader import LeaderScreen
+from app.dashboard.screens.plan_review import PlanReviewScreen
 from app.runtime.api import AgentSnapshot, Approval
-from app.screens.agent import AgentScreen
-from app.screens.feedback import FeedbackScreen
-from app.screens.help import HelpScreen
-from app.screens.leader import LeaderScreen
-from app.screens.plan_review import PlanReviewScreen
 from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
 from app.core import InboxMessage
+from app.dashboard.app import TeamDeckApp
 from app.runtime.events import TranscriptEntry
 from tests.ui.data import TEAM
 from tests.ui.fake_runtime import FakeRuntime

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
 from app.core import InboxChanged
+from app.dashboard.app import TeamDeckApp
 from app.runtime.events import HookRan, WorktreeReleased
 from tests.ui.data import TEAM, build_home, make_app
 from tests.ui.fake_runtime import FakeRuntime

@@ -5,21 +5,21 @@ from __future__ import annotations
 import pytest
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.confirm import ConfirmScreen
+from app.dashboard.screens.deck import DeckScreen
+from app.dashboard.screens.feedback import FeedbackScreen
+from app.dashboard.screens.help import KEYS, HelpScreen
+from app.dashboard.screens.leader import LeaderScreen
+from app.dashboard.screens.left_teams import LeftTeamsScreen
+from app.dashboard.screens.message import MessageScreen
+from app.dashboard.screens.permission import PermissionScreen
+from app.dashboard.screens.plan_review import PlanReviewScreen
+from app.dashboard.screens.quit import QuitScreen
+from app.dashboard.screens.spawn_mode import SpawnModeScreen
 from app.runtime.api import Approval
 from app.runtime.events import TextDelta, TranscriptEntry
-from app.screens.agent import AgentScreen
-from app.screens.confirm import ConfirmScreen
-from app.screens.deck import DeckScreen
-from app.screens.feedback import FeedbackScreen
-from app.screens.help import KEYS, HelpScreen
-from app.screens.leader import LeaderScreen
-from app.screens.left_teams import LeftTeamsScreen
-from app.screens.message import MessageScreen
-from app.screens.permission import PermissionScreen
-from app.screens.plan_review import PlanReviewScreen
-from app.screens.quit import QuitScreen
-from app.screens.spawn_mode import SpawnModeScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from app.app import TeamDeckApp
 from app.core import Home
-from app.launch import runtime_factory
-from app.runtime.model import make_client
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.launch import runtime_factory
+from app.runtime.model.client import make_client
 from app.runtime.offline import ScriptedModel, reply, text
 from tests.ui.helpers import screen_text, wait_for
 from widgets.transcript_tail import TranscriptTail

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
 from app.core import Home
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.left_teams import LeftTeamsScreen
+from app.dashboard.screens.quit import QuitScreen
 from app.runtime.api import AgentSnapshot
-from app.screens.left_teams import LeftTeamsScreen
-from app.screens.quit import QuitScreen
 from tests.ui.data import TEAM, build_home, fixed_clock, make_app
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for

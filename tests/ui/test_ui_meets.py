@@ -10,14 +10,14 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from app.app import TeamDeckApp
 from app.core import Home, InboxMessage
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.confirm import ConfirmScreen
+from app.dashboard.screens.permission import PermissionScreen
+from app.dashboard.screens.plan_review import PlanReviewScreen
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import StatusChanged, TranscriptEntry
-from app.screens.agent import AgentScreen
-from app.screens.confirm import ConfirmScreen
-from app.screens.permission import PermissionScreen
-from app.screens.plan_review import PlanReviewScreen
 from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for

@@ -9,12 +9,12 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
-from app.app import TeamDeckApp
-from app.cli_modes import ModeOptions
+from app.cli.modes import ModeOptions
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.feedback import FeedbackScreen
+from app.dashboard.screens.modes import BypassConfirmScreen, next_mode
+from app.dashboard.screens.spawn_mode import SpawnModeScreen
 from app.runtime.events import StatusChanged
-from app.screens.feedback import FeedbackScreen
-from app.screens.modes import BypassConfirmScreen, next_mode
-from app.screens.spawn_mode import SpawnModeScreen
 from tests.ui.data import make_app, make_runtime
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for

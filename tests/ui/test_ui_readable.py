@@ -8,9 +8,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from app.app import TeamDeckApp
-from app.screens.help import HelpScreen
-from app.screens.message import MessageScreen
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.help import HelpScreen
+from app.dashboard.screens.message import MessageScreen
 from tests.ui.data import make_app, make_runtime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.message_feed import MessageFeed

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from app.archive.query import Event, RunSummary
 from app.archive.replay import Replay
-from app.screens.replay import ReplayApp, ReplayScreen
+from app.dashboard.screens.replay import ReplayApp, ReplayScreen
 
 T0 = 1_795_000_000.0  # fixed times: the picture never changes
 
@@ -196,7 +196,7 @@ def test_replay_snapshot(snap_compare: Any) -> None:
 
 
 def test_replay_command_on_a_damaged_history_is_one_line(tmp_path: Path, capsys: Any) -> None:
-    from app import cli
+    from app.cli import main as cli
 
     home = tmp_path / "home"
     home.mkdir()

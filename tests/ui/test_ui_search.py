@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from app.app import TeamDeckApp
-from app.screens.agent import AgentScreen
-from app.screens.leader import LeaderScreen
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.leader import LeaderScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.message_feed import MessageFeed

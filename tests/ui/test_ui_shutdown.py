@@ -6,10 +6,10 @@ from __future__ import annotations
 from textual import events
 from textual.message import Message
 
-from app.app import TeamDeckApp
 from app.core.paths import LEAD_NAME
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.leader import LeaderScreen
 from app.runtime.events import TranscriptEntry
-from app.screens.leader import LeaderScreen
 from tests.ui.fake_runtime import FakeRuntime
 
 

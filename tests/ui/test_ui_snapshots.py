@@ -13,11 +13,11 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from app.app import TeamDeckApp
-from app.screens.agent import AgentScreen
-from app.screens.help import HelpScreen
-from app.screens.permission import PermissionScreen
-from app.screens.plan_review import PlanReviewScreen
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.help import HelpScreen
+from app.dashboard.screens.permission import PermissionScreen
+from app.dashboard.screens.plan_review import PlanReviewScreen
 from tests.ui.data import make_app, make_runtime
 from tests.ui.helpers import wait_for
 from widgets.approvals import ApprovalsQueue

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.app import TeamDeckApp
+from app.dashboard.app import TeamDeckApp
+from app.display.values import TeamFiles, merge_agents
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import AgentStatus, ErrorChanged
-from app.view_state import TeamFiles, merge_agents
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 

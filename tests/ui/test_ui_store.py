@@ -17,7 +17,16 @@ from app.core.protocol import (
     shutdown_request,
     task_completed,
 )
-from app.feed_format import describe, format_count, format_elapsed, one_line, short_time
+from app.dashboard.event_burst import EventBuffer, digest
+from app.dashboard.store import Store
+from app.display.format import describe, format_count, format_elapsed, one_line, short_time
+from app.display.values import (
+    TeamFiles,
+    find_agent,
+    header_info,
+    merge_agents,
+    valid_selection,
+)
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
     ApprovalChanged,
@@ -27,15 +36,6 @@ from app.runtime.events import (
     TeamLifecycle,
     TextDelta,
     TranscriptEntry,
-)
-from app.runtime_news import EventBuffer, digest
-from app.store import Store
-from app.view_state import (
-    TeamFiles,
-    find_agent,
-    header_info,
-    merge_agents,
-    valid_selection,
 )
 from tests.ui.data import TEAM, build_home, ts
 

@@ -9,13 +9,13 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
-from app.app import TeamDeckApp
 from app.core import Home
 from app.core.protocol import shutdown_approved, wrap_teammate_message
-from app.launch import runtime_factory
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.launch import runtime_factory
+from app.dashboard.screens.agent import AgentScreen
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TeamLifecycle, TranscriptEntry
-from app.screens.agent import AgentScreen
 from tests.ui.data import TEAM, fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
@@ -187,7 +187,7 @@ async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_a
 ) -> None:
     """The pane beside the board and the feed keeps the newest entries, a line each (it is
     redrawn, never reflowed, while the team works); the lead's own view has them all."""
-    from app.screens.leader import LEAD_PANE_ENTRIES
+    from app.dashboard.screens.leader import LEAD_PANE_ENTRIES
 
     steps = LEAD_PANE_ENTRIES + 15
     async with deck.run_test(size=(120, 40)) as pilot:

@@ -1,6 +1,7 @@
 """The offline model: a Messages-API server behind `httpx2.MockTransport`.
 
-`make_client()` (in `app.runtime.model`) wires `OfflineTransport` into a real `AsyncAnthropic`, so
+`make_client()` (in `app.runtime.model.client`) wires `OfflineTransport` into a real
+`AsyncAnthropic`, so
 the SDK path is the same with or without a key. A `ModelHandler` decides the replies: policies
 (`app.runtime.offline.policies`), `ScriptedModel` in tests, `EchoModel` as a fallback.
 """

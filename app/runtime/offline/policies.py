@@ -9,7 +9,7 @@ from __future__ import annotations
 from app.runtime.offline.lead_policy import LeadPolicy
 from app.runtime.offline.plans import ModelHandler, ModelRequest, ResponsePlan, reply, text
 from app.runtime.offline.teammate_policy import TeammatePolicy
-from app.runtime.offload import off_loop
+from app.runtime.scheduling.offload import off_loop
 
 
 class OfflineModel:

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx2
 
-from app.runtime.offload import CALLER_LOOP, off_loop
+from app.runtime.scheduling.offload import CALLER_LOOP, off_loop
 
 from .cache import PromptCache, Segments, estimate_input_tokens, estimate_tokens, prompt_segments
 from .pace import Pace, pace_from_env
@@ -120,7 +120,7 @@ class OfflineTransport:
 
     async def _respond(self, request: ModelRequest) -> ResponsePlan:
         """The handler's plan, decided on the caller's loop when the request was sent from
-        the model calls' own loop (``app.runtime.model_loop``)."""
+        the model calls' own loop (``app.runtime.scheduling.model_loop``)."""
         caller = CALLER_LOOP.get()
         if caller is None or caller is asyncio.get_running_loop():
             return await self.handler.respond(request)

@@ -37,7 +37,7 @@ from app.runtime.permissions.rules import FILE_TOOL_NAMES, PermissionRules, Rule
 from app.runtime.permissions.shell import is_compound_command
 
 if TYPE_CHECKING:
-    from app.runtime.tools.base import Tool
+    from app.runtime.permissions.subject import PermissionSubject
 
 Behavior = Literal["allow", "deny", "ask"]
 
@@ -57,7 +57,7 @@ class Decision:
 
 
 def _subject_path_inside(
-    tool: Tool, tool_input: dict[str, Any], cwd: Path, extra_roots: Sequence[Path]
+    tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path, extra_roots: Sequence[Path]
 ) -> bool:
     if subject_kind(tool) != "path":
         return False
@@ -69,7 +69,7 @@ def _subject_path_inside(
 
 
 def _denied_inside_search(
-    tool: Tool, tool_input: dict[str, Any], rules: PermissionRules, cwd: Path
+    tool: PermissionSubject, tool_input: dict[str, Any], rules: PermissionRules, cwd: Path
 ) -> tuple[Rule, str] | None:
     """For a search over a directory (Glob, Grep): a deny rule protecting something below
     that directory (the search would read through it), with the protected prefix."""
@@ -93,7 +93,7 @@ def _denied_inside_search(
 
 
 def decide(
-    tool: Tool,
+    tool: PermissionSubject,
     tool_input: dict[str, Any],
     mode: PermissionMode,
     rules: PermissionRules,
@@ -163,7 +163,7 @@ def decide(
 # ---------------------------------------------------------------------------------- helpers
 
 
-def suggest_rule(tool: Tool, tool_input: dict[str, Any], cwd: Path | None = None) -> str:
+def suggest_rule(tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path | None = None) -> str:
     """The rule an "always allow" answer should add: ``Bash(git:*)`` for a simple command
     (the exact command for a compound one), ``Edit(src/**)``/``Read(src/**)`` for file tools
     (the file's directory; relative to ``cwd`` when inside it), the bare tool name otherwise."""

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from app.runtime.tools.base import Tool
+    from app.runtime.permissions.subject import PermissionSubject
 
 PermissionMode = Literal[
     "default", "acceptEdits", "bypassPermissions", "plan", "delegate", "dontAsk"
@@ -45,7 +45,7 @@ DELEGATE_ALLOWED_TOOLS: frozenset[str] = frozenset(
 )
 
 
-T = TypeVar("T", bound="Tool")
+T = TypeVar("T", bound="PermissionSubject")
 
 
 def tools_for_mode(tools: Iterable[T], mode: PermissionMode) -> list[T]:

@@ -43,7 +43,7 @@ from app.runtime.permissions.paths import path_candidates, path_pattern_regexes
 from app.runtime.permissions.shell import command_parts, is_compound_command, prefix_matches
 
 if TYPE_CHECKING:
-    from app.runtime.tools.base import Tool
+    from app.runtime.permissions.subject import PermissionSubject
 
 SubjectKind = Literal["command", "path", "text"]
 #: Built-in tools whose subject is a path (tools may also say so with a ``subject_kind``).
@@ -53,7 +53,7 @@ FILE_TOOL_NAMES: frozenset[str] = frozenset(
 _COMMAND_TOOL_NAMES: frozenset[str] = frozenset({"Bash"})
 
 
-def subject_kind(tool: Tool) -> SubjectKind | None:
+def subject_kind(tool: PermissionSubject) -> SubjectKind | None:
     """What ``tool.permission_subject`` returns: a shell command, a path, other text, or
     ``None`` for a tool without a subject (a class may set ``subject_kind`` explicitly)."""
     kind = getattr(tool, "subject_kind", None)
@@ -107,7 +107,7 @@ class Rule:
     def is_prefix(self) -> bool:
         return self.pattern is not None and self.pattern.endswith(":*")
 
-    def applies_to(self, tool: Tool) -> bool:
+    def applies_to(self, tool: PermissionSubject) -> bool:
         """Whether the rule names this tool (``Edit`` covers every file-editing tool and
         ``Read`` every read-only file tool)."""
         if self.tool == tool.name:
@@ -117,7 +117,7 @@ class Rule:
         return self.tool == "Read" and tool.read_only and subject_kind(tool) == "path"
 
     def matches(
-        self, tool: Tool, tool_input: dict[str, Any], cwd: Path, *, any_part: bool = False
+        self, tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path, *, any_part: bool = False
     ) -> bool:
         """Whether the rule covers this call. ``any_part`` (deny and ask rules): a compound
         command matches if any of its parts does; a path if any of its forms does."""

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from app.core.models import TeamMember
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TranscriptEntry
+from app.runtime.model.names import resolve_model
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,18 @@ class Runner(Protocol):
     def snapshot(self) -> AgentSnapshot: ...
 
     def transcript(self) -> list[TranscriptEntry]: ...
+
+
+def spec_from_member(team: str, member: TeamMember, default_cwd: Path) -> TeammateSpec:
+    """A teammate's spec from its entry in the team config."""
+    return TeammateSpec(
+        team=team,
+        name=member.name,
+        prompt=member.prompt or "",
+        model=resolve_model(member.model),
+        mode=member.mode or ("plan" if member.plan_mode_required else "default"),
+        color=member.color or "blue",
+        cwd=Path(member.cwd) if member.cwd else default_cwd,
+        agent_type=member.agent_type or "general-purpose",
+        plan_mode=bool(member.plan_mode_required),
+    )

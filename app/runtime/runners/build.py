@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from app.runtime.channel import TeamChannel
+from app.runtime.agent.channel import TeamChannel
+from app.runtime.agent.prompts import teammate_prompt
+from app.runtime.agent.session import AgentSession, Emit
+from app.runtime.agent.teammate import Teammate
 from app.runtime.permissions import PermissionRules
-from app.runtime.prompts import teammate_prompt
 from app.runtime.runners.base import TeammateSpec
-from app.runtime.session import AgentSession, Emit
-from app.runtime.teammate import Teammate
 from app.runtime.tools import teammate_tools
 from app.runtime.tools.base import AgentIdentity
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
-    from app.runtime.channel import Sent
+    from app.runtime.agent.channel import Sent
 
 
 def build_teammate(

@@ -2,7 +2,7 @@
 
 A teammate process (``teamdeck agent``) speaks to its team through the inboxes, tasks and
 config like any other member, and writes what it does to its event log (see
-:mod:`~app.runtime.runners.agent_log`). The :class:`ExternalRunner` in the lead's runtime:
+:mod:`~app.runtime.runners.event_log`). The :class:`ExternalRunner` in the lead's runtime:
 
 - re-emits the log's lines as runtime events (``on_log``, called when the watcher sees the log
   grow), so the dashboard shows the teammate exactly like an in-process one;
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from app.core.errors import TeamdeckError
 from app.core.models import InboxMessage
 from app.core.paths import USER_NAME
+from app.runtime.agent.channel import TeamChannel
 from app.runtime.api import AgentSnapshot
-from app.runtime.channel import TeamChannel
 from app.runtime.events import (
     TERMINAL_STATUSES,
     AgentStatus,
@@ -39,9 +39,9 @@ from app.runtime.events import (
     StatusChanged,
     TranscriptEntry,
 )
-from app.runtime.runners.agent_log import LoggedAgent, LogReader, append_lines, exit_line
-from app.runtime.runners.agent_record import AgentRecord, is_alive, pid_exists, read_record
 from app.runtime.runners.base import TeammateSpec
+from app.runtime.runners.event_log import LoggedAgent, LogReader, append_lines, exit_line
+from app.runtime.runners.process_record import AgentRecord, is_alive, pid_exists, read_record
 
 if TYPE_CHECKING:
     from app.core import Home

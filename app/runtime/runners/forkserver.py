@@ -51,10 +51,10 @@ log = logging.getLogger(__name__)
 ENABLED_ENV = "TEAMDECK_FORKSERVER"
 #: What a teammate process imports before it starts work (``teamdeck agent``).
 PRELOAD = (
-    "app.cli",
-    "app.cli_agents",
+    "app.cli.main",
+    "app.cli.agents",
     "app.runtime.agent_main",
-    "app.runtime.credentials",
+    "app.runtime.model.credentials",
     "app.runtime.runners.handoff",
     "app.runtime.offline.policies",
 )
@@ -248,7 +248,7 @@ def _open_stderr(path: Path) -> int:
 def _child(request: dict[str, Any], stderr_fd: int) -> int:
     """In the forked child: become the process ``subprocess`` would have started, then run."""
     args = [str(a) for a in request["args"]]
-    _set_title([sys.executable, "-P", "-m", "app.cli", *args])  # as ps and pgrep know it
+    _set_title([sys.executable, "-P", "-m", "app.cli.main", *args])  # as ps and pgrep know it
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its commands and hooks are waited on
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
@@ -261,7 +261,7 @@ def _child(request: dict[str, Any], stderr_fd: int) -> int:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-    cli: Any = importlib.import_module("app.cli")  # by name: app.runtime does not import app
+    cli: Any = importlib.import_module("app.cli.main")  # by name: app.runtime does not import app
     sys.argv = [cli.__file__, *args]
     return int(cli.main(args))
 

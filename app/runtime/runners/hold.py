@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.core.files import atomic_write_json
-from app.runtime.runners.agent_record import agents_folder
+from app.runtime.runners.process_record import agents_folder
 
 if TYPE_CHECKING:
     from app.core import Home
-    from app.runtime.session import AgentSession
+    from app.runtime.agent.session import AgentSession
 
 POLL_S = 0.5
 

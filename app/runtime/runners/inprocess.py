@@ -10,18 +10,18 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from app.runtime.agent.session import AgentSession, Emit
 from app.runtime.api import AgentSnapshot, Spawner
 from app.runtime.events import TranscriptEntry
 from app.runtime.permissions import PermissionRules
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.build import build_teammate
-from app.runtime.session import AgentSession, Emit
 
 if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
-    from app.runtime.channel import Sent
+    from app.runtime.agent.channel import Sent
 
 
 class InProcessRunner:

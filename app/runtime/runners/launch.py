@@ -1,6 +1,7 @@
 """How the lead's runtime starts ``teamdeck agent`` processes (shared by ``process``/``tmux``).
 
-The command runs this interpreter on this installation (``python -P -m app.cli``), so a teammate
+The command runs this interpreter on this installation (``python -P -m app.cli.main``), so a
+teammate
 process is the same teamdeck as its lead. Its environment is the runtime's without the API
 credentials (``child_env``), plus Claude Code's teammate variables (``CLAUDE_CODE_TEAM_NAME``,
 ``CLAUDE_CODE_AGENT_ID``, ``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``,
@@ -14,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.runtime.credentials import held_credentials
+from app.runtime.model.credentials import held_credentials
 from app.runtime.runners import handoff
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.tools.workspace import child_env
@@ -58,7 +59,7 @@ class AgentLaunch:
         """``teamdeck agent ...`` for ``spec`` (the credentials are offered separately)."""
         # -P: the teammate's working folder is not put on sys.path (a folder holding an
         # ``app.py``, such as teamdeck's own package in the demo, would shadow ``app``).
-        return [sys.executable, "-P", "-m", "app.cli", *self.arguments(spec, backend)]
+        return [sys.executable, "-P", "-m", "app.cli.main", *self.arguments(spec, backend)]
 
     def arguments(self, spec: TeammateSpec, backend: str) -> list[str]:
         """The ``teamdeck`` arguments of :meth:`command` (what a forked child runs)."""

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from app.runtime.events import RuntimeEvent
-from app.runtime.runners.agent_record import read_record
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.external import ExternalRunner
 from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.process import ProcessRunner
+from app.runtime.runners.process_record import read_record
 from app.runtime.runners.tmux import TmuxRunner, tmux_command
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def adopt_runner(
 ) -> ExternalRunner:
     """A runner for a member an earlier runtime started (by its record; a member with none,
     e.g. an in-process teammate of a dashboard that has ended, is reaped at once)."""
-    from app.runtime.agent_main import spec_from_member
+    from app.runtime.runners.base import spec_from_member
 
     spec = spec_from_member(team, member, cwd)
     found = read_record(home.layout.agent_record_path(team, member.name))

@@ -15,8 +15,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.runtime.runners.agent_record import pid_exists
 from app.runtime.runners.external import ExternalRunner
+from app.runtime.runners.process_record import pid_exists
 
 if TYPE_CHECKING:
     from app.runtime.runners.forkserver import Forked, ForkServer

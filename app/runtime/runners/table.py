@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.runtime.runners.agent_record import is_alive, read_record
+from app.runtime.runners.process_record import is_alive, read_record
 
 if TYPE_CHECKING:
     from app.core import Home

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from app.core import Home
-    from app.runtime.offload import Lane
-    from app.runtime.team_hooks import TeamHooks
+    from app.runtime.scheduling.offload import Lane
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -54,6 +53,24 @@ class AgentIdentity:
     @property
     def agent_id(self) -> str:
         return f"{self.name}@{self.team}" if self.team else self.name
+
+
+class HookOutcome(Protocol):
+    """What a tool reads of its hooks' run: whether one blocked, and why."""
+
+    @property
+    def blocked(self) -> bool: ...
+
+    @property
+    def feedback(self) -> str: ...
+
+
+class ToolHooks(Protocol):
+    """The calling agent's team hooks as a tool sees them (``agent.team_hooks.TeamHooks``)."""
+
+    async def has(self, event: str) -> bool: ...
+
+    async def fire(self, event: str, *, task: Any = None) -> HookOutcome: ...
 
 
 class TeamServices(Protocol):
@@ -126,13 +143,13 @@ class ToolContext:
     # Extra read/write roots allowed by permission rules (besides agent.cwd).
     extra_roots: tuple[Path, ...] = ()
     #: The calling agent's team hooks (TaskCreated, TaskCompleted); ``None``: none run.
-    hooks: TeamHooks | None = None
+    hooks: ToolHooks | None = None
     #: The agent's lane for blocking file work (``None``: such work runs inline).
     lane: Lane | None = None
 
     async def blocking(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking core call (file I/O, a task-list scan) off the event loop, after the
-        agent's earlier ones; its result or exception (see ``app.runtime.offload``)."""
+        agent's earlier ones; its result or exception (see ``app.runtime.scheduling.offload``)."""
         if self.lane is None:
             return func(*args, **kwargs)
         return await self.lane.run(func, *args, **kwargs)

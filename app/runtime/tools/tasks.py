@@ -27,7 +27,7 @@ Completion: when a teammate sets ``status: "completed"`` on a task that was not 
 The file work (locks, a scan of every task file, fsyncs) runs off the event loop in the
 calling agent's order (``ToolContext.blocking``); the hooks are awaited between those steps.
 
-Hooks (``ctx.hooks``, see :mod:`app.runtime.team_hooks`): a ``TaskCreated`` hook that blocks
+Hooks (``ctx.hooks``, see :mod:`app.runtime.agent.team_hooks`): a ``TaskCreated`` hook that blocks
 means the task is not created (it is written hidden while its hooks run, so nobody claims it,
 then shown or deleted) and the hook's feedback is the tool's error; a ``TaskCompleted`` hook
 that blocks keeps the task open (nothing of the update is written) and its feedback is the

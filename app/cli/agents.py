@@ -1,0 +1,148 @@
+"""``teamdeck agent`` / ``attach`` / ``ps``: teammates in processes of their own.
+
+- ``teamdeck agent --team T --name N``: run member N of team T as a process of its own (what
+  ``--teammate-mode process|tmux`` starts for each teammate; a person may run it by hand in
+  another terminal, as with a Claude Code teammate).
+- ``teamdeck attach [TEAM]``: open the dashboard on a team left running (the lead resumes).
+- ``teamdeck ps [--json]``: the running teams and agents with their pids.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.cli import format as fmt
+from app.cli.home import resolve_team
+from app.core.errors import NotFoundError
+from app.core.home import Home
+from app.runtime.runners.modes import BACKENDS
+from app.runtime.runners.priority import batch_priority
+
+Handler = Callable[[Home, argparse.Namespace], int]
+
+
+def add_teammate_mode_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--teammate-mode",
+        metavar="MODE",
+        choices=BACKENDS,
+        help="how teammates run: in-process (default; or the settings' teammateMode), "
+        "process (an OS process each; the team outlives the dashboard) or tmux (a tmux window "
+        "each, in session teamdeck-<team>)",
+    )
+
+
+def cmd_agent(home: Home, args: argparse.Namespace) -> int:
+    batch_priority()  # first: the imports below are a second of CPU
+    from pathlib import Path
+
+    from app.runtime.agent_main import find_member, run_agent
+    from app.runtime.model.credentials import hold
+    from app.runtime.runners.handoff import receive
+
+    team = _resolve(home, args.team)
+    find_member(home, team, args.name)  # one line before anything is started
+    if args.credentials:
+        hold(receive(Path(args.credentials)))
+    return asyncio.run(
+        run_agent(
+            home,
+            team,
+            args.name,
+            backend=args.backend,
+            offline=args.offline,
+            allow=args.allow,
+            deny=args.deny,
+            permission_timeout=args.permission_timeout,
+            print_to=sys.stdout if args.print else None,
+        )
+    )
+
+
+def cmd_attach(home: Home, args: argparse.Namespace) -> int:
+    from app.cli.history import run_options
+    from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
+    from app.runtime.runners.table import running_teams, team_backend
+    from app.runtime.team.lead_state import check_no_other_lead
+
+    if args.team:
+        team = _resolve(home, args.team)
+    else:
+        running = running_teams(home)
+        if not running:
+            raise NotFoundError("no team is running here (teamdeck ps lists the agents)")
+        if len(running) > 1:
+            raise NotFoundError(
+                f"{len(running)} teams are running ({', '.join(running)}): name one"
+            )
+        team = running[0]
+    home.teams.require(team)
+    check_no_other_lead(home, team)
+    return run_dashboard(
+        home, team=team, attach=team, teammate_backend=team_backend(home, team), **run_options(args)
+    )
+
+
+def cmd_ps(home: Home, args: argparse.Namespace) -> int:
+    from app.runtime.runners.table import agent_processes
+
+    processes = agent_processes(home, _resolve(home, args.team) if args.team else None)
+    if args.json:
+        print(json.dumps([p.to_json() for p in processes], indent=2))
+        return 0
+    if not processes:
+        print("no agent processes")
+        return 0
+    now = time.time()
+    rows = [
+        (
+            p.team, p.name, p.backend, p.pid, "alive" if p.alive else "dead", p.status,
+            f"{p.heartbeat_age:.0f}s ago", _uptime(now - p.started_at / 1000),
+        )
+        for p in processes
+    ]  # fmt: skip
+    print(fmt.table(("TEAM", "AGENT", "MODE", "PID", "STATE", "STATUS", "HEARTBEAT", "UP"), rows))
+    return 0
+
+
+def _uptime(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def _resolve(home: Home, name: str) -> str:
+    return resolve_team(home, name)
+
+
+def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> set[Handler]:
+    """Add the three commands to the ``teamdeck`` parser; returns the read-only handlers."""
+    from app.cli.history import add_run_options
+
+    agent = command(commands, "agent", "run one teammate as a process of its own", cmd_agent)
+    agent.add_argument("--team", metavar="T", required=True)
+    agent.add_argument("--name", metavar="N", required=True, help="a member of the team")
+    agent.add_argument("--backend", choices=("process", "tmux"), default="process",
+                       help=argparse.SUPPRESS)  # fmt: skip
+    agent.add_argument("--offline", action="store_true", help="use the offline model")
+    agent.add_argument("--credentials", metavar="PIPE", help=argparse.SUPPRESS)
+    agent.add_argument("--print", action="store_true", help="print the transcript as it goes")
+    agent.add_argument("--permission-timeout", type=float, default=300.0,
+                       help=argparse.SUPPRESS)  # fmt: skip
+    agent.add_argument("--allow", metavar="RULE", action="append", default=[])
+    agent.add_argument("--deny", metavar="RULE", action="append", default=[])
+
+    attach = command(commands, "attach", "open the dashboard on a team left running", cmd_attach)
+    attach.add_argument("team", metavar="TEAM", nargs="?", help="default: the one running team")
+    add_run_options(attach)
+
+    ps = command(commands, "ps", "list running teams and agents with their pids", cmd_ps)
+    ps.add_argument("--team", metavar="T", help="only this team")
+    ps.add_argument("--json", action="store_true", help="print JSON")
+    return {cmd_ps}

@@ -1,0 +1,152 @@
+"""``teamdeck approvals`` / ``approve`` / ``reject``: answer a team's requests from a script.
+
+Works on any home (``--home``, ``--claude``) through the files only (see
+``app.runtime.by_files.steering``): a request is pending while no response with its id exists in the
+team's inboxes, and answering one that was answered meanwhile fails with one line (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from app.cli import format as fmt
+from app.cli.home import resolve_team
+from app.core.home import Home
+from app.core.models import InboxMessage, now_iso
+from app.core.paths import USER_NAME
+from app.core.protocol import PermissionRequest
+from app.runtime.by_files.requests import FileRequest, find_request, scan_team, team_names
+from app.runtime.by_files.steering import (
+    AlreadyAnsweredError,
+    answer_request,
+    permission_response_text,
+    plan_response_text,
+)
+
+Handler = Callable[[Home, argparse.Namespace], int]
+
+
+def _teams(home: Home, args: argparse.Namespace) -> list[str]:
+    return [resolve_team(home, args.team)] if args.team else team_names(home)
+
+
+def request_json(request: FileRequest) -> dict[str, Any]:
+    frame = request.frame
+    data: dict[str, Any] = {
+        "team": request.team,
+        "requestId": request.approval.request_id,
+        "kind": request.approval.kind,
+        "agent": request.requester,
+        "title": request.approval.title,
+        "timestamp": request.timestamp,
+        "inbox": request.inbox,
+    }
+    if request.approval.kind == "plan":
+        data["planContent"] = getattr(frame, "plan_content", "")
+    else:
+        data["toolName"] = getattr(frame, "tool_name", "")
+        data["input"] = getattr(frame, "input", None)
+    return data
+
+
+def _age(request: FileRequest) -> str:
+    seconds = max(0, int(time.time() - request.approval.created_at))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+def cmd_approvals(home: Home, args: argparse.Namespace) -> int:
+    pending: list[FileRequest] = []
+    for team in _teams(home, args):
+        found = scan_team(home, team)
+        pending.extend(found.pending)
+        for message in found.errors.values():
+            print(f"teamdeck: warning: {fmt.clean(message)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps([request_json(r) for r in pending], indent=2, ensure_ascii=False))
+        return 0
+    if not pending:
+        print("no pending requests")
+        return 0
+    # The id is what a person types next: it is never cut (the table cuts long cells).
+    width = max(len("ID"), *(len(fmt.clean(r.approval.request_id)) for r in pending))
+    rows = [
+        (r.team, r.requester, r.approval.kind, _age(r), r.approval.title.split(": ", 1)[-1])
+        for r in pending
+    ]
+    lines = fmt.table(("TEAM", "AGENT", "KIND", "AGE", "WHAT"), rows).splitlines()
+    ids = ["ID", *(fmt.clean(r.approval.request_id) for r in pending)]
+    for rid, line in zip(ids, lines, strict=True):
+        print(f"{rid.ljust(width)}  {line}")
+    return 0
+
+
+def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
+    team = _teams(home, args)[0] if args.team else None
+    request = find_request(home, args.id, team)
+    kind = request.approval.kind
+    feedback = args.feedback
+    if getattr(args, "always", False) and kind != "permission":
+        raise ValueError(
+            f"--always is for permission requests; {args.id} is a {kind} request (nothing sent)"
+        )
+
+    def text_for(r: FileRequest) -> str:
+        if not isinstance(r.frame, PermissionRequest):
+            return plan_response_text(r.approval.request_id, approve, feedback)
+        always = bool(getattr(args, "always", False))
+        return permission_response_text(
+            r.frame, r.approval, allow=approve, always=always, feedback=feedback
+        )
+
+    try:
+        answer_request(home, request.team, args.id, text_for)
+    except AlreadyAnsweredError:
+        raise AlreadyAnsweredError(f"request {args.id} was already answered") from None
+    if approve and feedback and feedback.strip():
+        # An approval carries no feedback in Claude Code's shape: it follows as a message.
+        note = InboxMessage(sender=USER_NAME, text=feedback.strip(), timestamp=now_iso())
+        home.mailbox(request.team).append(request.requester, note)
+    verb = {("plan", True): "approved", ("plan", False): "rejected"}.get(
+        (kind, approve), "allowed" if approve else "denied"
+    )
+    if approve and getattr(args, "always", False):
+        verb = "always allowed"
+    print(f"{verb} {request.requester}'s {kind} request {args.id} (team {request.team})")
+    return 0
+
+
+def cmd_approve(home: Home, args: argparse.Namespace) -> int:
+    return _answer(home, args, True)
+
+
+def cmd_reject(home: Home, args: argparse.Namespace) -> int:
+    return _answer(home, args, False)
+
+
+def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> set[Handler]:
+    """Add the three commands to the ``teamdeck`` parser; returns the read-only handlers."""
+    sub = command(commands, "approvals", "list pending plan and permission requests", cmd_approvals)
+    sub.add_argument("--team", metavar="T", help="only this team (default: every team)")
+    sub.add_argument("--json", action="store_true", help="print JSON")
+    for name, handler, help_text in (
+        ("approve", cmd_approve, "approve a plan or allow a permission request"),
+        ("reject", cmd_reject, "reject a plan or deny a permission request"),
+    ):
+        sub = command(commands, name, help_text, handler)
+        sub.add_argument("id", metavar="ID", help="the request id (see teamdeck approvals)")
+        sub.add_argument("--team", metavar="T", help="the team (default: search every team)")
+        sub.add_argument("--feedback", metavar="F", help="a word for the teammate")
+        if name == "approve":
+            sub.add_argument(
+                "--always", action="store_true", help="permission: also allow its rule from now on"
+            )
+    return {cmd_approvals}

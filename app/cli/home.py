@@ -1,0 +1,63 @@
+"""The home a ``teamdeck`` command works on, and the names typed into it.
+
+Shared by every command module (``app.cli.main`` and the ones it registers), below all of them, so
+that none of them has to import the CLI's entry point back.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.core.errors import NotFoundError
+from app.core.home import Home
+from app.core.mailbox import Mailbox
+from app.core.paths import (
+    check_raw_name,
+    claude_home,
+    default_home,
+    sanitize_name,
+    strip_team_suffix,
+)
+
+
+def home_location(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The home root the arguments select, and whether it is Claude Code's."""
+    if getattr(args, "claude", False):
+        return claude_home(), True
+    home = getattr(args, "home", None)
+    return (Path(home).expanduser() if home else default_home()), False
+
+
+def open_home(args: argparse.Namespace) -> Home:
+    root, is_claude = home_location(args)
+    return Home(root, lock_style="mkdir") if is_claude else Home(root)
+
+
+def resolve_team(home: Home, name: str) -> str:
+    """The on-disk name of a team given as typed (``"My Team"`` finds ``my-team``).
+
+    A team exists if its ``teams/{name}/`` or ``tasks/{name}/`` directory does, so nothing is
+    ever created for a mistyped name (NotFoundError instead)."""
+    check_raw_name(name, "team name")
+    candidates = [name]
+    sanitized = sanitize_name(name, "team name")
+    if sanitized != name:
+        candidates.append(sanitized)
+    for candidate in candidates:
+        if home.layout.team_dir(candidate).is_dir() or home.layout.task_dir(candidate).is_dir():
+            return candidate
+    raise NotFoundError(f"team {name!r} does not exist")
+
+
+def resolve_inbox_agent(box: Mailbox, agent: str) -> str:
+    """The agent whose inbox to read: an existing inbox file (former members included), else a
+    current member (whose inbox may not exist yet); UnknownRecipientError otherwise."""
+    name = strip_team_suffix(agent.strip())
+    check_raw_name(name, "agent name")
+    if box.path(name).is_file():
+        return name
+    for existing in box.agents():
+        if existing.lower() == name.lower():
+            return existing
+    return box.resolve_recipient(name)

@@ -1,0 +1,399 @@
+"""TeamDeckApp: turns file changes and runtime events into view state; the views watch it.
+
+Data flows one way. File changes (this process's and others', from one ``Watcher``) are
+collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
+``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events go through a
+``RuntimeRelay`` (``app.dashboard.event_relay``), which streams text and transcript entries to the
+views and leaves the state changes (agents, approvals, a new team, notices) to the app.
+
+What the views show lives in the reactives below; screens watch them and post messages
+(``app.dashboard.messages``) to change them. Steering goes through ``steering``
+(``app.runtime.steering``).
+Only the store's incremental parts (board rows, feed lines) and streamed text are handed to
+the screens directly, because they are streams, not state.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App
+from textual.css.query import NoMatches
+from textual.markup import escape
+from textual.message import Message
+from textual.notifications import SeverityLevel
+from textual.screen import ModalScreen
+from textual.worker import Worker, WorkerState
+
+import styles
+from app.core import ChangeEvent, Home
+from app.core.watch import Watcher
+from app.dashboard.event_burst import Notice, request_notice, task_notice
+from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
+from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
+from app.dashboard.palette.commands import DeckCommands
+from app.dashboard.screens import modes
+from app.dashboard.screens.deck import DeckScreen
+from app.dashboard.screens.host import ModeChoices
+from app.dashboard.screens.leader import LeaderScreen
+from app.dashboard.session_transcripts import AgentUsage, SessionFiles
+from app.dashboard.state import DeckState
+from app.dashboard.store import Store, StoreDelta
+from app.dashboard.store_feeder import StoreFeeder
+from app.dashboard.toasts import ToastBatch
+from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
+from app.runtime.api import RuntimeAPI, Spawner
+from app.runtime.events import TranscriptEntry
+from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
+from widgets.task_board import TaskBoard
+
+log = logging.getLogger(__name__)
+
+#: Builds the runtime the app drives, given the process's watcher and the app's spawner (each
+#: agent runs as a Textual worker of its own group).
+RuntimeFactory = Callable[[Watcher, Spawner], RuntimeAPI]
+#: Builds a viewer's part given how to learn the team shown now (it can switch): the levers on
+#: a team the app does not run (``Steering``), or where its transcripts come from.
+ViewerPart = Callable[[Callable[[], str | None]], Any]
+
+
+@dataclass
+class StoreUpdated(Message):
+    """The store re-read something: apply ``delta``."""
+
+    delta: StoreDelta
+
+
+class TeamDeckApp(DeckState):
+    """The dashboard.
+
+    Args:
+        home: the home whose files are shown.
+        runtime: builds the running team (called once, here, with the watcher and the
+            spawner), or ``None`` for a read-only viewer of the files.
+        team: the team to show (default: the runtime's, else the newest in the home).
+        demo: mark the header as a demo run.
+        goal: a first prompt for the lead, sent once the runtime has started.
+        clock: time source for elapsed times (tests pass a fixed one).
+        watch: watch other processes' writes (``False``: only this process's).
+        watcher: the process's ``Watcher`` if one exists (default: a new one; it is handed
+            to the runtime: one watcher per process).
+        steering: a viewer's levers (``ViewerPart`` building a ``Steering``, e.g. one writing
+            answers into a Claude Code team's inboxes); default: the runtime's, or none.
+        transcripts: a viewer's transcripts (``ViewerPart`` building an object with
+            ``entries(agent)``, e.g. a Claude Code team's session files).
+        modes: the run's permission-mode options (``app.dashboard.screens.modes``).
+        pick: a viewer of a home with several teams asks which one first.
+        model: what the header says of the model (default: the runtime's description).
+    """
+
+    TITLE = "teamdeck"
+    CSS_PATH = Path(styles.__file__).parent / "deck.tcss"
+    COMMANDS = App.COMMANDS | {DeckCommands}
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+
+    FLUSH_SECONDS = 0.05  # streamed text is drawn this often
+    TRANSCRIPT_POLL_SECONDS = 0.5  # a viewer reads what the agents' session files gained
+    COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
+    TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
+    SHUTDOWN_WAIT = (
+        SHUTDOWN_WAIT  # seconds teammates get to answer on quit (``app.dashboard.leaving``)
+    )
+
+    def __init__(
+        self,
+        home: Home,
+        runtime: RuntimeFactory | None,
+        *,
+        team: str | None = None,
+        demo: bool = False,
+        goal: str | None = None,
+        clock: Callable[[], float] = time.time,
+        watch: bool = True,
+        watcher: Watcher | None = None,
+        steering: ViewerPart | None = None,
+        transcripts: ViewerPart | None = None,
+        modes: ModeChoices | None = None,
+        pick: bool = False,
+        model: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.home = home
+        self.goal = goal
+        self.clock = clock
+        self.demo = demo
+        self.watcher = watcher or Watcher(home, cross_process=watch)
+        self.runtime: RuntimeAPI | None = (
+            runtime(self.watcher, self.spawn_agent) if runtime is not None else None
+        )
+        self.model_description = model or (self.runtime.model_description if self.runtime else "")
+        team = team or (self.runtime.team if self.runtime is not None else None)
+        self.store = Store(home, team, pick=self.runtime is None)
+        shown = self.shown_team
+        self.steering: Steering = (
+            RuntimeSteering(self.runtime)
+            if self.runtime is not None
+            else steering(shown)
+            if steering is not None
+            else ReadOnlySteering()
+        )
+        #: a viewer's transcripts, read from the agents' session files if it has a source
+        source = transcripts(shown) if transcripts is not None else None
+        self.session_files: SessionFiles | None = (
+            SessionFiles(self, source, self._transcripts_read)
+            if source is not None and self.runtime is None
+            else None
+        )
+        #: the run's mode options, if any (see ``app.dashboard.screens.modes``)
+        self.mode_options: ModeChoices | None = modes
+        #: a viewer of a home with several teams asks which one first, once the team shown by
+        #: default (the newest activity: the picker's first line) is loaded
+        #: (``app.dashboard.screens.team_picker``)
+        self.pick_on_start = pick
+        self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
+        self.set_reactive(TeamDeckApp.header, self.header_now())
+        self.relay = RuntimeRelay(self, self.request_hint)
+        self.partial = self.relay.partial  # text streamed since each agent's last entry
+        #: a viewer's token usage per agent, from its session files (in, out, cache, tools)
+        self.usage: dict[str, AgentUsage] = {}
+        self.loaded = False  # the first store load has been shown
+        self.feeder = StoreFeeder(
+            self.store,
+            lambda delta: self.post_message(StoreUpdated(delta)),
+            self._store_failed,
+            coalesce=self.COALESCE_SECONDS,
+            task_burst=self.TASK_BURST_SECONDS,
+        )
+        self._unsubscribe: Callable[[], None] | None = None
+        #: Completed tasks come in bursts: one toast per burst ("3 tasks completed").
+        self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
+        self._left_checked = False
+
+    def get_default_screen(self) -> LeaderScreen:
+        return LeaderScreen()
+
+    @property
+    def leader(self) -> LeaderScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, LeaderScreen)
+        return screen
+
+    def shown_team(self) -> str | None:
+        """The team shown now (the person may switch it)."""
+        return self.store.team
+
+    @property
+    def transcripts_from_files(self) -> bool:
+        """A viewer that reads the agents' transcripts from their session files."""
+        return self.session_files is not None
+
+    def transcript(self, agent: str) -> list[TranscriptEntry]:
+        """``agent``'s transcript so far (a viewer: from its session files if it reads them)."""
+        if self.session_files is not None:
+            return self.session_files.entries(agent)
+        return self.runtime.transcript(agent) if self.runtime is not None else []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def on_mount(self) -> None:
+        self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
+        self.set_interval(1.0, self._tick)
+        files = self.session_files
+        if files is not None:
+            self.set_interval(
+                self.TRANSCRIPT_POLL_SECONDS, lambda: files.poll([a.name for a in self.agents])
+            )
+        follow = self.feeder.follow(self.watcher)
+        self.run_worker(follow, name="watcher", group="watcher", exit_on_error=False)
+        self._refresh_store()
+        if self.runtime is not None:
+            self._unsubscribe = self.runtime.subscribe(self.relay.push)
+            self._start_runtime()
+            self.pull_agents()
+            self.approvals = tuple(self.runtime.approvals())
+            modes.confirm_bypass_at_start(self)
+
+    async def on_unmount(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self.runtime is not None:
+            try:
+                await self.runtime.stop()
+            except Exception:  # quitting anyway: say why in the log, not on a closing screen
+                log.exception("stopping the runtime failed")
+        await self.watcher.stop()
+
+    @work(group="runtime", exit_on_error=False, name="runtime")
+    async def _start_runtime(self) -> None:
+        assert self.runtime is not None
+        await self.runtime.start()
+        if self.goal:
+            self.runtime.submit(self.goal)
+
+    def spawn_agent(self, name: str, factory: Callable[[], Awaitable[None]]) -> Worker[None]:
+        """The runtime's spawner: each agent runs as a worker of its own group."""
+        return self.run_worker(factory(), name=name, group=f"agent-{name}", exit_on_error=False)
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(escape(f"{event.worker.name}: {error}"), title="Error", severity="error")
+
+    # ------------------------------------------------------------------ files -> store
+
+    def queue_changes(self, events: list[ChangeEvent]) -> None:
+        self.feeder.queue(events)
+
+    @work(group="store", exit_on_error=False, name="store")
+    async def _refresh_store(self) -> None:
+        await self.feeder.run()
+
+    def _store_failed(self, exc: Exception) -> None:
+        self.notify(escape(f"reading the team files failed: {exc}"), severity="error")
+
+    def on_store_updated(self, message: StoreUpdated) -> None:
+        if not self.screen_stack or not self.leader.is_mounted:
+            self.call_after_refresh(self.on_store_updated, message)  # still starting up
+            return
+        delta = message.delta
+        if delta.reset:
+            gc.unfreeze()  # the previous team's objects may be garbage now
+        known = {a.request_id for a in self.approvals}
+        try:
+            with self.batch_update():
+                self.leader.apply_store(delta)
+                self.files = self._dated(delta.files(self.files))
+                if self.runtime is None:
+                    self.approvals = tuple(delta.pending)
+        except NoMatches:  # the views are being torn down: we are quitting
+            return
+        for notice in map(task_notice, delta.completed):
+            self.toasts.add(escape(notice.message), notice.title)
+        self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
+        if self.runtime is None and self.loaded:
+            new = [a for a in self.approvals if a.request_id not in known]
+            self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+        if not self._left_checked and self.runtime is not None and delta.reset:
+            self._left_checked = True
+            left = list(self.files.teams)
+            if left and self.runtime.team is None:  # an earlier run's teams, left on disk
+                self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
+        first, self.loaded = not self.loaded, True
+        if first and self.pick_on_start:
+            # After the first load: the picker then knows (and highlights) the team shown.
+            from app.dashboard.screens.team_picker import open_team_picker
+
+            open_team_picker(self)
+
+    # ------------------------------------------------------------------ session files -> views
+
+    def _transcripts_read(self, changed: set[str], usage: dict[str, AgentUsage]) -> None:
+        """What the session files gained: open views follow, panels get the token counts."""
+        if usage != self.usage:
+            self.usage = usage
+            self.pull_agents()
+        views = self.relay.views()
+        for agent in sorted(changed):
+            for view in views:
+                view.transcript_grew(agent)
+
+    def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
+        # A big team is loaded: move what was just built out of the collector's way, so
+        # full collections stay short (tens of thousands of long-lived rows and feed items
+        # would otherwise make each one stall the event loop for 100+ ms).
+        gc.freeze()
+
+    # ------------------------------------------------------------------ runtime -> views
+
+    def on_runtime_flush(self, _: RuntimeFlush) -> None:
+        self.flush_runtime()
+
+    def flush_runtime(self) -> None:
+        """Apply the runtime events received so far (the relay streams text to the views);
+        nothing once the app is shutting down (its views are being taken apart)."""
+        if not self.is_running:
+            return
+        try:
+            news = self.relay.flush()
+        except NoMatches:  # the views are being torn down: we are quitting
+            return
+        if news is None:
+            return
+        if news.new_team is not None:  # a second goal: everything switches together
+            self.feed_filter = None
+            self.feeder.switch_team(news.new_team)
+        if news.agents_changed:
+            self.pull_agents()
+        if news.approvals_changed and self.runtime is not None:
+            self.approvals = tuple(self.runtime.approvals())
+        self._show(news.notices)
+
+    def request_hint(self, agent: str) -> str:
+        """The keys that answer ``agent``'s request from where the person is now."""
+        views = [s for s in self.screen_stack if isinstance(s, DeckScreen)]
+        hint = views[-1].request_hint(agent) if views else ""
+        if views and views[-1] is not self.screen:
+            hint = f"close this dialog, then {hint}"
+        return hint
+
+    def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
+        self.notify(message, title=title, severity=severity)
+
+    async def action_quit(self) -> None:
+        """ctrl+q: with a live team, ask first (see ``app.dashboard.leaving``)."""
+        team = live_team(self)
+        if team is None:
+            self.exit()
+        elif not isinstance(self.screen, ModalScreen):
+            self.run_worker(ask_quit(self, team), group="ui", exit_on_error=False)
+
+    def _show(self, notices: Iterable[Notice]) -> None:
+        for notice in notices:
+            self.notify(
+                escape(notice.message),
+                title=notice.title,
+                severity=notice.severity,
+                timeout=notice.timeout,
+            )
+
+    # ------------------------------------------------------------------ DeckState's part
+
+    def pull_agents(self) -> None:
+        agents = merge_agents(
+            self.runtime.snapshot() if self.runtime is not None else None, self.files
+        )
+        self.agents = with_usage(agents, self.usage) if self.usage else agents
+
+    def _dated(self, files: TeamFiles) -> TeamFiles:
+        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity)."""
+        return files if self.runtime is not None else files.as_of(self.clock())
+
+    def show_team(self, team: str | None) -> None:
+        self.feeder.switch_team(team)
+
+    def header_now(self) -> HeaderInfo:
+        return header_info(
+            self.files,
+            self.agents,
+            self.approvals,
+            model=self.model_description,
+            read_only=self.steering.read_only,
+            demo=self.demo,
+            priced=self.runtime is not None,
+            budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
+        )
+
+    def _tick(self) -> None:
+        self.header = self.header_now()  # costs grow with every model call
+        self.files = self._dated(self.files)  # a quiet team turns stale without a file event
+        if self.is_running and isinstance(self.screen, DeckScreen):
+            self.screen.tick()

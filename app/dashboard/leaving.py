@@ -1,0 +1,126 @@
+"""The end of a run and leaving the dashboard.
+
+- :class:`RunWatch`: a run is over when the lead's team was deleted and the lead's turn then
+  ended (its last message is the report); the views then say so and what comes next.
+- :func:`ask_quit`: ctrl+q with a live team asks first: shut it down (the default), leave it
+  on disk, or stay. The runtime has no whole-team shutdown call, so :func:`shut_team_down`
+  uses the person's own levers: a shutdown request to each live teammate, a wait of
+  ``SHUTDOWN_WAIT`` seconds for their answers, a kill for the ones still running, then the
+  team's files are deleted (``Home.teams.delete``, what the lead's TeamDelete does).
+- :func:`offer_cleanup`: teams an earlier run left on disk, offered for deletion at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from textual.markup import escape
+
+from app.core.paths import LEAD_NAME
+from app.dashboard.screens.host import DeckApp
+from app.dashboard.screens.left_teams import LeftTeamsScreen
+from app.dashboard.screens.quit import QuitScreen
+from app.display.values import teammates
+from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
+from app.runtime.runners.table import running_teams
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_WAIT = 10.0  # seconds teammates get to answer a shutdown request on quit
+
+
+class RunWatch:
+    """Sees runtime events; :meth:`see` returns why the run is over, once it is."""
+
+    def __init__(self) -> None:
+        self.deleted: str | None = None  # the team deleted, until the lead's turn ends
+
+    def see(self, events: Iterable[RuntimeEvent]) -> str | None:
+        over: str | None = None
+        for event in events:
+            match event:
+                case TeamLifecycle(team=team, event="deleted"):
+                    self.deleted = team
+                case TeamLifecycle():
+                    self.deleted = None  # a new team: a new run
+                case StatusChanged(agent=agent, status="idle") if (
+                    agent == LEAD_NAME and self.deleted is not None
+                ):
+                    over = f"team {self.deleted} is done and deleted"
+                    self.deleted = None
+        return over
+
+
+def live_team(app: DeckApp) -> str | None:
+    """The team the app's runtime leads, while it exists (``None``: nothing to ask)."""
+    runtime = app.runtime
+    if runtime is None or not runtime.team or app.files.removed:
+        return None
+    return runtime.team
+
+
+def _live_teammates(app: DeckApp) -> list[str]:
+    return [a.name for a in teammates(app.agents) if a.status not in TERMINAL_STATUSES]
+
+
+async def ask_quit(app: DeckApp, team: str) -> None:
+    """Ask what becomes of ``team``, do it, and quit (or stay, on cancel)."""
+    runtime = app.runtime
+    running = runtime is not None and runtime.teammate_backend != "in-process"
+    choice = await app.push_screen_wait(
+        QuitScreen(team, len(_live_teammates(app)), running=running)
+    )
+    if choice is None:
+        return
+    if choice == "shutdown":
+        await shut_team_down(app, team)
+    app.exit()
+
+
+async def shut_team_down(app: DeckApp, team: str) -> None:
+    """See the module docstring."""
+    live = _live_teammates(app)
+    app.notify(escape(f"Shutting down {team}…"), title="Quitting")
+    for name in live:
+        app.steering.shutdown(name)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + app.SHUTDOWN_WAIT
+    while loop.time() < deadline and live_team(app) is not None:
+        app.flush_runtime()
+        states = {a.name: a.status for a in app.agents}
+        if all(states.get(name) in TERMINAL_STATUSES for name in live):
+            break
+        await asyncio.sleep(0.1)
+    for name in live:
+        agent = app.agent(name)
+        if agent is not None and agent.status not in TERMINAL_STATUSES:
+            app.steering.kill(name)
+    home = app.home
+    if home.layout.team_dir(team).exists():
+        try:
+            await asyncio.to_thread(home.teams.delete, team, force=True)
+        except Exception as exc:  # quitting anyway: the log says what is left behind
+            log.warning("deleting team %s on quit failed: %s", team, exc)
+
+
+async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:
+    """Teams an earlier run left on disk: one key deletes them. Teams whose teammates still
+    run in processes of their own are not offered: they are said to be running instead."""
+    running = set(await asyncio.to_thread(running_teams, app.home))
+    for team in sorted(running & set(teams)):
+        app.notify(escape(f"teamdeck attach {team} opens it"), title=f"{team} is running")
+    teams = [t for t in teams if t not in running]
+    if not teams or not await app.push_screen_wait(LeftTeamsScreen(teams)):
+        return
+    deleted: list[str] = []
+    for team in teams:
+        try:
+            await asyncio.to_thread(app.home.teams.delete, team, force=True)
+        except Exception as exc:
+            app.notify(escape(f"{team}: {exc}"), title="Not deleted", severity="error")
+        else:
+            deleted.append(team)
+    if deleted:
+        app.notify(escape(", ".join(deleted)), title=f"Deleted {len(deleted)} left team(s)")

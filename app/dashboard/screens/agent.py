@@ -1,0 +1,180 @@
+"""The agent view: one agent's streamed transcript and an input that messages it (a
+teammate gets the text injected before any other mail; the lead gets it as a prompt)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Input, Static
+
+from app.dashboard.screens.deck import DeckScreen
+from app.dashboard.screens.view_search import SEARCH_KEYS
+from app.display.format import agent_cost, format_count
+from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
+from widgets.borders import set_border
+from widgets.roster import Roster
+from widgets.status_bar import StatusBar
+from widgets.transcript import Transcript
+
+
+class AgentScreen(DeckScreen):
+    """Shows ``agent``; follows the selection (shift+up/down, 0-9) while open."""
+
+    BINDINGS = [
+        Binding("escape", "leave_input", "Keys", id="leave-input"),
+        *SEARCH_KEYS,
+        Binding("escape", "back", "Leader view", id="back"),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | escape | Leave the input first; then back to the leader view. |
+    """
+
+    def __init__(self, agent: str) -> None:
+        super().__init__()
+        self.agent = agent
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="main"):
+            yield Roster(clock=self.host.clock, id="roster")
+            yield Transcript(id="transcript")
+        yield Static(id="pending")
+        yield Input(id="inject")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        set_border(self.query_one("#roster"), title="Team")
+        self.show_agent(self.agent)
+        self.watch(self.app, "header", self.show_header)
+        self.watch(self.app, "agents", self._show_agents)
+        self.watch(self.app, "files", self._show_agents)
+        self.watch(self.app, "selected", self._follow_selection)
+        self.watch(self.app, "approvals", self._show_pending)
+        inject = self.query_one("#inject", Input)
+        if inject.disabled:
+            self.query_one(Transcript).focus()
+        else:
+            inject.focus()
+
+    def show_agent(self, agent: str) -> None:
+        self.agent = agent
+        host = self.host
+        self.query_one(Transcript).show(agent, host.transcript(agent), host.partial.get(agent, ""))
+        self._show_input()
+        self._title()
+
+    def _show_input(self) -> None:
+        """The input invites a message only to an agent that can still read one."""
+        inject = self.query_one("#inject", Input)
+        agent = self.agent
+        snap = self.host.agent(agent)
+        finished = snap is not None and snap.status in TERMINAL_STATUSES
+        if self.steering.read_only:
+            placeholder = "Read-only viewer: no runtime to send to"
+        elif finished:
+            assert snap is not None
+            placeholder = f"{agent} has {snap.status}: it reads no more messages"
+        elif snap is not None and snap.is_lead:
+            placeholder = f"Message {agent}… (enter sends)"
+        else:
+            placeholder = f"Message {agent} (delivered before other mail)… (enter sends)"
+        inject.placeholder = placeholder
+        disabled = self.steering.read_only or finished
+        if disabled != inject.disabled:
+            if disabled and inject.has_focus:
+                self.focus_keys()
+            inject.disabled = disabled
+            self.refresh_bindings()
+
+    def _title(self) -> None:
+        transcript = self.query_one(Transcript)
+        snap = self.host.agent(self.agent)
+        title = Text(self.agent, style="bold")
+        if snap is not None:
+            title.append(f" · {snap.status}")
+            if snap.current_task:
+                title.append(f" · {snap.current_task}")
+            tokens = f"{format_count(snap.input_tokens + snap.output_tokens)} tok"
+            cost = agent_cost(snap)
+            spent = f"{tokens}{f' · {cost}' if cost else ''} · {snap.tool_calls} tools"
+            set_border(transcript, subtitle=spent)
+        set_border(transcript, title=title)
+
+    def _follow_selection(self, selected: str | None) -> None:
+        self.selection_shown()
+        self._show_selected(selected)
+
+    def _show_selected(self, selected: str | None) -> None:
+        if selected and selected != self.agent and self.host.agent(selected):
+            self.show_agent(selected)
+        self.query_one(Roster).select(selected)
+        self._show_pending()
+
+    def _show_agents(self) -> None:
+        host = self.host
+        roster = self.query_one(Roster)
+        roster.set_agents(list(host.agents), dict(host.files.inbox_errors), host.selected)
+        self._show_selected(host.selected)
+        self._show_input()
+        self._title()
+
+    def search_target(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    def on_text(self, agent: str, text: str) -> None:
+        if agent == self.agent:
+            self.query_one(Transcript).add_text(text)
+
+    def on_entry(self, entry: TranscriptEntry) -> None:
+        if entry.agent == self.agent:
+            self.query_one(Transcript).add_entry(entry)
+
+    def transcript_grew(self, agent: str) -> None:
+        if agent == self.agent:
+            self.query_one(Transcript).follow(self.host.transcript(agent))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("toggle_board", "toggle_filter"):
+            return False  # the board and the feed are on the leader view
+        if action == "back":  # esc leaves the input first, then closes a search
+            return not self.typing and not self.search.is_open
+        return super().check_action(action, parameters)
+
+    def _show_pending(self) -> None:
+        """The request ``a``/``r``/``v`` would answer, and the keys, above the input."""
+        approval = self.selected_approval()
+        pending = self.query_one("#pending", Static)
+        pending.display = approval is not None
+        if approval is not None:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append("▶ ", style="bold yellow")
+            line.append(approval.title, style="bold")
+            line.append(f"  {self.request_hint(approval.agent)}", style="dim")
+            pending.update(line)
+
+    def focus_moved(self) -> None:
+        super().focus_moved()
+        if self.is_mounted:
+            self._show_pending()
+
+    def focus_keys(self) -> None:
+        self.query_one(Transcript).focus()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    @on(Input.Submitted, "#inject")
+    def _inject(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if text:
+            self.send_to(self.agent, text)
+            event.input.clear()
+
+    @on(Roster.Selected)
+    def _selected(self, event: Roster.Selected) -> None:
+        self.select(event.name)

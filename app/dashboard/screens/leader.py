@@ -1,0 +1,273 @@
+"""The leader view (default screen): header, roster, approvals queue, task board, message
+feed, the lead's streamed transcript and an input to the lead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input, OptionList
+
+from app.core.paths import LEAD_NAME
+from app.dashboard.messages import OpenAgent
+from app.dashboard.screens.deck import DeckScreen
+from app.dashboard.screens.message import MessageScreen
+from app.dashboard.screens.view_search import SEARCH_KEYS
+from app.dashboard.store import StoreDelta
+from app.display.values import FeedItem, TeamFiles, agent_colors
+from app.runtime.api import Approval
+from app.runtime.events import TranscriptEntry
+from widgets.approvals import ApprovalsQueue
+from widgets.borders import set_border
+from widgets.message_feed import MessageFeed
+from widgets.roster import Roster
+from widgets.status_bar import StatusBar
+from widgets.task_board import TaskBoard
+from widgets.transcript_tail import TranscriptTail
+
+#: The lead's pane when the lead is a Claude Code session teamdeck only steers.
+LEAD_FROM_FILES = (
+    "The lead's own Claude Code session shows here, read from its transcript under the home's "
+    "projects/ folder (found through the team's leadSessionId), once a team is shown. "
+    "What you type below goes into the lead's inbox, from user."
+)
+
+#: Entries the lead's pane keeps (one line each, see ``TranscriptTail``). The lead's own view
+#: keeps the whole transcript.
+LEAD_PANE_ENTRIES = 20
+
+#: The lead's transcript before anything happened: what to do first.
+FIRST_SCREEN = (
+    "Type a goal for the lead below and press enter, e.g. “Summarize what the Python files "
+    "in this folder do”. The lead creates a team, splits the work into tasks and spawns "
+    "teammates: their panels, the task board and their messages appear here, and you approve "
+    "their plans. To watch a whole team at work first, quit (ctrl+q) and run: teamdeck demo"
+)
+
+
+class LeaderScreen(DeckScreen):
+    """See the module docstring."""
+
+    BINDINGS = [
+        Binding("escape", "leave_input", "Keys", id="leave-input"),
+        *SEARCH_KEYS,
+        Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
+        Binding("enter", "open_selected", "Open", show=False, id="open-selected"),
+    ]
+    """
+    | Key(s) | Description |
+    | :- | :- |
+    | escape | Leave the input (single-letter keys act again). |
+    | n | Type a new goal for the lead (same as ``i``). |
+    | enter | Open the selected agent's view (unless the focused panel uses enter). |
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Hook outcomes shown in the feed, with their team (a rebuilt feed gets them back).
+        self._hook_items: list[tuple[str | None, FeedItem]] = []
+
+    def compose(self) -> ComposeResult:
+        clock = self.host.clock
+        yield StatusBar(id="status")
+        with Horizontal(id="main"):
+            with Vertical(id="side"):
+                yield Roster(clock=clock, id="roster")
+                yield ApprovalsQueue(id="approvals")
+            with Vertical(id="work"):
+                yield TaskBoard(id="board")
+                yield MessageFeed(id="feed")
+                yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
+        yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        host = self.host
+        set_border(self.query_one("#roster"), title="Team")
+        set_border(self.query_one("#board"), title="Tasks")
+        self._label_lead(host.selected)
+        prompt = self.query_one("#prompt", Input)
+        lead = self.query_one("#lead", TranscriptTail)
+        if self.steering.read_only:
+            prompt.placeholder = "Read-only viewer: no runtime to send to"
+            prompt.disabled = True
+            lead.show(None, [])
+        else:
+            if host.transcripts_from_files:
+                prompt.placeholder = "Message the lead (into its inbox)… (enter sends)"
+            lead.show(
+                LEAD_NAME,
+                host.transcript(LEAD_NAME),
+                host.partial.get(LEAD_NAME, ""),
+                empty=LEAD_FROM_FILES if host.transcripts_from_files else FIRST_SCREEN,
+            )
+        self.watch(self.app, "header", self.show_header)
+        self.watch(self.app, "files", self._show_files)
+        self.watch(self.app, "agents", self._show_agents)
+        self.watch(self.app, "approvals", self._show_approvals)
+        self.watch(self.app, "selected", self._show_selection)
+        self.watch(self.app, "feed_filter", self._show_filter)
+        self.watch(self.app, "board_visible", self._show_board)
+        # The view invites typing (a goal for the lead): the input has focus; esc leaves it.
+        if self.steering.read_only:
+            self.query_one("#roster").focus()
+        else:
+            prompt.focus()
+
+    # ------------------------------------------------------------------ state in
+
+    def _show_agents(self) -> None:
+        host = self.host
+        roster = self.query_one(Roster)
+        roster.set_agents(list(host.agents), dict(host.files.inbox_errors), host.selected)
+        colors = agent_colors(host.files, host.agents)
+        self.query_one(MessageFeed).set_colors(colors)
+        self.query_one(TaskBoard).recolor(colors)
+        self._show_filter()
+
+    def _show_files(self, old: TeamFiles, files: TeamFiles) -> None:
+        if old is files or (old.inbox_errors, old.config) != (files.inbox_errors, files.config):
+            self._show_agents()  # panels' file errors, colours (else ``agents`` redraws them)
+        roster = self.query_one(Roster)
+        error = Text(f"⚠ {files.config_error}", style="bold red") if files.config_error else ""
+        set_border(roster, subtitle=error)
+        board = self.query_one(TaskBoard)
+        set_border(board, title=f"Tasks ({files.open_tasks} open)")
+        errors = files.task_errors
+        first = next(iter(errors.values()), "")
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+        board.set_error(f"{first}{more}")
+
+    def _show_approvals(self, approvals: tuple[Approval, ...]) -> None:
+        queue = self.query_one(ApprovalsQueue)
+        queue.set_approvals(list(approvals))
+        queue.highlight_agent(self.selection)
+        count = f" ({len(approvals)})" if approvals else ""
+        set_border(queue, title=f"Approvals{count}")
+
+    def _show_selection(self, selected: str | None) -> None:
+        self.selection_shown()
+        self._label_lead(selected)
+        self.query_one(Roster).select(selected)
+        # Selecting a teammate highlights its own request: a / r answer that one.
+        self.query_one(ApprovalsQueue).highlight_agent(selected)
+
+    def _label_lead(self, selected: str | None) -> None:
+        """The bottom panel is the lead's transcript whatever is selected: say so, and how to
+        read the selected teammate's."""
+        lead = self.query_one("#lead", TranscriptTail)
+        set_border(lead, title=Text.assemble((LEAD_NAME, "bold"), " · lead's transcript"))
+        if selected and selected != LEAD_NAME and self.host.agent(selected) is not None:
+            hint = f"{selected}'s transcript: enter on its panel"
+        else:
+            hint = "a teammate's transcript: select it, then enter"
+        set_border(lead, subtitle=hint)
+
+    def _show_filter(self) -> None:
+        host = self.host
+        feed = self.query_one(MessageFeed)
+        feed.set_filter(host.feed_filter)
+        title = "Messages"
+        if host.feed_filter:
+            title += f" · {host.feed_filter} only (f: all)"
+        first = next(iter(host.files.inbox_errors.values()), "")
+        set_border(
+            feed, title=title, subtitle=Text(f"⚠ {first}", style="bold red") if first else ""
+        )
+
+    def _show_board(self, visible: bool) -> None:
+        self.query_one(TaskBoard).display = visible
+
+    def apply_store(self, delta: StoreDelta) -> None:
+        """Board rows and feed lines: the store's incremental parts (inside ``batch_update``)."""
+        board = self.query_one(TaskBoard)
+        if delta.reset or delta.task_upserts or delta.task_removals:
+            board.apply(delta.task_upserts, delta.task_removals, reset=delta.reset)
+        feed = self.query_one(MessageFeed)
+        if delta.feed_reset:
+            hooks = [item for team, item in self._hook_items if team == delta.team]
+            feed.set_items(sorted([*delta.feed_added, *hooks], key=_sort_key))
+        else:
+            feed.add_items(delta.feed_added)
+            feed.touch(delta.feed_updated)
+
+    def search_target(self) -> MessageFeed:
+        return self.query_one(MessageFeed)
+
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Hook outcomes of the team shown join the feed."""
+        self._hook_items.extend(items)
+        shown = self.host.files.team
+        self.query_one(MessageFeed).add_items(item for team, item in items if team == shown)
+
+    def on_text(self, agent: str, text: str) -> None:
+        if agent == LEAD_NAME:
+            self.query_one("#lead", TranscriptTail).add_text(text)
+
+    def on_entry(self, entry: TranscriptEntry) -> None:
+        if entry.agent == LEAD_NAME:
+            self.query_one("#lead", TranscriptTail).add_entry(entry)
+
+    def transcript_grew(self, agent: str) -> None:
+        if agent == LEAD_NAME and not self.steering.read_only:
+            self.query_one("#lead", TranscriptTail).follow(self.host.transcript(LEAD_NAME))
+
+    def run_finished(self, reason: str, ok: bool) -> None:
+        nxt = "type a new goal" if self.typing else "n new goal"
+        mark = "run finished" if ok else "run ended"
+        line = f"{mark} — {reason} · {nxt} · ctrl+q quit"
+        self.query_one("#lead", TranscriptTail).add_entry(
+            TranscriptEntry(LEAD_NAME, "notice", line, {"finished": True})
+        )
+
+    def selected_approval(self) -> Approval | None:
+        queue = self.query_one(ApprovalsQueue)
+        if queue.has_focus and queue.selected_id is not None:
+            return queue.selected  # the one the person moved to (its agent is selected)
+        return super().selected_approval()
+
+    # ------------------------------------------------------------------ the person's input
+
+    @on(Input.Submitted, "#prompt")
+    def _submit(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if text:
+            self.send_to(LEAD_NAME, text)
+            event.input.clear()
+
+    @on(Roster.Selected)
+    def _selected(self, event: Roster.Selected) -> None:
+        self.select(event.name)
+
+    @on(Roster.Opened)
+    def _opened(self, event: Roster.Opened) -> None:
+        self.post_message(OpenAgent(event.name))
+
+    def action_open_selected(self) -> None:
+        if self.selection is not None:
+            self.post_message(OpenAgent(self.selection))
+
+    @on(MessageFeed.Opened)
+    def _read_message(self, event: MessageFeed.Opened) -> None:
+        self.app.push_screen(MessageScreen(event.item))
+
+    @on(OptionList.OptionHighlighted, "#approvals")
+    def _queue_moved(self, event: OptionList.OptionHighlighted) -> None:
+        queue = self.query_one(ApprovalsQueue)
+        approval = queue.selected if queue.has_focus else None
+        if approval is not None and approval.request_id == event.option.id:
+            self.select(approval.agent)  # a / r answer what is highlighted
+
+    @on(OptionList.OptionSelected, "#approvals")
+    def _review(self, event: OptionList.OptionSelected) -> None:
+        approval = self.query_one(ApprovalsQueue).selected
+        if approval is not None and approval.request_id == event.option.id:
+            self.open_approval(approval)
+
+
+def _sort_key(item: FeedItem) -> tuple[str, int]:
+    return item.sort_key

@@ -1,0 +1,92 @@
+"""Review a plan (or a shutdown request) in a modal: the text as Markdown, with file and
+code names as written (``__init__.py`` stays ``__init__.py``: see ``widgets.literal_markdown``);
+a approves, r rejects after asking for feedback (or a reason), esc closes without answering.
+
+Dismissed with ``("approve", "")``, ``("reject", text)`` or ``None``.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Markdown, Static
+
+from app.dashboard.screens.feedback import FeedbackScreen
+from app.runtime.api import Approval
+from widgets.literal_markdown import literal_parser
+
+Decision = tuple[str, str]
+
+
+class PlanReviewScreen(ModalScreen[Decision | None]):
+    """See the module docstring. ``request_id`` lets the app close it when answered elsewhere."""
+
+    AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
+    BINDINGS = [
+        Binding("a", "approve", "Approve", id="plan-approve"),
+        Binding("r", "reject", "Reject", id="plan-reject"),
+        Binding("escape", "close", "Close", id="plan-close"),
+    ]
+
+    def __init__(self, approval: Approval) -> None:
+        super().__init__(classes="dialog-screen")
+        self.approval = approval
+        self.request_id = approval.request_id
+
+    def compose(self) -> ComposeResult:
+        approval = self.approval
+        shutdown = approval.kind == "shutdown"
+        with Vertical(classes="dialog wide"):
+            yield Static(Text(approval.title, style="bold"), classes="dialog-question")
+            with VerticalScroll(classes="dialog-body"):
+                if shutdown:
+                    reason = approval.body or "(no reason given)"
+                    yield Static(Text(f"Reason: {reason}"))
+                else:
+                    yield Markdown(
+                        approval.body or "*(empty plan)*", id="plan", parser_factory=literal_parser
+                    )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Approve (a)", variant="success", id="approve")
+                yield Button("Reject (r)", variant="error", id="reject")
+                yield Button("Close (esc)", id="close")
+
+    def action_approve(self) -> None:
+        self.dismiss(("approve", ""))
+
+    def action_reject(self) -> None:
+        if self.approval.kind == "shutdown":
+            ask = FeedbackScreen(
+                f"Why should {self.approval.agent} keep working?",
+                placeholder="reason for rejecting the shutdown",
+            )
+        else:
+            ask = FeedbackScreen(
+                f"Feedback for {self.approval.agent}'s plan",
+                placeholder="what should change (sent to the teammate)",
+            )
+
+        def done(text: str | None) -> None:
+            if text is not None:
+                self.dismiss(("reject", text))
+
+        self.app.push_screen(ask, done)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#approve")
+    def _approve(self) -> None:
+        self.action_approve()
+
+    @on(Button.Pressed, "#reject")
+    def _reject(self) -> None:
+        self.action_reject()
+
+    @on(Button.Pressed, "#close")
+    def _close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,378 @@
+"""``teamdeck replay RUN``: a finished run played back from the archive, read-only.
+
+The same picture as the dashboard (agents with status and cost, the task board, the message
+feed, an agent's transcript), driven by ``app.archive.replay.Replay`` at a position on the
+run's timeline. Keys: ``space`` play/pause, ``+``/``-`` speed, ``left``/``right`` one event,
+``[``/``]`` one minute, ``home``/``end``, ``/`` search the feed (``n``/``N`` next/previous
+hit), ``enter`` an agent's transcript, ``esc`` back, ``q`` quit. The palette lists the runs.
+
+The live dashboard's palette lists them too (``RunCommands``, added by ``app.dashboard.recording``):
+picking one opens its replay over the dashboard (a run still being recorded: as far as it
+is), and ``q`` / ``esc`` close it there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, Static
+
+from app.archive import query
+from app.archive.db import HistoryUnavailable
+from app.archive.replay import Replay, Search
+from app.archive.timeline import duration, event_line
+from app.runtime.model.pricing import cost_label, format_usd
+
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+TICK = 0.1
+FEED_LINES = 200
+
+
+def clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60:02d}:{seconds % 60:02d}"
+
+
+class ReplayScreen(Screen[None]):
+    AUTO_FOCUS = None
+    BINDINGS = [
+        Binding("space", "toggle_play", "Play/pause"),
+        Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
+        Binding("minus", "slower", "Slower", key_display="-"),
+        Binding("left", "step(-1)", "Back", show=False),
+        Binding("right", "step(1)", "Forward", show=False),
+        Binding("left_square_bracket", "minute(-1)", "-1 min", key_display="["),
+        Binding("right_square_bracket", "minute(1)", "+1 min", key_display="]"),
+        Binding("home", "jump(0)", "Start", show=False),
+        Binding("end", "jump(-1)", "End", show=False),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("n", "hit(1)", "Next hit", show=False),
+        Binding("N", "hit(-1)", "Previous hit", show=False),
+        Binding("up", "select(-1)", "Previous agent", show=False),
+        Binding("down", "select(1)", "Next agent", show=False),
+        Binding("enter", "open_agent", "Transcript"),
+        Binding("escape", "back", "Back", show=False),
+        Binding("q", "close", "Quit"),
+    ]
+
+    DEFAULT_CSS = """
+    ReplayScreen #replay-header { height: 1; background: $panel; padding: 0 1; }
+    ReplayScreen #replay-top { height: 40%; }
+    ReplayScreen #replay-agents { width: 1fr; }
+    ReplayScreen #replay-tasks { width: 1fr; }
+    ReplayScreen #replay-feed { height: 1fr; padding: 0 1; border-top: solid $panel; }
+    ReplayScreen #replay-search { display: none; height: 3; }
+    ReplayScreen.-searching #replay-search { display: block; }
+    """
+
+    def __init__(self, replay: Replay, position: int | None = None) -> None:
+        super().__init__()
+        self.replay = replay
+        self.position = len(replay) if position is None else position
+        self.speed = 1.0
+        self.play_time = replay.time_at(self.position)  # the timeline's clock while playing
+        self.playing = False
+        self.agent: str | None = None  # the transcript shown instead of the feed
+        self.search = Search(replay.events)
+        self.query_text = ""
+        self.hits: list[int] = []
+        self._hit_ids: set[int] = set()
+        self._timer: Timer | None = None
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="replay-header")
+        with Horizontal(id="replay-top"):
+            agents: DataTable[str] = DataTable(
+                id="replay-agents", cursor_type="row", zebra_stripes=True
+            )
+            tasks: DataTable[str] = DataTable(
+                id="replay-tasks", cursor_type="none", zebra_stripes=True
+            )
+            for table in (agents, tasks):  # the screen keeps the keys: arrows move the timeline
+                table.can_focus = False
+            yield agents
+            yield tasks
+        with Vertical(id="replay-feed"):
+            yield Static(id="replay-lines")
+        search = Input(placeholder="search the feed: text, sender or type", id="replay-search")
+        search.can_focus = False  # until ``/`` opens it
+        yield search
+        yield Footer()
+
+    def on_mount(self) -> None:
+        agents = self.query_one("#replay-agents", DataTable)
+        agents.add_columns("agent", "status", "calls", "tokens", "cost", "last")
+        tasks = self.query_one("#replay-tasks", DataTable)
+        tasks.add_columns("#", "task", "status", "owner")
+        self.draw()
+        self._timer = self.set_interval(TICK, self._tick, pause=True)
+
+    # ------------------------------------------------------------------ drawing
+
+    def draw(self) -> None:
+        replay = self.replay
+        state = replay.state_at(self.position)
+        run = replay.run
+        elapsed = replay.time_at(self.position) - run.started_at
+        total = (replay.events[-1].at - run.started_at) if replay.events else 0.0
+        header = Text(no_wrap=True, overflow="ellipsis")
+        header.append("teamdeck replay", style="bold")
+        header.append(f" · run {run.id} · {run.team or 'no team'} · ")
+        header.append("▶ playing" if self.playing else "⏸ paused", style="bold")
+        header.append(f" {self.speed:g}x · {clock(elapsed)} / {clock(total)}")
+        header.append(f" · event {self.position}/{len(replay)}")
+        cost = cost_label(state.cost, offline=run.offline)
+        header.append(f" · {cost} · read-only", style="dim")
+        self.query_one("#replay-header", Static).update(header)
+
+        agents = self.query_one("#replay-agents", DataTable)
+        selected = agents.cursor_row
+        agents.clear()
+        for agent in state.agents.values():
+            status = agent.status + (f" ({agent.detail})" if agent.detail else "")
+            agents.add_row(
+                agent.name,
+                status,
+                str(agent.model_calls),
+                str(agent.tokens),
+                "$0" if run.offline else format_usd(agent.cost),
+                agent.last,
+                key=agent.name,
+            )
+        if agents.row_count:
+            agents.move_cursor(row=min(selected, agents.row_count - 1), animate=False)
+        tasks = self.query_one("#replay-tasks", DataTable)
+        tasks.clear()
+        for task in state.tasks.values():
+            tasks.add_row(task.id, task.subject, task.status, task.owner or "-")
+        self.query_one("#replay-lines", Static).update(self.feed_text())
+
+    def feed_text(self) -> Text:
+        replay = self.replay
+        if self.agent is not None:
+            events = replay.transcript(self.agent, self.position, FEED_LINES)
+            title = f"{self.agent}'s transcript"
+        else:
+            events = replay.feed(self.position, FEED_LINES)
+            title = "messages"
+        if self.query_text:
+            events = [e for e in events if e.id in self._hit_ids]
+            title += f" matching {self.query_text!r} ({len(self.hits)} in the run)"
+        text = Text()
+        text.append(title + "\n", style="bold")
+        for event in events[-40:]:
+            at = clock(event.at - replay.run.started_at)
+            text.append(f"{at}  ", style="dim")
+            text.append(event_line(event) + "\n")
+        return text
+
+    # ------------------------------------------------------------------ moving
+
+    def move_to(self, position: int) -> None:
+        self.position = max(0, min(position, len(self.replay)))
+        self.play_time = self.replay.time_at(self.position)
+        if self.position >= len(self.replay) and self.playing:
+            self.set_playing(False)
+        self.draw()
+
+    def set_playing(self, playing: bool) -> None:
+        self.playing = playing
+        timer = self._timer
+        if timer is not None:
+            timer.resume() if playing else timer.pause()
+
+    def _tick(self) -> None:
+        """Playing: the timeline's clock runs at ``speed``; events up to it are shown."""
+        self.play_time += TICK * self.speed
+        self.position = max(0, min(self.replay.position_at(self.play_time), len(self.replay)))
+        if self.position >= len(self.replay):
+            self.set_playing(False)
+        self.draw()
+
+    def action_toggle_play(self) -> None:
+        if not self.playing and self.position >= len(self.replay):
+            self.move_to(0)
+        self.set_playing(not self.playing)
+        self.draw()
+
+    def action_faster(self) -> None:
+        self.speed = next((s for s in SPEEDS if s > self.speed), self.speed)
+        self.draw()
+
+    def action_slower(self) -> None:
+        self.speed = next((s for s in reversed(SPEEDS) if s < self.speed), self.speed)
+        self.draw()
+
+    def action_step(self, delta: int) -> None:
+        self.move_to(self.position + delta)
+
+    def action_minute(self, delta: int) -> None:
+        when = self.replay.time_at(self.position) + 60 * delta
+        self.move_to(self.replay.position_at(when))
+
+    def action_jump(self, where: int) -> None:
+        self.move_to(len(self.replay) if where < 0 else where)
+
+    # ------------------------------------------------------------------ search
+
+    def action_search(self) -> None:
+        self.add_class("-searching")
+        search = self.query_one("#replay-search", Input)
+        search.can_focus = True
+        search.focus()
+
+    @on(Input.Changed, "#replay-search")
+    def _typed(self, event: Input.Changed) -> None:
+        self.query_text = event.value.strip()
+        self.hits = self.search.hits(self.query_text) if self.query_text else []
+        self._hit_ids = {self.replay.events[i].id for i in self.hits}
+        self.draw()
+
+    @on(Input.Submitted, "#replay-search")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.input.can_focus = False  # the keys go back to the timeline; esc closes the box
+        self.set_focus(None)
+        if self.hits:
+            self.action_hit(1)
+
+    def action_hit(self, direction: int) -> None:
+        """Move to the next (previous) event matching the search, after (before) the point."""
+        if not self.hits:
+            return
+        # Positions count events applied: showing hit i means position i + 1.
+        if direction > 0:
+            later = [i for i in self.hits if i + 1 > self.position]
+            target = later[0] if later else self.hits[0]
+        else:
+            earlier = [i for i in self.hits if i + 1 < self.position]
+            target = earlier[-1] if earlier else self.hits[-1]
+        self.move_to(target + 1)
+
+    @property
+    def over_dashboard(self) -> bool:
+        """Opened over another screen (the live dashboard's palette): closing returns there."""
+        return len(self.app.screen_stack) > 1
+
+    def action_close(self) -> None:
+        if self.over_dashboard:
+            self.dismiss()
+        else:
+            self.app.exit()
+
+    def action_back(self) -> None:
+        if not self.has_class("-searching") and self.agent is None and self.over_dashboard:
+            self.dismiss()
+            return
+        if self.has_class("-searching"):
+            self.remove_class("-searching")
+            search = self.query_one("#replay-search", Input)
+            search.value = ""
+            search.can_focus = False
+            self.set_focus(None)
+        elif self.agent is not None:
+            self.agent = None
+        self.draw()
+
+    def action_select(self, delta: int) -> None:
+        table = self.query_one("#replay-agents", DataTable)
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + delta)))
+            if self.agent is not None:
+                self.action_open_agent()
+
+    def action_open_agent(self) -> None:
+        table = self.query_one("#replay-agents", DataTable)
+        if table.row_count == 0:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        self.agent = str(key) if key is not None else None
+        self.draw()
+
+
+class RunCommands(Provider):
+    """The archived runs in the palette: pick one to replay it."""
+
+    def _runs(self) -> list[query.RunSummary]:
+        path: Path | None = getattr(self.app, "history_path", None)
+        if path is None:
+            return []
+        try:
+            conn = query.open_reader(path)
+        except HistoryUnavailable:
+            return []
+        try:
+            return query.list_runs(conn, limit=200)
+        finally:
+            conn.close()
+
+    def _open(self, run_id: int) -> Callable[[], None]:
+        return partial(open_run, self.app, run_id)
+
+    async def discover(self) -> Hits:
+        for run in self._runs():
+            yield DiscoveryHit(self._label(run), self._open(run.id), help=run.goal)
+
+    async def search(self, text: str) -> Hits:
+        matcher = self.matcher(text)
+        for run in self._runs():
+            label = self._label(run)
+            score = matcher.match(f"{label} {run.goal}")
+            if score > 0:
+                yield Hit(score, matcher.highlight(label), self._open(run.id), help=run.goal)
+
+    @staticmethod
+    def _label(run: query.RunSummary) -> str:
+        took = duration(run.duration) if run.duration is not None else "so far"
+        return f"Replay run {run.id}: {run.team or '-'} ({run.outcome}, {took})"
+
+
+def open_run(app: App[Any], run_id: int) -> None:
+    """Replay run ``run_id`` of ``app.history_path`` over what ``app`` shows. A run being
+    recorded by ``app`` itself (``app.recorder``) is committed first, so it plays to now."""
+    path: Path | None = getattr(app, "history_path", None)
+    if path is None:
+        return
+    recorder = getattr(app, "recorder", None)
+    if recorder is not None and getattr(recorder, "run_id", None) == run_id:
+        recorder.flush(2.0)
+    try:
+        conn = query.open_reader(path)
+        try:
+            replay = Replay.load(conn, str(run_id))
+        finally:
+            conn.close()
+    except (HistoryUnavailable, query.RunNotFound) as exc:
+        app.notify(str(exc), severity="error")
+        return
+    app.push_screen(ReplayScreen(replay))
+
+
+class ReplayApp(App[None]):
+    """The replay, on its own (``teamdeck replay RUN``)."""
+
+    TITLE = "teamdeck replay"
+    COMMANDS = App.COMMANDS | {RunCommands}
+
+    def __init__(self, replay: Replay, history_path: Path | None = None) -> None:
+        super().__init__()
+        self.replay = replay
+        self.history_path = history_path
+
+    def get_default_screen(self) -> ReplayScreen:
+        return ReplayScreen(self.replay)
+
+    def open_run(self, run_id: int) -> None:
+        open_run(self, run_id)

@@ -1,0 +1,410 @@
+"""The dashboard's state, read from the files of one team (no Textual here).
+
+``Store.load()`` reads the team's config, tasks and inboxes; ``Store.apply(events)`` re-reads
+only what a batch of change events names: one task file per ``TaskChanged``, and per
+``InboxChanged`` only the messages past the count already seen in that inbox. Both return a
+:class:`StoreDelta` for the UI and run in a worker thread, one call at a time (the store is
+not thread-safe; the UI only ever sees the deltas).
+
+The feed is every inbox merged in time order. A broadcast lands in many inboxes as the same
+``(sender, timestamp, text)``: it is one feed item with several recipients. Feed items keep
+the raw text and are described (``app.display.format``) only when drawn.
+
+The store owns the facts the files hold: current tasks, each teammate's last DM, and (one
+tracker, ``file_requests.TeamRequests``, fed each message as it is read) the requests waiting
+for an answer and what the files say of each teammate's status.
+
+The values the views show (``FeedItem``, ``TeamFiles``) are defined in ``app.display.values``;
+:meth:`StoreDelta.files` turns a delta into the app's ``TeamFiles``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.core import (
+    ChangeEvent,
+    CorruptFileError,
+    Home,
+    InboxChanged,
+    Task,
+    TaskChanged,
+    TeamChanged,
+    TeamConfig,
+    TeamdeckError,
+    TeamRemoved,
+)
+from app.core.files import parse_with_retry
+from app.core.mailbox import parse_raw_inbox
+from app.core.paths import LEAD_NAME
+from app.display.format import agent_name, one_line
+from app.display.values import FeedItem, TeamFiles
+from app.runtime.api import Approval
+from app.runtime.by_files.requests import TeamRequests
+from app.runtime.by_files.status import by_activity, last_activity, panel_statuses, status_times
+from app.runtime.events import AgentStatus
+
+HIDDEN_STATUSES = frozenset({"deleted"})
+#: Frames that open or close a request: never a teammate's last DM.
+_REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_)')
+OPEN_STATUSES = frozenset({"pending", "in_progress"})
+
+
+# ============================================================================ deltas
+
+
+@dataclass
+class StoreDelta:
+    """What changed since the previous delta. Maps (errors, summaries) are always complete."""
+
+    team: str | None
+    reset: bool = False  # everything below replaces what the UI had (first load, team switch)
+    removed: bool = False  # the team was deleted (what was shown stays)
+    feed_reset: bool = False  # the feed is replaced by ``feed_added`` (an inbox shrank)
+    config: TeamConfig | None = None
+    config_changed: bool = False
+    config_error: str | None = None
+    tasks_changed: bool = False
+    task_upserts: list[Task] = field(default_factory=list)
+    task_removals: list[str] = field(default_factory=list)
+    completed: list[Task] = field(default_factory=list)  # tasks that just became completed
+    open_tasks: int = 0
+    current_tasks: dict[str, str] = field(default_factory=dict)  # owner -> "#3 subject"
+    task_errors: dict[str, str] = field(default_factory=dict)  # task id -> error
+    feed_added: list[FeedItem] = field(default_factory=list)
+    feed_updated: list[FeedItem] = field(default_factory=list)
+    inbox_errors: dict[str, str] = field(default_factory=dict)  # agent -> error
+    last_dm: dict[str, str] = field(default_factory=dict)  # sender -> last DM summary
+    pending: list[Approval] = field(default_factory=list)  # requests seen in the files
+    teams: list[str] | None = None  # every team in the home, when that list may have changed
+    new_errors: list[str] = field(default_factory=list)  # errors not reported before
+    statuses: dict[str, AgentStatus] = field(default_factory=dict)  # teammate -> status (viewer)
+    status_since: dict[str, float] = field(default_factory=dict)  # teammate -> since (viewer)
+    last_activity: float | None = None  # newest mtime of the team's files (viewer)
+
+    def files(self, previous: TeamFiles) -> TeamFiles:
+        """The app's ``TeamFiles`` after this delta (``previous``: before it)."""
+        keep_config = not (self.config_changed or self.reset)
+        return TeamFiles(
+            team=self.team or previous.team,
+            removed=self.removed,
+            config=previous.config if keep_config else self.config,
+            config_error=self.config_error,
+            inbox_errors=self.inbox_errors,
+            task_errors=self.task_errors,
+            open_tasks=self.open_tasks,
+            current_tasks=self.current_tasks,
+            last_dm=self.last_dm,
+            teams=previous.teams if self.teams is None else tuple(self.teams),
+            statuses=self.statuses,
+            status_since=self.status_since,
+            last_activity=self.last_activity,
+        )
+
+
+def file_error(exc: Exception) -> str:
+    """A one-line error naming the file (not its whole path)."""
+    if isinstance(exc, CorruptFileError):
+        return str(exc).replace(str(exc.path), exc.path.name)
+    return str(exc) or type(exc).__name__
+
+
+def pick_team(home: Home) -> str | None:
+    """The team to show when none is named: the one with the newest activity (the first of
+    the team picker's list), preferring one whose config can be read."""
+    names = by_activity(home)
+    for name in names:
+        try:
+            if home.teams.get(name) is not None:
+                return name
+        except (TeamdeckError, OSError):
+            continue
+    return names[0] if names else None  # only unreadable teams: show one with its error
+
+
+# ============================================================================ the store
+
+
+class Store:
+    """Config, tasks and inboxes of one team; see the module docstring."""
+
+    def __init__(self, home: Home, team: str | None = None, *, pick: bool = True) -> None:
+        self.home = home
+        self.team = team
+        self.pick = pick  # with no team named, show the newest (else wait to be told)
+        self.removed = False  # the team was deleted: its last state stays on screen
+        self._clear()
+
+    def _clear(self) -> None:
+        self.config: TeamConfig | None = None
+        self._config_error: str | None = None
+        self._tasks: dict[str, Task] = {}
+        self._task_errors: dict[str, str] = {}
+        self._inbox_counts: dict[str, int] = {}
+        self._inbox_errors: dict[str, str] = {}
+        self._items: dict[tuple[str, str, str], FeedItem] = {}
+        self._seq = 0
+        self._last_dm: dict[str, tuple[str, str]] = {}  # sender -> (recipient, summary)
+        #: requests, answers, shutdowns and idle notices seen so far (``file_requests``)
+        self._requests = TeamRequests(self.team or "")
+        self._reported: set[str] = set()
+        self._summary: tuple[int, dict[str, str]] = (0, {})
+        self._dir: Path | None = None  # the task directory, resolved once
+
+    # ------------------------------------------------------------------ entry points
+
+    def wants(self, event: ChangeEvent) -> bool:
+        """Whether ``event`` concerns the team shown (any new team when none is shown yet)."""
+        if isinstance(event, TeamChanged | TeamRemoved):
+            return True  # the list of teams changed, if nothing else
+        return event.team == self.team
+
+    def load(self, team: str | None = None, *, switch: bool = False) -> StoreDelta:
+        """Read everything. ``team`` (or ``switch=True``, even to ``None``) changes the team
+        shown; with none, ``pick`` chooses the newest."""
+        if team is not None or switch:
+            self.team = team
+        if self.team is None and self.pick:
+            self.team = pick_team(self.home)
+        self._clear()
+        self.removed = False
+        delta = StoreDelta(team=self.team, reset=True, feed_reset=True, config_changed=True)
+        delta.teams = self.home.teams.names()
+        if self.team is None:
+            return self._finish(delta, tasks_changed=True)
+        self._read_config(delta)
+        self._read_all_tasks(delta)
+        self._read_all_inboxes(delta)
+        return self._finish(delta, tasks_changed=True)
+
+    def apply(self, events: Iterable[ChangeEvent]) -> StoreDelta | None:
+        """Re-read what ``events`` name; ``None`` if nothing the UI shows changed."""
+        relevant = [e for e in events if self.wants(e)]
+        if not relevant:
+            return None
+        if self.team is None:  # a first team appeared?
+            first = next((e.team for e in relevant if isinstance(e, TeamChanged)), None)
+            if first is not None and self.pick:
+                return self.load(first)
+            return StoreDelta(team=None, teams=self.home.teams.names())
+        verdict = [e for e in relevant if isinstance(e, TeamChanged | TeamRemoved)]
+        verdict = [e for e in verdict if e.team == self.team]
+        if verdict and isinstance(verdict[-1], TeamRemoved):
+            # Keep showing the last state (the feed is the record of what happened).
+            self.removed = True
+            return self._finish(
+                StoreDelta(team=self.team, teams=self.home.teams.names()), tasks_changed=False
+            )
+        if self.removed:
+            if not verdict:
+                return None  # stragglers of the deletion
+            return self.load()  # created again: a new team under the old name
+        delta = StoreDelta(team=self.team)
+        tasks_changed = False
+        for event in relevant:
+            if isinstance(event, TeamChanged | TeamRemoved):
+                delta.teams = self.home.teams.names()
+                if event.team == self.team:
+                    self._read_config(delta)
+            elif isinstance(event, TaskChanged):
+                tasks_changed |= self._read_task(event.task_id, delta)
+            elif isinstance(event, InboxChanged) and self._read_inbox(event.agent, delta):
+                return self._rebuild_feed(delta, tasks_changed)
+        delta.feed_added.sort(key=lambda item: item.sort_key)
+        changed = (
+            delta.config_changed
+            or delta.teams is not None
+            or tasks_changed
+            or delta.feed_added
+            or delta.feed_updated
+            or self._errors_changed(delta)
+        )
+        if not changed:
+            return None
+        return self._finish(delta, tasks_changed=tasks_changed)
+
+    # ------------------------------------------------------------------ config
+
+    def _read_config(self, delta: StoreDelta) -> None:
+        assert self.team is not None
+        try:
+            config = self.home.teams.get(self.team)
+            self._config_error = None
+        except (TeamdeckError, OSError) as exc:
+            self._config_error = file_error(exc)
+            config = self.config  # keep showing what we had
+        if config is not None or self.config is not None:
+            self.config = config
+        delta.config_changed = True
+
+    # ------------------------------------------------------------------ tasks
+
+    def _read_all_tasks(self, delta: StoreDelta) -> None:
+        """Every task file, parsed straight from bytes (``TaskList.scan`` is the slow path:
+        it re-resolves the directory for each file)."""
+        assert self.team is not None
+        tasks = self.home.tasks(self.team)
+        try:
+            ids = tasks.ids_on_disk()
+            directory = tasks.dir
+        except (TeamdeckError, OSError) as exc:
+            self._task_errors = {"*": file_error(exc)}
+            return
+        self._dir = directory
+        for number in ids:
+            task_id = str(number)
+            try:
+                task = parse_with_retry(directory / f"{task_id}.json", Task.model_validate_json)
+            except (TeamdeckError, OSError) as exc:
+                self._task_errors[task_id] = file_error(exc)
+                continue
+            if task is not None and not task.is_internal and task.status not in HIDDEN_STATUSES:
+                self._tasks[task_id] = task
+        delta.task_upserts = list(self._tasks.values())
+
+    def _task_dir(self) -> Path:
+        if self._dir is None:
+            assert self.team is not None
+            self._dir = self.home.tasks(self.team).dir
+        return self._dir
+
+    def _read_task(self, task_id: str, delta: StoreDelta) -> bool:
+        assert self.team is not None
+        if not task_id.isdigit():
+            return False
+        try:
+            task = parse_with_retry(self._task_dir() / f"{task_id}.json", Task.model_validate_json)
+        except (TeamdeckError, OSError) as exc:
+            self._task_errors[task_id] = file_error(exc)
+            return True
+        had_error = self._task_errors.pop(task_id, None) is not None
+        old = self._tasks.get(task_id)
+        if task is None and not self._task_dir().is_dir():
+            return had_error  # the whole list is going away (team deleted): keep the rows
+        if task is None or task.is_internal or task.status in HIDDEN_STATUSES:
+            if old is None:
+                return had_error
+            del self._tasks[task_id]
+            delta.task_removals.append(task_id)
+            return True
+        self._tasks[task_id] = task
+        delta.task_upserts.append(task)
+        if task.status == "completed" and old is not None and old.status != "completed":
+            delta.completed.append(task)
+        return True
+
+    # ------------------------------------------------------------------ inboxes
+
+    def _read_all_inboxes(self, delta: StoreDelta) -> None:
+        assert self.team is not None
+        for agent in self.home.mailbox(self.team).agents():
+            self._read_inbox(agent, delta)
+        delta.feed_added.sort(key=lambda item: item.sort_key)
+
+    def _read_inbox(self, agent: str, delta: StoreDelta) -> bool:
+        """Append the inbox's new messages to the feed. True if it shrank (rebuild needed)."""
+        assert self.team is not None
+        path = self.home.mailbox(self.team).path(agent)
+        try:
+            entries = parse_with_retry(path, parse_raw_inbox)
+        except (TeamdeckError, OSError) as exc:
+            self._inbox_errors[agent] = file_error(exc)
+            return False
+        self._inbox_errors.pop(agent, None)
+        if entries is None:  # gone (its team is being deleted): what it said stays in the feed
+            return False
+        self._requests.saw_inbox(agent)
+        seen = self._inbox_counts.get(agent, 0)
+        if len(entries) < seen:
+            return True
+        self._inbox_counts[agent] = len(entries)
+        for entry in entries[seen:]:
+            self._requests.note(agent, entry)
+            self._add_message(agent, entry, delta)
+        return False
+
+    def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:
+        sender = entry.get("from") or "?"
+        text = entry.get("text")
+        timestamp = entry.get("timestamp") or ""
+        summary = entry.get("summary")
+        if not (type(sender) is str and type(text) is str and type(timestamp) is str):
+            sender, timestamp = str(sender), str(timestamp)
+            text = text if isinstance(text, str) else json.dumps(text)
+        if summary is not None and type(summary) is not str:
+            summary = None
+        key = (sender, timestamp, text)
+        item = self._items.get(key)
+        if item is not None:  # the same broadcast, seen in another inbox
+            if recipient not in item.recipients:
+                item.add_recipient(recipient)
+                if not delta.feed_reset:
+                    delta.feed_updated.append(item)
+            return
+        self._seq += 1
+        item = FeedItem(timestamp, self._seq, sender, (recipient,), text, summary)
+        self._items[key] = item
+        delta.feed_added.append(item)
+        request = text[:1] == "{" and _REQUEST_MARKS.search(text)
+        if summary and recipient != LEAD_NAME and not request:
+            self._last_dm[sender] = (recipient, summary)
+
+    def _rebuild_feed(self, delta: StoreDelta, tasks_changed: bool) -> StoreDelta:
+        """An inbox got shorter (rewritten by someone): read every inbox again."""
+        self._inbox_counts.clear()
+        self._items.clear()
+        self._last_dm.clear()
+        self._requests = TeamRequests(self.team or "")
+        delta.feed_reset = True
+        delta.feed_added = []
+        delta.feed_updated = []
+        self._read_all_inboxes(delta)
+        return self._finish(delta, tasks_changed=tasks_changed)
+
+    # ------------------------------------------------------------------ summaries
+
+    def _errors_changed(self, delta: StoreDelta) -> bool:
+        return bool(self._current_errors() ^ self._reported)
+
+    def _current_errors(self) -> set[str]:
+        errors = set(self._task_errors.values()) | set(self._inbox_errors.values())
+        if self._config_error:
+            errors.add(self._config_error)
+        return errors
+
+    def _finish(self, delta: StoreDelta, *, tasks_changed: bool) -> StoreDelta:
+        delta.tasks_changed = tasks_changed
+        delta.removed = self.removed
+        delta.config = self.config
+        delta.config_error = self._config_error
+        if tasks_changed:
+            open_count = 0
+            current: dict[str, str] = {}
+            for task in self._tasks.values():
+                if task.status in OPEN_STATUSES:
+                    open_count += 1
+                if task.status == "in_progress" and task.owner:
+                    current.setdefault(agent_name(task.owner), f"#{task.id} {task.subject}")
+            self._summary = (open_count, current)
+        delta.open_tasks, current_tasks = self._summary
+        delta.current_tasks = dict(current_tasks)
+        delta.task_errors = dict(self._task_errors)
+        delta.inbox_errors = dict(self._inbox_errors)
+        delta.last_dm = {
+            sender: f"✉ {to}: {one_line(summary, 60)}"
+            for sender, (to, summary) in self._last_dm.items()
+        }
+        delta.pending = [r.approval for r in self._requests.pending]
+        if self.pick and self.team and self.config is not None:  # a viewer: no runtime knows
+            delta.statuses = panel_statuses(self.config, self._requests)
+            delta.status_since = status_times(self.config, self._requests)
+            delta.last_activity = last_activity(self.home, self.team)
+        errors = self._current_errors()
+        delta.new_errors = sorted(errors - self._reported)
+        self._reported = errors
+        return delta

@@ -1,0 +1,99 @@
+"""The lead's side of plan and permission requests: answering them, exactly once.
+
+Requests reach the queue from the lead's inbox (``TeamRuntime`` scans it) or, for the lead's own
+tool calls, from :class:`~app.runtime.agent.permission_flow.LeadPermissions`. An answer claims the
+request in the queue first (the first answer wins, whoever gives it), then is written as a frame
+into the requester's inbox as ``team-lead``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from app.core.errors import TeamdeckError
+from app.core.protocol import Frame, permission_response, plan_approval_response
+from app.runtime.agent.channel import TeamChannel
+from app.runtime.agent.permission_flow import LeadPermissions
+from app.runtime.api import Answer, AnswerStatus, Approval
+from app.runtime.approvals import Approvals
+
+log = logging.getLogger(__name__)
+
+
+class RequestDesk:
+    """Answers plan and permission requests for the lead.
+
+    Args:
+        queue: the runtime's approvals queue.
+        lead_permissions: the lead's own pending permission requests.
+        channel: the lead's channel (``None`` while there is no team).
+        add_rule: ``add_rule(agent, rule)`` remembers an "always allow" rule for ``agent``.
+    """
+
+    def __init__(
+        self,
+        queue: Approvals,
+        lead_permissions: LeadPermissions,
+        channel: Callable[[], TeamChannel | None],
+        add_rule: Callable[[str, str], str | None],
+    ) -> None:
+        self.queue = queue
+        self.lead_permissions = lead_permissions
+        self._channel = channel
+        self._add_rule = add_rule
+
+    def answer_plan(self, request_id: str, approve: bool, feedback: str | None) -> Answer:
+        claimed = self.queue.claim(request_id, "approved" if approve else "rejected", "plan")
+        if isinstance(claimed, Answer):
+            return claimed
+        frame = plan_approval_response(
+            request_id, approve, feedback=feedback or None, permission_mode="default"
+        )
+        failure = self._send(claimed, frame)
+        verdict = "approved" if approve else "rejected"
+        text = f"Plan {verdict} for {claimed.agent}"
+        return failure or Answer(AnswerStatus.DONE, text, claimed.agent, request_id)
+
+    def answer_permission(
+        self, request_id: str, allow: bool, reason: str | None = None, *, always: bool = False
+    ) -> Answer:
+        outcome = ("always allowed" if always else "allowed") if allow else "denied"
+        claimed = self.queue.claim(request_id, outcome, "permission")
+        if isinstance(claimed, Answer):
+            return claimed
+        note = ""
+        rule = claimed.suggestion if always and allow else None
+        if rule:
+            problem = self._add_rule(claimed.agent, rule)
+            note = f"rule {rule}: {problem}" if problem else f"rule {rule} added"
+        if self.lead_permissions.owns(request_id):
+            self.lead_permissions.resolve(request_id, allow, reason or "denied by the person")
+        else:
+            frame = permission_response(
+                request_id,
+                allow,
+                updated_input=claimed.tool_input if claimed.tool_input is not None else {},
+                permission_updates=[rule] if rule else [],
+                error=reason or "Denied by team-lead",
+            )
+            failure = self._send(claimed, frame)
+            if failure:
+                return failure
+        verdict = "allowed" if allow else "denied"
+        text = f"Permission {verdict} for {claimed.agent}" + (f" ({note})" if note else "")
+        return Answer(AnswerStatus.DONE, text, claimed.agent, request_id, note=note)
+
+    def _send(self, approval: Approval, frame: Frame) -> Answer | None:
+        """Write the answer into the requester's inbox: ``None``, or why it could not be."""
+        channel = self._channel()
+        if channel is None:
+            text = f"no team: cannot answer {approval.agent}"
+        else:
+            try:
+                channel.send_frame(approval.agent, frame)
+                return None
+            except (TeamdeckError, OSError) as exc:
+                log.warning("answer to %s not delivered: %s", approval.request_id, exc)
+                text = f"answer to {approval.agent} not delivered: {exc}"
+        return Answer(AnswerStatus.UNDELIVERED, text, approval.agent, approval.request_id)

@@ -1,0 +1,200 @@
+"""``--worktrees``: a git worktree per teammate, so teammates never edit the same files.
+
+At spawn, ``WorktreeManager.create(name)`` runs ``git worktree add -b teamdeck/<team>/<name>``
+from the repository's current ``HEAD`` into ``<repo>/.claude/worktrees/<team>-<name>`` (the
+folder Claude Code also uses for worktrees) and the teammate works there (its cwd; the
+member's ``worktreePath`` in the team config). At shutdown ``release(...)``:
+
+- a worktree with no uncommitted change (untracked files count) and no commit of its own is
+  removed, and so is its branch;
+- otherwise it is kept, with its branch, and ``Release.summary`` says why ("2 changed files,
+  1 commit") for the lead's report.
+
+Outside a git repository the manager cannot be built: ``WorktreeError`` with one line. Every
+git call is synchronous (run it in a thread from async code) and serialised per manager.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.core.errors import TeamdeckError
+
+GIT_TIMEOUT = 60.0
+BRANCH_PREFIX = "teamdeck"
+
+
+class WorktreeError(TeamdeckError):
+    """Worktrees are impossible here (no git repository) or a git command failed."""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    name: str
+    path: Path
+    branch: str
+    base: str  # the commit it started from
+
+
+@dataclass(frozen=True)
+class Release:
+    """What shutdown did with a worktree."""
+
+    worktree: Worktree
+    removed: bool
+    changed_files: int = 0
+    commits: int = 0
+    error: str = ""
+
+    @property
+    def summary(self) -> str:
+        if self.removed:
+            return f"removed worktree {self.worktree.path} (no changes)"
+        if self.error:
+            return f"kept worktree {self.worktree.path}: {self.error}"
+        parts = []
+        if self.changed_files:
+            parts.append(f"{self.changed_files} changed file{'s' * (self.changed_files != 1)}")
+        if self.commits:
+            parts.append(f"{self.commits} commit{'s' * (self.commits != 1)}")
+        return (
+            f"kept worktree {self.worktree.path} on branch {self.worktree.branch} "
+            f"({', '.join(parts)})"
+        )
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except FileNotFoundError:
+        raise WorktreeError("--worktrees needs git, which is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise WorktreeError(f"git {args[0]} took longer than {GIT_TIMEOUT:g}s") from None
+
+
+def _check(result: subprocess.CompletedProcess[str], what: str) -> str:
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        raise WorktreeError(f"{what} failed: {lines[-1] if lines else f'exit {result.returncode}'}")
+    return result.stdout.strip()
+
+
+def repository_root(cwd: Path) -> Path:
+    """The top of the git work tree containing ``cwd``; WorktreeError if there is none."""
+    if not cwd.is_dir():
+        raise WorktreeError(f"--worktrees: {cwd} is not a directory")
+    result = _git(["rev-parse", "--show-toplevel"], cwd)
+    if result.returncode != 0:
+        raise WorktreeError(f"--worktrees needs a git repository, and {cwd} is not inside one")
+    root = Path(result.stdout.strip())
+    head = _git(["rev-parse", "--verify", "--quiet", "HEAD"], root)
+    if head.returncode != 0:
+        raise WorktreeError(f"--worktrees needs a commit to branch from; {root} has none yet")
+    return root
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def branch_name(team: str, name: str) -> str:
+    """``teamdeck/<team>/<name>`` with anything git would refuse replaced by ``-``."""
+    parts = [_UNSAFE.sub("-", p).strip(".-") or "x" for p in (team, name)]
+    return "/".join([BRANCH_PREFIX, *parts])
+
+
+class WorktreeManager:
+    """Creates and releases the worktrees of one team's teammates."""
+
+    def __init__(self, cwd: Path, team: str, base_dir: Path | None = None) -> None:
+        self.root = repository_root(cwd)
+        self.team = team
+        self.base_dir = base_dir or self.root / ".claude" / "worktrees"
+        self._lock = threading.Lock()
+
+    def path_for(self, name: str) -> Path:
+        return self.base_dir / branch_name(self.team, name).split("/", 1)[1].replace("/", "-")
+
+    def create(self, name: str) -> Worktree:
+        """A new worktree for teammate ``name`` on its own branch from ``HEAD``."""
+        with self._lock:
+            base = _check(_git(["rev-parse", "HEAD"], self.root), "git rev-parse HEAD")
+            branch = branch_name(self.team, name)
+            path = self.path_for(name)
+            if path.exists():
+                raise WorktreeError(f"cannot create the worktree for {name}: {path} exists")
+            exists = _git(["rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"], self.root)
+            if exists.returncode == 0:
+                raise WorktreeError(
+                    f"cannot create the worktree for {name}: branch {branch} already exists "
+                    "(a kept worktree of an earlier run?)"
+                )
+            self.base_dir.mkdir(parents=True, exist_ok=True)
+            _check(
+                _git(["worktree", "add", "-b", branch, str(path), base], self.root),
+                f"git worktree add for {name}",
+            )
+            return Worktree(name, path, branch, base)
+
+    def create_free(self, name: str, tries: int = 20) -> Worktree:
+        """Like ``create``, on ``teamdeck/<team>/<name>-2``, ``-3``... when the plain branch or
+        folder is taken (a worktree kept by an earlier teammate of that name, or an earlier
+        run of a team with this name). The worktree's ``name`` stays the teammate's."""
+        last: WorktreeError | None = None
+        for attempt in range(1, tries + 1):
+            label = name if attempt == 1 else f"{name}-{attempt}"
+            try:
+                tree = self.create(label)
+            except WorktreeError as exc:
+                if "exists" not in str(exc):
+                    raise
+                last = exc
+                continue
+            return Worktree(name, tree.path, tree.branch, tree.base)
+        assert last is not None
+        raise last
+
+    def changes(self, worktree: Worktree) -> tuple[int, int]:
+        """(uncommitted changed paths incl. untracked, commits on its branch since creation)."""
+        status = _check(
+            _git(["status", "--porcelain", "--untracked-files=all"], worktree.path),
+            "git status",
+        )
+        changed = len([line for line in status.splitlines() if line.strip()])
+        count = _check(
+            _git(["rev-list", "--count", f"{worktree.base}..HEAD"], worktree.path),
+            "git rev-list",
+        )
+        return changed, int(count or 0)
+
+    def release(self, worktree: Worktree) -> Release:
+        """Remove the worktree and its branch if nothing changed; keep both otherwise. A
+        worktree whose state cannot be read is kept (never delete what might be work)."""
+        with self._lock:
+            if not worktree.path.is_dir():
+                return Release(worktree, False, error="its folder is gone")
+            try:
+                changed, commits = self.changes(worktree)
+            except WorktreeError as exc:
+                return Release(worktree, False, error=str(exc))
+            if changed or commits:
+                return Release(worktree, False, changed, commits)
+            try:
+                _check(
+                    _git(["worktree", "remove", str(worktree.path)], self.root),
+                    "git worktree remove",
+                )
+            except WorktreeError as exc:
+                return Release(worktree, False, error=str(exc))
+            _git(["branch", "-D", worktree.branch], self.root)  # no commits of its own
+            return Release(worktree, True)

@@ -1,0 +1,195 @@
+"""What the lead's runtime does for a team whose teammates run in processes of their own
+(``--teammate-mode process|tmux``): the runtime holds one :class:`TeamProcesses`, ``None`` for
+in-process teams.
+
+- Starting a teammate (``make_runner``): a ``teamdeck agent`` process per teammate, seen
+  through its files (:mod:`app.runtime.runners.external`); in ``process`` mode forked from one
+  pre-imported server (:mod:`app.runtime.runners.forkserver`).
+- Outliving the dashboard: the lead keeps its record, log and conversation beside its
+  teammates' (:class:`~app.runtime.team.lead_state.LeadKeeper`); ``stop`` detaches the teammates
+  instead of ending them; ``adopt`` (``teamdeck attach``) leads such a team again: the lead's
+  conversation comes back, each member is watched again (one no process runs is reaped), and the
+  requests nobody answered are queued again from the files.
+- The run's budget: teammate processes are held through the team's hold file
+  (:mod:`app.runtime.runners.hold`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from app.core.events import AgentLogChanged
+from app.runtime.by_files.requests import scan_team
+from app.runtime.model.client import is_offline
+from app.runtime.runners.external import ExternalRunner
+from app.runtime.runners.forkserver import ForkServer, supported
+from app.runtime.runners.hold import clear_hold, set_hold
+from app.runtime.runners.launch import AgentLaunch
+from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
+from app.runtime.team.lead_state import LeadKeeper
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from app.core import Home
+    from app.runtime.agent.session import AgentSession
+    from app.runtime.approvals import Approvals
+    from app.runtime.events import RuntimeEvent
+    from app.runtime.model.budget import Budget
+    from app.runtime.permissions import PermissionRules
+    from app.runtime.runners.base import Runner, TeammateSpec
+    from app.runtime.team.crew import Crew
+
+log = logging.getLogger(__name__)
+
+
+class ProcessesHost(Protocol):
+    """What of the lead's runtime a process team needs."""
+
+    home: Home
+    cwd: Path
+    client: anthropic.AsyncAnthropic
+    rules: PermissionRules
+    permission_timeout: float
+    team: str | None
+    crew: Crew
+    queue: Approvals
+    lead_session: AgentSession
+    budget: Budget | None
+
+    def team_created(self, team: str) -> None: ...
+
+    def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
+
+    def _emit(self, event: RuntimeEvent) -> None: ...
+
+    def _runner_exited(self, runner: Runner) -> None: ...
+
+
+def check_mode(backend: str) -> None:
+    """ValueError for an unknown mode, one line if it cannot run here (no tmux)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown teammate mode {backend!r} (one of: {', '.join(BACKENDS)})")
+    check_backend(backend)
+
+
+class TeamProcesses:
+    def __init__(self, runtime: ProcessesHost, backend: str) -> None:
+        self.runtime = runtime
+        self.backend = backend
+        self.keeper: LeadKeeper | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        #: Forks ``process`` teammates (started with the first one, stopped with the runtime).
+        self.forks: ForkServer | None = None
+
+    def _external(self) -> list[ExternalRunner]:
+        runners = self.runtime.crew.runners.values()
+        return [r for r in runners if isinstance(r, ExternalRunner)]
+
+    def _launch(self) -> AgentLaunch:
+        rt = self.runtime
+        return AgentLaunch(
+            home=rt.home.root,
+            offline=is_offline(rt.client),
+            allow=tuple(str(rule) for rule in rt.rules.allow),
+            deny=tuple(str(rule) for rule in rt.rules.deny),
+            permission_timeout=rt.permission_timeout,
+        )
+
+    # ------------------------------------------------------------------ the runtime's steps
+
+    def make_runner(self, spec: TeammateSpec) -> ExternalRunner:
+        rt = self.runtime
+        if self.forks is None and self.backend == "process" and supported():
+            self.forks = ForkServer(AgentLaunch.base_environment())
+        return external_runner(
+            self.backend, spec, home=rt.home, emit=rt._emit, on_exit=rt._runner_exited,
+            launch=self._launch(), forks=self.forks,
+        )  # fmt: skip
+
+    def team_created(self, team: str) -> None:
+        """The team may outlive this runtime: keep the lead resumable."""
+        rt = self.runtime
+        keeper = LeadKeeper(rt.home, team, rt.lead_session, self.backend)
+        keeper.start()
+        self.keeper = keeper
+        self._unsubscribe = rt.subscribe(keeper.on_event)
+
+    def team_deleted(self) -> None:
+        self._drop_keeper()
+        for runner in self._external():
+            runner.team_deleted()  # they had left; their logs went with the folder
+
+    def on_log(self, event: AgentLogChanged) -> None:
+        runner = self.runtime.crew.runners.get(event.agent)
+        if event.team == self.runtime.team and isinstance(runner, ExternalRunner):
+            runner.on_log()
+
+    def lead_turn_ended(self) -> None:
+        if self.keeper is not None:
+            asyncio.ensure_future(self.keeper.save_conversation())
+
+    def stop(self) -> None:
+        """The runtime stops: the teammate processes go on (``teamdeck attach``)."""
+        for runner in self._external():
+            runner.detach()
+        if self.forks is not None:
+            self.forks.stop()
+            self.forks = None
+        self._drop_keeper()
+
+    def _drop_keeper(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self.keeper is not None:
+            self.keeper.stop()
+            self.keeper = None
+
+    # ------------------------------------------------------------------ attach
+
+    def adopt(self, team: str) -> None:
+        """Lead ``team`` again, as an earlier runtime left it running (before anything runs:
+        a refusal, e.g. another dashboard leads it, changes nothing)."""
+        rt = self.runtime
+        config = rt.home.teams.require(team)
+        rt.team_created(team)
+        if self.keeper is not None:
+            self.keeper.restore()
+        for member in config.teammates:
+            runner = adopt_runner(
+                rt.home, team, member, rt.cwd,
+                emit=rt._emit, on_exit=rt._runner_exited, launch=self._launch(),
+            )  # fmt: skip
+            rt.crew.add(runner)
+        # Requests the earlier lead read but nobody answered (the files say which).
+        for request in scan_team(rt.home, team).pending:
+            if request.approval.agent in rt.crew.runners:
+                rt.queue.add(request.approval)
+
+    def watch_adopted(self) -> None:
+        """Once the watcher runs: look at each adopted teammate (reaping the dead ones)."""
+        for runner in self._external():
+            runner.adopt()
+
+    # ------------------------------------------------------------------ the budget
+
+    def hold(self, hold: bool) -> None:
+        """The run's budget is spent (``hold``) or raised again: teammate processes wait
+        before their next model call while the team's hold file exists."""
+        rt = self.runtime
+        if not rt.team:
+            return
+        try:
+            if hold:
+                set_hold(rt.home, rt.team, "paused: budget")
+                if rt.budget is not None:
+                    rt.budget.note_held()
+            else:
+                clear_hold(rt.home, rt.team)
+        except OSError as exc:
+            log.warning("cannot %s the teammates' hold: %s", "set" if hold else "lift", exc)

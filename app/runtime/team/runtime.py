@@ -1,0 +1,623 @@
+"""TeamRuntime: the lead, one runner per teammate, the approvals queue and the event stream.
+
+It is what the dashboard and the headless runner drive (``RuntimeAPI``) and what the lead's
+tools use (``TeamServices``). Teammates run behind the :class:`~app.runtime.runners.Runner`
+interface and speak to the team through the files only; their requests reach the lead's inbox,
+which this runtime scans into the queue (:mod:`app.runtime.team.answers` answers them).
+
+One event path: every file change this process or another one makes arrives through the
+process's one :class:`~app.core.watch.Watcher`, which wakes the agents it concerns.
+
+Teammates run in one of three modes (``teammate_backend``): ``in-process`` (a worker of this
+event loop), ``process`` or ``tmux`` (a ``teamdeck agent`` process each, seen through its
+files; the team then outlives this runtime: ``attach`` adopts such a team again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+
+from app.core import Home
+from app.core.errors import NotFoundError, TeamdeckError
+from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
+from app.core.models import InboxMessage
+from app.core.paths import LEAD_NAME
+from app.core.protocol import parse_frame
+from app.core.watch import Watcher
+from app.runtime.agent.channel import Sent, TeamChannel, sent_event
+from app.runtime.agent.lead import Lead
+from app.runtime.agent.loop import TurnOutcome
+from app.runtime.agent.permission_flow import LeadPermissions
+from app.runtime.agent.prompts import lead_prompt
+from app.runtime.agent.session import AgentSession
+from app.runtime.agent.teammate import Teammate
+from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
+from app.runtime.approvals import Approvals, approval_from_frame
+from app.runtime.events import RuntimeEvent, TeamLifecycle, TeammateModeChanged, TranscriptEntry
+from app.runtime.model.client import describe_model, make_client, resolve_model
+from app.runtime.permissions import (
+    PermissionMode,
+    PermissionRules,
+    Rule,
+    parse_mode,
+    tools_for_mode,
+)
+from app.runtime.permissions.settings import add_allow_rule, local_settings_path
+from app.runtime.runners.base import Runner, TeammateSpec
+from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.scheduling import offload
+from app.runtime.scheduling.gc_pauses import freeze_long_lived
+from app.runtime.team.answers import RequestDesk
+from app.runtime.team.crew import (
+    BYPASS,
+    BypassNotAllowedError,
+    Crew,
+    member_entry,
+    plan_mode_required_by_env,
+    spawn_result,
+    teammate_spec,
+)
+from app.runtime.team.lead_services import LeadServices
+from app.runtime.team.processes import TeamProcesses, check_mode
+from app.runtime.team.worktrees import TeamWorktrees
+from app.runtime.tools import lead_tools
+from app.runtime.tools.base import AgentIdentity, Tool
+
+if TYPE_CHECKING:
+    from app.runtime.model.budget import Budget
+
+log = logging.getLogger(__name__)
+Listener = Callable[[RuntimeEvent], None]
+
+
+def asyncio_spawner(name: str, factory: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
+    """Headless spawner: one asyncio task per agent."""
+
+    async def run() -> None:
+        await factory()
+
+    return asyncio.ensure_future(run())
+
+
+class TeamRuntime:
+    def __init__(
+        self,
+        home: Home,
+        *,
+        client: anthropic.AsyncAnthropic | None = None,
+        model: str | None = None,
+        cwd: Path | None = None,
+        spawner: Spawner | None = None,
+        decider: Decider = "person",
+        permission_timeout: float = 300.0,
+        lead_mode: str = "default",
+        teammate_mode: str = "default",
+        rules: PermissionRules | None = None,
+        headless: bool = False,
+        watcher: Watcher | None = None,
+        rules_file: Path | None = None,
+        teammate_backend: str = "in-process",
+        attach: str | None = None,
+        allow_bypass: bool | None = None,
+        worktrees: bool = False,
+    ) -> None:
+        check_mode(teammate_backend)
+        self.home = home
+        #: The process's one watcher: this process's writes and other processes' arrive here.
+        self.watcher = watcher or Watcher(home)
+        self._owns_watcher = watcher is None
+        self.client = client or make_client()
+        self.model = resolve_model(model)
+        self.model_description = describe_model(self.client, self.model)
+        self.cwd = (cwd or Path.cwd()).absolute()
+        self.spawner: Spawner = spawner or asyncio_spawner
+        self.decider: Decider = decider
+        self.permission_timeout = permission_timeout
+        self.teammate_mode = teammate_mode
+        #: bypassPermissions may be entered (lead or teammates): the person allowed it
+        #: (``--dangerously-skip-permissions`` or the dashboard's confirmation). By default,
+        #: only when the run starts in it.
+        self.allow_bypass = (
+            allow_bypass if allow_bypass is not None else BYPASS in (lead_mode, teammate_mode)
+        )
+        #: ``CLAUDE_CODE_PLAN_MODE_REQUIRED=true``: every teammate starts in plan mode.
+        self.plan_mode_required = plan_mode_required_by_env()
+        self.rules = rules or PermissionRules()
+        self.headless = headless
+        #: How teammates run: ``in-process``, ``process`` or ``tmux``.
+        self.teammate_backend = teammate_backend
+        #: What a team of teammate processes needs (``None`` in-process).
+        self.processes = (
+            TeamProcesses(self, teammate_backend) if teammate_backend != "in-process" else None
+        )
+        #: A running team to adopt at start (``teamdeck attach``).
+        self.attach_team = attach
+        #: Where "always allow" rules are kept (Claude Code's personal project settings by
+        #: default, so the next run in this folder reads them too).
+        self.rules_file = rules_file or local_settings_path(self.cwd)
+        self.team: str | None = None
+        self._listeners: list[Listener] = []
+        self.queue = Approvals(self._emit)
+        self.lead_permissions = LeadPermissions(self.queue)
+        self.desk = RequestDesk(
+            self.queue, self.lead_permissions, self._lead_channel, self._add_rule
+        )
+        self.crew = Crew()
+        #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
+        self.worktrees = TeamWorktrees(
+            home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent
+        )
+        #: ``--budget``: installed by ``app.runtime.model.budget``; every model call waits on it.
+        self.budget: Budget | None = None
+        self._channel: TeamChannel | None = None
+        self._unwatch: Callable[[], None] | None = None
+        self._scheduled: set[str] = set()
+        #: The read of the lead's inbox under way off the loop (``_scan_lead_inbox``).
+        self._lead_scan: asyncio.Future[None] | None = None
+        self._lead_rescan = False
+        self._lead_task: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        identity = AgentIdentity(
+            name=LEAD_NAME,
+            team=None,
+            color="blue",
+            model=self.model,
+            cwd=self.cwd,
+            is_lead=True,
+            agent_type=LEAD_NAME,
+        )
+        self.lead_session = AgentSession(
+            identity,
+            home=home,
+            client=self.client,
+            model=self.model,
+            system_prompt=self._lead_prompt(lead_mode, None),
+            tools=tools_for_mode(lead_tools(), parse_mode(lead_mode)),
+            emit=self._emit,
+            mode=lead_mode,
+            rules=self.rules,
+            services=LeadServices(self),
+            ask_permission=self._ask_for_lead,
+        )
+        self.lead_session.gate = self.gate
+        self.lead = Lead(self, self.lead_session)
+        self.lead_turn_listeners: list[Callable[[TurnOutcome], None]] = []
+
+    # ================================================================== lifecycle
+
+    async def start(self) -> None:
+        freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
+        self._loop = asyncio.get_running_loop()
+        if self.attach_team:
+            if self.processes is None:
+                raise ValueError("only a team of teammate processes can be attached to")
+            self.processes.adopt(self.attach_team)
+        if not self.watcher.running:
+            await self.watcher.start()
+        self._unwatch = self.watcher.subscribe(self._on_watch_batch)
+        if self.processes is not None:
+            self.processes.watch_adopted()
+        self._lead_task = self.spawner(LEAD_NAME, self.lead.run)
+        if self.attach_team:
+            self._scan_lead_inbox()
+            self.lead.wake.set()
+
+    async def stop(self) -> None:
+        """Stop every agent of this process (quitting the app): in-process teammates are
+        cancelled; teammate processes go on (``teamdeck attach`` adopts them); files stay."""
+        for runner in list(self.crew.runners.values()):
+            _cancel(getattr(runner, "handle", None))  # in-process ones
+        if self.processes is not None:
+            self.processes.stop()
+        _cancel(self._lead_task)
+        if self._unwatch:
+            self._unwatch()
+            self._unwatch = None
+        if self._owns_watcher:
+            await self.watcher.stop()
+        await asyncio.sleep(0)
+        await self.worktrees.close(self.crew.runners)
+
+    # ================================================================== events
+
+    def subscribe(self, callback: Listener) -> Callable[[], None]:
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
+    async def events(self) -> AsyncIterator[RuntimeEvent]:
+        queue: asyncio.Queue[RuntimeEvent] = asyncio.Queue()
+        unsubscribe = self.subscribe(queue.put_nowait)
+        try:
+            while True:
+                yield await queue.get()
+        finally:
+            unsubscribe()
+
+    def _emit(self, event: RuntimeEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def _on_sent(self, sent: Sent) -> None:
+        """A message this process's agents wrote becomes an event. (A request to the lead
+        reaches the queue the way every other process's does: the watcher reports the write
+        and the lead's inbox is scanned.)"""
+        self._emit(sent_event(sent))
+
+    def _on_watch_batch(self, batch: list[ChangeEvent]) -> None:
+        for event in batch:
+            self.on_file_change(event)
+
+    def on_file_change(self, event: ChangeEvent) -> None:
+        """Wake the agents a file change concerns (the lead's inbox is also scanned for
+        requests, once per burst)."""
+        if isinstance(event, InboxChanged):
+            if event.team != self.team:
+                return
+            if event.agent == LEAD_NAME:
+                self._soon("scan_lead", self._scan_lead_inbox)
+                self.lead.wake.set()
+            elif (runner := self.crew.runners.get(event.agent)) is not None:
+                runner.wake()
+        elif isinstance(event, AgentLogChanged) and self.processes is not None:
+            self.processes.on_log(event)
+        elif isinstance(event, TaskChanged):
+            if event.team != self.team:
+                return
+            self.crew.wake_all()
+        elif isinstance(event, TeamRemoved) and event.team == self.team:
+            self.lead.wake.set()
+
+    def _soon(self, key: str, job: Callable[[], None]) -> None:
+        """Run ``job`` once on the loop, however often it is asked for before it runs."""
+        if key in self._scheduled:
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            job()
+            return
+        self._scheduled.add(key)
+
+        def run() -> None:
+            self._scheduled.discard(key)
+            job()
+
+        loop.call_soon_threadsafe(run)
+
+    # ================================================================== the person's API
+
+    def set_lead_mode(self, mode: str) -> None:
+        """The lead's permission mode (shift+tab): its tools and prompt follow (delegate mode
+        keeps only the coordination tools). ValueError for an unknown mode, or for
+        bypassPermissions when the person has not allowed it."""
+        checked = self._allowed_mode(mode)
+        session = self.lead_session
+        session.tools = tools_for_mode(lead_tools(), checked)
+        session.system_prompt = self._lead_prompt(checked, self.team)
+        session.set_mode(checked)
+
+    def set_teammate_permission_mode(self, mode: str) -> None:
+        """The mode teammates spawned from now on start in (ValueError as for the lead)."""
+        checked = self._allowed_mode(mode)
+        if checked != self.teammate_mode:
+            self.teammate_mode = checked
+            self._emit(TeammateModeChanged(checked))
+
+    def _allowed_mode(self, mode: str) -> PermissionMode:
+        checked = parse_mode(mode)
+        if checked == BYPASS and not self.allow_bypass:
+            raise BypassNotAllowedError(
+                "bypassPermissions is not allowed for this run (start teamdeck with "
+                "--dangerously-skip-permissions, or confirm it in the dashboard)"
+            )
+        return checked
+
+    def _lead_prompt(self, mode: str, team: str | None) -> str:
+        return lead_prompt(
+            self.cwd,
+            decider=self.decider,
+            headless=self.headless,
+            delegate_team=(team or "your team") if mode == "delegate" else None,
+            tasks_path=self.home.layout.tasks_dir,
+        )
+
+    def submit(self, text: str) -> None:
+        self.lead.submit(text)
+
+    def inject_message(self, agent: str, text: str) -> None:
+        if agent == LEAD_NAME:
+            self.submit(text)
+            return
+        self.crew.require(agent).inject(text)
+
+    def interrupt(self, agent: str) -> None:
+        if agent == LEAD_NAME:
+            self.lead_session.interrupt()
+        else:
+            self.crew.require(agent).interrupt()
+
+    def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
+        recipient, request_id = self.require_channel().request_shutdown(
+            agent, reason or "The person asked you to shut down."
+        )
+        text = f"shutdown requested from {recipient}"
+        return Answer(AnswerStatus.DONE, text, recipient, request_id)
+
+    def kill(self, agent: str) -> Answer:
+        self.crew.require(agent).kill()
+        return Answer(AnswerStatus.DONE, f"killed {agent}", agent)
+
+    def approve_plan(self, request_id: str) -> Answer:
+        return self.desk.answer_plan(request_id, True, None)
+
+    def reject_plan(self, request_id: str, feedback: str) -> Answer:
+        return self.desk.answer_plan(request_id, False, feedback)
+
+    def answer_permission(
+        self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
+    ) -> Answer:
+        return self.desk.answer_permission(request_id, allow, feedback, always=always)
+
+    def snapshot(self) -> list[AgentSnapshot]:
+        """The lead, then the current team's teammates in spawn order (gone or not)."""
+        return [self.lead_session.snapshot, *self.crew.snapshots()]
+
+    def approvals(self) -> list[Approval]:
+        return self.queue.pending()
+
+    def transcript(self, agent: str) -> list[TranscriptEntry]:
+        if agent == LEAD_NAME:
+            return list(self.lead_session.transcript)
+        return self.crew.transcript(agent)
+
+    def status_of(self, agent: str) -> str:
+        if agent == LEAD_NAME:
+            return self.lead_session.status
+        runner = self.crew.any(agent)
+        if runner is None:
+            raise NotFoundError(f"unknown agent {agent!r}")
+        return runner.snapshot().status
+
+    @property
+    def teammates(self) -> dict[str, Teammate]:
+        """The in-process teammates still in the team, by name."""
+        return {
+            name: runner.teammate
+            for name, runner in self.crew.runners.items()
+            if isinstance(runner, InProcessRunner)
+        }
+
+    @property
+    def runners(self) -> dict[str, Runner]:
+        """Every teammate still in the team (any mode), by name."""
+        return self.crew.runners
+
+    @property
+    def departed(self) -> dict[str, AgentSnapshot]:
+        """Teammates of the current team that left (shut down, failed, killed), by name."""
+        return self.crew.departed
+
+    # ================================================================== the team (tools, dashboard)
+
+    def current_team(self) -> str | None:
+        return self.team
+
+    def team_created(self, team: str) -> None:
+        self.team = team
+        self.lead_session.identity.team = team
+        self._channel = TeamChannel(self.home, team, LEAD_NAME, "blue", on_sent=self._on_sent)
+        self.crew.clear()  # a new team: the previous team's panels are history
+        if self.lead_session.mode == "delegate":  # the delegate prompt names the team
+            self.lead_session.system_prompt = self._lead_prompt("delegate", team)
+        self.queue.clear()
+        if self.processes is not None:  # the team may outlive this runtime
+            self.processes.team_created(team)
+        self._emit(TeamLifecycle(team, "created"))
+
+    def team_deleted(self, team: str) -> None:
+        if self.processes is not None:
+            self.processes.team_deleted()
+        self.team = None
+        self._channel = None
+        self.lead_session.identity.team = None
+        self._emit(TeamLifecycle(team, "deleted"))
+
+    async def spawn_teammate(
+        self,
+        caller: AgentIdentity | str,
+        spec: dict[str, Any] | str,
+        *,
+        plan_mode: bool = False,
+        agent_type: str | None = None,
+        mode: str | None = None,
+    ) -> Any:
+        """From the Task tool: ``spawn_teammate(caller, spec)`` -> the seeds' result data.
+        From the dashboard: ``spawn_teammate(name, prompt, plan_mode=..., mode=...)`` -> the
+        name (``mode``: the teammate's permission mode, else the team's)."""
+        if isinstance(caller, str):
+            data = await self._spawn(
+                {
+                    "name": caller,
+                    "prompt": spec,
+                    "mode": "plan" if plan_mode else mode,
+                    "subagent_type": agent_type,
+                    "team_name": self.team,
+                }
+            )
+            return data["name"]
+        assert isinstance(spec, dict)
+        return await self._spawn(spec)
+
+    async def _spawn(self, request: dict[str, Any]) -> dict[str, Any]:
+        team = request.get("team_name") or self.team
+        if not team:
+            raise NotFoundError("no team yet: the lead must create one first")
+        if team != self.team:
+            raise NotFoundError(f"can only spawn into the team this lead leads ({self.team})")
+        name = self.home.teams.unique_member_name(team, str(request["name"]))
+        model = resolve_model(request["model"]) if request.get("model") else self.model
+        spec = teammate_spec(
+            request,
+            team=team,
+            name=name,
+            model=model,
+            mode=self.teammate_mode,
+            color=self.crew.next_color(),
+            cwd=self.cwd,
+            bypass_allowed=self.allow_bypass,
+            plan_required=self.plan_mode_required,
+        )
+        spec = await self.worktrees.prepare(spec)
+        runner = self._make_runner(spec)
+        # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
+        await self.lead_session.io.run(
+            self.home.teams.add_member, team, member_entry(spec, runner.backend)
+        )
+        self.crew.add(runner)
+        runner.start()
+        return spawn_result(spec)
+
+    def _make_runner(self, spec: TeammateSpec) -> Runner:
+        if self.processes is not None:
+            return self.processes.make_runner(spec)
+        return InProcessRunner(
+            spec,
+            home=self.home,
+            client=self.client,
+            spawner=self.spawner,
+            emit=self._emit,
+            rules=self.rules,
+            permission_timeout=self.permission_timeout,
+            on_sent=self._on_sent,
+            on_exit=self._runner_exited,
+            on_request_dropped=self._request_dropped,
+            gate=self.gate,
+        )
+
+    def hold_teammates(self, hold: bool) -> None:
+        """The run's budget is spent or raised again (in-process agents wait in ``gate``)."""
+        if self.processes is not None:
+            self.processes.hold(hold)
+
+    async def gate(self, session: AgentSession) -> None:
+        """Before each model call of any agent of this runtime: hold while the budget is spent."""
+        if self.budget is not None:
+            await self.budget.wait_for_room(session)
+
+    def _request_dropped(self, request_id: str, outcome: str) -> None:
+        """A teammate of this process stopped waiting for an answer: close the request."""
+        self.queue.claim(request_id, outcome)
+
+    def _runner_exited(self, runner: Runner) -> None:
+        """A teammate left the team (shut down, failed or killed): its requests are void."""
+        self.queue.drop_agent(runner.spec.name, "cancelled: agent left")
+        self.crew.left(runner)
+        self.worktrees.release(runner.spec.team, runner.spec.name)
+
+    # ================================================================== the lead's inbox
+
+    def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
+        """Queue a plan/permission request found in the lead's inbox (idempotent)."""
+        approval = approval_from_frame(frame, sender=message.sender, timestamp=message.timestamp)
+        if approval is not None and approval.agent not in self.crew.departed:
+            self.queue.add(approval)  # ours, or a member another process runs
+
+    def _scan_lead_inbox(self) -> None:
+        """Queue the requests found in the lead's inbox. Reading it parses the whole inbox,
+        which grows with the team and changes at every message: off the loop (the
+        dashboard's keys wait behind it otherwise), one read at a time, and once more if it
+        changed while being read."""
+        if not self.team:
+            return
+        if self._lead_scan is not None and not self._lead_scan.done():
+            self._lead_rescan = True
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a synchronous caller): read here
+            self._observe_lead_inbox(self.team, self._read_lead_inbox(self.team))
+            return
+        self._lead_scan = asyncio.ensure_future(self._scan_lead_off_loop(self.team))
+
+    async def _scan_lead_off_loop(self, team: str) -> None:
+        while True:
+            self._lead_rescan = False
+            unread = await offload.off_loop(self._read_lead_inbox, team)
+            if team != self.team:
+                return
+            self._observe_lead_inbox(team, unread)
+            if not self._lead_rescan:
+                return
+
+    def _read_lead_inbox(self, team: str) -> list[InboxMessage] | None:
+        try:
+            return [message for _, message in self.home.mailbox(team).unread(LEAD_NAME)]
+        except TeamdeckError as exc:
+            log.warning("cannot read the lead's inbox: %s", exc)
+            return None
+
+    def _observe_lead_inbox(self, team: str, unread: list[InboxMessage] | None) -> None:
+        for message in unread or ():
+            self.observe_lead_frame(message, parse_frame(message.text))
+
+    async def _ask_for_lead(
+        self, session: AgentSession, tool: Tool, tool_input: dict[str, Any], tool_use_id: str
+    ) -> tuple[bool, str]:
+        if self.decider == "lead" or self.headless:
+            return False, "no one can approve the lead's own tool calls here; add an allow rule"
+        return await self.lead_permissions.ask(
+            session, tool, tool_input, tool_use_id, self.permission_timeout
+        )
+
+    def _add_rule(self, agent: str, rule: str) -> str | None:
+        """Remember an "always allow" rule for ``agent``; a one-line problem, else ``None``."""
+        try:
+            Rule.parse(rule)
+        except ValueError as exc:
+            return str(exc)
+        if agent == LEAD_NAME:
+            self.lead_session.rules.add_allow(rule)
+        elif isinstance(runner := self.crew.runners.get(agent), InProcessRunner):
+            runner.session.rules.add_allow(rule)
+        self.rules.add_allow(rule)  # teammates spawned later start with it
+        try:
+            add_allow_rule(self.rules_file, rule)
+        except (ValueError, OSError) as exc:
+            return f"kept for this run only, not in {self.rules_file}: {exc}"
+        return None
+
+    # ================================================================== lead hooks
+
+    def lead_turn_ended(self, outcome: TurnOutcome) -> None:
+        if self.processes is not None:
+            self.processes.lead_turn_ended()
+        for listener in list(self.lead_turn_listeners):
+            listener(outcome)
+
+    # ================================================================== helpers
+
+    def _lead_channel(self) -> TeamChannel | None:
+        return self._channel
+
+    def require_channel(self) -> TeamChannel:
+        if self._channel is None:
+            raise NotFoundError("no team: the lead has not created one")
+        return self._channel
+
+
+def _cancel(handle: Any) -> None:
+    cancel = getattr(handle, "cancel", None)
+    if cancel is not None:
+        with contextlib.suppress(RuntimeError):  # already finished
+            cancel()
