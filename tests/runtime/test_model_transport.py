@@ -18,15 +18,14 @@ import pytest
 from anthropic.types import MessageParam, TextBlockParam
 
 from app.runtime.model.client import (
-    MODEL_ALIASES,
     MODEL_ERRORS,
     OFFLINE_DESCRIPTION,
     describe_model,
     has_api_key,
     is_offline,
     make_client,
-    resolve_model,
 )
+from app.runtime.model.names import MODEL_ALIASES, resolve_model
 from app.runtime.offline import (
     ModelRequest,
     OfflineTransport,

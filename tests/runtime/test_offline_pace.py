@@ -14,7 +14,8 @@ import pytest
 
 import app.runtime.offline.transport as transport
 from app.cli import main as cli
-from app.runtime.model.client import MODEL_ALIASES, make_client
+from app.runtime.model.client import make_client
+from app.runtime.model.names import MODEL_ALIASES
 from app.runtime.offline import (
     PACE_ENV,
     REALISTIC,

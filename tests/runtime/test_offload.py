@@ -17,7 +17,8 @@ import pytest
 
 from app.core import Home
 from app.core.tasks import TaskList
-from app.runtime.model.client import MODEL_ALIASES, make_client
+from app.runtime.model.client import make_client
+from app.runtime.model.names import MODEL_ALIASES
 from app.runtime.offline import ModelRequest, OfflineTransport, ScriptedModel, reply
 from app.runtime.scheduling.model_loop import on_model_loop
 from app.runtime.scheduling.offload import Lane, off_loop, on_loop

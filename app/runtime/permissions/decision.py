@@ -163,7 +163,9 @@ def decide(
 # ---------------------------------------------------------------------------------- helpers
 
 
-def suggest_rule(tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path | None = None) -> str:
+def suggest_rule(
+    tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path | None = None
+) -> str:
     """The rule an "always allow" answer should add: ``Bash(git:*)`` for a simple command
     (the exact command for a compound one), ``Edit(src/**)``/``Read(src/**)`` for file tools
     (the file's directory; relative to ``cwd`` when inside it), the bare tool name otherwise."""

@@ -117,7 +117,12 @@ class Rule:
         return self.tool == "Read" and tool.read_only and subject_kind(tool) == "path"
 
     def matches(
-        self, tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path, *, any_part: bool = False
+        self,
+        tool: PermissionSubject,
+        tool_input: dict[str, Any],
+        cwd: Path,
+        *,
+        any_part: bool = False,
     ) -> bool:
         """Whether the rule covers this call. ``any_part`` (deny and ask rules): a compound
         command matches if any of its parts does; a path if any of its forms does."""

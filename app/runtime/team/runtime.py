@@ -41,7 +41,8 @@ from app.runtime.agent.teammate import Teammate
 from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.events import RuntimeEvent, TeamLifecycle, TeammateModeChanged, TranscriptEntry
-from app.runtime.model.client import describe_model, make_client, resolve_model
+from app.runtime.model.client import describe_model, make_client
+from app.runtime.model.names import resolve_model
 from app.runtime.permissions import (
     PermissionMode,
     PermissionRules,
