@@ -4,6 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP_RUN  := $(VENV)/.installed-run
 STAMP_DEV  := $(VENV)/.installed-dev
+# Test workers: most tests wait on processes, files and timers, not the CPU, so four share two
+# cores well. TEST_WORKERS=0 runs them in one process.
+TEST_WORKERS ?= 4
 
 .PHONY: run test lint typecheck bench clean
 
@@ -24,7 +27,7 @@ run: $(STAMP_RUN)
 
 test: $(STAMP_DEV)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check .

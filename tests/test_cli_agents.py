@@ -17,6 +17,7 @@ from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.paths import LEAD_NAME
 from app.runtime.runners.process_record import AgentRecord, write_record
+from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -146,7 +147,7 @@ def test_a_teammate_process_run_by_hand_answers_its_shutdown_through_the_files(
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     box = home.mailbox("crew")
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + scaled(120)
     try:
         while not any(
             proto.parse_frame(m.text) is not None and m.sender == "helper"

@@ -16,6 +16,7 @@ from app.dashboard.app import TeamDeckApp
 from app.dashboard.launch import build_dashboard
 from app.dashboard.recording import finish_dashboard_recording
 from tests import claude_home as ch
+from tests.timing import scaled
 
 GUARD = 30.0
 
@@ -31,7 +32,7 @@ def _rows(sql: str, *params: object) -> list[tuple[object, ...]]:
 
 
 async def _until(pilot: Pilot[None], app: TeamDeckApp, check: object, what: str) -> None:
-    deadline = time.monotonic() + GUARD
+    deadline = time.monotonic() + scaled(GUARD)
     while True:
         app.recorder.flush()
         if check():  # type: ignore[operator]

@@ -10,6 +10,7 @@ from app.core import Home
 from app.dashboard.launch import build_dashboard
 from app.dashboard.recording import finish_dashboard_recording
 from app.runtime.model.budget import Budget
+from tests.timing import scaled
 
 GUARD = 60.0
 
@@ -17,7 +18,7 @@ GUARD = 60.0
 async def test_a_dashboard_run_is_recorded(home: Home, project: Path) -> None:
     app = build_dashboard(home, goal="Summarize the files", lead_approves=True, cwd=project)
     async with app.run_test(size=(120, 40)) as pilot:
-        deadline = time.monotonic() + GUARD
+        deadline = time.monotonic() + scaled(GUARD)
         while not app.recorder.team_deleted:
             assert time.monotonic() < deadline, "the team never finished"
             await pilot.pause(0.1)
@@ -61,7 +62,7 @@ async def test_budget_warning_and_stop_are_notified(home: Home, project: Path) -
         home, goal="Summarize the files", lead_approves=True, cwd=project, budget=budget
     )
     async with app.run_test(size=(120, 40)) as pilot:
-        deadline = time.monotonic() + GUARD
+        deadline = time.monotonic() + scaled(GUARD)
         while not budget.stopped:
             assert time.monotonic() < deadline, "the budget never stopped the run"
             await pilot.pause(0.1)
@@ -89,7 +90,7 @@ async def test_budget_warning_and_stop_are_notified(home: Home, project: Path) -
         await pilot.pause(0.1)
         assert budget.limit == 100.0
         assert not app.has_class("-budget-stopped")
-        deadline = time.monotonic() + GUARD
+        deadline = time.monotonic() + scaled(GUARD)
         while not app.recorder.team_deleted:
             assert time.monotonic() < deadline, "the team never finished after the raise"
             await pilot.pause(0.1)
@@ -118,7 +119,7 @@ async def test_recorded_runs_replay_from_the_dashboards_palette(home: Home) -> N
             await pilot.press("space" if key == " " else key)
         await pilot.pause(0.5)
         await pilot.press("enter")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while not isinstance(app.screen, ReplayScreen):
             assert time.monotonic() < deadline, "the run was not opened"
             await pilot.pause(0.1)
@@ -135,7 +136,7 @@ async def test_recorded_runs_replay_from_the_dashboards_palette(home: Home) -> N
             await pilot.press("space" if key == " " else key)
         await pilot.pause(0.5)
         await pilot.press("enter")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while not isinstance(app.screen, ReplayScreen):
             assert time.monotonic() < deadline, "the live run was not opened"
             await pilot.pause(0.1)

@@ -18,6 +18,7 @@ from app.core.watch import Watcher
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import RuntimeEvent, StatusChanged
 from tests.archive.conftest import rows
+from tests.timing import scaled
 
 #: Long enough that a whole burst of writes, and the watcher's reports of them, land in one
 #: batch of the writer (the situation of a fast offline run, made certain).
@@ -33,7 +34,7 @@ def test_queued_operations_run_before_deferred_re_reads(tmp_path: Path) -> None:
         writer.defer("re-read", 0.0, lambda _: order.append("re-read"))
         writer.submit(lambda _: order.append("snapshot 2"))
         # The thread commits the batch on its own (a flush would queue the re-read itself).
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while writer.commits == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:

@@ -16,6 +16,7 @@ from app.core import Home, InboxMessage
 from app.core.watch import Watcher
 from app.runtime.events import RuntimeEvent, TranscriptEntry, UsageChanged
 from tests.archive.conftest import rows
+from tests.timing import scaled
 
 GOAL = "Summarize what the Python files in this folder do"
 GUARD = 60.0
@@ -169,7 +170,7 @@ async def test_other_processes_messages_and_task_changes_are_recorded(
             kinds = [k for (k,) in rows(home, "SELECT kind FROM events")]
             return "message" in kinds and "task" in kinds
 
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while not recorded():
             assert time.monotonic() < deadline, "other process's writes never recorded"
             await asyncio.sleep(0.1)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import random
 import signal
 import sqlite3
 import subprocess
@@ -23,7 +22,10 @@ from app.core import Home
 from app.runtime.events import StatusChanged, TranscriptEntry
 
 ROOT = Path(__file__).resolve().parents[2]
-KILLS = 40
+#: Kill points (commits seen before the SIGKILL): spread over a writer's first commits, where a
+#: new database's pages and WAL are made, and its steady state. Fixed, so a failure reproduces;
+#: bench/history.py kills 40 times at random points for the figure in the README.
+KILL_AFTER_COMMITS = (1, 2, 3, 5, 8, 12, 17, 23, 30, 4)
 
 # A process that records numbered events as fast as it can and prints, after each commit,
 # the highest number that commit made durable.
@@ -59,12 +61,11 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_no_committed_event_is_lost_across_40_sigkills(tmp_path: Path) -> None:
+def test_no_committed_event_is_lost_across_sigkills(tmp_path: Path) -> None:
     home_root = tmp_path / "home"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    rng = random.Random(8)
     lost = 0
-    for attempt in range(KILLS):
+    for attempt, commits in enumerate(KILL_AFTER_COMMITS):
         proc = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(home_root)],
             stdout=subprocess.PIPE,
@@ -74,8 +75,8 @@ def test_no_committed_event_is_lost_across_40_sigkills(tmp_path: Path) -> None:
         )
         assert proc.stdout is not None
         last = 0
-        # Let it commit a few times, then kill it at a random point of its work.
-        for _ in range(rng.randint(1, 30)):
+        # Let it commit a few times, then kill it in the middle of its work.
+        for _ in range(commits):
             line = proc.stdout.readline()
             if not line:
                 break
@@ -86,8 +87,7 @@ def test_no_committed_event_is_lost_across_40_sigkills(tmp_path: Path) -> None:
         assert last > 0, f"attempt {attempt}: the writer never committed ({err})"
         conn = connect(home_root / "history.db")
         try:
-            if attempt == KILLS - 1:
-                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", attempt
             run_id = conn.execute("SELECT max(id) FROM runs").fetchone()[0]
             texts = {
                 t

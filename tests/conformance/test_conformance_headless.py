@@ -22,6 +22,7 @@ import pytest
 from app.core import Home
 from tests.conformance.conftest import FAKE_KEY, blocks
 from tests.conformance.server import Fail, MessagesServer, Text, Thinking, Turn, call, say
+from tests.timing import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_LIMIT = 60
@@ -181,7 +182,7 @@ class Headless:
         self.lines.put(None)
 
     def wait_for(self, wanted: str) -> str:
-        deadline = time.monotonic() + RUN_LIMIT
+        deadline = time.monotonic() + scaled(RUN_LIMIT)
         while (left := deadline - time.monotonic()) > 0:
             try:
                 line = self.lines.get(timeout=left)
@@ -208,7 +209,7 @@ class Headless:
 
 
 def until(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + RUN_LIMIT
+    deadline = time.monotonic() + scaled(RUN_LIMIT)
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from app.core import Home, InboxMessage, TeamMember
+from tests.timing import scaled
 
 FORK = multiprocessing.get_context("fork")
 TEAM = "race"
@@ -157,7 +158,7 @@ def test_concurrent_claims_have_one_winner_each(home: Home) -> None:
     out = FORK.Queue()
     agents = [f"agent-{i}" for i in range(20)]
     _run(_claimer, [(str(home.root), agent, ids, out) for agent in agents])
-    reports = dict(out.get(timeout=10) for _ in agents)
+    reports = dict(out.get(timeout=scaled(10)) for _ in agents)
     winners: dict[str, str] = {}
     for agent, won in reports.items():
         for task_id in won:
@@ -181,7 +182,7 @@ def test_busy_checked_claims_give_each_agent_at_most_one(home: Home) -> None:
     out = FORK.Queue()
     agents = [f"agent-{i}" for i in range(10)]
     _run(_busy_claimer, [(str(home.root), agent, ids, out) for agent in agents])
-    reports = dict(out.get(timeout=10) for _ in agents)
+    reports = dict(out.get(timeout=scaled(10)) for _ in agents)
     assert all(len(won) <= 1 for won in reports.values())
     owners = [tasks.require(i).owner for i in ids]
     assert None not in owners and len(set(owners)) == 6
@@ -207,7 +208,7 @@ def test_racing_claim_next_hands_every_task_to_exactly_one_agent(home: Home) -> 
     out = FORK.Queue()
     agents = [f"agent-{i}" for i in range(8)]
     _run(_next_claimer, [(str(home.root), agent, 40, out) for agent in agents])
-    reports = dict(out.get(timeout=10) for _ in agents)
+    reports = dict(out.get(timeout=scaled(10)) for _ in agents)
     claimed = [task_id for won in reports.values() for task_id in won]
     assert sorted(claimed, key=int) == ids  # each task once, none left behind
     for agent, won in reports.items():

@@ -35,6 +35,7 @@ from app.runtime.offline import ModelRequest, ResponsePlan, ScriptStep, reply, t
 from app.runtime.offline.plans import CutStream, ErrorPlan, Reply
 from app.runtime.offline.policies import OfflineModel
 from app.runtime.team.runtime import TeamRuntime
+from tests.timing import scaled
 
 HANG_GUARD = 30.0
 
@@ -178,7 +179,7 @@ async def until(
             await asyncio.sleep(0.005)
 
     try:
-        return await asyncio.wait_for(poll(), within)
+        return await asyncio.wait_for(poll(), scaled(within))
     except TimeoutError:
         raise AssertionError(f"timed out waiting for {what}") from None
 

@@ -10,12 +10,14 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
+from tests.timing import scaled
+
 
 async def wait_for(
     pilot: Pilot[object], condition: Callable[[], object], within: float = 5.0
 ) -> None:
     """Let the app run until ``condition()`` is true (AssertionError after ``within`` s)."""
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")

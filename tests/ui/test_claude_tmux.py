@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests import claude_home as ch
+from tests.timing import scaled
 from tests.ui.test_demo_tmux import Tmux, _teamdeck
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -49,7 +50,7 @@ def expected_inbox(before: list[dict[str, Any]], ours: dict[str, Any]) -> str:
 
 
 def wait_file(predicate: Any, what: str, within: float = 60.0) -> None:
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while time.monotonic() < deadline:
         if predicate():
             return

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.timing import scaled
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 HANG_GUARD = 90.0  # seconds: only catches a hang, never a speed assertion
@@ -57,7 +59,7 @@ class Tmux:
         self.run("send-keys", "-t", self.session, *keys)
 
     def wait_for(self, predicate: Callable[[str], bool], what: str) -> str:
-        deadline = time.monotonic() + HANG_GUARD
+        deadline = time.monotonic() + scaled(HANG_GUARD)
         screen = ""
         while time.monotonic() < deadline:
             screen = self.screen()
@@ -99,7 +101,7 @@ def demo_homes(tmp_path: Path) -> list[Path]:
 
 
 def wait_until(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + HANG_GUARD
+    deadline = time.monotonic() + scaled(HANG_GUARD)
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.core import Home
+from tests.timing import scaled
 from tests.ui.test_demo_tmux import HANG_GUARD, Tmux, _teamdeck, digits
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -64,7 +65,7 @@ def test_the_demo_runs_to_completion_in_each_mode(tmp_path: Path, mode: str) -> 
     tmux.start(f"{_teamdeck()} demo --teammate-mode {mode}", terminal_env(tmp_path, "0.002"))
     try:
         if mode == "tmux":  # each teammate in a window of the team's own session
-            deadline = time.monotonic() + HANG_GUARD
+            deadline = time.monotonic() + scaled(HANG_GUARD)
             while "writer" not in tmux.run("list-windows", "-a", "-F", "#{window_name}"):
                 assert time.monotonic() < deadline, tmux.screen()
                 time.sleep(0.2)
@@ -110,7 +111,7 @@ def test_a_process_teammate_killed_mid_task_is_shown_failed_and_the_team_finishe
 
 def _freeze_a_working_teammate(home: Home) -> tuple[str, str, int]:
     """SIGSTOP a teammate process while it owns an in-progress task: (name, task id, pid)."""
-    deadline = time.monotonic() + HANG_GUARD
+    deadline = time.monotonic() + scaled(HANG_GUARD)
     while time.monotonic() < deadline:
         for team in home.teams.names():
             for task in home.tasks(team).list():
