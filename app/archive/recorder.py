@@ -20,7 +20,6 @@ A message seen both as a runtime event and in its inbox file is stored once (``r
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -196,16 +195,3 @@ class Recorder:
 
     def flush(self, timeout: float = 10.0) -> bool:
         return self.writer.flush(timeout)
-
-
-def process_alive(pid: int | None) -> bool:
-    """Whether the process ``pid`` (a run's writer) still runs."""
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
