@@ -33,14 +33,19 @@ from app.core.protocol import parse_frame
 from app.core.watch import Watcher
 from app.runtime.agent.channel import Sent, TeamChannel, sent_event
 from app.runtime.agent.lead import Lead
-from app.runtime.agent.loop import TurnOutcome
 from app.runtime.agent.permission_flow import LeadPermissions
 from app.runtime.agent.prompts import lead_prompt
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.teammate import Teammate
 from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
 from app.runtime.approvals import Approvals, approval_from_frame
-from app.runtime.events import RuntimeEvent, TeamLifecycle, TeammateModeChanged, TranscriptEntry
+from app.runtime.events import (
+    RuntimeEvent,
+    TeamLifecycle,
+    TeammateModeChanged,
+    TranscriptEntry,
+    TurnOutcome,
+)
 from app.runtime.model.client import describe_model, make_client
 from app.runtime.model.names import resolve_model
 from app.runtime.permissions import (
