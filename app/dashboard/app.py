@@ -3,8 +3,9 @@
 Data flows one way. File changes (this process's and others', from one ``Watcher``) are
 collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
 ``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events go through a
-``RuntimeRelay`` (``app.dashboard.event_relay``), which streams text and transcript entries to the
-views and leaves the state changes (agents, approvals, a new team, notices) to the app.
+``RuntimeRelay`` (``app.dashboard.event_relay``), which publishes text and transcript entries to
+the views (``streamed``, a Textual ``Signal``; ``app.dashboard.streams``) and leaves the state
+changes (agents, approvals, a new team, notices) to the app.
 
 What the views show lives in the reactives below; screens watch them and post messages
 (``app.dashboard.messages``) to change them. Steering goes through ``steering``
@@ -47,6 +48,7 @@ from app.dashboard.session_transcripts import AgentUsage, SessionFiles
 from app.dashboard.state import DeckState
 from app.dashboard.store import Store, StoreDelta
 from app.dashboard.store_feeder import StoreFeeder
+from app.dashboard.streams import TranscriptGrew
 from app.dashboard.toasts import ToastBatch
 from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
 from app.runtime.api import RuntimeAPI, Spawner
@@ -162,6 +164,7 @@ class TeamDeckApp(DeckState):
         self.set_reactive(TeamDeckApp.header, self.header_now())
         self.relay = RuntimeRelay(self, self.request_hint)
         self.partial = self.relay.partial  # text streamed since each agent's last entry
+        self.streamed = self.relay.streamed  # the views subscribe while mounted
         #: a viewer's token usage per agent, from its session files (in, out, cache, tools)
         self.usage: dict[str, AgentUsage] = {}
         self.loaded = False  # the first store load has been shown
@@ -301,10 +304,8 @@ class TeamDeckApp(DeckState):
         if usage != self.usage:
             self.usage = usage
             self.pull_agents()
-        views = self.relay.views()
         for agent in sorted(changed):
-            for view in views:
-                view.transcript_grew(agent)
+            self.streamed.publish(TranscriptGrew(agent))
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so

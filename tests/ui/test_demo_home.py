@@ -58,8 +58,8 @@ async def team_at_work(pilot: Pilot[Any], scratch: Path) -> None:
     await wait_for(pilot, lambda: len(app.agents) >= 3, within=60)
     [home] = demo_homes(scratch)
     assert app.home.root == home
-    assert app.runtime is not None and app.runtime.team.runtime
-    assert (home / "teams" / app.runtime.team.runtime / "config.json").exists()
+    assert app.runtime is not None and app.runtime.team
+    assert (home / "teams" / app.runtime.team / "config.json").exists()
 
 
 def test_ctrl_q_mid_run_removes_the_demo_home(

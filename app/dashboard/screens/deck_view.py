@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from textual import on
+from textual import events, on
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -19,9 +19,10 @@ from app.dashboard.screens import modes
 from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.host import DeckHost
 from app.dashboard.screens.view_search import Searchable, ViewSearch
+from app.dashboard.streams import HookLines, RunEnded, Streamed, TranscriptGrew
 from app.display.values import FeedItem, HeaderInfo, teammates
 from app.runtime.by_files.status import moment_text
-from app.runtime.events import TranscriptEntry
+from app.runtime.events import TextDelta, TranscriptEntry
 from app.runtime.steering import Steering
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -158,6 +159,30 @@ class DeckView(Screen[None]):
     def focus_keys(self) -> None:
         """Focus the view's main panel (where single-letter keys act)."""
         self.query_one(Roster).focus()
+
+    # ------------------------------------------------------------------ streams
+
+    @on(events.Mount)
+    def _follow_streams(self) -> None:
+        self.host.streamed.subscribe(self, self._streamed, immediate=True)
+
+    @on(events.Unmount)
+    def _stop_following(self) -> None:
+        self.host.streamed.unsubscribe(self)
+
+    def _streamed(self, item: Streamed) -> None:
+        """One item of the app's stream, to the hook below that takes it."""
+        match item:
+            case TextDelta(agent=agent, text=text):
+                self.on_text(agent, text)
+            case TranscriptEntry():
+                self.on_entry(item)
+            case HookLines(items=items):
+                self.on_hooks(items)
+            case RunEnded(reason=reason, ok=ok):
+                self.run_finished(reason, ok)
+            case TranscriptGrew(agent=agent):
+                self.transcript_grew(agent)
 
     # ------------------------------------------------------------------ hooks for subclasses
 

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from textual.screen import Screen
+from textual.signal import Signal
 
 from app.core.home import Home
+from app.dashboard.streams import Streamed
 from app.display.values import HeaderInfo, TeamFiles
 from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
 from app.runtime.events import TranscriptEntry
@@ -53,6 +55,8 @@ class DeckHost(Protocol):
     mode_options: ModeChoices | None
     clock: Callable[[], float]
     partial: dict[str, str]  # text streamed since each agent's last transcript entry
+    #: Streamed text, entries, hook lines, the run's end (``app.dashboard.streams``).
+    streamed: Signal[Streamed]
     steering: Steering
 
     @property
