@@ -47,8 +47,12 @@ class DeckHost(Protocol):
     header: HeaderInfo
 
     home: Home
-    #: The running team (``None``: a read-only viewer of the files).
-    runtime: RuntimeAPI | None
+
+    @property
+    def runtime(self) -> RuntimeAPI | None:
+        """The running team (``None``: only the files are read; ``app.dashboard.team_source``)."""
+        ...
+
     #: The model in words, whole (the header shows a short form).
     model_description: str
     #: The run's mode options (``None``: no bypassPermissions in shift+tab's cycle).
