@@ -142,7 +142,6 @@ def import_cycles(packages: tuple[str, ...]) -> list[set[str]]:
 
 #: Circles still being untied (this list only shrinks).
 KNOWN_CYCLES = [
-    {"app.core.home", "app.core.mailbox", "app.core.tasks", "app.core.teams"},
     {
         "app.runtime.agent.loop",
         "app.runtime.agent.response",
