@@ -102,23 +102,34 @@ class TaskClaims(TaskFiles):
 
     def claim_next(self, agent: str, *, status: str | None = None) -> ClaimResult | None:
         """What an idle teammate does between turns (seed 002): claim the lowest-id available
-        task, with the busy check, in one scan of the list under its lock.
+        task, with the busy check, under the list's lock.
 
         ``claim(id, check_busy=True)`` after ``available()`` reads every task twice, and a
         claimer that loses a race reads them all again for the next id; here the choice is
         made under the lock every busy-checked claimer takes, so racing teammates cannot pick
         the same task (the task's own lock still guards against ``TaskUpdate`` assigning it).
         ``None`` if nothing is available; ``agent_busy`` if the agent owns an unresolved task.
+
+        The choice comes from this process's board (``app.core.task_board``), brought up to
+        date first, so a claim reads the files that changed, not the whole list; the chosen
+        task is read again under its own lock before it is written, as in ``claim``.
         """
+        folder = self.layout.task_dir(self.team)
         with self._list_lock():
-            tasks = self.list(include_internal=True)
-            busy = [t.id for t in tasks if t.owner == agent and not t.is_resolved]
-            if busy:
-                return ClaimResult(False, "agent_busy", busy_with=busy)
-            for task in available([t for t in tasks if not t.is_internal]):
-                result = self._claim(task.id, agent, status)
-                if result.success:
-                    return result
+            known = self._board()
+            with known.lock:
+                known.sync(self._reader(folder))
+                busy = known.busy(agent)
+                if busy:
+                    return ClaimResult(False, "agent_busy", busy_with=busy)
+                candidates = known.candidates()
+                try:
+                    for task in candidates:
+                        result = self._claim(task.id, agent, status)
+                        if result.success:
+                            return result
+                finally:
+                    candidates.close()
         return None
 
     def unassign(

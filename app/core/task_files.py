@@ -10,8 +10,10 @@ claims hold the list's ``.lock``; updating or claiming one task holds ``{id}.jso
 from __future__ import annotations
 
 import builtins
+import copy
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from app.core.errors import CorruptFileError, NotFoundError
@@ -31,6 +33,7 @@ from app.core.home_parts import HomeParts
 from app.core.locks import HomeLock
 from app.core.models import TASK_STATUSES, Task
 from app.core.paths import is_task_id
+from app.core.task_board import Board, board
 
 _LEADING_INT = re.compile(r"\s*([0-9]+)")
 
@@ -43,6 +46,20 @@ def parse_task(data: bytes) -> Task:
         return Task.model_validate(raw)
     except Exception as exc:
         raise ValueError(f"invalid task: {str(exc).splitlines()[0]}") from None
+
+
+def copy_task(task: Task) -> Task:
+    """A copy a caller may change without touching the board's: the lists and the metadata
+    are copied too (a plain ``model_copy`` would share them), at a fraction of a deep copy."""
+    fresh = task.model_copy()
+    fresh.blocks = list(task.blocks)
+    fresh.blocked_by = list(task.blocked_by)
+    if task.metadata is not None:
+        fresh.metadata = copy.deepcopy(task.metadata)
+    extra = task.__pydantic_extra__
+    if extra and any(isinstance(v, dict | list) for v in extra.values()):
+        fresh.__pydantic_extra__ = copy.deepcopy(extra)
+    return fresh
 
 
 def check_status(status: str) -> None:
@@ -105,8 +122,12 @@ class TaskFiles:
         quarantine(path, data)
         return 0
 
-    def _write_highwatermark(self, value: int) -> None:
-        atomic_write_bytes(self.layout.highwatermark_path(self.team), str(value).encode())
+    def _write_highwatermark(self, value: int, *, durable: bool = True) -> None:
+        """``durable=False`` after a create: the new task's file is already on disk (fsynced,
+        folder too), and ids come from ``max(highest id on disk, watermark)``, so a watermark
+        lost to a power cut cannot let that id be reused; a delete's watermark is durable."""
+        path = self.layout.highwatermark_path(self.team)
+        atomic_write_bytes(path, str(value).encode(), durable=durable)
 
     # ------------------------------------------------------------------ read
 
@@ -137,19 +158,29 @@ class TaskFiles:
         return tasks
 
     def scan(self, *, include_internal: bool = False) -> tuple[builtins.list[Task], dict[str, str]]:
-        """Tasks in id order, plus one error line per unreadable task file."""
+        """Tasks in id order, plus one error line per unreadable task file.
+
+        Read through this process's board (``app.core.task_board``): only the files changed
+        since it last looked are read again; the tasks returned are the caller's own copies."""
         tasks: builtins.list[Task] = []
         errors: dict[str, str] = {}
         folder = self.layout.task_dir(self.team)  # checked once per scan, not once per file
-        for task_id in self.ids_on_disk():
-            try:
-                task = self._read(folder / f"{task_id}.json")
-            except CorruptFileError as exc:
-                errors[str(task_id)] = str(exc)
-                continue
-            if task is not None and (include_internal or not task.is_internal):
-                tasks.append(task)
+        known = self._board()
+        with known.lock:
+            known.sync(self._reader(folder))
+            for task_id, task in known.in_order():
+                if isinstance(task, CorruptFileError):
+                    errors[str(task_id)] = str(task)
+                elif include_internal or not task.is_internal:
+                    tasks.append(copy_task(task))
         return tasks, errors
+
+    def _board(self) -> Board:
+        return board(str(self.dir))
+
+    def _reader(self, folder: Path) -> Callable[[str], Task | None]:
+        read = self._read
+        return lambda name: read(folder / name)
 
     # ------------------------------------------------------------------ write
 
@@ -158,5 +189,6 @@ class TaskFiles:
         what was written and the file's identity (taken under the lock: exactly this file)."""
         path = self.layout.task_path(self.team, task.id)
         atomic_write_json(path, task.to_json_dict())
+        self._board().invalidate(int(task.id))
         state = TaskState(task.status, task.owner, task.subject, task.is_internal)
         return TaskChanged(self.team, task.id, task=state, written=file_identity(path))

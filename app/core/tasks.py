@@ -66,7 +66,7 @@ class TaskList(TaskClaims):
                 fields["metadata"] = metadata
             task = Task(**fields)
             changed = self._write(task)
-            self._write_highwatermark(new_id)
+            self._write_highwatermark(new_id, durable=False)
         self.home.emit(changed)
         return task
 
