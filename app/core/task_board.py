@@ -73,6 +73,11 @@ class Board:
         self._complete = False
         self._dirty: set[int] = set()
 
+    @property
+    def watched(self) -> bool:
+        """Whether the board is complete and kept exact by inotify (in this process)."""
+        return self._complete and self._watch is not None and self._pid == os.getpid()
+
     # ------------------------------------------------------------------ learning
 
     def sync(self, read: Reader) -> None:

@@ -107,6 +107,17 @@ class TaskFiles:
                 ids.append(int(name[:-5]))
         return sorted(ids)
 
+    def _highest_id(self) -> int:
+        """The highest task id on disk (its list lock held): from this process's board when
+        inotify keeps it exact (a board is never built just for this), else a folder scan."""
+        known = self._board()
+        with known.lock:
+            if known.watched:
+                known.sync(self._reader(self.dir))
+                return max(known.tasks, default=0)
+        on_disk = self.ids_on_disk()
+        return on_disk[-1] if on_disk else 0
+
     def highwatermark(self) -> int:
         """The stored watermark; 0 if missing. Read like Claude Code's ``parseInt``: leading
         digits count (``"12\\n"``, ``"12abc"``). A file without them is corrupt: a copy is saved

@@ -46,8 +46,7 @@ class TaskList(TaskClaims):
             raise ValueError("task subject must not be empty")
         check_status(status)
         with self._list_lock():
-            on_disk = self.ids_on_disk()
-            new_id = max(on_disk[-1] if on_disk else 0, self.highwatermark()) + 1
+            new_id = max(self._highest_id(), self.highwatermark()) + 1
             while self.layout.task_path(self.team, str(new_id)).exists():  # paranoia
                 new_id += 1
             fields: dict[str, Any] = {

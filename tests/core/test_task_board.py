@@ -89,6 +89,10 @@ def test_tasks_created_and_deleted_elsewhere_are_seen(tasks: TaskList, tmp_path:
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "home")], check=True)
     assert [t.subject for t in tasks.list()] == ["two"]
     assert tasks.claim_next("a").task.subject == "two"  # type: ignore[union-attr]
+    subprocess.run(
+        [sys.executable, "-c", script.replace("'1'", "'2'"), str(tmp_path / "home")], check=True
+    )
+    assert tasks.create("four").id == "4"  # after #3, made elsewhere: ids never reused
 
 
 def test_a_file_corrupted_elsewhere_is_an_error_never_a_claim(tasks: TaskList) -> None:
