@@ -140,12 +140,6 @@ def import_cycles(packages: tuple[str, ...]) -> list[set[str]]:
     return cycles
 
 
-#: Circles still being untied (this list only shrinks).
-KNOWN_CYCLES = [
-    {"app.core.home", "app.core.mailbox", "app.core.tasks", "app.core.teams"},
-]
-
-
 def test_no_import_cycle() -> None:
     """No circle between modules, not even through imports made only for type checking."""
-    assert [c for c in import_cycles(PACKAGES) if c not in KNOWN_CYCLES] == []
+    assert import_cycles(PACKAGES) == []
