@@ -125,9 +125,8 @@ def main() -> None:
         stats["rounds"] += 1
         for pid in descendants():
             for name in ("environ", "cmdline"):
-                with contextlib.suppress(OSError):
-                    with open(f"/proc/{pid}/{name}", "rb") as f:
-                        note(f.read(), f"/proc/{pid}/{name}")
+                with contextlib.suppress(OSError), open(f"/proc/{pid}/{name}", "rb") as f:
+                    note(f.read(), f"/proc/{pid}/{name}")
             with contextlib.suppress(OSError):
                 for fd in os.listdir(f"/proc/{pid}/fd"):
                     look(f"/proc/{pid}/fd/{fd}", f"/proc/{pid}/fd/{fd}")

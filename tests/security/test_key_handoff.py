@@ -26,6 +26,13 @@ import pytest
 
 from app.cli.headless import run_team
 from app.core import Home
+from app.runtime.runners.handoff import (
+    HandoffError,
+    SocketOffer,
+    receive_fd,
+    receive_socket,
+    socket_holding,
+)
 from tests.security.offline_api import OfflineAPI
 
 KEY = "sk-ant-handoff-" + uuid.uuid4().hex
@@ -135,3 +142,36 @@ async def test_teammates_get_the_key_and_a_spy_never_reads_it(
     assert (code, reason) == (0, "team finished")
     assert TEAMMATES | {"team-lead"} <= api.agents()  # each one's requests carried the key
     assert not api.refused
+
+
+def test_the_tmux_offer_serves_only_the_teammates_process() -> None:
+    """``tmux`` mode: the socket is served once, only to the process whose pid the runtime
+    expects; whoever else connects first gets nothing, and after the teammate nobody can."""
+    offer = SocketOffer({"ANTHROPIC_API_KEY": KEY}, timeout=GUARD)
+    assert oct(offer.folder.stat().st_mode & 0o777) == "0o700"
+    reader = (
+        "import sys; from pathlib import Path; from app.runtime.runners.handoff import "
+        "receive_socket; input(); print(receive_socket(Path(sys.argv[1]))['ANTHROPIC_API_KEY'])"
+    )
+    teammate = subprocess.Popen(
+        [sys.executable, "-c", reader, str(offer.path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    offer.expect(teammate.pid)
+    with pytest.raises(HandoffError):  # this process is not the teammate
+        receive_socket(offer.path, timeout=GUARD)
+    out, _ = teammate.communicate("\n", timeout=GUARD)
+    assert out.strip() == KEY and teammate.returncode == 0
+    assert offer.served.is_set() and offer.refused == 1
+    assert not offer.folder.exists()  # served once: nothing left to connect to
+
+
+def test_an_inherited_descriptor_must_be_a_socket() -> None:
+    """A pipe can be reopened through ``/proc/<pid>/fd`` by anyone: it is refused."""
+    read, write = os.pipe()
+    os.write(write, json.dumps({"ANTHROPIC_API_KEY": KEY}).encode())
+    os.close(write)
+    with pytest.raises(HandoffError, match="not a socket"):
+        receive_fd(read)
+    held = socket_holding({"ANTHROPIC_API_KEY": KEY})
+    assert receive_fd(held.detach()) == {"ANTHROPIC_API_KEY": KEY}
