@@ -140,7 +140,7 @@ async def test_teammates_get_the_key_and_a_spy_never_reads_it(
     assert seen["hits"] == []
     assert seen["rounds"] > 1 and seen["opened"] > 0  # it was there, reading
     assert (code, reason) == (0, "team finished")
-    assert TEAMMATES | {"team-lead"} <= api.agents()  # each one's requests carried the key
+    assert TEAMMATES | {"team-lead"} <= api.agents(), (api.answered, api.refused)
     assert not api.refused
 
 

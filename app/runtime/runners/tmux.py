@@ -15,9 +15,11 @@ environment.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +54,33 @@ def session_name(team: str) -> str:
 
 
 def run_tmux(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*tmux_command(), *args], capture_output=True, text=True, timeout=TMUX_TIMEOUT,
-        env=child_env(),  # a tmux server it starts must not hold the credentials
-    )  # fmt: skip
+    """Run a tmux command; its output comes back over sockets, not pipes: another process
+    can reopen a pipe through ``/proc/<pid>/fd`` and take the output (the pane's pid, which
+    the credentials are served to), but not a socket."""
+    command = [*tmux_command(), *args]
+    out, out_child = socket.socketpair()
+    err, err_child = socket.socketpair()
+    with out, err:
+        try:
+            done = subprocess.run(
+                command, stdin=subprocess.DEVNULL, stdout=out_child.fileno(), stderr=err_child.fileno(),
+                timeout=TMUX_TIMEOUT,
+                env=child_env(),  # a tmux server it starts must not hold the credentials
+            )  # fmt: skip
+        finally:
+            out_child.close()
+            err_child.close()
+        return subprocess.CompletedProcess(command, done.returncode, _drain(out), _drain(err))
+
+
+def _drain(sock: socket.socket) -> str:
+    """What the ended command wrote (whatever is there: it may have left a daemon behind)."""
+    sock.setblocking(False)
+    data = b""
+    with contextlib.suppress(OSError):
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data.decode(errors="replace")
 
 
 class TmuxRunner(ExternalRunner):
