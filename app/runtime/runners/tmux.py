@@ -63,8 +63,8 @@ def run_tmux(*args: str) -> subprocess.CompletedProcess[str]:
     with out, err:
         try:
             done = subprocess.run(
-                command, stdin=subprocess.DEVNULL, stdout=out_child.fileno(), stderr=err_child.fileno(),
-                timeout=TMUX_TIMEOUT,
+                command, stdin=subprocess.DEVNULL,
+                stdout=out_child.fileno(), stderr=err_child.fileno(), timeout=TMUX_TIMEOUT,
                 env=child_env(),  # a tmux server it starts must not hold the credentials
             )  # fmt: skip
         finally:
