@@ -222,6 +222,13 @@ def _event(row: tuple[Any, ...]) -> Event:
     return Event(event_id, at, kind, agent, target, frame, text or "", size, data)
 
 
+def count_events(conn: sqlite3.Connection, run_id: int) -> int:
+    """How many events the run has (counted on the index, without reading them)."""
+    return int(
+        conn.execute("SELECT count(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    )
+
+
 def events(
     conn: sqlite3.Connection,
     run_id: int,

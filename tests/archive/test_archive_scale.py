@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import json
 import sqlite3
 import time
+from typing import Any
 
-from app.archive import Recorder, connect, start_run
+from app.archive import Recorder, connect, query, start_run
 from app.core import Home
-from app.runtime.events import TranscriptEntry
+from app.runtime.events import StatusChanged, TranscriptEntry
 
 
 def test_close_writes_every_queued_event_however_slow_the_writer(home: Home) -> None:
@@ -39,3 +41,34 @@ def test_close_writes_every_queued_event_however_slow_the_writer(home: Home) -> 
     lines = progress.getvalue().splitlines()
     assert lines and "events left" in lines[0] and "history.db" in lines[0]
     assert "saved" in lines[-1]
+
+
+def test_history_show_json_streams_the_same_document(home: Home, capsys: Any) -> None:
+    """``history show --json`` writes its events one at a time; the text is what dumping the
+    whole document gives, for a run with events and for one without."""
+    from app.cli import main as cli
+    from app.cli.history import run_document
+
+    recorder = start_run(home, None, source="headless", goal="json")
+    assert isinstance(recorder, Recorder)
+    recorder.on_event(StatusChanged("worker", "running", "a detail"))
+    recorder.on_event(TranscriptEntry("worker", "assistant", 'line one\nline "two" ünï', {}))
+    recorder.on_event(
+        TranscriptEntry("worker", "tool_call", "", {"tool": "read", "input": {"path": "a"}})
+    )
+    recorder.close("finished", "done")
+    empty = start_run(home, None, source="headless", goal="nothing happened")
+    assert isinstance(empty, Recorder)
+    empty.close("finished")
+    for run_id in (recorder.run_id, empty.run_id):
+        assert cli.main(["--home", str(home.root), "history", "show", str(run_id), "--json"]) == 0
+        printed = capsys.readouterr().out
+        conn = query.open_reader(home.root / "history.db")
+        try:
+            run = query.resolve_run(conn, str(run_id))
+            document = run_document(conn, run)
+            document["events"] = [e.to_json() for e in query.events(conn, run.id)]
+        finally:
+            conn.close()
+        assert printed == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        assert len(json.loads(printed)["events"]) == (3 if run_id == recorder.run_id else 0)
