@@ -110,8 +110,9 @@ class RuntimeEvents:
         if not any(tokens) and now[4] <= before[4]:
             return  # tool calls only
         model = self._model_of(agent)
-        cost = call_cost(model, *tokens, offline=self.run.offline)
-        self.record_usage(at, agent, model, *tokens, cost)
+        i, o, cache_read, cache_write = tokens
+        cost = call_cost(model, i, o, cache_read, cache_write, offline=self.run.offline)
+        self.record_usage(at, agent, model, i, o, cache_read, cache_write, cost)
 
     def _model_of(self, agent: str) -> str:
         model = self._models.get(agent)
