@@ -14,7 +14,8 @@ measured in the same run.
   and to its end. Baseline: ``teamdeck history`` (the run list) as a command. Target <= 1 s.
 * replay open: ``Replay.load`` plus the first frame's data (the state at the end, the feed,
   a transcript), in a fresh process: time (its imports apart) and peak RSS. Baselines:
-  reading the run's rows with a plain SELECT; a bare interpreter that imports sqlite3. Targets <= 1 s, <= 150 MB.
+  reading the run's rows with a plain SELECT; a bare interpreter that imports sqlite3.
+  Targets <= 1 s, <= 150 MB.
 
 ``--quick``: a tenth of the run (18,000 events). Exit status 1 if a target is missed (the
 absolute targets assume a quiet machine: the load average is printed).
