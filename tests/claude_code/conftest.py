@@ -74,7 +74,8 @@ def claude_binary() -> Path:
         pytest.skip("node/npm not found: the Claude Code end-to-end tests need them")
     cache.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(cache), f"{PACKAGE}@{VERSION}"],
+        ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(cache)]
+        + [f"{PACKAGE}@{VERSION}"],
         check=True,
         capture_output=True,
         timeout=1800,
@@ -185,7 +186,7 @@ def first_run_state(project: Path) -> dict[str, Any]:
 
 
 #: What Claude Code's debug log says when it tries to reach a host (DNS lookups included).
-OFF_LOOPBACK = ("getaddrinfo", "ENOTFOUND", "EAI_AGAIN", "api.anthropic.com", "claude.ai")
+OFF_LOOPBACK = ("getaddrinfo", "ENOTFOUND", "EAI_AGAIN")
 
 
 @pytest.fixture

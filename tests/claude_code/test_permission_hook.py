@@ -14,7 +14,7 @@ import pytest
 from tests.claude_code.conftest import ClaudeHome, hook_command
 from tests.claude_code.server import Rule, call, user_text
 
-HOOK = '''\
+HOOK = """\
 import json, pathlib, sys
 here = pathlib.Path(__file__).parent
 event = json.load(sys.stdin)
@@ -23,7 +23,7 @@ with (here / "events.jsonl").open("a") as out:
 decision = here / "decision.json"
 if decision.exists():
     sys.stdout.write(decision.read_text())
-'''
+"""
 
 
 def install_hook(claude_home: ClaudeHome, decision: dict[str, Any] | None) -> Path:
