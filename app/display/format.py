@@ -73,8 +73,12 @@ def format_count(n: int) -> str:
 
 
 def format_elapsed(seconds: float) -> str:
-    """``75`` -> ``1:15``, ``3725`` -> ``1:02:05``."""
+    """``75`` -> ``1:15``, ``3725`` -> ``1:02:05``; a day or more in days and hours
+    (``31_950_000`` -> ``369d 19h``), never ``8875:00:00``."""
     total = max(0, int(seconds))
+    days, in_day = divmod(total, 86_400)
+    if days:
+        return f"{days}d {in_day // 3600}h"
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

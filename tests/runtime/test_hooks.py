@@ -91,3 +91,34 @@ async def test_only_the_events_hooks_run(tmp_path: Path) -> None:
     hooks = [HookCommand("TaskCreated", f"touch {marker}")]
     run = await run_hooks("TaskCompleted", hooks, payload(tmp_path), cwd=tmp_path)
     assert run.results == [] and not marker.exists()
+
+
+async def test_huge_output_is_capped_not_held(tmp_path: Path) -> None:
+    """A hook printing 50 MB: the result keeps at most OUTPUT_LIMIT of it, and the hook ends
+    normally (the pipes were drained all along)."""
+    from app.runtime.agent.hook_commands import OUTPUT_LIMIT
+
+    hook = HookCommand(
+        "TeammateIdle", "head -c 50000000 /dev/zero | tr '\\0' x; echo >&2 done; exit 2"
+    )
+    result = await run_hook(hook, {}, cwd=tmp_path)
+    assert result.outcome == "blocked" and result.message == "done"
+    assert 0 < len(result.stdout) <= OUTPUT_LIMIT
+
+
+async def test_a_child_left_holding_stdout_does_not_make_a_timeout(tmp_path: Path) -> None:
+    """The hook's shell exits 0 at once but leaves a child with its stdout open for 30 s: the
+    hook is ``ok`` as soon as the shell ends, not "timed out" after its whole timeout."""
+    hook = HookCommand("TeammateIdle", "echo ok; sleep 30 &", timeout=20)
+    result = await asyncio.wait_for(run_hook(hook, {}, cwd=tmp_path), 10)
+    assert result.outcome == "ok" and result.stdout == "ok"
+
+
+async def test_control_characters_never_reach_the_feedback(tmp_path: Path) -> None:
+    hook = HookCommand(
+        "TeammateIdle", "printf 'fix \\033[31mred\\033[0m\\a tests\\r\\nnow\\000' >&2; exit 2"
+    )
+    result = await run_hook(hook, {}, cwd=tmp_path)
+    assert result.blocked
+    assert result.message == "fix [31mred[0m tests\nnow"
+    assert all(ch == "\n" or ch.isprintable() for ch in result.message)

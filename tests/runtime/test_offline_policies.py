@@ -202,3 +202,40 @@ async def test_the_person_is_asked_about_the_line_count_and_a_denial_is_reported
     )
     assert "Lines not counted" in report
     assert {e.kind for e in observer.of(ApprovalChanged)} == {"permission", "plan"}
+
+
+# ------------------------------------------------------------- the folder a goal names
+
+
+async def test_a_goal_naming_a_folder_is_about_that_folder_only(home: Home, project: Path) -> None:
+    """ "Describe the pkg folder": the teammates look at ``pkg/`` and nothing else (the report
+    counts its one file, not the project's three); a goal naming no folder keeps the project."""
+    out = io.StringIO()
+    code, reason = await asyncio.wait_for(
+        run_team(
+            home,
+            "Describe the Python files in the pkg folder",
+            cwd=project,
+            time_limit=HANG_GUARD,
+            out=out,
+            json_output=True,
+        ),
+        HANG_GUARD + 5,
+    )
+    assert (code, reason) == (0, "team finished")
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    report = lines[-2]["text"]
+    assert "Found 1 file" in report and "gamma.py" in report, report
+    assert "alpha.py" not in report and "beta.py" not in report
+
+
+def test_the_files_a_goal_names() -> None:
+    from app.runtime.offline.lead_policy import file_pattern_for
+
+    assert file_pattern_for("Describe the styles folder") == "styles/**/*"
+    assert file_pattern_for("What do the Python files in app/core do?") == "app/core/**/*.py"
+    assert file_pattern_for("Summarize README.md") == "README.md"
+    assert file_pattern_for("Explain app/cli/main.py") == "app/cli/main.py"
+    assert file_pattern_for("Describe the ./widgets directory") == "widgets/**/*"
+    assert file_pattern_for("Summarize what the Python files in this folder do") == "**/*.py"
+    assert file_pattern_for("See https://example.com/a/b and summarize") == "**/*"

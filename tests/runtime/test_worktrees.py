@@ -90,3 +90,61 @@ def test_a_repository_without_commits(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q")
     with pytest.raises(WorktreeError, match="needs a commit"):
         WorktreeManager(tmp_path, "t")
+
+
+def test_work_only_in_ignored_files_is_kept_and_reported(repo: Path) -> None:
+    (repo / ".gitignore").write_text("*.local\nbuild/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore")
+    manager = WorktreeManager(repo, "team")
+    tree = manager.create("researcher")
+    (tree.path / "notes.local").write_text("an hour of findings\n")
+    (tree.path / "build").mkdir()
+    (tree.path / "build" / "out.bin").write_text("x")
+
+    released = manager.release(tree)
+
+    assert not released.removed and tree.path.exists()
+    assert (tree.path / "notes.local").read_text() == "an hour of findings\n"
+    assert released.ignored_files >= 2 and released.changed_files == 0
+    assert "ignored files" in released.summary and tree.branch in branches(repo)
+
+
+def evil_script(where: Path) -> tuple[Path, Path]:
+    marker = where / "ran"
+    script = where / "evil.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    script.chmod(0o755)
+    return script, marker
+
+
+def test_repository_config_that_runs_code_is_not_run_by_teamdecks_own_git(repo: Path) -> None:
+    """A teammate sets ``core.fsmonitor`` (run by every ``git status``) and a hooks path in
+    the repository's config: the release's git commands run neither."""
+    manager = WorktreeManager(repo, "team")
+    tree = manager.create("researcher")
+    evil, marker = evil_script(repo.parent)
+    git(repo, "config", "core.fsmonitor", str(evil))
+    git(repo, "config", "core.hooksPath", str(repo.parent))
+    (tree.path / "new.txt").write_text("work\n")
+
+    released = manager.release(tree)
+
+    assert not released.removed and released.changed_files == 1
+    assert not marker.exists()
+
+
+def test_a_rewritten_git_file_is_not_followed(repo: Path) -> None:
+    """The teammate points its worktree's ``.git`` file at a repository of its own whose
+    config runs code: the release uses the worktree's real administrative folder."""
+    manager = WorktreeManager(repo, "team")
+    tree = manager.create("researcher")
+    evil, marker = evil_script(repo.parent)
+    other = repo.parent / "other"
+    git(repo.parent, "init", "-q", str(other))
+    git(other, "config", "core.fsmonitor", str(evil))
+    (tree.path / ".git").write_text(f"gitdir: {other / '.git'}\n")
+
+    manager.release(tree)
+
+    assert not marker.exists()

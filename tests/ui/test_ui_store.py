@@ -93,6 +93,8 @@ def test_formatting_helpers() -> None:
         "2.5M",
     )
     assert (format_elapsed(75), format_elapsed(3725)) == ("1:15", "1:02:05")
+    assert format_elapsed(86_399) == "23:59:59"
+    assert (format_elapsed(86_400), format_elapsed(31_950_000)) == ("1d 0h", "369d 19h")
 
 
 # ---------------------------------------------------------------------- store

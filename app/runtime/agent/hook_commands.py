@@ -19,6 +19,10 @@ How it ends decides what happens (as in Claude Code):
 
 The command runs in ``cwd`` through ``/bin/sh -c`` with the process's environment minus the
 API credentials (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``), plus ``CLAUDE_PROJECT_DIR``.
+Its output is read into buffers of ``OUTPUT_LIMIT`` bytes (the rest is counted and dropped, so
+a hook printing gigabytes costs no memory), the wait ends when the hook's shell ends (a
+background child still holding its stdout does not turn a finished hook into a timeout), and
+control characters are stripped before anything reaches the model or the feed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -121,8 +126,27 @@ def hook_input(
     return data
 
 
-def _text(data: bytes) -> str:
-    return data[:OUTPUT_LIMIT].decode("utf-8", "replace").strip()
+#: C0 controls but tab and newline, DEL, and C1 controls: terminal escapes and the like.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: After the hook's shell ends, how long its output may still drain (a child it left
+#: running may hold the pipes open for ever).
+DRAIN_AFTER_EXIT = 0.5
+
+
+def _text(data: bytes | bytearray) -> str:
+    """Printable text of a hook's output (at most ``OUTPUT_LIMIT`` bytes of it)."""
+    text = data[:OUTPUT_LIMIT].decode("utf-8", "replace").replace("\r\n", "\n")
+    return _CONTROL.sub("", text).strip()
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, into: bytearray) -> None:
+    """Read ``stream`` to its end, keeping its first ``OUTPUT_LIMIT`` bytes."""
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        room = OUTPUT_LIMIT - len(into)
+        if room > 0:
+            into += chunk[:room]
 
 
 def _json_block(stdout: str) -> str | None:
@@ -176,8 +200,13 @@ async def run_hook(
     except OSError as exc:
         return HookResult(command, "warning", message=f"hook {short!r} could not start: {exc}")
     data = (json.dumps(payload, ensure_ascii=False) + "\n").encode()
+    out, err = bytearray(), bytearray()
+    readers = [
+        asyncio.ensure_future(_read_capped(proc.stdout, out)),
+        asyncio.ensure_future(_read_capped(proc.stderr, err)),
+    ]
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), limit)
+        await asyncio.wait_for(_feed_and_wait(proc, data), limit)
     except TimeoutError:
         _kill_group(proc)
         await proc.wait()
@@ -188,6 +217,13 @@ async def run_hook(
     finally:
         if proc.returncode is None:
             _kill_group(proc)
+        # The shell has ended: what it printed is in the pipes; a child it left behind may
+        # keep them open, so the reading stops after a short drain.
+        await asyncio.wait(readers, timeout=DRAIN_AFTER_EXIT)
+        for reader in readers:
+            reader.cancel()
+        _stop_reading(proc)
+        await proc.wait()
     code = proc.returncode
     stdout, stderr = _text(out), _text(err)
     if code == 0:
@@ -202,6 +238,49 @@ async def run_hook(
     how = f"exit {code}" if code is not None and code >= 0 else f"signal {-(code or 0)}"
     warning = f"hook {short!r} failed ({how}): {detail}"
     return HookResult(command, "warning", code, stdout, stderr, warning)
+
+
+def _stop_reading(proc: asyncio.subprocess.Process) -> None:
+    """Close this side of the hook's output pipes (a child it left may still hold the other)."""
+    transport = getattr(proc, "_transport", None)
+    if transport is None:
+        return
+    for fd in (1, 2):
+        pipe = transport.get_pipe_transport(fd)
+        if pipe is not None:
+            pipe.close()
+
+
+async def _feed_and_wait(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write the event to the hook's stdin (a hook that does not read it is fine) and wait
+    for its shell to end."""
+    if proc.stdin is not None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(data)
+            await proc.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.close()
+    await _exited(proc)
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Until the process itself has ended. ``Process.wait()`` also waits for its pipes to
+    close, which a child it left behind can put off for ever; a pidfd (Linux) says when the
+    process ends, then its exit status arrives from the child watcher."""
+    pidfd: int | None = None
+    with contextlib.suppress(AttributeError, OSError):
+        pidfd = os.pidfd_open(proc.pid)
+    if pidfd is not None:
+        loop = asyncio.get_running_loop()
+        ended = asyncio.Event()
+        try:
+            loop.add_reader(pidfd, ended.set)
+            await ended.wait()
+        finally:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+    while proc.returncode is None:  # noqa: ASYNC110 (the watcher sets it; no event to await)
+        await asyncio.sleep(0.005)
 
 
 async def run_hooks(

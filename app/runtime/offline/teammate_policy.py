@@ -199,6 +199,7 @@ class TeammatePolicy:
                             "pattern": r"^(async def|def|class) \w+",
                             "glob": PurePath(pattern).name,
                             "output_mode": "count",
+                            **_search_root(pattern),
                         },
                     )
                 )
@@ -347,6 +348,12 @@ def _purpose(numbered: str) -> str:
         if stripped and not stripped.startswith(("!", "-*-", "from ", "import ")):
             return stripped[:120]
     return "(empty or no description)"
+
+
+def _search_root(pattern: str) -> dict[str, str]:
+    """Grep's ``path`` for a Glob pattern under a folder (``app/core/**/*.py``): that folder."""
+    folder = pattern.split("**", 1)[0].rstrip("/") if "**" in pattern else ""
+    return {"path": folder} if folder else {}
 
 
 def _search(pattern: str, haystack: str) -> str | None:

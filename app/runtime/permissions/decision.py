@@ -4,7 +4,9 @@ Decision order (``decide``)
 ---------------------------
 1. ``delegate`` mode: a tool outside ``DELEGATE_ALLOWED_TOOLS`` is denied (it is not even
    offered to the model, see ``tools_for_mode``).
-2. A matching deny rule denies. Deny always wins, even over coordination tools and bypass.
+2. A matching deny rule denies. Deny always wins, even over coordination tools and bypass;
+   a command a deny rule cannot see through (inline code, ``eval``, ``git -c``...: see 7) is
+   denied in ``bypassPermissions`` and ``dontAsk`` while deny rules for its tool exist.
 3. Coordination tools (SendMessage, Task*, Team*...) are allowed.
 4. ``bypassPermissions`` allows everything else.
 5. ``plan`` mode denies every tool that is not read-only for this input
@@ -12,11 +14,13 @@ Decision order (``decide``)
 6. A matching ask rule asks. So does a search (Glob, Grep: a read-only path tool on a
    directory) over a directory containing a path a deny rule protects: the search would read
    through it, so it is never allowed without the person.
-7. A matching allow rule allows.
+7. A matching allow rule allows, except for a call that runs code or writes what configures
+   code to run (``caution``: ``git -c``, ``python3 -c``, ``find -delete``, a write to
+   ``.claude/``, ``.git/``...): only an allow rule naming it exactly allows that one.
 8. A read-only file tool on a path inside the cwd (or an extra root) is allowed.
 9. ``acceptEdits``: an ``edits_files`` tool on a path inside the cwd (or an extra root) is
-   allowed (one without a path asks).
-10. Everything else asks; in ``dontAsk`` mode every "ask" (from 6 or 10) becomes a deny
+   allowed (one without a path asks), unless it writes a protected path (7).
+10. Everything else asks; in ``dontAsk`` mode every "ask" (from 6, 7 or 10) becomes a deny
     ("not pre-approved").
 
 A path outside the cwd and the extra roots is never allowed automatically: only an allow rule
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from app.runtime.permissions.caution import command_caution, protected_name
 from app.runtime.permissions.modes import DELEGATE_ALLOWED_TOOLS, PERMISSION_MODES, PermissionMode
 from app.runtime.permissions.paths import is_inside, path_candidates, split_path_pattern
 from app.runtime.permissions.rules import FILE_TOOL_NAMES, PermissionRules, Rule, subject_kind
@@ -92,6 +97,51 @@ def _denied_inside_search(
     return None
 
 
+@dataclass(frozen=True)
+class Caution:
+    """Why a call asks whatever a broad rule says, and the protected name it writes (if any)."""
+
+    reason: str
+    protected: str | None = None
+
+    def overridden_by(self, rule: Rule) -> bool:
+        """Whether ``rule`` names this very call: an exact command rule, or a path rule whose
+        pattern names the protected file or folder."""
+        if rule.pattern is None:
+            return False
+        if self.protected is None:
+            return not rule.is_prefix
+        return self.protected in rule.pattern
+
+
+def caution(tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path) -> Caution | None:
+    """The :class:`Caution` of one call (see :mod:`app.runtime.permissions.caution`)."""
+    kind = subject_kind(tool)
+    subject = tool.permission_subject(tool_input)
+    if subject is None:
+        return None
+    if kind == "command":
+        reason = command_caution(subject)
+        return Caution(reason) if reason else None
+    if kind == "path" and tool.edits_files:
+        for candidate in path_candidates(subject, cwd):
+            name = protected_name(candidate)
+            if name is not None:
+                return Caution(f"it writes {name}, which configures code to run", name)
+    return None
+
+
+def _hidden_from_deny_rules(
+    tool: PermissionSubject, tool_input: dict[str, Any], rules: PermissionRules, cwd: Path
+) -> str | None:
+    """Why a command that deny rules for its tool cannot see through (inline code, ``git -c``
+    ...) must not run unasked; ``None`` when there are no such rules or nothing is hidden."""
+    if subject_kind(tool) != "command" or not any(r.applies_to(tool) for r in rules.deny):
+        return None
+    careful = caution(tool, tool_input, cwd)
+    return careful.reason if careful is not None else None
+
+
 def decide(
     tool: PermissionSubject,
     tool_input: dict[str, Any],
@@ -116,6 +166,9 @@ def decide(
             return Decision("deny", f"{what} is denied by the rule {rule}", rule)
     if tool.coordination:
         return Decision("allow", f"{tool.name} is a coordination tool")
+    unseen = _hidden_from_deny_rules(tool, tool_input, rules, cwd)
+    if unseen is not None and mode in ("bypassPermissions", "dontAsk"):
+        return Decision("deny", f"{what} cannot be checked against the deny rules: {unseen}")
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode")
     if mode == "plan" and not tool.is_read_only(tool_input):
@@ -137,20 +190,29 @@ def decide(
         if rule.matches(tool, tool_input, cwd, any_part=True):
             decision = Decision("ask", f"{what} needs approval (rule {rule})", rule)
             break
+    careful = caution(tool, tool_input, cwd) if decision is None else None
     if decision is None:
         for rule in rules.allow:
             if rule.matches(tool, tool_input, cwd):
+                if careful is not None and not careful.overridden_by(rule):
+                    decision = Decision(
+                        "ask", f"{what} needs approval: {careful.reason} (rule {rule})", rule
+                    )
+                    break
                 return Decision("allow", f"{what} is allowed by the rule {rule}", rule)
+    if decision is None:
         inside = _subject_path_inside(tool, tool_input, cwd, extra_roots)
-        if inside and tool.is_read_only(tool_input):
+        if careful is not None:
+            decision = Decision("ask", f"{what} needs approval: {careful.reason}")
+        elif inside and tool.is_read_only(tool_input):
             return Decision("allow", "read-only access inside the working directory")
-        if inside and mode == "acceptEdits" and tool.edits_files:
+        elif inside and mode == "acceptEdits" and tool.edits_files:
             return Decision("allow", "acceptEdits mode: file edit inside the working directory")
-        if subject_kind(tool) == "path" and not inside:
+        elif subject_kind(tool) == "path" and not inside:
             reason = f"{what} is outside the working directory {cwd} and needs approval"
+            decision = Decision("ask", reason)
         else:
-            reason = f"{what} needs approval"
-        decision = Decision("ask", reason)
+            decision = Decision("ask", f"{what} needs approval")
     if mode == "dontAsk":
         return Decision(
             "deny",

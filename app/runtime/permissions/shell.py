@@ -4,6 +4,7 @@ forms a deny or ask rule must also match (``VAR=x``, ``sudo``, ``env``... stripp
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -108,9 +109,18 @@ def split_command(command: str) -> list[str]:
     return parts
 
 
+#: Commands that run another command given as their later words.
 _WRAPPERS = frozenset(
-    {"sudo", "env", "command", "builtin", "exec", "nohup", "time", "nice", "doas", "xargs"}
-)
+    {
+        "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "xargs",
+        "timeout", "stdbuf", "setsid", "ionice", "chrt", "taskset", "busybox", "unbuffer",
+        "flock", "watch", "catchsegv", "chroot", "nsenter", "unshare", "strace", "ltrace",
+    }
+)  # fmt: skip
+#: A command word with these is a pattern the shell expands (``/bin/r?``, ``$CMD``).
+_EXPANDS = re.compile(r"[*?\[$`]")
+#: Places whose executables a glob in a command word may name.
+_BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -137,6 +147,12 @@ def _word_variants(words: list[str], depth: int, *, scan: bool) -> list[str]:
         return []
     words = [os.path.basename(words[0]) or words[0], *words[1:]]
     variants = [" ".join(words)]
+    if _EXPANDS.search(words[0]):
+        variants += [" ".join([name, *words[1:]]) for name in _expansions(words[0])]
+    if words[0] == "eval" and depth < 3:
+        for inner in split_command(" ".join(words[1:])):
+            variants.append(inner)
+            variants.extend(_normalised_variants(inner, depth + 1))
     if scan and words[0] in _WRAPPERS:
         for j in range(1, len(words)):
             if not words[j].startswith("-"):
@@ -148,6 +164,24 @@ def _word_variants(words: list[str], depth: int, *, scan: bool) -> list[str]:
                 variants.append(inner)
                 variants.extend(_normalised_variants(inner, depth + 1))
     return variants
+
+
+def _expansions(word: str) -> list[str]:
+    """The executables a glob in a command word could run (``r?`` -> ``rm``, ``rg``...), from
+    the usual bin folders and ``$PATH``; a word with a variable could run anything, which the
+    caller treats as such (see ``caution``)."""
+    pattern = os.path.basename(word)
+    if "$" in pattern or "`" in pattern:
+        return []
+    folders = dict.fromkeys([*os.environ.get("PATH", "").split(os.pathsep), *_BIN_DIRS])
+    names: set[str] = set()
+    for folder in folders:
+        try:
+            entries = os.listdir(folder or ".")
+        except OSError:
+            continue
+        names.update(name for name in entries if fnmatch.fnmatchcase(name, pattern))
+    return sorted(names)[:200]
 
 
 def command_parts(command: str) -> list[str]:

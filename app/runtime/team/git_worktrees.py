@@ -38,6 +38,10 @@ class Worktree:
     path: Path
     branch: str
     base: str  # the commit it started from
+    #: Its administrative folder in the repository (``.git/worktrees/<name>``), read when it
+    #: was made: later git commands name it instead of trusting the worktree's own ``.git``
+    #: file, which the teammate working there could point at a config that runs code.
+    git_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ class Release:
     changed_files: int = 0
     commits: int = 0
     error: str = ""
+    #: Files git ignores (build output, a local ``.env``...): kept too, never deleted unseen.
+    ignored_files: int = 0
 
     @property
     def summary(self) -> str:
@@ -61,16 +67,23 @@ class Release:
             parts.append(f"{self.changed_files} changed file{'s' * (self.changed_files != 1)}")
         if self.commits:
             parts.append(f"{self.commits} commit{'s' * (self.commits != 1)}")
+        if self.ignored_files:
+            parts.append(f"{self.ignored_files} ignored file{'s' * (self.ignored_files != 1)}")
         return (
             f"kept worktree {self.worktree.path} on branch {self.worktree.branch} "
             f"({', '.join(parts)})"
         )
 
 
+#: Settings that make git run programs, switched off for every git command teamdeck runs
+#: itself (a teammate may have written them into the repository's config).
+_SAFE = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
+
+
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
-            ["git", *args],
+            ["git", *_SAFE, *args],
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -144,7 +157,8 @@ class WorktreeManager:
                 _git(["worktree", "add", "-b", branch, str(path), base], self.root),
                 f"git worktree add for {name}",
             )
-            return Worktree(name, path, branch, base)
+            git_dir = _check(_git(["rev-parse", "--absolute-git-dir"], path), "git rev-parse")
+            return Worktree(name, path, branch, base, Path(git_dir))
 
     def create_free(self, name: str, tries: int = 20) -> Worktree:
         """Like ``create``, on ``teamdeck/<team>/<name>-2``, ``-3``... when the plain branch or
@@ -160,22 +174,32 @@ class WorktreeManager:
                     raise
                 last = exc
                 continue
-            return Worktree(name, tree.path, tree.branch, tree.base)
+            return Worktree(name, tree.path, tree.branch, tree.base, tree.git_dir)
         assert last is not None
         raise last
 
-    def changes(self, worktree: Worktree) -> tuple[int, int]:
-        """(uncommitted changed paths incl. untracked, commits on its branch since creation)."""
+    def changes(self, worktree: Worktree) -> tuple[int, int, int]:
+        """(uncommitted changed paths incl. untracked, commits on its branch since creation,
+        ignored files)."""
+        where = (
+            ["--git-dir", str(worktree.git_dir), "--work-tree", str(worktree.path)]
+            if worktree.git_dir is not None
+            else []
+        )
         status = _check(
-            _git(["status", "--porcelain", "--untracked-files=all"], worktree.path),
+            _git(
+                [*where, "status", "--porcelain", "--untracked-files=all", "--ignored"],
+                worktree.path,
+            ),
             "git status",
         )
-        changed = len([line for line in status.splitlines() if line.strip()])
+        lines = [line for line in status.splitlines() if line.strip()]
+        ignored = sum(line.startswith("!!") for line in lines)
         count = _check(
-            _git(["rev-list", "--count", f"{worktree.base}..HEAD"], worktree.path),
+            _git([*where, "rev-list", "--count", f"{worktree.base}..HEAD"], worktree.path),
             "git rev-list",
         )
-        return changed, int(count or 0)
+        return len(lines) - ignored, int(count or 0), ignored
 
     def release(self, worktree: Worktree) -> Release:
         """Remove the worktree and its branch if nothing changed; keep both otherwise. A
@@ -184,11 +208,11 @@ class WorktreeManager:
             if not worktree.path.is_dir():
                 return Release(worktree, False, error="its folder is gone")
             try:
-                changed, commits = self.changes(worktree)
+                changed, commits, ignored = self.changes(worktree)
             except WorktreeError as exc:
                 return Release(worktree, False, error=str(exc))
-            if changed or commits:
-                return Release(worktree, False, changed, commits)
+            if changed or commits or ignored:
+                return Release(worktree, False, changed, commits, ignored_files=ignored)
             try:
                 _check(
                     _git(["worktree", "remove", str(worktree.path)], self.root),

@@ -1,0 +1,30 @@
+"""The sandbox that Bash commands and hooks run in: a boundary, unlike permission rules.
+
+Rules decide whether a command may start; once it runs, only the sandbox limits what it does.
+With bubblewrap (``bwrap``) a command sees the project (or the teammate's worktree)
+read-write, the rest of the file system read-only, a private ``/tmp``, its own PID namespace
+(so no ancestor's ``/proc/<pid>/environ`` or ``/proc/<pid>/mem``), and no network unless a
+setting allows it; its environment is an allowlist (:mod:`.env`). Where ``bwrap`` is missing
+or cannot run, one line says how to install it and commands run as before.
+"""
+
+from __future__ import annotations
+
+from app.runtime.sandbox.bwrap import (
+    INSTALL_HINT,
+    Sandbox,
+    SandboxConfig,
+    bwrap_problem,
+    protected_paths,
+)
+from app.runtime.sandbox.env import BASE_ENV, sandbox_env
+
+__all__ = [
+    "BASE_ENV",
+    "INSTALL_HINT",
+    "Sandbox",
+    "SandboxConfig",
+    "bwrap_problem",
+    "protected_paths",
+    "sandbox_env",
+]
