@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from app.cli import main as cli
+from app.cli import teams as cli_teams
 from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.locks import MkdirLock
@@ -606,17 +607,21 @@ def test_error_corrupt_config_is_a_warning_in_lists(run: Any, home_dir: Path) ->
     assert any(line.strip().startswith("bad: error:") for line in status.out.splitlines())
 
 
-def test_error_os_error_and_interrupt(run: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_error_os_error_and_interrupt(
+    run: Any, home_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home_dir.mkdir(parents=True)  # `team list` only looks: on no home it stops before the handler
+
     def denied(home: Home, args: Any) -> int:
         raise PermissionError(13, "Permission denied", "/some/file")
 
-    monkeypatch.setattr(cli, "cmd_team_list", denied)
+    monkeypatch.setattr(cli_teams, "cmd_team_list", denied)
     assert_one_line_error(run("team", "list"), "Permission denied: /some/file")
 
     def interrupted(home: Home, args: Any) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_team_list", interrupted)
+    monkeypatch.setattr(cli_teams, "cmd_team_list", interrupted)
     result = run("team", "list")
     assert result.code == 130 and "Traceback" not in result.err
 

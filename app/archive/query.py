@@ -7,6 +7,7 @@ create or migrate anything, except ``prune``, which deletes.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import time
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from app.archive.db import HistoryUnavailable, connect, describe_error
-from app.archive.recorder import process_alive
 from app.archive.schema import SCHEMA_VERSION, version
 
 
@@ -283,3 +283,17 @@ def parse_age(text: str) -> float:
     if not match:
         raise ValueError(f"--older-than {text!r}: give a number and a unit, e.g. 30d, 12h, 2w")
     return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether the process ``pid`` (a run's writer) still runs: a run without an end whose
+    process is gone was interrupted."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

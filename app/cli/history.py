@@ -242,8 +242,9 @@ def cmd_replay(home: Home, args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> None:
-    """Add ``history`` (and its actions) and ``replay`` to the CLI's subcommands."""
+def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> set[Handler]:
+    """Add ``history`` (and its actions) and ``replay`` to the CLI's subcommands; returns the
+    read-only handlers (none)."""
     sub = command(commands, "replay", "play a recorded run back in the dashboard", cmd_replay)
     sub.add_argument("run", metavar="RUN", help="a run id from `teamdeck history`, or last")
     history = command(commands, "history", "the runs kept in the history", cmd_history)
@@ -258,6 +259,7 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     sub.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     sub = command(actions, "prune", "delete finished runs older than an age", cmd_prune)
     sub.add_argument("--older-than", metavar="AGE", required=True, help="e.g. 30d, 12h, 2w")
+    return set()
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

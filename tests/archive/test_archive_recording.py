@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from app.archive import start_run
-from app.archive.recorder import TEXT_LIMIT, Recorder
+from app.archive.recorder import Recorder
+from app.archive.rows import TEXT_LIMIT
 from app.cli.headless import run_team
 from app.core import Home, InboxMessage
 from app.core.watch import Watcher

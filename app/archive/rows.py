@@ -1,0 +1,327 @@
+"""The rows a run writes into ``history.db``: every INSERT and UPDATE the recorder makes.
+
+``Rows`` runs on the writer thread only (inside a batch's transaction, ``app.archive.writer``):
+the recorder's handlers queue operations that call it. It keeps the run's totals for the batch
+in progress and adds them to the ``runs`` row once per batch (``write_totals``, the writer's
+``before_commit``), so a busy run does not update that row once per event.
+
+A message is stored once however it is seen (a runtime event, its inbox file): its events row
+has a dedup key (team, recipient, sender, timestamp, text). A request or answer frame in a
+message is also an approval asked or answered, whoever decides it, in this process or another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from typing import Any
+
+from app.core.protocol import parse_frame
+
+#: Longest text kept per event; longer ones keep their first part and their full size.
+TEXT_LIMIT = 8000
+TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+COUNT_COLUMNS = ("events", "messages", "tasks_done", "agents", *TOKEN_COLUMNS)
+REQUEST_FRAMES = {
+    "plan_approval_request": "plan",
+    "permission_request": "permission",
+    "shutdown_request": "shutdown",
+}
+ANSWER_FRAMES = {
+    "plan_approval_response",
+    "permission_response",
+    "shutdown_approved",
+    "shutdown_rejected",
+}
+
+
+def message_key(team: str | None, recipient: str, sender: str, timestamp: str, text: str) -> str:
+    raw = "\x1f".join((team or "", recipient, sender, timestamp, text))
+    return hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def truncate(text: str, limit: int = TEXT_LIMIT) -> tuple[str, int]:
+    return (text if len(text) <= limit else text[:limit]), len(text)
+
+
+def dump(data: dict[str, Any] | None) -> str | None:
+    if not data:
+        return None
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    if len(text) > TEXT_LIMIT:
+        return json.dumps({"truncated": text[:TEXT_LIMIT], "size": len(text)}, ensure_ascii=False)
+    return text
+
+
+class Rows:
+    """One run's rows (writer thread)."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self._agents: set[str] = set()
+        self.counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
+        self.cost = 0.0
+
+    def write_totals(self, conn: sqlite3.Connection) -> None:
+        """The run's totals, once per batch (inside the batch's transaction)."""
+        changed = {k: v for k, v in self.counts.items() if v}
+        if not changed and not self.cost:
+            return
+        sets = ", ".join(f"{k} = {k} + ?" for k in changed)
+        sets = f"{sets}, cost_usd = cost_usd + ?" if sets else "cost_usd = cost_usd + ?"
+        conn.execute(
+            f"UPDATE runs SET {sets} WHERE id = ?", (*changed.values(), self.cost, self.run_id)
+        )
+        self.counts = dict.fromkeys(COUNT_COLUMNS, 0)
+        self.cost = 0.0
+
+    # ------------------------------------------------------------------ the run
+
+    def set_team(self, conn: sqlite3.Connection, team: str) -> None:
+        conn.execute("UPDATE runs SET team = ? WHERE id = ?", (team, self.run_id))
+
+    def end_run(self, conn: sqlite3.Connection, at: float, outcome: str, reason: str) -> None:
+        conn.execute(
+            "UPDATE runs SET ended_at = ?, outcome = ?, reason = ? WHERE id = ?",
+            (at, outcome, reason, self.run_id),
+        )
+
+    # ------------------------------------------------------------------ events
+
+    def event(
+        self,
+        conn: sqlite3.Connection,
+        at: float,
+        kind: str,
+        *,
+        agent: str | None = None,
+        target: str | None = None,
+        frame: str | None = None,
+        text: str | None = None,
+        size: int | None = None,
+        data: str | None = None,
+        key: str | None = None,
+    ) -> int | None:
+        """Add one event; its id, or ``None`` when its key was recorded already."""
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO events (run_id, at, kind, agent, target, frame, text, size,"
+            " data, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, at, kind, agent, target, frame, text, size, data, key),
+        )
+        if cursor.rowcount == 0:
+            return None
+        self.counts["events"] += 1
+        return cursor.lastrowid
+
+    # ------------------------------------------------------------------ agents
+
+    def ensure_agent(
+        self,
+        conn: sqlite3.Connection,
+        name: str,
+        at: float,
+        info: dict[str, Any],
+        *,
+        update: bool = False,
+    ) -> None:
+        """The agent's row, added the first time; ``info`` (type, model, mode, colour) fills
+        in what is known, on later calls too when given or when ``update``."""
+        if name not in self._agents:
+            self._agents.add(name)
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO agents (run_id, name, agent_type, model, mode, color,"
+                " spawned_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    name,
+                    info.get("agent_type"),
+                    info.get("model"),
+                    info.get("mode"),
+                    info.get("color"),
+                    at,
+                ),
+            )
+            if cursor.rowcount:
+                self.counts["agents"] += 1
+                return
+        if update or info:
+            conn.execute(
+                "UPDATE agents SET agent_type = coalesce(?, agent_type),"
+                " model = coalesce(?, model), mode = coalesce(?, mode),"
+                " color = coalesce(?, color) WHERE run_id = ? AND name = ?",
+                (
+                    info.get("agent_type"),
+                    info.get("model"),
+                    info.get("mode"),
+                    info.get("color"),
+                    self.run_id,
+                    name,
+                ),
+            )
+
+    def agent_exited(
+        self, conn: sqlite3.Connection, at: float, agent: str, status: str, reason: str
+    ) -> None:
+        conn.execute(
+            "UPDATE agents SET exited_at = ?, exit_status = ?, exit_reason = ?"
+            " WHERE run_id = ? AND name = ?",
+            (at, status, reason, self.run_id, agent),
+        )
+
+    def agent_mode(self, conn: sqlite3.Connection, agent: str, mode: str) -> None:
+        conn.execute(
+            "UPDATE agents SET mode = ? WHERE run_id = ? AND name = ?",
+            (mode, self.run_id, agent),
+        )
+
+    def model_call(
+        self,
+        conn: sqlite3.Connection,
+        event_id: int | None,
+        agent: str,
+        model: str,
+        counts: tuple[int, int, int, int],
+        cost: float | None,
+    ) -> None:
+        """One model call's tokens and cost, added to the agent's and the run's totals."""
+        conn.execute(
+            "INSERT INTO model_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (event_id, self.run_id, agent, model, *counts, cost),
+        )
+        totals = (
+            "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
+            " cache_read_tokens = cache_read_tokens + ?,"
+            " cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?"
+        )
+        conn.execute(
+            f"UPDATE agents SET {totals} WHERE run_id = ? AND name = ?",
+            (*counts, cost or 0.0, self.run_id, agent),
+        )
+        for name, value in zip(TOKEN_COLUMNS, counts, strict=True):
+            self.counts[name] += value
+        self.cost += cost or 0.0
+
+    # ------------------------------------------------------------------ approvals
+
+    def approval_asked(
+        self,
+        conn: sqlite3.Connection,
+        at: float,
+        request_id: str,
+        kind: str,
+        agent: str,
+        title: str | None,
+        body: str | None,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO approvals (run_id, request_id, kind, agent, title, body, asked_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+            " title = excluded.title, body = excluded.body, asked_at = excluded.asked_at",
+            (self.run_id, request_id, kind, agent, title, body, at),
+        )
+
+    def approval_answered(
+        self,
+        conn: sqlite3.Connection,
+        at: float,
+        request_id: str,
+        kind: str,
+        agent: str,
+        outcome: str | None,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO approvals (run_id, request_id, kind, agent) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            (self.run_id, request_id, kind, agent),
+        )
+        conn.execute(
+            "UPDATE approvals SET answered_at = ?, decision = ?"
+            " WHERE run_id = ? AND request_id = ?",
+            (at, outcome or "answered", self.run_id, request_id),
+        )
+
+    # ------------------------------------------------------------------ messages
+
+    def message(
+        self,
+        conn: sqlite3.Connection,
+        at: float,
+        team: str | None,
+        sender: str,
+        recipient: str,
+        text: str,
+        summary: str | None,
+        frame: str | None,
+        timestamp: str,
+    ) -> None:
+        key = message_key(team, recipient, sender, timestamp, text)
+        stored, size = truncate(text)
+        data = {"summary": summary, "timestamp": timestamp, "team": team}
+        event_id = self.event(
+            conn,
+            at,
+            "message",
+            agent=sender,
+            target=recipient,
+            frame=frame or "message",
+            text=stored,
+            size=size,
+            data=dump(data),
+            key=key,
+        )
+        if event_id is None:
+            return  # already recorded (the runtime's event and the inbox file)
+        self.counts["messages"] += 1
+        if frame in REQUEST_FRAMES:
+            self._request_from_frame(conn, at, sender, recipient, text)
+        elif frame in ANSWER_FRAMES:
+            self._answer_from_frame(conn, at, sender, text)
+
+    def _request_from_frame(
+        self, conn: sqlite3.Connection, at: float, sender: str, recipient: str, text: str
+    ) -> None:
+        """A request frame is an approval asked, whoever decides it (the person, the lead, the
+        teammate asked to stop), in this process or another."""
+        frame: Any = parse_frame(text)
+        request_id = getattr(frame, "request_id", None)
+        if not request_id:
+            return
+        kind, agent = REQUEST_FRAMES[frame.type], sender
+        if kind == "shutdown":
+            agent, body = recipient, getattr(frame, "reason", None)
+        elif kind == "plan":
+            body = getattr(frame, "plan_content", None)
+        else:
+            body = json.dumps(getattr(frame, "input", None), ensure_ascii=False, default=str)
+        title = f"{sender} -> {recipient}: {kind} request"
+        conn.execute(
+            "INSERT INTO approvals (run_id, request_id, kind, agent, title, body, asked_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET"
+            " body = coalesce(approvals.body, excluded.body),"
+            " asked_at = min(coalesce(approvals.asked_at, excluded.asked_at), excluded.asked_at)",
+            (self.run_id, request_id, kind, agent, title, truncate(body or "")[0], at),
+        )
+
+    def _answer_from_frame(
+        self, conn: sqlite3.Connection, at: float, sender: str, text: str
+    ) -> None:
+        """Who answered an approval, and their feedback, come from the answer frame."""
+        frame: Any = parse_frame(text)
+        request_id = getattr(frame, "request_id", None)
+        if not request_id:
+            return
+        feedback = getattr(frame, "feedback", None) or getattr(frame, "reason", None)
+        if getattr(frame, "type", "") == "permission_response":
+            feedback = frame.reason
+            decision = "allowed" if frame.allowed else "denied"
+        elif getattr(frame, "type", "") == "plan_approval_response":
+            decision = "approved" if frame.approved else "rejected"
+        else:
+            decision = "approved" if frame.type == "shutdown_approved" else "rejected"
+        conn.execute(
+            "UPDATE approvals SET decided_by = ?, feedback = coalesce(?, feedback),"
+            " decision = coalesce(decision, ?), answered_at = coalesce(answered_at, ?)"
+            " WHERE run_id = ? AND request_id = ?",
+            (sender, feedback, decision, at, self.run_id, request_id),
+        )
