@@ -35,6 +35,7 @@ from textual.worker import Worker, WorkerState
 import styles
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
+from app.dashboard.claude_bridge import BridgeChanged, BridgeEventArrived, BridgeLink, toast_text
 from app.dashboard.event_burst import Notice, request_notice, task_notice
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
@@ -49,7 +50,7 @@ from app.dashboard.store import Store, StoreDelta
 from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.toasts import ToastBatch
 from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
-from app.runtime.api import RuntimeAPI, Spawner
+from app.runtime.api import Approval, RuntimeAPI, Spawner
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
 from widgets.task_board import TaskBoard
@@ -92,6 +93,8 @@ class TeamDeckApp(DeckState):
         modes: the run's permission-mode options (``app.dashboard.screens.modes``).
         pick: a viewer of a home with several teams asks which one first.
         model: what the header says of the model (default: the runtime's description).
+        bridge: a viewer's end of the hook bridge (``app.dashboard.claude_bridge``): the
+            requests Claude Code's hooks hold join the queue.
     """
 
     TITLE = "teamdeck"
@@ -124,8 +127,11 @@ class TeamDeckApp(DeckState):
         modes: ModeChoices | None = None,
         pick: bool = False,
         model: str | None = None,
+        bridge: BridgeLink | None = None,
     ) -> None:
         super().__init__()
+        self.bridge = bridge
+        self._file_pending: tuple[Approval, ...] = ()  # a viewer: the requests in the files
         self.home = home
         self.goal = goal
         self.clock = clock
@@ -214,6 +220,8 @@ class TeamDeckApp(DeckState):
         follow = self.feeder.follow(self.watcher)
         self.run_worker(follow, name="watcher", group="watcher", exit_on_error=False)
         self._refresh_store()
+        if self.bridge is not None and (warning := self.bridge.start(self)):
+            self.notify(escape(warning), severity="warning", timeout=10)
         if self.runtime is not None:
             self._unsubscribe = self.runtime.subscribe(self.relay.push)
             self._start_runtime()
@@ -222,6 +230,8 @@ class TeamDeckApp(DeckState):
             modes.confirm_bypass_at_start(self)
 
     async def on_unmount(self) -> None:
+        if self.bridge is not None:
+            self.bridge.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
         if self.runtime is not None:
@@ -273,15 +283,15 @@ class TeamDeckApp(DeckState):
                 self.leader.apply_store(delta)
                 self.files = self._dated(delta.files(self.files))
                 if self.runtime is None:
-                    self.approvals = tuple(delta.pending)
+                    self._file_pending = tuple(delta.pending)
+                    self.approvals = self._viewer_approvals()
         except NoMatches:  # the views are being torn down: we are quitting
             return
         for notice in map(task_notice, delta.completed):
             self.toasts.add(escape(notice.message), notice.title)
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
         if self.runtime is None and self.loaded:
-            new = [a for a in self.approvals if a.request_id not in known]
-            self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+            self._announce(known)
         if not self._left_checked and self.runtime is not None and delta.reset:
             self._left_checked = True
             left = list(self.files.teams)
@@ -293,6 +303,27 @@ class TeamDeckApp(DeckState):
             from app.dashboard.screens.team_picker import open_team_picker
 
             open_team_picker(self)
+
+    def _viewer_approvals(self) -> tuple[Approval, ...]:
+        held = self.bridge.pending() if self.bridge is not None else ()
+        return held + self._file_pending
+
+    def _announce(self, known: set[str]) -> None:
+        """A notice for each request not in ``known`` (the ids pending before)."""
+        new = [a for a in self.approvals if a.request_id not in known]
+        self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+
+    # ------------------------------------------------------------------ hooks -> views
+
+    def on_bridge_changed(self, _: BridgeChanged) -> None:
+        known = {a.request_id for a in self.approvals}
+        self.approvals = self._viewer_approvals()
+        self._announce(known)
+
+    def on_bridge_event_arrived(self, message: BridgeEventArrived) -> None:
+        text = toast_text(message.event)
+        if text:
+            self.notify(escape(text), title="Claude Code", timeout=4)
 
     # ------------------------------------------------------------------ session files -> views
 

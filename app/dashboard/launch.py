@@ -109,17 +109,21 @@ def _viewer(home: Home, team: str | None) -> TeamDeckApp:
     pick = team is None and len(home.teams.names()) > 1
     if not home.is_claude:
         return TeamDeckApp(home, None, team=team, pick=pick)
+    from app.dashboard.claude_bridge import BridgeLink
+    from app.runtime.bridge.steering import BridgeSteering
     from app.runtime.by_files.claude_transcripts import ClaudeTranscripts
     from app.runtime.by_files.steering import FileSteering
 
+    link = BridgeLink()  # the requests Claude Code's hooks hold (``teamdeck claude setup``)
     return TeamDeckApp(
         home,
         None,
         team=team,
         pick=pick,
-        steering=lambda shown: FileSteering(home, shown),
+        steering=lambda shown: BridgeSteering(FileSteering(home, shown), link.bridge),
         transcripts=lambda shown: ClaudeTranscripts(home, shown),
         model=STEERING_CLAUDE,
+        bridge=link,
     )
 
 
