@@ -165,3 +165,33 @@ def test_with_nobody_listening_claude_code_decides_by_itself(
     assert "needs approval" in json.dumps(result["content"])
     log = claude_home.debug_log.read_text(errors="replace")
     assert "timed out" not in log
+
+
+def test_a_subagents_bash_request_is_answered_from_teamdeck(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
+) -> None:
+    """Under ``-p`` an ``Agent`` call starts a background subagent in the lead's process, not a
+    teammate (2.1.332 forms a team in interactive sessions only): the lead runs its
+    PermissionRequest hook (``agent_id``, ``agent_type`` on stdin), as for an in-process
+    teammate. The request names the agent, and teamdeck's answer lets its command run."""
+    assert teamdeck(env, "claude", "setup").returncode == 0
+    target = claude_home.project / "made-by-worker"
+    spawn = {
+        "description": "worker task",
+        "prompt": "WORKER TASK: please run the command",
+        "name": "worker",
+        "subagent_type": "general-purpose",
+    }
+    claude_home.api.add(Rule(call("Agent", spawn), last="Please spawn a worker", tool="Agent"))
+    command = {"command": f"touch {target}", "description": "Worker makes the marker"}
+    claude_home.api.add(Rule(call("Bash", command), last="WORKER TASK", tool="Bash"))
+
+    claude = start_claude(claude_home, env, "Please spawn a worker.")
+    request = wait_for_request(env, claude)
+    assert request["agent"] == "general-purpose"  # the subagent, not the lead
+    assert request["input"] == command
+    assert teamdeck(env, "approve", request["requestId"]).returncode == 0
+    _, err = claude.communicate(timeout=180)
+
+    assert claude.returncode == 0, err[-2000:]
+    assert target.exists(), "the subagent's approved command did not run"

@@ -20,6 +20,7 @@ Everything else is only told: no decision, at once.
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +48,11 @@ class Sender:
     in_process: bool = False  # a teammate in the lead's process
 
 
+#: An in-process teammate's ``agent_id``: ``a<name>-<16 hex>`` (its ``agent_type`` is the
+#: teammate's name in some runs, its ``subagent_type``, e.g. ``general-purpose``, in others).
+_IN_PROCESS_ID = re.compile(r"^a(.+)-[0-9a-f]{16}$")
+
+
 def _command_line(pid: str | None) -> list[str]:
     if not pid or not pid.isdigit():
         return []
@@ -71,7 +77,13 @@ def sender(data: dict[str, Any], env: dict[str, str]) -> Sender:
     session = str(data.get("session_id") or env.get("CLAUDE_CODE_SESSION_ID") or "")
     lead_team = f"session-{session[:8]}" if session else None
     if data.get("agent_id"):
-        name = str(data.get("agent_type") or data.get("teammate_name") or data["agent_id"])
+        named = _IN_PROCESS_ID.match(str(data["agent_id"]))
+        name = str(
+            data.get("teammate_name")
+            or (named.group(1) if named else None)
+            or data.get("agent_type")
+            or data["agent_id"]
+        )
         return Sender(name, str(data.get("team_name") or lead_team or ""), session, in_process=True)
     args = _command_line(env.get("CLAUDE_PID"))
     pane_name = _option(args, "--agent-name")
