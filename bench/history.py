@@ -222,11 +222,12 @@ async def live_search_figures(root: Path, query: str = "agent-7 progress 12") ->
     from textual import events
 
     from app.dashboard.app import TeamDeckApp
+    from app.dashboard.team_source import FilesSource
     from widgets.message_feed import MessageFeed
     from widgets.search_bar import SearchBar
 
     ui_bench.build(str(root))
-    app = TeamDeckApp(Home(root), None, team=ui_bench.TEAM)
+    app = TeamDeckApp(Home(root), FilesSource(team=ui_bench.TEAM))
     per_key: list[float] = []
     idle: list[float] = []
     first = 0.0

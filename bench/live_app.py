@@ -51,6 +51,7 @@ async def keypresses(
     from app.dashboard.app import TeamDeckApp
     from app.dashboard.launch import runtime_factory
     from app.dashboard.screens.deck import DeckScreen
+    from app.dashboard.team_source import RuntimeSource
 
     export_pace(pace)
     offload.set_enabled(offloading)
@@ -65,7 +66,7 @@ async def keypresses(
             decider="lead",
             options={"client": make_client(handler=OfflineModel())},
         )
-        app = TeamDeckApp(home, factory)
+        app = TeamDeckApp(home, RuntimeSource(factory))
         async with app.run_test(size=(120, 40)) as pilot:
             runtime: Any = app.runtime
             home.teams.create(TEAM, description="key bench", cwd=str(workdir))

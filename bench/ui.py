@@ -158,6 +158,7 @@ async def lateness(work: Any, period: float = 0.002) -> float:
 async def measure(root: str, writes: int, burst_size: int, runs: int) -> dict[str, Any]:
     from app.core import Home
     from app.dashboard.app import TeamDeckApp
+    from app.dashboard.team_source import FilesSource
     from widgets.message_feed import MessageFeed
     from widgets.roster import Roster
     from widgets.task_board import TaskBoard
@@ -165,7 +166,7 @@ async def measure(root: str, writes: int, burst_size: int, runs: int) -> dict[st
 
     results: dict[str, Any] = {}
     started = time.perf_counter()
-    app = TeamDeckApp(Home(root), None, team=TEAM)
+    app = TeamDeckApp(Home(root), FilesSource(team=TEAM))
     async with app.run_test(size=(120, 40)):
         screen = app.screen
         feed = screen.query_one(MessageFeed)

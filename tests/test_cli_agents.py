@@ -16,6 +16,7 @@ from app.cli import main as cli
 from app.core import Home, InboxMessage, TeamMember
 from app.core import protocol as proto
 from app.core.paths import LEAD_NAME
+from app.runtime import agent_main
 from app.runtime.runners.process_record import AgentRecord, write_record
 from tests.timing import scaled
 
@@ -51,12 +52,17 @@ def dead_pid() -> int:
     return proc.pid
 
 
+BAD_AGENTS = [
+    (("--team", "nope", "--name", "helper"), "team 'nope' does not exist"),
+    (("--team", "crew", "--name", "ghost"), "'ghost' is not a member of team"),
+    (("--team", "crew", "--name", "team-lead"), "team-lead is the lead"),
+]
+
+
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (("agent", "--team", "nope", "--name", "helper"), "team 'nope' does not exist"),
-        (("agent", "--team", "crew", "--name", "ghost"), "'ghost' is not a member of team"),
-        (("agent", "--team", "crew", "--name", "team-lead"), "team-lead is the lead"),
+        *((("agent", *argv), fragment) for argv, fragment in BAD_AGENTS),
         (("attach",), "no team is running here"),
         (("attach", "nope"), "team 'nope' does not exist"),
     ],
@@ -67,6 +73,27 @@ def test_bad_requests_are_one_line(
     code, _, err = run(capsys, *argv)
     assert code == 1
     one_line_error(err, fragment)
+
+
+@pytest.mark.parametrize(("argv", "fragment"), BAD_AGENTS)
+def test_the_runtime_entry_point_fails_as_teamdeck_agent_does(
+    home: Home, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], fragment: str
+) -> None:
+    """``python -m app.runtime.agent_main`` (what a teammate process runs) is ``teamdeck agent``
+    without the ``teamdeck`` around it: the same options, the same one-line errors."""
+    code = agent_main.main(["--home", str(home.root), *argv])
+    assert code == 1
+    one_line_error(capsys.readouterr().err, fragment)
+
+
+def test_the_runtime_entry_point_checks_its_usage(
+    home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert agent_main.main(["--team", "crew"]) == 2  # --name is required
+    assert "the following arguments are required: --name" in capsys.readouterr().err
+    assert agent_main.main(["--home", str(home.root), "--claude", "--team", "crew",
+                            "--name", "helper"]) == 2  # fmt: skip
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 def test_ps_lists_agents_alive_and_dead(home: Home, capsys: pytest.CaptureFixture[str]) -> None:

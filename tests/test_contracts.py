@@ -140,20 +140,6 @@ def import_cycles(packages: tuple[str, ...]) -> list[set[str]]:
     return cycles
 
 
-#: Circles still being untied (this list only shrinks).
-KNOWN_CYCLES = [
-    {"app.core.home", "app.core.mailbox", "app.core.tasks", "app.core.teams"},
-    {
-        "app.runtime.agent.loop",
-        "app.runtime.agent.response",
-        "app.runtime.agent.session",
-        "app.runtime.agent.team_hooks",
-    },
-    {"app.runtime.agent.teammate", "app.runtime.agent.teammate_services"},
-    {"app.runtime.team.lead_services", "app.runtime.team.runtime"},
-]
-
-
 def test_no_import_cycle() -> None:
     """No circle between modules, not even through imports made only for type checking."""
-    assert [c for c in import_cycles(PACKAGES) if c not in KNOWN_CYCLES] == []
+    assert import_cycles(PACKAGES) == []

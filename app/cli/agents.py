@@ -1,8 +1,9 @@
 """``teamdeck agent`` / ``attach`` / ``ps``: teammates in processes of their own.
 
-- ``teamdeck agent --team T --name N``: run member N of team T as a process of its own (what
-  ``--teammate-mode process|tmux`` starts for each teammate; a person may run it by hand in
-  another terminal, as with a Claude Code teammate).
+- ``teamdeck agent --team T --name N``: run member N of team T as a process of its own (the
+  runtime's :mod:`app.runtime.agent_main`, which ``--teammate-mode process|tmux`` starts for
+  each teammate; a person may run it by hand in another terminal, as with a Claude Code
+  teammate).
 - ``teamdeck attach [TEAM]``: open the dashboard on a team left running (the lead resumes).
 - ``teamdeck ps [--json]``: the running teams and agents with their pids.
 """
@@ -10,9 +11,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,8 +20,8 @@ from app.cli import format as fmt
 from app.cli.home import resolve_team
 from app.core.errors import NotFoundError
 from app.core.home import Home
+from app.runtime import agent_main
 from app.runtime.runners.modes import BACKENDS
-from app.runtime.runners.priority import batch_priority
 
 Handler = Callable[[Home, argparse.Namespace], int]
 
@@ -39,30 +38,9 @@ def add_teammate_mode_option(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_agent(home: Home, args: argparse.Namespace) -> int:
-    batch_priority()  # first: the imports below are a second of CPU
-    from pathlib import Path
-
-    from app.runtime.agent_main import find_member, run_agent
-    from app.runtime.model.credentials import hold
-    from app.runtime.runners.handoff import receive
-
-    team = _resolve(home, args.team)
-    find_member(home, team, args.name)  # one line before anything is started
-    if args.credentials:
-        hold(receive(Path(args.credentials)))
-    return asyncio.run(
-        run_agent(
-            home,
-            team,
-            args.name,
-            backend=args.backend,
-            offline=args.offline,
-            allow=args.allow,
-            deny=args.deny,
-            permission_timeout=args.permission_timeout,
-            print_to=sys.stdout if args.print else None,
-        )
-    )
+    """``teamdeck agent``: the runtime's teammate entry point, as ``python -m
+    app.runtime.agent_main`` runs it."""
+    return agent_main.run(home, args)
 
 
 def cmd_attach(home: Home, args: argparse.Namespace) -> int:
@@ -126,17 +104,7 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     from app.cli.history import add_run_options
 
     agent = command(commands, "agent", "run one teammate as a process of its own", cmd_agent)
-    agent.add_argument("--team", metavar="T", required=True)
-    agent.add_argument("--name", metavar="N", required=True, help="a member of the team")
-    agent.add_argument("--backend", choices=("process", "tmux"), default="process",
-                       help=argparse.SUPPRESS)  # fmt: skip
-    agent.add_argument("--offline", action="store_true", help="use the offline model")
-    agent.add_argument("--credentials", metavar="PIPE", help=argparse.SUPPRESS)
-    agent.add_argument("--print", action="store_true", help="print the transcript as it goes")
-    agent.add_argument("--permission-timeout", type=float, default=300.0,
-                       help=argparse.SUPPRESS)  # fmt: skip
-    agent.add_argument("--allow", metavar="RULE", action="append", default=[])
-    agent.add_argument("--deny", metavar="RULE", action="append", default=[])
+    agent_main.add_options(agent)
 
     attach = command(commands, "attach", "open the dashboard on a team left running", cmd_attach)
     attach.add_argument("team", metavar="TEAM", nargs="?", help="default: the one running team")

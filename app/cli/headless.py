@@ -30,13 +30,13 @@ from app.core import Home
 from app.core.errors import TeamdeckError
 from app.core.frame_text import describe, describe_hook
 from app.core.paths import LEAD_NAME
-from app.runtime.agent.loop import TurnOutcome
 from app.runtime.events import (
     HookRan,
     MessageSent,
     RuntimeEvent,
     StatusChanged,
     TeamLifecycle,
+    TurnOutcome,
     WorktreeReleased,
 )
 from app.runtime.model.budget import Budget, attach_budget, stop_line

@@ -9,14 +9,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.core.errors import NotFoundError
 from app.core.home import Home
 from app.core.mailbox import Mailbox
 from app.core.paths import (
     check_raw_name,
     claude_home,
     default_home,
-    sanitize_name,
+    existing_team,
     strip_team_suffix,
 )
 
@@ -35,19 +34,8 @@ def open_home(args: argparse.Namespace) -> Home:
 
 
 def resolve_team(home: Home, name: str) -> str:
-    """The on-disk name of a team given as typed (``"My Team"`` finds ``my-team``).
-
-    A team exists if its ``teams/{name}/`` or ``tasks/{name}/`` directory does, so nothing is
-    ever created for a mistyped name (NotFoundError instead)."""
-    check_raw_name(name, "team name")
-    candidates = [name]
-    sanitized = sanitize_name(name, "team name")
-    if sanitized != name:
-        candidates.append(sanitized)
-    for candidate in candidates:
-        if home.layout.team_dir(candidate).is_dir() or home.layout.task_dir(candidate).is_dir():
-            return candidate
-    raise NotFoundError(f"team {name!r} does not exist")
+    """The on-disk name of a team given as typed (see :func:`app.core.paths.existing_team`)."""
+    return existing_team(home.layout, name)
 
 
 def resolve_inbox_agent(box: Mailbox, agent: str) -> str:

@@ -6,18 +6,15 @@ import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from app.core.errors import NotFoundError
 from app.core.events import ChangeEvent
 from app.core.files import mark_claude_home
 from app.core.locks import DEFAULT_TIMEOUT, HomeLock, make_lock
+from app.core.mailbox import Mailbox
 from app.core.paths import Layout, LockStyle
-
-if TYPE_CHECKING:
-    from app.core.mailbox import Mailbox
-    from app.core.tasks import TaskList
-    from app.core.teams import Teams
+from app.core.tasks import TaskList
+from app.core.teams import Teams
 
 Listener = Callable[[ChangeEvent], None]
 
@@ -29,7 +26,10 @@ class Home:
     Constructing a Home creates nothing: folders appear with the first write that needs them,
     so looking at a home (or at a mistyped path) leaves the disk as it was. In a Claude Code
     home new files and folders get Claude Code's modes and corrupt files are never copied
-    aside (see ``app.core.files``)."""
+    aside (see ``app.core.files``).
+
+    The parts it builds see it through ``app.core.home_parts.HomeParts`` (they never import
+    this module), so ``Home`` can import them at the top."""
 
     def __init__(
         self,
@@ -47,8 +47,6 @@ class Home:
             mark_claude_home(self.root)
         self._listeners: list[Listener] = []
         self._listeners_lock = threading.Lock()
-        from app.core.teams import Teams
-
         self.teams: Teams = Teams(self)
 
     def __repr__(self) -> str:
@@ -68,13 +66,9 @@ class Home:
             raise NotFoundError(f"home {self.root} does not exist")
 
     def mailbox(self, team: str) -> Mailbox:
-        from app.core.mailbox import Mailbox
-
         return Mailbox(self, team)
 
     def tasks(self, team: str) -> TaskList:
-        from app.core.tasks import TaskList
-
         return TaskList(self, team)
 
     # ------------------------------------------------------------------ locks

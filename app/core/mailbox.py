@@ -21,7 +21,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -40,11 +40,9 @@ from app.core.files import (
     read_bytes,
     splice_parts,
 )
+from app.core.home_parts import HomeParts
 from app.core.models import InboxMessage, TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
-
-if TYPE_CHECKING:
-    from app.core.home import Home
 
 _MESSAGES = TypeAdapter(list[InboxMessage])
 FileKey = tuple[int, int, int, int]
@@ -227,7 +225,7 @@ def parse_inbox(data: bytes) -> list[InboxMessage]:
 class Mailbox:
     """The inboxes of one team."""
 
-    def __init__(self, home: Home, team: str) -> None:
+    def __init__(self, home: HomeParts, team: str) -> None:
         self.home = home
         self.team = team
         self.layout = home.layout

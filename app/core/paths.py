@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from app.core.errors import InvalidNameError, UnsafePathError
+from app.core.errors import InvalidNameError, NotFoundError, UnsafePathError
 
 LEAD_NAME = "team-lead"
 USER_NAME = "user"
@@ -175,6 +175,22 @@ class Layout:
         if resolved != root and root not in resolved.parents:
             raise UnsafePathError(f"{path} resolves outside {root}")
         return path
+
+
+def existing_team(layout: Layout, name: str) -> str:
+    """The on-disk name of a team given as typed (``"My Team"`` finds ``my-team``).
+
+    A team exists if its ``teams/{name}/`` or ``tasks/{name}/`` directory does, so nothing is
+    ever created for a mistyped name (NotFoundError instead)."""
+    check_raw_name(name, "team name")
+    candidates = [name]
+    sanitized = sanitize_name(name, "team name")
+    if sanitized != name:
+        candidates.append(sanitized)
+    for candidate in candidates:
+        if layout.team_dir(candidate).is_dir() or layout.task_dir(candidate).is_dir():
+            return candidate
+    raise NotFoundError(f"team {name!r} does not exist")
 
 
 def project_of(cwd: Path) -> Path:

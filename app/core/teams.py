@@ -22,13 +22,12 @@ from app.core.errors import (
 )
 from app.core.events import TeamChanged, TeamRemoved
 from app.core.files import atomic_write_json, ensure_dir, load_json, parse_with_retry
+from app.core.home_parts import HomeParts
 from app.core.models import TeamConfig, TeamMember, now_ms
 from app.core.paths import LEAD_NAME, agent_id, sanitize_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from app.core.home import Home
 
 COLORS = ("blue", "green", "yellow", "magenta", "cyan", "red", "orange", "purple", "pink")
 
@@ -52,7 +51,7 @@ class TeamListing:
 
 
 class Teams:
-    def __init__(self, home: Home) -> None:
+    def __init__(self, home: HomeParts) -> None:
         self.home = home
         self.layout = home.layout
 

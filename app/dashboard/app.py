@@ -3,8 +3,9 @@
 Data flows one way. File changes (this process's and others', from one ``Watcher``) are
 collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
 ``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events go through a
-``RuntimeRelay`` (``app.dashboard.event_relay``), which streams text and transcript entries to the
-views and leaves the state changes (agents, approvals, a new team, notices) to the app.
+``RuntimeRelay`` (``app.dashboard.event_relay``), which publishes text and transcript entries to
+the views (``streamed``, a Textual ``Signal``; ``app.dashboard.streams``) and leaves the state
+changes (agents, approvals, a new team, notices) to the app.
 
 What the views show lives in the reactives below; screens watch them and post messages
 (``app.dashboard.messages``) to change them. Steering goes through ``steering``
@@ -21,7 +22,6 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from textual import on, work
 from textual.app import App
@@ -48,21 +48,17 @@ from app.dashboard.session_transcripts import AgentUsage, SessionFiles
 from app.dashboard.state import DeckState
 from app.dashboard.store import Store, StoreDelta
 from app.dashboard.store_feeder import StoreFeeder
+from app.dashboard.streams import TranscriptGrew
+from app.dashboard.team_source import TeamSource
 from app.dashboard.toasts import ToastBatch
 from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
-from app.runtime.api import Approval, RuntimeAPI, Spawner
+from app.runtime.api import Approval, RuntimeAPI
+from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.events import TranscriptEntry
-from app.runtime.steering import ReadOnlySteering, RuntimeSteering, Steering
+from app.runtime.steering import Steering
 from widgets.task_board import TaskBoard
 
 log = logging.getLogger(__name__)
-
-#: Builds the runtime the app drives, given the process's watcher and the app's spawner (each
-#: agent runs as a Textual worker of its own group).
-RuntimeFactory = Callable[[Watcher, Spawner], RuntimeAPI]
-#: Builds a viewer's part given how to learn the team shown now (it can switch): the levers on
-#: a team the app does not run (``Steering``), or where its transcripts come from.
-ViewerPart = Callable[[Callable[[], str | None]], Any]
 
 
 @dataclass
@@ -77,24 +73,13 @@ class TeamDeckApp(DeckState):
 
     Args:
         home: the home whose files are shown.
-        runtime: builds the running team (called once, here, with the watcher and the
-            spawner), or ``None`` for a read-only viewer of the files.
-        team: the team to show (default: the runtime's, else the newest in the home).
+        source: where the team comes from (``app.dashboard.team_source``): a runtime this
+            process runs (built here, with the watcher and the spawner) or only the files.
         demo: mark the header as a demo run.
-        goal: a first prompt for the lead, sent once the runtime has started.
         clock: time source for elapsed times (tests pass a fixed one).
         watch: watch other processes' writes (``False``: only this process's).
         watcher: the process's ``Watcher`` if one exists (default: a new one; it is handed
             to the runtime: one watcher per process).
-        steering: a viewer's levers (``ViewerPart`` building a ``Steering``, e.g. one writing
-            answers into a Claude Code team's inboxes); default: the runtime's, or none.
-        transcripts: a viewer's transcripts (``ViewerPart`` building an object with
-            ``entries(agent)``, e.g. a Claude Code team's session files).
-        modes: the run's permission-mode options (``app.dashboard.screens.modes``).
-        pick: a viewer of a home with several teams asks which one first.
-        model: what the header says of the model (default: the runtime's description).
-        bridge: a viewer's end of the hook bridge (``app.dashboard.claude_bridge``): the
-            requests Claude Code's hooks hold join the queue.
     """
 
     TITLE = "teamdeck"
@@ -114,60 +99,47 @@ class TeamDeckApp(DeckState):
     def __init__(
         self,
         home: Home,
-        runtime: RuntimeFactory | None,
+        source: TeamSource,
         *,
-        team: str | None = None,
         demo: bool = False,
-        goal: str | None = None,
         clock: Callable[[], float] = time.time,
         watch: bool = True,
         watcher: Watcher | None = None,
-        steering: ViewerPart | None = None,
-        transcripts: ViewerPart | None = None,
-        modes: ModeChoices | None = None,
-        pick: bool = False,
-        model: str | None = None,
         bridge: BridgeLink | None = None,
     ) -> None:
         super().__init__()
+        #: a viewer's end of the hook bridge: the requests Claude Code's hooks hold join the
+        #: queue (``app.dashboard.claude_bridge``)
         self.bridge = bridge
         self._file_pending: tuple[Approval, ...] = ()  # a viewer: the requests in the files
         self.home = home
-        self.goal = goal
+        self.source = source
         self.clock = clock
         self.demo = demo
         self.watcher = watcher or Watcher(home, cross_process=watch)
-        self.runtime: RuntimeAPI | None = (
-            runtime(self.watcher, self.spawn_agent) if runtime is not None else None
-        )
-        self.model_description = model or (self.runtime.model_description if self.runtime else "")
-        team = team or (self.runtime.team if self.runtime is not None else None)
-        self.store = Store(home, team, pick=self.runtime is None)
         shown = self.shown_team
-        self.steering: Steering = (
-            RuntimeSteering(self.runtime)
-            if self.runtime is not None
-            else steering(shown)
-            if steering is not None
-            else ReadOnlySteering()
-        )
+        self.steering: Steering = source.connect(self.watcher, self.spawn_agent, shown)
+        if bridge is not None:
+            self.steering = BridgeSteering(self.steering, bridge.bridge)
+        self.model_description = source.model_description
+        team = source.team
+        self.store = Store(home, team, pick=source.shows_newest)
         #: a viewer's transcripts, read from the agents' session files if it has a source
-        source = transcripts(shown) if transcripts is not None else None
+        reader = source.transcripts(shown)
         self.session_files: SessionFiles | None = (
-            SessionFiles(self, source, self._transcripts_read)
-            if source is not None and self.runtime is None
-            else None
+            SessionFiles(self, reader, self._transcripts_read) if reader is not None else None
         )
         #: the run's mode options, if any (see ``app.dashboard.screens.modes``)
-        self.mode_options: ModeChoices | None = modes
+        self.mode_options: ModeChoices | None = source.modes
         #: a viewer of a home with several teams asks which one first, once the team shown by
         #: default (the newest activity: the picker's first line) is loaded
         #: (``app.dashboard.screens.team_picker``)
-        self.pick_on_start = pick
+        self.pick_on_start = source.pick
         self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
         self.set_reactive(TeamDeckApp.header, self.header_now())
         self.relay = RuntimeRelay(self, self.request_hint)
         self.partial = self.relay.partial  # text streamed since each agent's last entry
+        self.streamed = self.relay.streamed  # the views subscribe while mounted
         #: a viewer's token usage per agent, from its session files (in, out, cache, tools)
         self.usage: dict[str, AgentUsage] = {}
         self.loaded = False  # the first store load has been shown
@@ -192,6 +164,11 @@ class TeamDeckApp(DeckState):
         assert isinstance(screen, LeaderScreen)
         return screen
 
+    @property
+    def runtime(self) -> RuntimeAPI | None:
+        """The running team (``None``: only files are read)."""
+        return self.source.runtime
+
     def shown_team(self) -> str | None:
         """The team shown now (the person may switch it)."""
         return self.store.team
@@ -205,7 +182,7 @@ class TeamDeckApp(DeckState):
         """``agent``'s transcript so far (a viewer: from its session files if it reads them)."""
         if self.session_files is not None:
             return self.session_files.entries(agent)
-        return self.runtime.transcript(agent) if self.runtime is not None else []
+        return self.source.transcript(agent)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -222,31 +199,26 @@ class TeamDeckApp(DeckState):
         self._refresh_store()
         if self.bridge is not None and (warning := self.bridge.start(self)):
             self.notify(escape(warning), severity="warning", timeout=10)
-        if self.runtime is not None:
-            self._unsubscribe = self.runtime.subscribe(self.relay.push)
-            self._start_runtime()
-            self.pull_agents()
-            self.approvals = tuple(self.runtime.approvals())
-            modes.confirm_bypass_at_start(self)
+        self._unsubscribe = self.source.subscribe(self.relay.push)
+        self._start_runtime()
+        self.pull_agents()
+        self._runtime_approvals()
+        modes.confirm_bypass_at_start(self)
 
     async def on_unmount(self) -> None:
         if self.bridge is not None:
             self.bridge.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self.runtime is not None:
-            try:
-                await self.runtime.stop()
-            except Exception:  # quitting anyway: say why in the log, not on a closing screen
-                log.exception("stopping the runtime failed")
+        try:
+            await self.source.stop()
+        except Exception:  # quitting anyway: say why in the log, not on a closing screen
+            log.exception("stopping the runtime failed")
         await self.watcher.stop()
 
     @work(group="runtime", exit_on_error=False, name="runtime")
     async def _start_runtime(self) -> None:
-        assert self.runtime is not None
-        await self.runtime.start()
-        if self.goal:
-            self.runtime.submit(self.goal)
+        await self.source.start()  # and the lead's first goal, if it has one
 
     def spawn_agent(self, name: str, factory: Callable[[], Awaitable[None]]) -> Worker[None]:
         """The runtime's spawner: each agent runs as a worker of its own group."""
@@ -278,24 +250,27 @@ class TeamDeckApp(DeckState):
         if delta.reset:
             gc.unfreeze()  # the previous team's objects may be garbage now
         known = {a.request_id for a in self.approvals}
+        pending = self.source.file_approvals(delta)  # a viewer's requests are in the files
+        if pending is not None:
+            self._file_pending = pending
+            pending = self._viewer_approvals()
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
                 self.files = self._dated(delta.files(self.files))
-                if self.runtime is None:
-                    self._file_pending = tuple(delta.pending)
-                    self.approvals = self._viewer_approvals()
+                if pending is not None:
+                    self.approvals = pending
         except NoMatches:  # the views are being torn down: we are quitting
             return
         for notice in map(task_notice, delta.completed):
             self.toasts.add(escape(notice.message), notice.title)
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
-        if self.runtime is None and self.loaded:
+        if pending is not None and self.loaded:
             self._announce(known)
-        if not self._left_checked and self.runtime is not None and delta.reset:
+        if not self._left_checked and delta.reset:
             self._left_checked = True
-            left = list(self.files.teams)
-            if left and self.runtime.team is None:  # an earlier run's teams, left on disk
+            left = self.source.leftover_teams(self.files)  # an earlier run's, left on disk
+            if left:
                 self.run_worker(offer_cleanup(self, left), group="ui", exit_on_error=False)
         first, self.loaded = not self.loaded, True
         if first and self.pick_on_start:
@@ -332,10 +307,8 @@ class TeamDeckApp(DeckState):
         if usage != self.usage:
             self.usage = usage
             self.pull_agents()
-        views = self.relay.views()
         for agent in sorted(changed):
-            for view in views:
-                view.transcript_grew(agent)
+            self.streamed.publish(TranscriptGrew(agent))
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
         # A big team is loaded: move what was just built out of the collector's way, so
@@ -364,9 +337,15 @@ class TeamDeckApp(DeckState):
             self.feeder.switch_team(news.new_team)
         if news.agents_changed:
             self.pull_agents()
-        if news.approvals_changed and self.runtime is not None:
-            self.approvals = tuple(self.runtime.approvals())
+        if news.approvals_changed:
+            self._runtime_approvals()
         self._show(news.notices)
+
+    def _runtime_approvals(self) -> None:
+        """Take the runtime's pending requests (a viewer's come with the files)."""
+        approvals = self.source.approvals()
+        if approvals is not None:
+            self.approvals = approvals
 
     def request_hint(self, agent: str) -> str:
         """The keys that answer ``agent``'s request from where the person is now."""
@@ -399,14 +378,12 @@ class TeamDeckApp(DeckState):
     # ------------------------------------------------------------------ DeckState's part
 
     def pull_agents(self) -> None:
-        agents = merge_agents(
-            self.runtime.snapshot() if self.runtime is not None else None, self.files
-        )
+        agents = merge_agents(self.source.snapshot(), self.files)
         self.agents = with_usage(agents, self.usage) if self.usage else agents
 
     def _dated(self, files: TeamFiles) -> TeamFiles:
         """``files`` with ``stale`` as of now (a viewer: only it knows the last activity)."""
-        return files if self.runtime is not None else files.as_of(self.clock())
+        return self.source.dated(files, self.clock)
 
     def show_team(self, team: str | None) -> None:
         self.feeder.switch_team(team)
@@ -419,7 +396,7 @@ class TeamDeckApp(DeckState):
             model=self.model_description,
             read_only=self.steering.read_only,
             demo=self.demo,
-            priced=self.runtime is not None,
+            priced=self.source.priced,
             budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
         )
 

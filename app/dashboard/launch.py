@@ -24,7 +24,8 @@ from app.dashboard.recording import (
 
 if TYPE_CHECKING:
     from app.core.watch import Watcher
-    from app.dashboard.app import RuntimeFactory, TeamDeckApp
+    from app.dashboard.app import TeamDeckApp
+    from app.dashboard.team_source import RuntimeFactory
     from app.runtime.api import Decider, RuntimeAPI, Spawner
 
 DEMO_PREFIX = "teamdeck-demo-"
@@ -65,6 +66,7 @@ def build_dashboard(
     The runtime is built by the app (``runtime_factory``), so that the app's watcher and its
     spawner (a Textual worker per agent) are the runtime's from the start."""
     from app.dashboard.app import TeamDeckApp
+    from app.dashboard.team_source import RuntimeSource
 
     if viewer:
         viewing = _viewer(home, team)
@@ -92,11 +94,12 @@ def build_dashboard(
         decider="lead" if lead_approves else "person",
         options=runtime_options,
     )
-    app = TeamDeckApp(home, factory, demo=demo, goal=goal, team=team, modes=modes)
-    source = "demo" if demo else "attach" if attach else "dashboard"
+    source = RuntimeSource(factory, team=team, goal=goal, modes=modes)
+    app = TeamDeckApp(home, source, demo=demo)
+    kind = "demo" if demo else "attach" if attach else "dashboard"
     options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}
     start_dashboard_recording(
-        app, home, app.runtime, source=source, goal=goal, history_home=history_home, **options
+        app, home, source.runtime, source=kind, goal=goal, history_home=history_home, **options
     )
     return app
 
@@ -105,26 +108,24 @@ def _viewer(home: Home, team: str | None) -> TeamDeckApp:
     """The read-only viewer of ``home``'s files; of a live Claude Code team, one that answers
     it through its inboxes and reads its transcripts from its session files."""
     from app.dashboard.app import TeamDeckApp
+    from app.dashboard.team_source import FilesSource
 
     pick = team is None and len(home.teams.names()) > 1
     if not home.is_claude:
-        return TeamDeckApp(home, None, team=team, pick=pick)
+        return TeamDeckApp(home, FilesSource(team=team, pick=pick))
     from app.dashboard.claude_bridge import BridgeLink
-    from app.runtime.bridge.steering import BridgeSteering
     from app.runtime.by_files.claude_transcripts import ClaudeTranscripts
     from app.runtime.by_files.steering import FileSteering
 
-    link = BridgeLink()  # the requests Claude Code's hooks hold (``teamdeck claude setup``)
-    return TeamDeckApp(
-        home,
-        None,
+    source = FilesSource(
         team=team,
         pick=pick,
-        steering=lambda shown: BridgeSteering(FileSteering(home, shown), link.bridge),
+        steering=lambda shown: FileSteering(home, shown),
         transcripts=lambda shown: ClaudeTranscripts(home, shown),
         model=STEERING_CLAUDE,
-        bridge=link,
     )
+    # the requests Claude Code's hooks hold (``teamdeck claude setup``) join the queue
+    return TeamDeckApp(home, source, bridge=BridgeLink())
 
 
 def runtime_factory(

@@ -1,163 +1,137 @@
-"""``teamdeck agent --team T --name N``: one teammate in a process of its own.
+"""A teammate's entry point: ``python -P -m app.runtime.agent_main --team T --name N``.
 
-The teammate is a member the lead already added to the team config (its prompt, model, mode,
-colour, type and working folder come from its entry there). It runs the same loop as an
-in-process teammate and speaks to its team only through the files, exactly as a Claude Code
-teammate in another terminal would: plan approvals, permission requests and shutdowns go
-through protocol frames, so the dashboard, ``teamdeck approve`` or the lead answer them alike.
+This is what ``process`` and ``tmux`` mode start for each teammate (the fork server runs its
+:func:`main` in a forked child), and what ``teamdeck agent`` runs: the CLI adds the same options
+(:func:`add_options`) and hands them to the same :func:`run`, so both take the same options and
+fail with the same one-line errors. What the process does once started is
+:mod:`app.runtime.runners.teammate_process`.
 
-What it does goes to its event log and its liveness to its record (both in
-``teams/{team}/agents/``, see :mod:`app.runtime.runners.event_log`); with ``print_to`` (the
-tmux window) its transcript is printed as it happens. Signals: SIGINT ends its current turn,
-SIGTERM/SIGHUP stop it at once (it leaves the team: tasks back to the board, the lead told).
-If its team is deleted it simply ends.
+Only light modules are imported here: the teammate lowers its priority (:func:`batch_priority`)
+before it imports the model client and the runtime, a second of CPU that the dashboard should
+not wait for.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
-import os
-import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
-from app.core import Home
-from app.core.errors import NotFoundError, TeamdeckError
-from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
-from app.core.models import TeamMember
-from app.core.paths import LEAD_NAME
-from app.core.watch import Watcher
-from app.runtime.agent.channel import sent_event
-from app.runtime.events import RuntimeEvent
-from app.runtime.model.client import default_offline_handler, make_client
-from app.runtime.permissions.settings import load_settings
-from app.runtime.runners.base import spec_from_member
-from app.runtime.runners.build import build_teammate
-from app.runtime.runners.event_log import LOG_VERSION, LogWriter, exit_line
-from app.runtime.runners.hold import FileHold, hold_path
-from app.runtime.runners.pane import PanePrinter
-from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
-from app.runtime.scheduling import offload
+from app.core.errors import TeamdeckError
+from app.core.home import Home
+from app.core.paths import claude_home, default_home, existing_team
+from app.runtime.runners.priority import batch_priority
+
+PROG = "teamdeck agent"
 
 
-def find_member(home: Home, team: str, name: str) -> TeamMember:
-    config = home.teams.require(team)
-    if name == LEAD_NAME:
-        raise TeamdeckError("team-lead is the lead, not a teammate: it runs in the dashboard")
-    for member in config.members:
-        if member.name == name:
-            return member
-    raise NotFoundError(f"{name!r} is not a member of team {team!r}")
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """A teammate's own options (``--home``/``--claude`` come from whoever builds ``parser``)."""
+    parser.add_argument("--team", metavar="T", required=True)
+    parser.add_argument("--name", metavar="N", required=True, help="a member of the team")
+    parser.add_argument("--backend", choices=("process", "tmux"), default="process",
+                        help=argparse.SUPPRESS)  # fmt: skip
+    parser.add_argument("--offline", action="store_true", help="use the offline model")
+    parser.add_argument("--credentials", metavar="PIPE", help=argparse.SUPPRESS)
+    parser.add_argument("--print", action="store_true", help="print the transcript as it goes")
+    parser.add_argument("--permission-timeout", type=float, default=300.0,
+                        help=argparse.SUPPRESS)  # fmt: skip
+    parser.add_argument("--allow", metavar="RULE", action="append", default=[])
+    parser.add_argument("--deny", metavar="RULE", action="append", default=[])
 
 
-async def run_agent(
-    home: Home,
-    team: str,
-    name: str,
-    *,
-    backend: str = "process",
-    offline: bool = False,
-    allow: Sequence[str] = (),
-    deny: Sequence[str] = (),
-    permission_timeout: float = 300.0,
-    print_to: IO[str] | None = None,
-) -> int:
-    """Run teammate ``name`` of ``team`` until it leaves; 0 after a shutdown, 1 otherwise."""
-    if offload.ENABLED_ENV not in os.environ:
-        # Offloading keeps a dashboard's loop free for the screen; this process has none, and
-        # the thread hand-offs only cost CPU that the team's other processes need (measured in
-        # bench/live.py's process rows). $TEAMDECK_OFFLOAD=1 turns it back on.
-        offload.set_enabled(False)
-    member = find_member(home, team, name)
-    spec = spec_from_member(team, member, Path.cwd())
-    loop = asyncio.get_running_loop()
-    layout = home.layout
-    record_path = layout.agent_record_path(team, name)
-    write_record(
-        record_path,
-        AgentRecord(name, team, os.getpid(), backend, tmux_target=os.environ.get("TMUX_PANE")),
+def run(home: Home, args: argparse.Namespace) -> int:
+    """Run the teammate ``args`` name until it leaves; 0 after a shutdown, 1 otherwise."""
+    batch_priority()  # first: the imports below are a second of CPU
+    from app.runtime.model.credentials import hold
+    from app.runtime.runners.handoff import receive
+    from app.runtime.runners.teammate_process import find_member, run_agent
+
+    team = existing_team(home.layout, args.team)
+    find_member(home, team, args.name)  # one line before anything is started
+    if args.credentials:
+        hold(receive(Path(args.credentials)))
+    return asyncio.run(
+        run_agent(
+            home,
+            team,
+            args.name,
+            backend=args.backend,
+            offline=args.offline,
+            allow=args.allow,
+            deny=args.deny,
+            permission_timeout=args.permission_timeout,
+            print_to=sys.stdout if args.print else None,
+        )
     )
-    writer = LogWriter(layout.agent_log_path(team, name), schedule=loop.call_later)
-    writer.write(
-        {
-            "event": "start",
-            "logVersion": LOG_VERSION,
-            "pid": os.getpid(),
-            "backend": backend,
-            "model": spec.model,
-            "mode": spec.mode,
-            "color": spec.color,
-            "agentType": spec.agent_type,
-            "cwd": str(spec.cwd),
-        }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="run one teammate as a process of its own"
     )
-    printer = PanePrinter(name, print_to) if print_to is not None else None
-
-    def emit(event: RuntimeEvent) -> None:
-        writer(event)
-        if printer is not None:
-            printer(event)
-
-    rules = load_settings(spec.cwd).rules  # the settings of the folder it works in
-    for rule in allow:
-        rules.add_allow(rule)
-    for rule in deny:
-        rules.add_deny(rule)
-    client = make_client(handler=default_offline_handler() if offline else None)
-    teammate = build_teammate(
-        spec,
-        home=home,
-        client=client,
-        emit=emit,
-        rules=rules,
-        backend=backend,
-        permission_timeout=permission_timeout,
-        on_sent=lambda sent: emit(sent_event(sent)),
-        gate=FileHold(hold_path(home, team)),  # the run's budget, held by the lead's runtime
+    homes = parser.add_mutually_exclusive_group()
+    homes.add_argument(
+        "--home",
+        metavar="PATH",
+        help="the home directory (default: $TEAMDECK_HOME, else ~/.teamdeck)",
     )
-    heartbeat = Heartbeat(record_path)
-    heartbeat.start()
-    watcher = Watcher(home, agent_logs=False)  # the other agents' logs are not its business
-    main = asyncio.ensure_future(teammate.run())
+    homes.add_argument(
+        "--claude",
+        action="store_true",
+        help="use Claude Code's home ($CLAUDE_CONFIG_DIR, else ~/.claude)",
+    )
+    add_options(parser)
+    return parser
 
-    def on_changes(batch: list[ChangeEvent]) -> None:
-        for event in batch:
-            if event.team != team:
-                continue
-            mine = isinstance(event, InboxChanged) and event.agent == name
-            if mine or isinstance(event, TaskChanged):
-                teammate.wake.set()
-            elif isinstance(event, TeamRemoved):  # the team is gone: nothing left to do
-                main.cancel()
 
-    def stop_now() -> None:
-        if not teammate.finished:
-            teammate.exit("killed", reason="terminated")
-        main.cancel()
+def open_home(args: argparse.Namespace) -> Home:
+    """The home ``--home``/``--claude`` select (as ``teamdeck`` opens it)."""
+    if args.claude:
+        return Home(claude_home(), lock_style="mkdir")
+    return Home(Path(args.home).expanduser() if args.home else default_home())
 
-    await watcher.start()
-    unsubscribe = watcher.subscribe(on_changes)
-    for sig, handler in (
-        (signal.SIGINT, teammate.session.interrupt),
-        (signal.SIGTERM, stop_now),
-        (signal.SIGHUP, stop_now),
-    ):
-        loop.add_signal_handler(sig, handler)
+
+def describe(exc: Exception) -> str:
+    """A failure as one line of text (an OSError as "strerror: filename")."""
+    if isinstance(exc, OSError) and not isinstance(exc, TeamdeckError):
+        text = exc.strerror or str(exc) or type(exc).__name__
+        return f"{text}: {exc.filename}" if exc.filename is not None else text
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one teammate; exit codes as ``teamdeck``'s: 0 after a shutdown, 1 a failure (one
+    line on stderr, ``teamdeck: error: ...``), 2 bad usage, 130 interrupted."""
+    from app.runtime.model.credentials import hold_credentials  # light: no SDK import
+
+    hold_credentials()  # the API key stays in this process, out of reach of child processes
+    parser = build_parser()
     try:
-        with contextlib.suppress(asyncio.CancelledError):
-            await main
-    finally:
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
-        heartbeat.stop()
-        unsubscribe()
-        await watcher.stop()
-        snap = teammate.session.snapshot
-        status = snap.status if snap.status in ("completed", "failed", "killed") else "killed"
-        writer.write(exit_line(status, "shutdown" if status == "completed" else status, snap.error))
-        writer.flush()
-        with contextlib.suppress(OSError):  # the record says no process runs it any more
-            record_path.unlink()
-    return 0 if status == "completed" else 1
+        args = parser.parse_args(argv)
+        if args.home is not None and not args.home.strip():
+            parser.error("argument --home: must not be empty")
+        return run(open_home(args), args)
+    except SystemExit as exc:  # argparse: --help (0) and bad usage (2)
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        _error_line("interrupted")
+        return 130
+    except (TeamdeckError, ValueError, OSError) as exc:  # a failed operation: one line
+        _error_line(describe(exc))
+        return 1
+
+
+def _error_line(message: str) -> None:
+    with contextlib.suppress(OSError):
+        print(f"teamdeck: error: {message}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

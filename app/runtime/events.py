@@ -156,6 +156,16 @@ class RunFinished:
     reason: str
 
 
+@dataclass
+class TurnOutcome:
+    """How one turn of an agent's loop ended (``text``: its last reply; ``error``: why it
+    failed). Not streamed to the views: the lead's and teammates' loops act on it."""
+
+    status: Literal["end_turn", "max_tokens", "interrupted", "error"]
+    text: str = ""
+    error: str | None = None
+
+
 RuntimeEvent = (
     StatusChanged
     | ModeChanged

@@ -14,7 +14,7 @@ import anyio.lowlevel
 import pytest
 
 from app.core import Home
-from app.runtime.agent.loop import TurnOutcome
+from app.runtime.events import TurnOutcome
 from app.runtime.model.client import make_client
 from app.runtime.team.runtime import TeamRuntime
 from tests.conformance.conftest import READ_TIMEOUT, blocks, errors_of

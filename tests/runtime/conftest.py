@@ -22,13 +22,14 @@ import pytest
 
 from app.core import Home
 from app.core.protocol import parse_frame
-from app.runtime.agent.loop import TurnOutcome, execute_tool
+from app.runtime.agent.loop import execute_tool
 from app.runtime.agent.session import AgentSession
 from app.runtime.events import (
     ApprovalChanged,
     MessageSent,
     RuntimeEvent,
     StatusChanged,
+    TurnOutcome,
 )
 from app.runtime.model.client import make_client
 from app.runtime.offline import ModelRequest, ResponsePlan, ScriptStep, reply, text

@@ -95,9 +95,8 @@ async def test_teammates_are_forked_from_one_server_as_subprocess_would_start_th
         assert parent_of(pid) == server.pid
         assert os.getsid(pid) == pid  # a session of its own: no terminal signal reaches it
         assert folder_of(pid) == str(project)
-        assert f"-m app.cli.main --home {home.root} agent --team {TEAM} --name {name}" in cmdline(
-            pid
-        )
+        command = f"-m app.runtime.agent_main --home {home.root} --team {TEAM} --name {name}"
+        assert command in cmdline(pid)
         assert os.readlink(f"/proc/{pid}/fd/2") == str(
             home.layout.agents_dir(TEAM) / f"{name}.stderr"
         )
@@ -147,7 +146,7 @@ async def test_when_the_server_dies_unanswered_and_after_teammates_are_execd(
 async def test_a_child_killed_before_the_server_started_it_never_runs(
     forks: ForkServer, home: Home, project: Path
 ) -> None:
-    args = ["--home", str(home.root), "agent", "--team", TEAM, "--name", "ann"]
+    args = ["--home", str(home.root), "--team", TEAM, "--name", "ann"]
     stderr = project / "ann.stderr"
     forked = forks.spawn(args, cwd=project, env=AgentLaunch.base_environment(), stderr=stderr)
     forks.cancel(forked)  # the server is still importing
@@ -158,8 +157,7 @@ async def test_a_child_killed_before_the_server_started_it_never_runs(
 async def test_a_missing_folder_is_refused_in_one_line_and_nothing_is_forked(
     forks: ForkServer, home: Home, tmp_path: Path
 ) -> None:
-    home.teams.create(TEAM)  # ``teamdeck ps`` lists it, with no error
-    args = ["--home", str(home.root), "ps"]
+    args = ["--home", str(home.root), "--help"]  # the entry point's help: it ends at once
     env = AgentLaunch.base_environment()
     missing = tmp_path / "gone"
     refused = forks.spawn(args, cwd=missing, env=env, stderr=tmp_path / "a.stderr")
@@ -168,7 +166,7 @@ async def test_a_missing_folder_is_refused_in_one_line_and_nothing_is_forked(
 
     ran = forks.spawn(args, cwd=tmp_path, env=env, stderr=tmp_path / "b.stderr")
     pid = await until(lambda: ran.pid, "the next child", within=GUARD)
-    await until(lambda: not pid_exists(pid), "teamdeck ps to end", within=GUARD)
+    await until(lambda: not pid_exists(pid), "the child to end", within=GUARD)
     assert (tmp_path / "b.stderr").read_text() == ""  # it ran the command, without an error
 
 

@@ -13,9 +13,6 @@ import pytest
 from app.core import Home
 from app.runtime.tools.base import AgentIdentity, ToolContext, ToolError, ToolResult
 from app.runtime.tools.workspace import (
-    GLOB_MAX_RESULTS,
-    OUTPUT_MAX_CHARS,
-    READ_MAX_LINES,
     WORKSPACE_TOOLS,
     Bash,
     Edit,
@@ -25,6 +22,9 @@ from app.runtime.tools.workspace import (
     Write,
     child_env,
 )
+from app.runtime.tools.workspace.confinement import OUTPUT_MAX_CHARS
+from app.runtime.tools.workspace.files import READ_MAX_LINES
+from app.runtime.tools.workspace.search import GLOB_MAX_RESULTS
 
 
 @pytest.fixture
@@ -110,9 +110,9 @@ async def test_read_errors(ctx: ToolContext, cwd: Path) -> None:
 async def test_read_refuses_huge_file_without_range(
     ctx: ToolContext, cwd: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.runtime.tools.workspace as ws
+    from app.runtime.tools.workspace import files
 
-    monkeypatch.setattr(ws, "READ_MAX_BYTES", 100)
+    monkeypatch.setattr(files, "READ_MAX_BYTES", 100)
     (cwd / "huge.txt").write_text("z\n" * 200)
     with pytest.raises(ToolError, match="too large"):
         await call(Read(), ctx, file_path="huge.txt")

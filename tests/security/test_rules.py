@@ -125,3 +125,13 @@ def test_a_rule_naming_the_protected_folder_allows_it(tmp_path: Path) -> None:
     rules = PermissionRules.from_strings(allow=["Edit(.claude/**)"])
     target = {"file_path": str(tmp_path / ".claude" / "notes.md"), "content": "x"}
     assert decide(Write(), target, "default", rules, tmp_path).allowed
+
+
+def test_a_worktree_under_claude_worktrees_is_not_protected(tmp_path: Path) -> None:
+    """A teammate's worktree is ``<project>/.claude/worktrees/<team>-<name>``: its own files
+    are ordinary files to it; its own ``.claude`` folder is protected again."""
+    tree = tmp_path / ".claude" / "worktrees" / "team-writer"
+    notes = {"file_path": str(tree / "notes.md"), "content": "x"}
+    assert decide(Write(), notes, "acceptEdits", PermissionRules(), tree).allowed
+    settings = {"file_path": str(tree / ".claude" / "settings.json"), "content": "{}"}
+    assert decide(Write(), settings, "acceptEdits", PermissionRules(), tree).behavior == "ask"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from app.core import Home, InboxMessage, TeamMember
 from app.core.protocol import (
@@ -13,6 +14,7 @@ from app.core.protocol import (
     shutdown_request,
 )
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.team_source import FilesSource
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import TranscriptEntry
 from tests.ui.fake_runtime import T0, FakeRuntime
@@ -169,7 +171,11 @@ def make_runtime() -> FakeRuntime:
     return FakeRuntime(TEAM, agents(), approvals(), transcripts())
 
 
-def make_app(root: Path, runtime: FakeRuntime | None = None, **kwargs: object) -> TeamDeckApp:
+def make_app(
+    root: Path, runtime: FakeRuntime | None = None, *, demo: bool = False, **options: Any
+) -> TeamDeckApp:
+    """The app over the test team: steered through ``runtime``, else a viewer of its files
+    (``options``: the ``TeamSource``'s, e.g. team, goal, modes, pick)."""
     home = build_home(root) if not (root / "teams" / TEAM).exists() else Home(root)
-    factory = runtime.factory if runtime is not None else None
-    return TeamDeckApp(home, factory, clock=fixed_clock, watch=False, **kwargs)  # type: ignore[arg-type]
+    source = runtime.source(**options) if runtime is not None else FilesSource(**options)
+    return TeamDeckApp(home, source, clock=fixed_clock, watch=False, demo=demo)

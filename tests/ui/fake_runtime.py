@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
+from app.dashboard.team_source import RuntimeSource
 from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider
 from app.runtime.events import (
     AgentStatus,
@@ -51,6 +52,10 @@ class FakeRuntime:
         """A ``RuntimeFactory`` for the app: keeps what the app injects, returns this runtime."""
         self.watcher, self.spawner = watcher, spawner
         return self
+
+    def source(self, **options: Any) -> RuntimeSource:
+        """The app's ``TeamSource``: this runtime (``options``: team, goal, modes)."""
+        return RuntimeSource(self.factory, **options)
 
     # ------------------------------------------------------------------ events
 

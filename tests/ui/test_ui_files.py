@@ -134,7 +134,7 @@ async def test_read_only_viewer(tmp_path: Path) -> None:
 
 async def test_an_empty_home_waits_for_a_team(tmp_path: Path) -> None:
     runtime = FakeRuntime(team=None)
-    app = TeamDeckApp(Home(tmp_path), runtime.factory, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(Home(tmp_path), runtime.source(), clock=fixed_clock, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         assert "no team yet" in screen_text(app)
@@ -154,7 +154,7 @@ Home(sys.argv[1]).mailbox(sys.argv[2]).send(
 
 async def test_another_process_write_appears_through_the_real_watcher(tmp_path: Path) -> None:
     build_home(tmp_path)
-    app = TeamDeckApp(Home(tmp_path), FakeRuntime().factory, clock=fixed_clock)  # watch=True
+    app = TeamDeckApp(Home(tmp_path), FakeRuntime().source(), clock=fixed_clock)  # watch=True
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         feed = app.screen.query_one(MessageFeed)

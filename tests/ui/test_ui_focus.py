@@ -16,6 +16,7 @@ from app.dashboard.screens.feedback import FeedbackScreen
 from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.leader import LeaderScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
+from app.dashboard.team_source import RuntimeSource
 from app.runtime.api import AgentSnapshot, Approval
 from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
@@ -73,7 +74,9 @@ async def test_typing_a_sentence_in_the_leader_view_never_approves(
 async def test_the_first_screen_with_no_team_takes_a_goal(tmp_path: Path) -> None:
     lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
     runtime = FakeRuntime(team=None, agents=[lead])
-    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(
+        Home(tmp_path), RuntimeSource(lambda w, s: runtime), clock=fixed_clock, watch=False
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         assert isinstance(app.focused, Input)

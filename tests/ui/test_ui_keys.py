@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from textual.binding import Binding
 from textual.pilot import Pilot
 
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.keys import SECTIONS, key_table_markdown
 from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.screens.confirm import ConfirmScreen
 from app.dashboard.screens.deck import DeckScreen
@@ -432,6 +436,28 @@ def test_help_lists_every_binding() -> None:
                 if key.isdigit():
                     key = "0" if key == "0" else "1-9"
                 assert key in documented, f"{screen.__name__}: {key} is not in the help"
+
+
+def test_the_views_and_their_dialogs_bind_only_keys_of_the_registry() -> None:
+    """Each key's binding and help row are one ``Key`` of ``app.dashboard.keys``: a binding
+    written outside it would have no help row of its own."""
+    registered = [b for _, rows in SECTIONS for row in rows for b in row.bindings]
+    screens = [DeckScreen, LeaderScreen, AgentScreen, PlanReviewScreen, PermissionScreen]
+    for screen in [*screens, MessageScreen, QuitScreen, LeftTeamsScreen, ConfirmScreen]:
+        for binding in screen.BINDINGS:
+            assert isinstance(binding, Binding)
+            assert any(binding is b for b in registered), f"{screen.__name__}: {binding}"
+            assert binding.tooltip, f"{screen.__name__}: {binding.key} has no help text"
+
+
+def test_readme_key_table_is_the_registry_s() -> None:
+    """README.md's key table is ``key_table_markdown()`` (``python -m app.dashboard.keys``
+    prints it: paste it between the table's two comment lines)."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- key table:")
+    start = readme.index("\n", start) + 1
+    end = readme.index("<!-- end of the key table -->", start)
+    assert readme[start:end] == key_table_markdown()
 
 
 # ---------------------------------------------------------------------- runtime events

@@ -10,6 +10,7 @@ import pytest
 from app.core import Home
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.launch import runtime_factory
+from app.dashboard.team_source import RuntimeSource
 from app.runtime.model.client import make_client
 from app.runtime.offline import ScriptedModel, reply, text
 from tests.ui.helpers import screen_text, wait_for
@@ -33,7 +34,7 @@ async def test_the_leads_own_answer_is_in_its_transcript(tmp_path: Path) -> None
         decider="person",
         options={"client": make_client(handler=model, pace=0)},
     )
-    app = TeamDeckApp(home, factory, goal="What is 2 + 2?", watch=False)
+    app = TeamDeckApp(home, RuntimeSource(factory, goal="What is 2 + 2?"), watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: ANSWER in screen_text(app), within=20)
         lead = app.screen.query_one("#lead", TranscriptTail)

@@ -11,6 +11,7 @@ from app.core import Home
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
 from app.dashboard.screens.quit import QuitScreen
+from app.dashboard.team_source import RuntimeSource
 from app.runtime.api import AgentSnapshot
 from tests.ui.data import TEAM, build_home, fixed_clock, make_app
 from tests.ui.fake_runtime import T0, FakeRuntime
@@ -92,7 +93,9 @@ async def test_quit_kills_teammates_that_do_not_answer(tmp_path: Path) -> None:
 async def test_quit_without_a_team_just_quits(tmp_path: Path) -> None:
     lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
     runtime = FakeRuntime(team=None, agents=[lead])
-    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(
+        Home(tmp_path), RuntimeSource(lambda w, s: runtime), clock=fixed_clock, watch=False
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         await pilot.press("ctrl+q")
@@ -103,7 +106,9 @@ async def test_a_team_left_on_disk_is_offered_for_cleanup(tmp_path: Path) -> Non
     build_home(tmp_path)  # an earlier run's team, left behind
     lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
     runtime = FakeRuntime(team=None, agents=[lead])
-    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(
+        Home(tmp_path), RuntimeSource(lambda w, s: runtime), clock=fixed_clock, watch=False
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, LeftTeamsScreen))
         assert TEAM in screen_text(app)
@@ -116,7 +121,9 @@ async def test_a_left_team_can_be_kept(tmp_path: Path) -> None:
     build_home(tmp_path)
     lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
     runtime = FakeRuntime(team=None, agents=[lead])
-    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(
+        Home(tmp_path), RuntimeSource(lambda w, s: runtime), clock=fixed_clock, watch=False
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, LeftTeamsScreen))
         await pilot.press("enter")

@@ -180,7 +180,7 @@ async def test_a_finished_teammates_view_does_not_invite_a_message(
 
 async def test_the_first_screen_starts_with_what_to_type_at_80_columns(tmp_path: Path) -> None:
     runtime = FakeRuntime(team=None, agents=[lead()])
-    app = TeamDeckApp(Home(tmp_path / "home"), runtime.factory, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(Home(tmp_path / "home"), runtime.source(), clock=fixed_clock, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.loaded)
         await pilot.pause(0.2)

@@ -14,6 +14,7 @@ from app.core.protocol import shutdown_approved, wrap_teammate_message
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.launch import runtime_factory
 from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.team_source import RuntimeSource
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TeamLifecycle, TranscriptEntry
 from tests.ui.data import TEAM, fixed_clock
@@ -211,7 +212,9 @@ async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_a
 
 async def test_the_empty_first_screen_says_what_to_do(tmp_path: Path) -> None:
     runtime = FakeRuntime(team=None, agents=[lead()])
-    app = TeamDeckApp(Home(tmp_path), lambda w, s: runtime, clock=fixed_clock, watch=False)
+    app = TeamDeckApp(
+        Home(tmp_path), RuntimeSource(lambda w, s: runtime), clock=fixed_clock, watch=False
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.loaded)
         text = screen_text(app)
@@ -284,7 +287,7 @@ async def test_a_second_goals_team_replaces_the_first_everywhere(
     (project / "guide.md").write_text("# Guide\n\nHow to use it.\n")
     home = Home(tmp_path / "home")
     factory = runtime_factory(home, cwd=project, decider="person")
-    app = TeamDeckApp(home, factory, goal=FIRST_GOAL, watch=False)
+    app = TeamDeckApp(home, RuntimeSource(factory, goal=FIRST_GOAL), watch=False)
 
     async def approve_the_writers_plan(pilot: Pilot[None]) -> None:
         await wait_for(pilot, lambda: [a.kind for a in app.approvals] == ["plan"], within=60)

@@ -6,12 +6,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static
 
+from app.dashboard import keys
 from app.dashboard.screens.deck import DeckScreen
-from app.dashboard.screens.view_search import SEARCH_KEYS
 from app.display.format import agent_cost, format_count
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
 from widgets.borders import set_border
@@ -23,16 +22,8 @@ from widgets.transcript import Transcript
 class AgentScreen(DeckScreen):
     """Shows ``agent``; follows the selection (shift+up/down, 0-9) while open."""
 
-    BINDINGS = [
-        Binding("escape", "leave_input", "Keys", id="leave-input"),
-        *SEARCH_KEYS,
-        Binding("escape", "back", "Leader view", id="back"),
-    ]
-    """
-    | Key(s) | Description |
-    | :- | :- |
-    | escape | Leave the input first; then back to the leader view. |
-    """
+    #: esc leaves the input first, then closes a search, then goes back to the leader view.
+    BINDINGS = [keys.LEAVE_INPUT.binding(), *keys.SEARCH_KEYS, keys.BACK.binding()]
 
     def __init__(self, agent: str) -> None:
         super().__init__()

@@ -5,18 +5,19 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from app.dashboard import keys
 
 
 class ConfirmScreen(ModalScreen[bool]):
     """Ask ``question``; dismissed with True (confirmed) or False."""
 
     BINDINGS = [
-        Binding("y,enter", "confirm", "Yes", id="confirm-yes"),
-        Binding("n,escape", "cancel", "No", id="confirm-no"),
+        keys.CONFIRM.binding(),
+        keys.CANCEL.binding(),
     ]
 
     def __init__(self, question: str, *, confirm_label: str = "Yes") -> None:

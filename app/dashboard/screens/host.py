@@ -12,8 +12,10 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from textual.screen import Screen
+from textual.signal import Signal
 
 from app.core.home import Home
+from app.dashboard.streams import Streamed
 from app.display.values import HeaderInfo, TeamFiles
 from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
 from app.runtime.events import TranscriptEntry
@@ -45,14 +47,20 @@ class DeckHost(Protocol):
     header: HeaderInfo
 
     home: Home
-    #: The running team (``None``: a read-only viewer of the files).
-    runtime: RuntimeAPI | None
+
+    @property
+    def runtime(self) -> RuntimeAPI | None:
+        """The running team (``None``: only the files are read; ``app.dashboard.team_source``)."""
+        ...
+
     #: The model in words, whole (the header shows a short form).
     model_description: str
     #: The run's mode options (``None``: no bypassPermissions in shift+tab's cycle).
     mode_options: ModeChoices | None
     clock: Callable[[], float]
     partial: dict[str, str]  # text streamed since each agent's last transcript entry
+    #: Streamed text, entries, hook lines, the run's end (``app.dashboard.streams``).
+    streamed: Signal[Streamed]
     steering: Steering
 
     @property

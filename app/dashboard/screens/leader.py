@@ -8,15 +8,14 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input, OptionList
 
 from app.core.paths import LEAD_NAME
+from app.dashboard import keys
 from app.dashboard.messages import OpenAgent
 from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.screens.message import MessageScreen
-from app.dashboard.screens.view_search import SEARCH_KEYS
 from app.dashboard.store import StoreDelta
 from app.display.values import FeedItem, TeamFiles, agent_colors
 from app.runtime.api import Approval
@@ -53,18 +52,11 @@ class LeaderScreen(DeckScreen):
     """See the module docstring."""
 
     BINDINGS = [
-        Binding("escape", "leave_input", "Keys", id="leave-input"),
-        *SEARCH_KEYS,
-        Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
-        Binding("enter", "open_selected", "Open", show=False, id="open-selected"),
+        keys.LEAVE_INPUT.binding(),
+        *keys.SEARCH_KEYS,
+        keys.BACK_TO_INPUT.binding("new-goal"),
+        keys.OPEN.binding(),
     ]
-    """
-    | Key(s) | Description |
-    | :- | :- |
-    | escape | Leave the input (single-letter keys act again). |
-    | n | Type a new goal for the lead (same as ``i``). |
-    | enter | Open the selected agent's view (unless the focused panel uses enter). |
-    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

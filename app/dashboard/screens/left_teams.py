@@ -10,10 +10,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from app.dashboard import keys
 
 
 class LeftTeamsScreen(ModalScreen[bool]):
@@ -21,8 +22,8 @@ class LeftTeamsScreen(ModalScreen[bool]):
 
     AUTO_FOCUS = "#keep"
     BINDINGS = [
-        Binding("d", "choose(True)", "Delete them", id="left-delete"),
-        Binding("escape,k", "choose(False)", "Keep", id="left-keep"),
+        keys.LEFT_DELETE.binding(),
+        keys.LEFT_KEEP.binding(),
     ]
 
     def __init__(self, teams: list[str]) -> None:

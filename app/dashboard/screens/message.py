@@ -11,12 +11,12 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from app.core.protocol import parse_frame
+from app.dashboard import keys
 from app.display.format import short_time
 from app.display.values import FeedItem
 
@@ -59,7 +59,7 @@ class MessageScreen(ModalScreen[None]):
     """See the module docstring; esc, q or enter closes."""
 
     AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
-    BINDINGS = [Binding("escape,q,enter", "close", "Close", id="message-close")]
+    BINDINGS = [keys.MESSAGE_CLOSE.binding()]
 
     def __init__(self, item: FeedItem) -> None:
         super().__init__(classes="dialog-screen")

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any, cast
 
 from textual.app import App
-from textual.binding import Binding
 from textual.markup import escape
 from textual.screen import Screen
 
+from app.dashboard import keys
 from app.dashboard.screens.confirm import ConfirmScreen
 from app.dashboard.screens.host import DeckHost
 from app.runtime.steering import Outcome
@@ -24,7 +24,7 @@ from app.runtime.steering import Outcome
 BYPASS = "bypassPermissions"
 #: What shift+tab steps through (bypassPermissions joins when it is allowed).
 CYCLE: tuple[str, ...] = ("default", "acceptEdits", "plan")
-BINDING = Binding("shift+tab", "cycle_mode", "Mode", show=False, id="cycle-mode")
+BINDING = keys.MODE.binding()
 BYPASS_WARNING = (
     "bypassPermissions: the lead (and teammates in this mode) will run every tool (shell "
     "commands, file edits, anything) without asking you. Only use it in a sandbox you can "

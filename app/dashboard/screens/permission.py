@@ -14,11 +14,11 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from app.dashboard import keys
 from app.runtime.api import Approval
 
 
@@ -40,10 +40,10 @@ class PermissionScreen(ModalScreen[str | None]):
 
     AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [
-        Binding("y", "answer('allow')", "Allow once", id="permission-allow"),
-        Binding("A", "answer('always')", "Always allow", id="permission-always"),
-        Binding("n", "answer('deny')", "Deny", id="permission-deny"),
-        Binding("escape", "answer('')", "Close", id="permission-close"),
+        keys.ALLOW_ONCE.binding(),
+        keys.ALLOW_ALWAYS.binding(),
+        keys.DENY.binding(),
+        keys.PERMISSION_CLOSE.binding(),
     ]
 
     def __init__(self, approval: Approval) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Markdown, Static
 
+from app.dashboard import keys
 from app.dashboard.screens.feedback import FeedbackScreen
 from app.runtime.api import Approval
 from widgets.literal_markdown import literal_parser
@@ -27,9 +27,9 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
 
     AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [
-        Binding("a", "approve", "Approve", id="plan-approve"),
-        Binding("r", "reject", "Reject", id="plan-reject"),
-        Binding("escape", "close", "Close", id="plan-close"),
+        keys.PLAN_APPROVE.binding(),
+        keys.PLAN_REJECT.binding(),
+        keys.PLAN_CLOSE.binding(),
     ]
 
     def __init__(self, approval: Approval) -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from app.dashboard import keys
 
 
 class QuitScreen(ModalScreen[str | None]):
@@ -23,9 +24,9 @@ class QuitScreen(ModalScreen[str | None]):
 
     AUTO_FOCUS = "#shutdown"
     BINDINGS = [
-        Binding("y,enter", "choose('shutdown')", "Shut down", id="quit-shutdown"),
-        Binding("l", "choose('leave')", "Leave it", id="quit-leave"),
-        Binding("n,escape", "choose('')", "Cancel", id="quit-cancel"),
+        keys.QUIT_SHUTDOWN.binding(),
+        keys.QUIT_LEAVE.binding(),
+        keys.QUIT_CANCEL.binding(),
     ]
 
     def __init__(self, team: str, working: int, *, running: bool = False) -> None:

@@ -11,25 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
+from app.dashboard import keys
 from widgets.search_bar import SearchBar
 
-#: The search's keys. A view that binds ``n`` or ``escape`` itself lists these in its own
-#: ``BINDINGS`` too (a subclass's binding of a key replaces its base's): after what ``escape``
-#: does in an input, before what ``n`` does without a search.
-#: Only esc is in the (crowded) footer: ``/`` is on the help screen, and the open box says
-#: what ``n``/``N`` do.
-SEARCH_KEYS = (
-    Binding("slash", "search", "Search", key_display="/", show=False, id="search"),
-    Binding("n", "hit(1)", "Next hit", show=False, id="next-hit"),
-    Binding("N", "hit(-1)", "Prev hit", show=False, id="prev-hit"),
-    Binding("escape", "close_search", "Close search", id="close-search"),
-)
+#: The search's keys (see ``app.dashboard.keys.SEARCH_KEYS``).
+SEARCH_KEYS = keys.SEARCH_KEYS
 
 
 class Searchable(Protocol):

@@ -28,9 +28,10 @@ from app.core.protocol import (
     parse_frame,
     wrap_teammate_message,
 )
-from app.runtime.agent.loop import TurnOutcome, run_turn
+from app.runtime.agent.loop import run_turn
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.wakeup import Wakeup
+from app.runtime.events import TurnOutcome
 
 log = logging.getLogger(__name__)
 

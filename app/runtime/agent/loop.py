@@ -23,13 +23,13 @@ import asyncio
 import copy
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.runtime.agent.compaction import compact
 from app.runtime.agent.response import ResponseFailed, stream_response
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.team_hooks import hooks_of
+from app.runtime.events import TurnOutcome
 from app.runtime.model.budget import wait_for_budget
 from app.runtime.permissions import allowed_roots, decide, parse_mode
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
@@ -42,13 +42,6 @@ MAX_ROUNDS = 100
 #: A reply cut off at max_tokens is continued this many times in a row before the turn fails.
 MAX_CONTINUATIONS = 2
 Drain = Callable[[], Awaitable[list[str]]]
-
-
-@dataclass
-class TurnOutcome:
-    status: Literal["end_turn", "max_tokens", "interrupted", "error"]
-    text: str = ""
-    error: str | None = None
 
 
 def _append_user(session: AgentSession, blocks: list[dict[str, Any]]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import anthropic
 import httpx2
@@ -24,8 +24,21 @@ from app.runtime.model.client import MODEL_ERRORS
 from app.runtime.scheduling.model_loop import on_model_loop
 from app.runtime.scheduling.offload import on_loop
 
-if TYPE_CHECKING:
-    from app.runtime.agent.session import AgentSession
+
+class StreamingSession(Protocol):
+    """What a response stream tells its agent's session (``agent.session.AgentSession``)."""
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic: ...
+
+    def record(self, kind: Any, text: str, **data: Any) -> None: ...
+
+    def delta(self, text: str) -> None: ...
+
+    def set_activity(self, text: str) -> None: ...
+
+    def add_usage(self, usage: Any, tool_calls: int = 0) -> None: ...
+
 
 #: Retries of a response that broke after it started (on top of the SDK's own retries of a
 #: request that failed before).
@@ -52,7 +65,7 @@ Waiter = Callable[[Awaitable[Any]], Awaitable[Any]]
 
 
 async def stream_response(
-    session: AgentSession, params: dict[str, Any], until_interrupted: Waiter
+    session: StreamingSession, params: dict[str, Any], until_interrupted: Waiter
 ) -> Any:
     """The complete final message for ``params``; ``None`` if interrupted.
 
@@ -78,7 +91,7 @@ async def stream_response(
             raise ResponseFailed(describe_api_error(exc)) from exc
 
 
-async def _stream_once(session: AgentSession, params: dict[str, Any]) -> Any:
+async def _stream_once(session: StreamingSession, params: dict[str, Any]) -> Any:
     """Stream one response on the model loop (``app.runtime.scheduling.model_loop``: the SDK's
     encoding
     and parsing stay off the dashboard's loop). Errors before it starts propagate (the SDK
@@ -87,7 +100,7 @@ async def _stream_once(session: AgentSession, params: dict[str, Any]) -> Any:
     return await on_model_loop(_stream(session, params))
 
 
-async def _stream(session: AgentSession, params: dict[str, Any]) -> Any:
+async def _stream(session: StreamingSession, params: dict[str, Any]) -> Any:
     """``_stream_once`` on the model loop: the session is told things through ``on_loop``."""
     async with session.client.messages.stream(**params) as stream:
         stopped = False
@@ -141,7 +154,7 @@ def _snapshot(stream: Any) -> Any:
         return None
 
 
-def _count_partial(session: AgentSession, stream: Any) -> None:
+def _count_partial(session: StreamingSession, stream: Any) -> None:
     snapshot = _snapshot(stream)
     if snapshot is not None:
         on_loop(session.add_usage, snapshot.usage)

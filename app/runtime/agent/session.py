@@ -29,13 +29,12 @@ from app.runtime.model.client import DEFAULT_MAX_TOKENS, is_offline
 from app.runtime.model.pricing import call_cost
 from app.runtime.permissions import PermissionRules
 from app.runtime.scheduling.offload import Lane
-from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
+from app.runtime.tools.base import AgentIdentity, TeamServices, Tool, ToolHooks
 
 if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
-    from app.runtime.agent.team_hooks import TeamHooks
 
 Emit = Callable[[RuntimeEvent], None]
 #: Asks someone (the lead, the person) whether a tool call may run: -> (allowed, reason).
@@ -113,7 +112,7 @@ class AgentSession:
         #: idle notification's summary (the panel shows the last DM from the files).
         self.last_peer_dm: str | None = None
         #: Its team hooks (``app.runtime.agent.team_hooks.hooks_of`` makes them at first use).
-        self.hooks: TeamHooks | None = None
+        self.hooks: ToolHooks | None = None
         #: This agent's blocking file work, off the event loop and in order
         #: (app.runtime.scheduling.offload).
         self.io = Lane(identity.name)

@@ -27,21 +27,41 @@ import logging
 import os
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from app.core.frame_text import describe_hook
 from app.core.paths import project_of
 from app.runtime.agent.hook_commands import HookRun, hook_input, run_hooks
-from app.runtime.events import HookRan
+from app.runtime.events import HookRan, RuntimeEvent, TurnOutcome
 from app.runtime.permissions.settings import HookCommand, load_settings
-
-if TYPE_CHECKING:
-    from app.runtime.agent.loop import TurnOutcome
-    from app.runtime.agent.session import AgentSession
+from app.runtime.tools.base import AgentIdentity, TeamServices, ToolHooks
 
 log = logging.getLogger(__name__)
 #: ``TEAMDECK_HOOKS=0`` (or ``off``, ``false``, ``no``) runs no hook at all.
 SWITCH_ENV = "TEAMDECK_HOOKS"
+
+
+class HookedSession(Protocol):
+    """What the hooks read of their agent's session (``agent.session.AgentSession``), and where
+    the session keeps them."""
+
+    hooks: ToolHooks | None
+
+    @property
+    def identity(self) -> AgentIdentity: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def services(self) -> TeamServices | None: ...
+
+    def emit(self, event: RuntimeEvent) -> None: ...
+
+    def record(self, kind: Any, text: str, **data: Any) -> None: ...
 
 
 def hooks_enabled() -> bool:
@@ -51,7 +71,7 @@ def hooks_enabled() -> bool:
 class TeamHooks:
     """One agent's hooks: loaded at the first event, run per event, outcomes reported."""
 
-    def __init__(self, session: AgentSession, *, settings_dir: Path | None = None) -> None:
+    def __init__(self, session: HookedSession, *, settings_dir: Path | None = None) -> None:
         self.session = session
         self.settings_dir = settings_dir
         self.session_id = str(uuid.uuid4())
@@ -109,14 +129,14 @@ class TeamHooks:
         return run
 
 
-def hooks_of(session: AgentSession) -> TeamHooks:
+def hooks_of(session: HookedSession) -> ToolHooks:
     """The session's hooks (made at first use)."""
     if session.hooks is None:
         session.hooks = TeamHooks(session)
     return session.hooks
 
 
-async def idle_feedback(session: AgentSession, outcome: TurnOutcome) -> str | None:
+async def idle_feedback(session: HookedSession, outcome: TurnOutcome) -> str | None:
     """Before a teammate goes idle: run its ``TeammateIdle`` hooks. A block keeps it working:
     the feedback is returned as its next prompt (``None``: go idle). A turn that was
     interrupted or failed goes idle without asking the hooks (the person or an error stopped

@@ -38,12 +38,12 @@ from app.core.protocol import (
     parse_frame,
     wrap_teammate_message,
 )
-from app.runtime.agent.loop import TurnOutcome, run_turn
+from app.runtime.agent.loop import run_turn
 from app.runtime.agent.permission_flow import ask_lead_by_inbox
 from app.runtime.agent.team_hooks import idle_feedback
 from app.runtime.agent.teammate_services import TeammateServices
 from app.runtime.agent.wakeup import Wakeup
-from app.runtime.events import AgentStatus
+from app.runtime.events import AgentStatus, TurnOutcome
 
 if TYPE_CHECKING:
     from app.runtime.agent.channel import TeamChannel

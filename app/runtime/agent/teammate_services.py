@@ -7,20 +7,38 @@ The lead-only services (spawning, team create/delete, answering plans and permis
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.errors import TeamdeckError
 from app.runtime.tools.base import AgentIdentity, ToolError
 
 if TYPE_CHECKING:
     from app.core import Home
-    from app.runtime.agent.teammate import Teammate
+    from app.runtime.agent.channel import TeamChannel
+    from app.runtime.agent.session import AgentSession
+
+
+class ServedTeammate(Protocol):
+    """What the services use of their teammate (``agent.teammate.Teammate``)."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def channel(self) -> TeamChannel: ...
+
+    @property
+    def team(self) -> str: ...
+
+    def answer_shutdown(self, request_id: str, approve: bool, reason: str | None) -> str: ...
+
+    def show(self, detail: str = "") -> None: ...
 
 
 class TeammateServices:
     """Implements ``TeamServices`` for one teammate (see ``app.runtime.tools.base``)."""
 
-    def __init__(self, teammate: Teammate) -> None:
+    def __init__(self, teammate: ServedTeammate) -> None:
         self.teammate = teammate
         self.home: Home = teammate.channel.home
 

@@ -16,6 +16,7 @@ Rules are not a sandbox: this module narrows what a rule grants; the sandbox
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -145,9 +146,15 @@ def _reads_config_only(args: list[str]) -> bool:
     return any(a in reading for a in args) and not any(a.startswith("--add") for a in args)
 
 
-def protected_name(path: str) -> str | None:
-    """The protected file or folder a path is (or is inside), e.g. ``.claude``."""
-    for part in PurePath(path).parts:
+def protected_name(path: str, cwd: str | None = None) -> str | None:
+    """The protected file or folder a path is (or is inside), e.g. ``.claude``; inside ``cwd``
+    only the part below it counts (a teammate's worktree lives under ``.claude/worktrees/``,
+    and its own files are not settings)."""
+    pure = PurePath(path)
+    if cwd is not None:
+        with contextlib.suppress(ValueError):  # outside cwd: the whole path counts
+            pure = pure.relative_to(cwd)
+    for part in pure.parts:
         if part in PROTECTED_NAMES:
             return part
     return None

@@ -125,7 +125,7 @@ def caution(tool: PermissionSubject, tool_input: dict[str, Any], cwd: Path) -> C
         return Caution(reason) if reason else None
     if kind == "path" and tool.edits_files:
         for candidate in path_candidates(subject, cwd):
-            name = protected_name(candidate)
+            name = protected_name(candidate, str(cwd))
             if name is not None:
                 return Caution(f"it writes {name}, which configures code to run", name)
     return None

@@ -1,15 +1,15 @@
 """Teammate processes forked from one pre-imported server (``process`` mode, Linux).
 
-Starting ``teamdeck agent`` costs about a second of CPU, nearly all of it imports (the SDK, its
+Starting a teammate process costs about a second of CPU, nearly all of it imports (the SDK, its
 pydantic models, the runtime). A lead that spawns 8 teammates at once on 2 cores pays 8 of
 them: the team works only after ~5 s, and the machine (the dashboard with it) is saturated
 meanwhile (bench/live.py's ``process0`` row). The fork server pays it once: a process of the
 lead's runtime that imports what a teammate process needs, then forks one child per teammate;
 each child sets its session, standard streams, folder and environment as ``subprocess`` would,
-and runs ``teamdeck agent`` in the modules already loaded.
+and runs the teammate entry point (``app.runtime.agent_main``) in the modules already loaded.
 
 The protocol is one JSON object per line. The runtime writes requests to the server's stdin:
-``{"id", "args", "cwd", "env", "stderr"}`` (``args``: the ``teamdeck`` arguments; ``env``: the
+``{"id", "args", "cwd", "env", "stderr"}`` (``args``: the entry point's arguments; ``env``: the
 child's whole environment; ``stderr``: the file its stderr appends to). The server answers on
 its stdout, in order: ``{"ready": true}`` once imported, then ``{"id", "pid"}`` per child
 started or ``{"id", "error"}`` for one it could not start (one line, e.g. a missing folder).
@@ -49,11 +49,10 @@ from typing import IO, Any
 log = logging.getLogger(__name__)
 
 ENABLED_ENV = "TEAMDECK_FORKSERVER"
-#: What a teammate process imports before it starts work (``teamdeck agent``).
+#: What a teammate process imports before it starts work, besides its entry point
+#: (``launch.AGENT_MAIN``): what the entry point imports once its priority is lowered.
 PRELOAD = (
-    "app.cli.main",
-    "app.cli.agents",
-    "app.runtime.agent_main",
+    "app.runtime.runners.teammate_process",
     "app.runtime.model.credentials",
     "app.runtime.runners.handoff",
     "app.runtime.offline.policies",
@@ -108,8 +107,8 @@ class ForkServer:
     def spawn(
         self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr: Path
     ) -> Forked:
-        """Ask for a child running ``teamdeck *args``; answered later (see :class:`Forked`).
-        OSError if the server cannot take it (ended, or cannot start)."""
+        """Ask for a child running the teammate entry point with ``args``; answered later (see
+        :class:`Forked`). OSError if the server cannot take it (ended, or cannot start)."""
         if not self.usable_for(env):
             raise OSError("the fork server cannot start this process")
         with self._lock:
@@ -205,11 +204,13 @@ def _answer(data: dict[str, Any]) -> None:
 
 def serve() -> int:
     """The server's loop: fork a child per request until stdin ends, then wait for them.
-    Returns in each child too, with the child's exit code (its ``teamdeck`` run)."""
+    Returns in each child too, with the child's exit code (its teammate's run)."""
     from app.runtime.runners.priority import batch_priority
 
     batch_priority()  # children inherit it; the imports below are its whole cost
-    for name in PRELOAD:
+    from app.runtime.runners.launch import AGENT_MAIN
+
+    for name in (AGENT_MAIN, *PRELOAD):
         importlib.import_module(name)
     if threading.active_count() != 1:
         _answer({"ready": False, "error": "a thread started while importing"})
@@ -231,7 +232,7 @@ def serve() -> int:
             continue
         pid = os.fork()
         if pid == 0:
-            return _child(request, stderr_fd)
+            return _child(AGENT_MAIN, request, stderr_fd)
         os.close(stderr_fd)
         _answer({"id": rid, "pid": pid})
     with contextlib.suppress(ChildProcessError):  # SIGCHLD ignored: returns once all ended
@@ -245,10 +246,11 @@ def _open_stderr(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
 
-def _child(request: dict[str, Any], stderr_fd: int) -> int:
-    """In the forked child: become the process ``subprocess`` would have started, then run."""
+def _child(entry_module: str, request: dict[str, Any], stderr_fd: int) -> int:
+    """In the forked child: become the process ``subprocess`` would have started (``python -P
+    -m entry_module *args``), then run the entry point's ``main``."""
     args = [str(a) for a in request["args"]]
-    _set_title([sys.executable, "-P", "-m", "app.cli.main", *args])  # as ps and pgrep know it
+    _set_title([sys.executable, "-P", "-m", entry_module, *args])  # as ps and pgrep know it
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its commands and hooks are waited on
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
@@ -261,9 +263,9 @@ def _child(request: dict[str, Any], stderr_fd: int) -> int:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-    cli: Any = importlib.import_module("app.cli.main")  # by name: app.runtime does not import app
-    sys.argv = [cli.__file__, *args]
-    return int(cli.main(args))
+    entry: Any = importlib.import_module(entry_module)  # by name: the runners sit below it
+    sys.argv = [entry.__file__, *args]
+    return int(entry.main(args))
 
 
 def _set_title(argv: Sequence[str]) -> None:

@@ -1,12 +1,12 @@
-"""How the lead's runtime starts ``teamdeck agent`` processes (shared by ``process``/``tmux``).
+"""How the lead's runtime starts teammate processes (shared by ``process``/``tmux``).
 
-The command runs this interpreter on this installation (``python -P -m app.cli.main``), so a
-teammate
-process is the same teamdeck as its lead. Its environment is the runtime's without the API
-credentials (``child_env``), plus Claude Code's teammate variables (``CLAUDE_CODE_TEAM_NAME``,
-``CLAUDE_CODE_AGENT_ID``, ``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``,
-``CLAUDE_CODE_PLAN_MODE_REQUIRED``); the credentials go through ``handoff`` instead. An
-offline runtime starts offline teammates (``--offline``), whatever their environment holds.
+The command runs this interpreter on this installation (``python -P -m app.runtime.agent_main``,
+what ``teamdeck agent`` runs too), so a teammate process is the same teamdeck as its lead. Its
+environment is the runtime's without the API credentials (``child_env``), plus Claude Code's
+teammate variables (``CLAUDE_CODE_TEAM_NAME``, ``CLAUDE_CODE_AGENT_ID``,
+``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``, ``CLAUDE_CODE_PLAN_MODE_REQUIRED``);
+the credentials go through ``handoff`` instead. An offline runtime starts offline teammates
+(``--offline``), whatever their environment holds.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from app.runtime.model.credentials import held_credentials
 from app.runtime.runners import handoff
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.tools.workspace import child_env
+
+#: The teammate entry point a teammate process runs (named, not imported: it sits above the
+#: runners, and the fork server imports it in the process that runs it).
+AGENT_MAIN = "app.runtime.agent_main"
 
 #: Variables a teammate process takes from the runtime's environment when it cannot inherit it
 #: (a tmux window starts from the tmux server's environment).
@@ -56,14 +60,15 @@ class AgentLaunch:
     permission_timeout: float = 300.0
 
     def command(self, spec: TeammateSpec, backend: str) -> list[str]:
-        """``teamdeck agent ...`` for ``spec`` (the credentials are offered separately)."""
+        """The teammate process's command line for ``spec`` (the credentials are offered
+        separately)."""
         # -P: the teammate's working folder is not put on sys.path (a folder holding an
         # ``app.py``, such as teamdeck's own package in the demo, would shadow ``app``).
-        return [sys.executable, "-P", "-m", "app.cli.main", *self.arguments(spec, backend)]
+        return [sys.executable, "-P", "-m", AGENT_MAIN, *self.arguments(spec, backend)]
 
     def arguments(self, spec: TeammateSpec, backend: str) -> list[str]:
-        """The ``teamdeck`` arguments of :meth:`command` (what a forked child runs)."""
-        cmd = ["--home", str(self.home), "agent"]
+        """The arguments of :meth:`command` after the module (what a forked child runs)."""
+        cmd = ["--home", str(self.home)]
         cmd += ["--team", spec.team, "--name", spec.name, "--backend", backend]
         cmd += ["--permission-timeout", f"{self.permission_timeout:g}"]
         if self.offline:

@@ -9,7 +9,8 @@ into the requester's inbox as ``team-lead``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from app.core.errors import TeamdeckError
 from app.core.protocol import Frame, permission_response, plan_approval_response
@@ -17,6 +18,8 @@ from app.runtime.agent.channel import TeamChannel
 from app.runtime.agent.permission_flow import LeadPermissions
 from app.runtime.api import Answer, AnswerStatus, Approval
 from app.runtime.approvals import Approvals
+from app.runtime.permissions import PermissionRules, Rule
+from app.runtime.permissions.settings import add_allow_rule
 
 log = logging.getLogger(__name__)
 
@@ -97,3 +100,20 @@ class RequestDesk:
                 log.warning("answer to %s not delivered: %s", approval.request_id, exc)
                 text = f"answer to {approval.agent} not delivered: {exc}"
         return Answer(AnswerStatus.UNDELIVERED, text, approval.agent, approval.request_id)
+
+
+def keep_allow_rule(rule: str, into: Iterable[PermissionRules], rules_file: Path) -> str | None:
+    """An "always allow" answer's rule: added to the rule sets ``into`` (the agent's, and the
+    run's so that teammates spawned later start with it) and to ``rules_file`` (so that the next
+    run in this folder reads it too). A one-line problem, else ``None``."""
+    try:
+        Rule.parse(rule)
+    except ValueError as exc:
+        return str(exc)
+    for rules in into:
+        rules.add_allow(rule)
+    try:
+        add_allow_rule(rules_file, rule)
+    except (ValueError, OSError) as exc:
+        return f"kept for this run only, not in {rules_file}: {exc}"
+    return None

@@ -7,19 +7,49 @@ model decides them (``--lead-approves``, headless), and are refused when the per
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from app.runtime.tools.base import AgentIdentity, ToolError
 
 if TYPE_CHECKING:
     from app.core import Home
-    from app.runtime.team.runtime import TeamRuntime
+    from app.runtime.agent.channel import TeamChannel
+    from app.runtime.agent.session import AgentSession
+    from app.runtime.api import Decider
+    from app.runtime.team.answers import RequestDesk
+
+
+class LeadsTeam(Protocol):
+    """What the lead's services use of the runtime that runs the lead (``team.runtime``)."""
+
+    @property
+    def home(self) -> Home: ...
+
+    @property
+    def team(self) -> str | None: ...
+
+    @property
+    def decider(self) -> Decider: ...
+
+    @property
+    def desk(self) -> RequestDesk: ...
+
+    @property
+    def lead_session(self) -> AgentSession: ...
+
+    def team_created(self, team: str) -> None: ...
+
+    def team_deleted(self, team: str) -> None: ...
+
+    async def spawn_teammate(self, caller: AgentIdentity, spec: dict[str, Any]) -> Any: ...
+
+    def require_channel(self) -> TeamChannel: ...
 
 
 class LeadServices:
     """Implements ``TeamServices`` (``app.runtime.tools.base``) for the lead."""
 
-    def __init__(self, runtime: TeamRuntime) -> None:
+    def __init__(self, runtime: LeadsTeam) -> None:
         self.runtime = runtime
         self.home: Home = runtime.home
 

@@ -1,16 +1,18 @@
 """TeamRuntime: the lead, one runner per teammate, the approvals queue and the event stream.
 
 It is what the dashboard and the headless runner drive (``RuntimeAPI``) and what the lead's
-tools use (``TeamServices``). Teammates run behind the :class:`~app.runtime.runners.Runner`
-interface and speak to the team through the files only; their requests reach the lead's inbox,
-which this runtime scans into the queue (:mod:`app.runtime.team.answers` answers them).
+tools use (``TeamServices``, by ``team.lead_services``); the lead's session is made by
+``team.lead_session``. Teammates are spawned by ``team.spawning``, run behind the
+:class:`~app.runtime.runners.Runner` interface and speak to the team through the files only;
+their requests reach the lead's inbox, which ``team.lead_inbox`` scans into the queue
+(``team.answers`` answers them).
 
 One event path: every file change this process or another one makes arrives through the
 process's one :class:`~app.core.watch.Watcher`, which wakes the agents it concerns.
 
 Teammates run in one of three modes (``teammate_backend``): ``in-process`` (a worker of this
-event loop), ``process`` or ``tmux`` (a ``teamdeck agent`` process each, seen through its
-files; the team then outlives this runtime: ``attach`` adopts such a team again).
+event loop), ``process`` or ``tmux`` (a process each, running ``app.runtime.agent_main``, seen
+through its files; the team then outlives this runtime: ``attach`` adopts it again).
 """
 
 from __future__ import annotations
@@ -18,73 +20,55 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anthropic
 
 from app.core import Home
-from app.core.errors import NotFoundError, TeamdeckError
+from app.core.errors import NotFoundError
 from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
-from app.core.protocol import parse_frame
 from app.core.watch import Watcher
 from app.runtime.agent.channel import Sent, TeamChannel, sent_event
 from app.runtime.agent.lead import Lead
-from app.runtime.agent.loop import TurnOutcome
 from app.runtime.agent.permission_flow import LeadPermissions
-from app.runtime.agent.prompts import lead_prompt
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.teammate import Teammate
 from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
-from app.runtime.approvals import Approvals, approval_from_frame
-from app.runtime.events import RuntimeEvent, TeamLifecycle, TeammateModeChanged, TranscriptEntry
+from app.runtime.approvals import Approvals
+from app.runtime.events import (
+    RuntimeEvent,
+    TeamLifecycle,
+    TeammateModeChanged,
+    TranscriptEntry,
+    TurnOutcome,
+)
 from app.runtime.model.client import describe_model, make_client
 from app.runtime.model.names import resolve_model
-from app.runtime.permissions import (
-    PermissionMode,
-    PermissionRules,
-    Rule,
-    parse_mode,
-    tools_for_mode,
-)
-from app.runtime.permissions.settings import add_allow_rule, local_settings_path
-from app.runtime.runners.base import Runner, TeammateSpec
+from app.runtime.permissions import PermissionRules
+from app.runtime.permissions.settings import local_settings_path
+from app.runtime.runners.base import Runner
 from app.runtime.runners.inprocess import InProcessRunner
-from app.runtime.scheduling import offload
 from app.runtime.scheduling.gc_pauses import freeze_long_lived
-from app.runtime.team.answers import RequestDesk
-from app.runtime.team.crew import (
-    BYPASS,
-    BypassNotAllowedError,
-    Crew,
-    member_entry,
-    plan_mode_required_by_env,
-    spawn_result,
-    teammate_spec,
-)
+from app.runtime.team import spawning
+from app.runtime.team.answers import RequestDesk, keep_allow_rule
+from app.runtime.team.crew import BYPASS, Crew, plan_mode_required_by_env
+from app.runtime.team.lead_inbox import LeadInbox
 from app.runtime.team.lead_services import LeadServices
+from app.runtime.team.lead_session import allowed_mode, new_lead_session, prompt_for, set_lead_mode
 from app.runtime.team.processes import TeamProcesses, check_mode
+from app.runtime.team.spawning import asyncio_spawner
 from app.runtime.team.worktrees import TeamWorktrees
-from app.runtime.tools import lead_tools
-from app.runtime.tools.base import AgentIdentity, Tool
+from app.runtime.tools.base import AgentIdentity
 
 if TYPE_CHECKING:
     from app.runtime.model.budget import Budget
 
 log = logging.getLogger(__name__)
 Listener = Callable[[RuntimeEvent], None]
-
-
-def asyncio_spawner(name: str, factory: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
-    """Headless spawner: one asyncio task per agent."""
-
-    async def run() -> None:
-        await factory()
-
-    return asyncio.ensure_future(run())
 
 
 class TeamRuntime:
@@ -160,34 +144,10 @@ class TeamRuntime:
         self._channel: TeamChannel | None = None
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
-        #: The read of the lead's inbox under way off the loop (``_scan_lead_inbox``).
-        self._lead_scan: asyncio.Future[None] | None = None
-        self._lead_rescan = False
+        self.lead_inbox = LeadInbox(home, self.queue, self.crew.departed, lambda: self.team)
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        identity = AgentIdentity(
-            name=LEAD_NAME,
-            team=None,
-            color="blue",
-            model=self.model,
-            cwd=self.cwd,
-            is_lead=True,
-            agent_type=LEAD_NAME,
-        )
-        self.lead_session = AgentSession(
-            identity,
-            home=home,
-            client=self.client,
-            model=self.model,
-            system_prompt=self._lead_prompt(lead_mode, None),
-            tools=tools_for_mode(lead_tools(), parse_mode(lead_mode)),
-            emit=self._emit,
-            mode=lead_mode,
-            rules=self.rules,
-            services=LeadServices(self),
-            ask_permission=self._ask_for_lead,
-        )
-        self.lead_session.gate = self.gate
+        self.lead_session = new_lead_session(self, lead_mode, LeadServices(self))
         self.lead = Lead(self, self.lead_session)
         self.lead_turn_listeners: list[Callable[[TurnOutcome], None]] = []
 
@@ -207,7 +167,7 @@ class TeamRuntime:
             self.processes.watch_adopted()
         self._lead_task = self.spawner(LEAD_NAME, self.lead.run)
         if self.attach_team:
-            self._scan_lead_inbox()
+            self.lead_inbox.scan()
             self.lead.wake.set()
 
     async def stop(self) -> None:
@@ -267,7 +227,7 @@ class TeamRuntime:
             if event.team != self.team:
                 return
             if event.agent == LEAD_NAME:
-                self._soon("scan_lead", self._scan_lead_inbox)
+                self._soon("scan_lead", self.lead_inbox.scan)
                 self.lead.wake.set()
             elif (runner := self.crew.runners.get(event.agent)) is not None:
                 runner.wake()
@@ -302,36 +262,14 @@ class TeamRuntime:
         """The lead's permission mode (shift+tab): its tools and prompt follow (delegate mode
         keeps only the coordination tools). ValueError for an unknown mode, or for
         bypassPermissions when the person has not allowed it."""
-        checked = self._allowed_mode(mode)
-        session = self.lead_session
-        session.tools = tools_for_mode(lead_tools(), checked)
-        session.system_prompt = self._lead_prompt(checked, self.team)
-        session.set_mode(checked)
+        set_lead_mode(self, self.lead_session, mode, self.team)
 
     def set_teammate_permission_mode(self, mode: str) -> None:
         """The mode teammates spawned from now on start in (ValueError as for the lead)."""
-        checked = self._allowed_mode(mode)
+        checked = allowed_mode(mode, self.allow_bypass)
         if checked != self.teammate_mode:
             self.teammate_mode = checked
             self._emit(TeammateModeChanged(checked))
-
-    def _allowed_mode(self, mode: str) -> PermissionMode:
-        checked = parse_mode(mode)
-        if checked == BYPASS and not self.allow_bypass:
-            raise BypassNotAllowedError(
-                "bypassPermissions is not allowed for this run (start teamdeck with "
-                "--dangerously-skip-permissions, or confirm it in the dashboard)"
-            )
-        return checked
-
-    def _lead_prompt(self, mode: str, team: str | None) -> str:
-        return lead_prompt(
-            self.cwd,
-            decider=self.decider,
-            headless=self.headless,
-            delegate_team=(team or "your team") if mode == "delegate" else None,
-            tasks_path=self.home.layout.tasks_dir,
-        )
 
     def submit(self, text: str) -> None:
         self.lead.submit(text)
@@ -420,7 +358,7 @@ class TeamRuntime:
         self._channel = TeamChannel(self.home, team, LEAD_NAME, "blue", on_sent=self._on_sent)
         self.crew.clear()  # a new team: the previous team's panels are history
         if self.lead_session.mode == "delegate":  # the delegate prompt names the team
-            self.lead_session.system_prompt = self._lead_prompt("delegate", team)
+            self.lead_session.system_prompt = prompt_for(self, "delegate", team)
         self.queue.clear()
         if self.processes is not None:  # the team may outlive this runtime
             self.processes.team_created(team)
@@ -447,64 +385,13 @@ class TeamRuntime:
         From the dashboard: ``spawn_teammate(name, prompt, plan_mode=..., mode=...)`` -> the
         name (``mode``: the teammate's permission mode, else the team's)."""
         if isinstance(caller, str):
-            data = await self._spawn(
-                {
-                    "name": caller,
-                    "prompt": spec,
-                    "mode": "plan" if plan_mode else mode,
-                    "subagent_type": agent_type,
-                    "team_name": self.team,
-                }
+            assert isinstance(spec, str)
+            request = spawning.dashboard_request(
+                self, caller, spec, plan_mode=plan_mode, agent_type=agent_type, mode=mode
             )
-            return data["name"]
+            return (await spawning.spawn(self, request))["name"]
         assert isinstance(spec, dict)
-        return await self._spawn(spec)
-
-    async def _spawn(self, request: dict[str, Any]) -> dict[str, Any]:
-        team = request.get("team_name") or self.team
-        if not team:
-            raise NotFoundError("no team yet: the lead must create one first")
-        if team != self.team:
-            raise NotFoundError(f"can only spawn into the team this lead leads ({self.team})")
-        name = self.home.teams.unique_member_name(team, str(request["name"]))
-        model = resolve_model(request["model"]) if request.get("model") else self.model
-        spec = teammate_spec(
-            request,
-            team=team,
-            name=name,
-            model=model,
-            mode=self.teammate_mode,
-            color=self.crew.next_color(),
-            cwd=self.cwd,
-            bypass_allowed=self.allow_bypass,
-            plan_required=self.plan_mode_required,
-        )
-        spec = await self.worktrees.prepare(spec)
-        runner = self._make_runner(spec)
-        # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
-        await self.lead_session.io.run(
-            self.home.teams.add_member, team, member_entry(spec, runner.backend)
-        )
-        self.crew.add(runner)
-        runner.start()
-        return spawn_result(spec)
-
-    def _make_runner(self, spec: TeammateSpec) -> Runner:
-        if self.processes is not None:
-            return self.processes.make_runner(spec)
-        return InProcessRunner(
-            spec,
-            home=self.home,
-            client=self.client,
-            spawner=self.spawner,
-            emit=self._emit,
-            rules=self.rules,
-            permission_timeout=self.permission_timeout,
-            on_sent=self._on_sent,
-            on_exit=self._runner_exited,
-            on_request_dropped=self._request_dropped,
-            gate=self.gate,
-        )
+        return await spawning.spawn(self, spec)
 
     def hold_teammates(self, hold: bool) -> None:
         """The run's budget is spent or raised again (in-process agents wait in ``gate``)."""
@@ -526,79 +413,18 @@ class TeamRuntime:
         self.crew.left(runner)
         self.worktrees.release(runner.spec.team, runner.spec.name)
 
-    # ================================================================== the lead's inbox
+    # ============================================================ the lead's inbox, rules, turns
 
     def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
         """Queue a plan/permission request found in the lead's inbox (idempotent)."""
-        approval = approval_from_frame(frame, sender=message.sender, timestamp=message.timestamp)
-        if approval is not None and approval.agent not in self.crew.departed:
-            self.queue.add(approval)  # ours, or a member another process runs
-
-    def _scan_lead_inbox(self) -> None:
-        """Queue the requests found in the lead's inbox. Reading it parses the whole inbox,
-        which grows with the team and changes at every message: off the loop (the
-        dashboard's keys wait behind it otherwise), one read at a time, and once more if it
-        changed while being read."""
-        if not self.team:
-            return
-        if self._lead_scan is not None and not self._lead_scan.done():
-            self._lead_rescan = True
-            return
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no loop (a synchronous caller): read here
-            self._observe_lead_inbox(self.team, self._read_lead_inbox(self.team))
-            return
-        self._lead_scan = asyncio.ensure_future(self._scan_lead_off_loop(self.team))
-
-    async def _scan_lead_off_loop(self, team: str) -> None:
-        while True:
-            self._lead_rescan = False
-            unread = await offload.off_loop(self._read_lead_inbox, team)
-            if team != self.team:
-                return
-            self._observe_lead_inbox(team, unread)
-            if not self._lead_rescan:
-                return
-
-    def _read_lead_inbox(self, team: str) -> list[InboxMessage] | None:
-        try:
-            return [message for _, message in self.home.mailbox(team).unread(LEAD_NAME)]
-        except TeamdeckError as exc:
-            log.warning("cannot read the lead's inbox: %s", exc)
-            return None
-
-    def _observe_lead_inbox(self, team: str, unread: list[InboxMessage] | None) -> None:
-        for message in unread or ():
-            self.observe_lead_frame(message, parse_frame(message.text))
-
-    async def _ask_for_lead(
-        self, session: AgentSession, tool: Tool, tool_input: dict[str, Any], tool_use_id: str
-    ) -> tuple[bool, str]:
-        if self.decider == "lead" or self.headless:
-            return False, "no one can approve the lead's own tool calls here; add an allow rule"
-        return await self.lead_permissions.ask(
-            session, tool, tool_input, tool_use_id, self.permission_timeout
-        )
+        self.lead_inbox.observe(message, frame)
 
     def _add_rule(self, agent: str, rule: str) -> str | None:
         """Remember an "always allow" rule for ``agent``; a one-line problem, else ``None``."""
-        try:
-            Rule.parse(rule)
-        except ValueError as exc:
-            return str(exc)
-        if agent == LEAD_NAME:
-            self.lead_session.rules.add_allow(rule)
-        elif isinstance(runner := self.crew.runners.get(agent), InProcessRunner):
-            runner.session.rules.add_allow(rule)
-        self.rules.add_allow(rule)  # teammates spawned later start with it
-        try:
-            add_allow_rule(self.rules_file, rule)
-        except (ValueError, OSError) as exc:
-            return f"kept for this run only, not in {self.rules_file}: {exc}"
-        return None
-
-    # ================================================================== lead hooks
+        agent_rules = [self.lead_session.rules] if agent == LEAD_NAME else []
+        if isinstance(runner := self.crew.runners.get(agent), InProcessRunner):
+            agent_rules.append(runner.session.rules)
+        return keep_allow_rule(rule, [*agent_rules, self.rules], self.rules_file)
 
     def lead_turn_ended(self, outcome: TurnOutcome) -> None:
         if self.processes is not None:

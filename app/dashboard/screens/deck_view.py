@@ -1,0 +1,259 @@
+"""What the leader and agent views share, apart from steering: access to the app, typing or
+keys, the search, the selection, the header and the hooks the app calls with streams.
+
+The steering keys (approve, reject, shut down, kill, ...) and the views' bindings are
+``DeckScreen``'s (``app.dashboard.screens.deck``); ``LeaderScreen`` and ``AgentScreen`` derive
+from it.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from textual import events, on
+from textual.screen import Screen
+from textual.widgets import Input
+
+from app.dashboard.messages import FilterFeed, SelectAgent, ToggleBoard
+from app.dashboard.screens import modes
+from app.dashboard.screens.help import HelpScreen
+from app.dashboard.screens.host import DeckHost
+from app.dashboard.screens.view_search import Searchable, ViewSearch
+from app.dashboard.streams import HookLines, RunEnded, Streamed, TranscriptGrew
+from app.display.values import FeedItem, HeaderInfo, teammates
+from app.runtime.by_files.status import moment_text
+from app.runtime.events import TextDelta, TranscriptEntry
+from app.runtime.steering import Steering
+from widgets.roster import Roster
+from widgets.status_bar import StatusBar
+
+
+class DeckView(Screen[None]):
+    """The base of ``DeckScreen``: see the module docstring."""
+
+    #: Actions of keys a person could type: off (and not in the footer) while typing.
+    LETTER_ACTIONS = frozenset(
+        {
+            "approve",
+            "reject",
+            "review",
+            "shutdown",
+            "kill",
+            "toggle_filter",
+            "jump",
+            "focus_input",
+            "search",
+            "hit",
+        }
+    )
+
+    # ------------------------------------------------------------------ access
+
+    @property
+    def host(self) -> DeckHost:
+        return cast(DeckHost, self.app)
+
+    @property
+    def steering(self) -> Steering:
+        return self.host.steering
+
+    # ------------------------------------------------------------------ typing or keys
+
+    _asked: str | None = None
+
+    @property
+    def selection(self) -> str | None:
+        """The selected agent, counting a selection asked for that the app has not taken
+        yet: keys typed fast ("3a") act on what the person just selected."""
+        return self._asked if self._asked is not None else self.host.selected
+
+    def select(self, name: str) -> None:
+        """Ask the app to select ``name``."""
+        self._asked = name
+        self.post_message(SelectAgent(name))
+
+    def selection_shown(self) -> None:
+        """The app's selection changed (the views call this from their watchers)."""
+        self._asked = None
+
+    @property
+    def search(self) -> ViewSearch:
+        """The view's search (``/``)."""
+        found: ViewSearch | None = getattr(self, "_search", None)
+        if found is None:
+            found = self._search = ViewSearch(self, self.search_target, self.focus_keys)
+        return found
+
+    def search_target(self) -> Searchable | None:
+        """The widget ``/`` searches (the leader view's feed, the agent view's transcript)."""
+        return None
+
+    @property
+    def typing(self) -> bool:
+        """An input has focus: keys are text, not commands."""
+        return isinstance(self.focused, Input)
+
+    def input_widget(self) -> Input | None:
+        """The view's input (``None`` when it has none or it is disabled)."""
+        found = [w for w in self.query(Input) if w.id != "search"]
+        widget = found[0] if found else None
+        return widget if widget is not None and not widget.disabled else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "help":
+            return (parameters == ("typing",)) == self.typing
+        if action == "leave_input":
+            return self.typing and not self.search.focused
+        if action == "focus_input":
+            return not self.typing and self.input_widget() is not None
+        if action == "close_search":
+            return self.search.is_open
+        if action == "hit" and not self.search.active:
+            return False
+        if action == "search" and self.search_target() is None:
+            return False
+        if action in self.LETTER_ACTIONS:
+            return not self.typing
+        return True
+
+    # ------------------------------------------------------------------ search (``/``)
+
+    def action_search(self) -> None:
+        self.search.open()
+
+    def action_hit(self, step: int) -> None:
+        self.search.hit(step)
+
+    def action_close_search(self) -> None:
+        self.search.close()
+
+    @on(Input.Changed, "#search")
+    def _search_typed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.search.typed(event.value)
+
+    @on(Input.Submitted, "#search")
+    def _search_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.search.submitted()
+
+    def on_descendant_focus(self) -> None:
+        self.focus_moved()
+
+    def on_descendant_blur(self) -> None:
+        self.focus_moved()
+
+    def focus_moved(self) -> None:
+        """Focus moved inside the view: the footer shows what works from there."""
+        self.refresh_bindings()
+
+    def action_focus_input(self) -> None:
+        widget = self.input_widget()
+        if widget is not None:
+            widget.focus()
+
+    def action_leave_input(self) -> None:
+        """Leave the input: single-letter keys work again."""
+        self.focus_keys()
+
+    def focus_keys(self) -> None:
+        """Focus the view's main panel (where single-letter keys act)."""
+        self.query_one(Roster).focus()
+
+    # ------------------------------------------------------------------ streams
+
+    @on(events.Mount)
+    def _follow_streams(self) -> None:
+        self.host.streamed.subscribe(self, self._streamed, immediate=True)
+
+    @on(events.Unmount)
+    def _stop_following(self) -> None:
+        self.host.streamed.unsubscribe(self)
+
+    def _streamed(self, item: Streamed) -> None:
+        """One item of the app's stream, to the hook below that takes it."""
+        match item:
+            case TextDelta(agent=agent, text=text):
+                self.on_text(agent, text)
+            case TranscriptEntry():
+                self.on_entry(item)
+            case HookLines(items=items):
+                self.on_hooks(items)
+            case RunEnded(reason=reason, ok=ok):
+                self.run_finished(reason, ok)
+            case TranscriptGrew(agent=agent):
+                self.transcript_grew(agent)
+
+    # ------------------------------------------------------------------ hooks for subclasses
+
+    def on_text(self, agent: str, text: str) -> None:
+        """Streamed text of ``agent`` (already batched)."""
+
+    def on_entry(self, entry: TranscriptEntry) -> None:
+        """A whole transcript entry."""
+
+    def run_finished(self, reason: str, ok: bool) -> None:
+        """The run ended (the team is done): show it where the lead's report is."""
+
+    def on_hooks(self, items: list[tuple[str | None, FeedItem]]) -> None:
+        """Team hooks that blocked or warned, as feed lines (with their team)."""
+
+    def transcript_grew(self, agent: str) -> None:
+        """``agent``'s transcript, read from its session file, changed (a viewer)."""
+
+    def show_header(self, header: HeaderInfo) -> None:
+        """Redraw the header line (watches ``host.header``)."""
+        stale_text = "" if header.stale_since is None else moment_text(header.stale_since)
+        self.query_one(StatusBar).show(
+            team=header.team,
+            model=header.model,
+            teammates=header.teammates,
+            open_tasks=header.open_tasks,
+            approvals=header.approvals,
+            read_only=header.read_only,
+            demo=header.demo,
+            error=header.error,
+            mode=header.mode,
+            cost=header.cost,
+            stale="" if header.stale_since is None else f"stale since {stale_text}",
+        )
+
+    def tick(self) -> None:
+        """Once a second: redraw elapsed times."""
+        for roster in self.query(Roster):
+            roster.tick()
+
+    def action_cycle_mode(self) -> None:
+        modes.cycle_lead_mode(self)
+
+    # ------------------------------------------------------------------ selection
+
+    def action_select(self, step: int) -> None:
+        names = [a.name for a in self.host.agents]
+        if not names:
+            return
+        selected = self.selection
+        index = names.index(selected) if selected in names else -step
+        self.select(names[(index + step) % len(names)])
+
+    def action_jump(self, number: int) -> None:
+        agents = self.host.agents
+        if number == 0:
+            target = next((a for a in agents if a.is_lead), None)
+        else:
+            others = teammates(agents)
+            target = others[number - 1] if number <= len(others) else None
+        if target is None:
+            self.notify(f"No agent {number}.", severity="warning")
+            return
+        self.select(target.name)
+
+    def action_toggle_filter(self) -> None:
+        host = self.host
+        self.post_message(FilterFeed(None if host.feed_filter else self.selection))
+
+    def action_toggle_board(self) -> None:
+        self.post_message(ToggleBoard())
+
+    def action_help(self, _: str = "") -> None:
+        self.app.push_screen(HelpScreen())

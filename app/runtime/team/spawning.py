@@ -1,0 +1,138 @@
+"""Spawning a teammate, from the lead's Task tool or the dashboard.
+
+The request (the Task tool's input) becomes a :class:`~app.runtime.runners.base.TeammateSpec`
+(a name unique in the team, its model, permission mode, colour and working folder, a worktree
+with ``--worktrees``); its member entry is written to the team config (off the loop: a lock and
+fsyncs that starting teammates contend for); then the runner of the run's teammate mode starts
+it: a worker of this event loop (``in-process``) or a process (:mod:`app.runtime.team.processes`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from app.core.errors import NotFoundError
+from app.runtime.model.names import resolve_model
+from app.runtime.runners.base import Runner, TeammateSpec
+from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.team.crew import Crew, member_entry, spawn_result, teammate_spec
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from app.core import Home
+    from app.runtime.agent.channel import Sent
+    from app.runtime.agent.session import AgentSession
+    from app.runtime.api import Spawner
+    from app.runtime.events import RuntimeEvent
+    from app.runtime.permissions import PermissionRules
+    from app.runtime.team.processes import TeamProcesses
+    from app.runtime.team.worktrees import TeamWorktrees
+
+
+def asyncio_spawner(name: str, factory: Callable[[], Awaitable[None]]) -> asyncio.Task[None]:
+    """Headless spawner: one asyncio task per agent."""
+
+    async def run() -> None:
+        await factory()
+
+    return asyncio.ensure_future(run())
+
+
+class SpawnHost(Protocol):
+    """What spawning reads of the lead's runtime (``team.runtime.TeamRuntime``)."""
+
+    home: Home
+    team: str | None
+    model: str
+    teammate_mode: str
+    cwd: Path
+    allow_bypass: bool
+    plan_mode_required: bool
+    crew: Crew
+    worktrees: TeamWorktrees
+    lead_session: AgentSession
+    processes: TeamProcesses | None
+    client: anthropic.AsyncAnthropic
+    spawner: Spawner
+    rules: PermissionRules
+    permission_timeout: float
+
+    def _emit(self, event: RuntimeEvent) -> None: ...
+
+    def _on_sent(self, sent: Sent) -> None: ...
+
+    def _runner_exited(self, runner: Runner) -> None: ...
+
+    def _request_dropped(self, request_id: str, outcome: str) -> None: ...
+
+    async def gate(self, session: AgentSession) -> None: ...
+
+
+async def spawn(host: SpawnHost, request: dict[str, Any]) -> dict[str, Any]:
+    """Spawn a teammate from a Task tool input into the lead's team; the seeds' result data."""
+    team = request.get("team_name") or host.team
+    if not team:
+        raise NotFoundError("no team yet: the lead must create one first")
+    if team != host.team:
+        raise NotFoundError(f"can only spawn into the team this lead leads ({host.team})")
+    name = host.home.teams.unique_member_name(team, str(request["name"]))
+    model = resolve_model(request["model"]) if request.get("model") else host.model
+    spec = teammate_spec(
+        request,
+        team=team,
+        name=name,
+        model=model,
+        mode=host.teammate_mode,
+        color=host.crew.next_color(),
+        cwd=host.cwd,
+        bypass_allowed=host.allow_bypass,
+        plan_required=host.plan_mode_required,
+    )
+    spec = await host.worktrees.prepare(spec)
+    runner = make_runner(host, spec)
+    # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
+    await host.lead_session.io.run(
+        host.home.teams.add_member, team, member_entry(spec, runner.backend)
+    )
+    host.crew.add(runner)
+    runner.start()
+    return spawn_result(spec)
+
+
+def dashboard_request(
+    host: SpawnHost, name: str, prompt: str, *, plan_mode: bool, agent_type: str | None,
+    mode: str | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The Task tool input the dashboard's spawn dialog stands for (``mode``: the teammate's
+    permission mode, else the team's)."""
+    return {
+        "name": name,
+        "prompt": prompt,
+        "mode": "plan" if plan_mode else mode,
+        "subagent_type": agent_type,
+        "team_name": host.team,
+    }
+
+
+def make_runner(host: SpawnHost, spec: TeammateSpec) -> Runner:
+    """The runner of the run's teammate mode for ``spec`` (not started)."""
+    if host.processes is not None:
+        return host.processes.make_runner(spec)
+    gate: Callable[[AgentSession], Awaitable[None]] = host.gate
+    return InProcessRunner(
+        spec,
+        home=host.home,
+        client=host.client,
+        spawner=host.spawner,
+        emit=host._emit,
+        rules=host.rules,
+        permission_timeout=host.permission_timeout,
+        on_sent=host._on_sent,
+        on_exit=host._runner_exited,
+        on_request_dropped=host._request_dropped,
+        gate=gate,
+    )
