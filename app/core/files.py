@@ -361,3 +361,54 @@ def splice_parts(raw: bytes, piece: bytes) -> list[bytes | memoryview]:
     if raw[cut - 1] == 0x5B:  # "[": the array is empty (nothing else can precede its "]")
         return [memoryview(raw)[:cut], b"\n", piece, b"\n]"]
     return [memoryview(raw)[:cut], b",\n", piece, b"\n]"]
+
+
+_ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array
+_SEP_END, _SEP_START = 4, 6  # the first object's text ends, the next one's starts
+
+
+def replace_entries(
+    data: bytes, count: int, edits: dict[int, tuple[Any, Any]]
+) -> list[bytes | memoryview] | None:
+    """The chunks of ``data`` with array elements replaced in place: ``edits`` maps an index
+    to ``(old, new)``, where ``old`` is the element as decoded from ``data``. ``None`` unless
+    ``data`` is the text of a ``count``-element array of objects laid out as
+    ``JSON.stringify(array, null, 2)`` does (as Claude Code and :func:`dumps_array` write it)
+    and each replaced element's text is exactly ``encode_entry(old)``: the caller then
+    re-encodes the whole array instead. The elements not replaced keep their bytes, so the
+    result is what re-encoding the whole array would give, without the parse and encode of
+    every element -- finding the elements costs one scan of the bytes (C speed) and a search
+    per element between the replaced ones and the nearer end of the array."""
+    if not edits or count < 1 or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
+        return None
+    if data.count(_ENTRY_SEP) != count - 1:  # one per boundary, none inside an element
+        return None
+    lo, hi = min(edits), max(edits)
+    if lo < 0 or hi >= count:
+        return None
+    seps: dict[int, int] = {}  # separator k lies between elements k and k + 1
+    if hi + 1 <= count - lo:  # nearer the start
+        at = -len(_ENTRY_SEP)
+        for k in range(min(hi + 1, count - 1)):
+            at = data.find(_ENTRY_SEP, at + len(_ENTRY_SEP))
+            seps[k] = at
+    else:
+        at = len(data)
+        for k in range(count - 2, max(lo - 1, 0) - 1, -1):
+            at = data.rfind(_ENTRY_SEP, 0, at)
+            seps[k] = at
+    if any(at < 0 for at in seps.values()):  # pragma: no cover - the count says otherwise
+        return None
+    chunks: list[bytes | memoryview] = []
+    view = memoryview(data)
+    done = 0
+    for index in sorted(edits):
+        old, new = edits[index]
+        start = 2 if index == 0 else seps[index - 1] + _SEP_START
+        end = len(data) - 2 if index == count - 1 else seps[index] + _SEP_END
+        if view[start:end] != encode_entry(old):
+            return None
+        chunks += [view[done:start], encode_entry(new)]
+        done = end
+    chunks.append(view[done:])
+    return chunks

@@ -1,23 +1,37 @@
-"""Parsed inboxes remembered by file identity, so an unchanged inbox is not parsed again.
+"""Inboxes decoded at the speed of the JSON parser, and remembered by file identity.
 
 The dashboard, the runtime and the lead each re-read the lead's inbox at every change to it,
-and while a team works that inbox changes several times per task as it grows to hundreds of
-messages: parsing and validating the whole array every time was a measurable share of the
-dashboard's event loop (bench/live.py). A reader that finds the file it parsed last time --
-the same ``(inode, size, mtime_ns, ctime_ns)`` before and after its read -- takes the messages
-from here instead. Identity stands for content as everywhere in the file layer: atomic writes
-give every version of a file a new inode.
+and a long-lived inbox holds thousands of messages. Building a pydantic model per message on
+every read cost several times the JSON parse itself, so a read here is:
 
-The lists held here are shared: ``Mailbox`` hands out copies of the messages.
+* one parse with ``pydantic_core.from_json`` (faster than ``json.loads``; anything it refuses
+  goes through the strict loader, :func:`app.core.files.load_json`, so an error reads exactly
+  as it always did, and the two accept the same files);
+* a bulk type check of every entry's known fields; only an entry that fails it (a ``null``, a
+  value pydantic would coerce, a missing timestamp) is validated by ``InboxMessage`` there and
+  then -- a bad entry is still one clear error naming the entry;
+* nothing more: the entries stay plain dicts (unknown fields and key order as in the file) and
+  :class:`MessageView` builds each ``InboxMessage`` when a caller first looks at it.
+
+A reader that finds the file it decoded last time -- the same ``(inode, size, mtime_ns,
+ctime_ns)`` before and after its read -- takes it from :data:`parsed` instead. Identity
+stands for content as everywhere in the file layer: atomic writes give every version of a
+file a new inode. What is held here is never changed: the views build fresh models (nested
+values copied), so a caller may change what it was handed.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
-if TYPE_CHECKING:
-    from app.core.models import InboxMessage
+from pydantic import ValidationError
+from pydantic_core import from_json
+
+from app.core.files import load_json
+from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
 
@@ -26,24 +40,168 @@ MAX_INBOXES = 64
 MAX_BYTES = 32 * 1024 * 1024
 """...holding at most this many bytes of inbox files between them."""
 
+_NOT_NULLABLE = ("from", "text", "timestamp", "read")
+_NULLABLE = (str, type(None))
+
+
+class Parsed:
+    """One version of an inbox file: its bytes, its entries as decoded, and the models of the
+    entries that needed pydantic (:func:`load`). Shared by every reader: never changed."""
+
+    __slots__ = ("_unread", "data", "entries", "odd")
+
+    def __init__(self, data: bytes, entries: list[dict[str, Any]], odd: dict[int, Any]) -> None:
+        self.data = data
+        self.entries = entries
+        self.odd: dict[int, InboxMessage] = odd
+        self._unread: list[int] | None = None
+
+    def message(self, index: int) -> InboxMessage:
+        """A new model of entry ``index`` (nothing in it shared with this record)."""
+        model = self.odd.get(index)
+        if model is not None:
+            return model.model_copy(deep=True)
+        entry = self.entries[index]
+        for value in entry.values():
+            if type(value) in (dict, list):
+                entry = copy.deepcopy(entry)
+                break
+        return InboxMessage.model_validate(entry)
+
+    def unread(self) -> list[int]:
+        """Indices of the messages not read, in file order."""
+        if self._unread is None:
+            odd = self.odd
+            self._unread = [
+                i
+                for i, e in enumerate(self.entries)
+                if not (odd[i].read if i in odd else e.get("read", False))
+            ]
+        return self._unread
+
+
+def decode_array(data: bytes) -> list[dict[str, Any]]:
+    """The inbox as raw dicts (unknown fields and key order kept). ValueError if not an inbox:
+    not JSON (the strict loader's message), not an array, or an entry not an object."""
+    try:
+        raw = from_json(data, allow_inf_nan=False)
+    except ValueError:
+        raw = load_json(data)  # raises what it always did; accepts what from_json cannot
+    if not isinstance(raw, list):
+        raise ValueError(f"expected a JSON array, found {_json_type(raw)}")
+    if raw and set(map(type, raw)) != {dict}:
+        for index, entry in enumerate(raw):
+            if not isinstance(entry, dict):
+                raise ValueError(f"entry {index} is not an object")
+    return raw
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def load(data: bytes) -> Parsed:
+    """Decode and validate an inbox file (see the module docstring). ValueError names the
+    first bad entry and field."""
+    entries = decode_array(data)
+    return Parsed(data, entries, validate_entries(entries))
+
+
+def validate_entries(entries: list[dict[str, Any]]) -> dict[int, InboxMessage]:
+    """The models of the entries that plain type checks cannot vouch for (each validated by
+    pydantic); ValueError for the first that is not a valid message."""
+    odd: dict[int, InboxMessage] = {}
+    for index, entry in enumerate(entries):
+        get = entry.get
+        if not (
+            type(get("from", "")) is str
+            and type(get("text", "")) is str
+            and type(get("timestamp")) is str  # missing: its default is "now", made once
+            and type(get("read", False)) is bool
+            and type(get("summary")) in _NULLABLE
+            and type(get("color")) in _NULLABLE
+        ):
+            odd[index] = validate_entry(entry, index)
+    return odd
+
+
+def validate_entry(entry: dict[str, Any], index: int) -> InboxMessage:
+    """One entry through ``InboxMessage``, accepting what JavaScript would (``null`` for a field
+    means "absent"). ValueError naming the entry and field."""
+    if any(entry.get(k, 0) is None for k in _NOT_NULLABLE):
+        entry = {k: v for k, v in entry.items() if not (v is None and k in _NOT_NULLABLE)}
+    try:
+        return InboxMessage.model_validate(copy.deepcopy(entry))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"entry {index} field {where!r}: {first['msg']}") from None
+
+
+class MessageView(Sequence[InboxMessage]):
+    """``Mailbox.read()``'s result: the messages in file order, each built on first access and
+    then kept by this view (building a model for each of 100k messages up front costs far more
+    than the parse). Read-only as a sequence; the messages are the caller's own to change.
+    Compares equal to a list (or any view) of equal messages."""
+
+    __slots__ = ("_built", "_parsed")
+
+    def __init__(self, parsed: Parsed | None) -> None:
+        self._parsed = parsed
+        self._built: list[InboxMessage | None] = [None] * len(parsed.entries) if parsed else []
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    @overload
+    def __getitem__(self, index: int) -> InboxMessage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[InboxMessage]: ...
+
+    def __getitem__(self, index: int | slice) -> InboxMessage | list[InboxMessage]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._built)))]
+        built = self._built[index]  # IndexError as a list's
+        if built is None:
+            assert self._parsed is not None
+            position = index if index >= 0 else index + len(self._built)
+            built = self._built[position] = self._parsed.message(position)
+        return built
+
+    def __iter__(self) -> Iterator[InboxMessage]:
+        for i in range(len(self._built)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, list | tuple | MessageView):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
 
 class ParsedInboxes:
-    """Per process: inbox path -> (identity, messages) of the last parse."""
+    """Per process: inbox path -> (identity, :class:`Parsed`) of the last parse or write."""
 
     def __init__(self, max_inboxes: int = MAX_INBOXES, max_bytes: int = MAX_BYTES) -> None:
         self.max_inboxes = max_inboxes
         self.max_bytes = max_bytes
-        self._entries: dict[str, tuple[FileKey, list[InboxMessage]]] = {}
+        self._entries: dict[str, tuple[FileKey, Parsed]] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: str, key: FileKey) -> list[InboxMessage] | None:
+    def get(self, path: str, key: FileKey) -> Parsed | None:
         with self._lock:
             entry = self._entries.get(path)
         if entry is None or entry[0] != key:
             return None
         return entry[1]
 
-    def put(self, path: str, key: FileKey, messages: list[InboxMessage]) -> None:
+    def put(self, path: str, key: FileKey, parsed: Parsed) -> None:
         size = key[1]
         with self._lock:
             self._entries.pop(path, None)
@@ -55,7 +213,11 @@ class ParsedInboxes:
             ):
                 old_key, _ = self._entries.pop(next(iter(self._entries)))
                 held -= old_key[1]
-            self._entries[path] = (key, messages)
+            self._entries[path] = (key, parsed)
+
+    def forget(self, path: str) -> None:
+        with self._lock:
+            self._entries.pop(path, None)
 
 
 parsed = ParsedInboxes()
