@@ -364,51 +364,63 @@ def splice_parts(raw: bytes, piece: bytes) -> list[bytes | memoryview]:
 
 
 _ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array
-_SEP_END, _SEP_START = 4, 6  # the first object's text ends, the next one's starts
+_SEP_END, _SEP_START = 4, 6  # where the object before it ends, and the one after starts
+MAX_WALK = 4096
+"""Elements ``replace_entries`` checks at most (between the replaced ones and an end)."""
 
 
 def replace_entries(
-    data: bytes, count: int, edits: dict[int, tuple[Any, Any]]
+    data: bytes, entries: Sequence[Any], edits: dict[int, Any]
 ) -> list[bytes | memoryview] | None:
-    """The chunks of ``data`` with array elements replaced in place: ``edits`` maps an index
-    to ``(old, new)``, where ``old`` is the element as decoded from ``data``. ``None`` unless
-    ``data`` is the text of a ``count``-element array of objects laid out as
-    ``JSON.stringify(array, null, 2)`` does (as Claude Code and :func:`dumps_array` write it)
-    and each replaced element's text is exactly ``encode_entry(old)``: the caller then
-    re-encodes the whole array instead. The elements not replaced keep their bytes, so the
-    result is what re-encoding the whole array would give, without the parse and encode of
-    every element -- finding the elements costs one scan of the bytes (C speed) and a search
-    per element between the replaced ones and the nearer end of the array."""
-    if not edits or count < 1 or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
+    """The chunks of ``data`` -- the text of a JSON array of objects that decodes to
+    ``entries`` -- with ``entries[i]`` replaced by ``edits[i]``, in place: every other element
+    keeps its bytes. ``None`` unless the elements between each replaced one and the nearer
+    end of the array are laid out exactly as ``JSON.stringify(array, null, 2)`` lays them out
+    (as Claude Code and :func:`dumps_array` write): the caller then encodes the whole array.
+
+    Each of those elements is found by a byte search from the array's end (separators
+    ``},`` + ``{`` on lines of their own, two spaces in) and its bytes must be exactly
+    ``encode_entry`` of the element decoded at that index. That check keeps the search
+    aligned with the real elements: a separator-like run inside an element (possible only
+    where another program laid the file out differently) would make the bytes checked a
+    strict prefix or suffix of that element's text, which cannot be a whole object. So the
+    result is byte for byte what encoding the whole array would give for a file in that
+    layout, at the cost of encoding the elements walked over (at most ``MAX_WALK``)."""
+    count = len(entries)
+    if not edits or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
         return None
-    if data.count(_ENTRY_SEP) != count - 1:  # one per boundary, none inside an element
+    if min(edits) < 0 or max(edits) >= count:
         return None
-    lo, hi = min(edits), max(edits)
-    if lo < 0 or hi >= count:
+    half = count // 2
+    front = [i for i in edits if i < half]
+    back = [i for i in edits if i >= half]
+    walk_front = max(front) + 1 if front else 0
+    walk_back = count - min(back) if back else 0
+    if walk_front + walk_back > MAX_WALK:
         return None
-    seps: dict[int, int] = {}  # separator k lies between elements k and k + 1
-    if hi + 1 <= count - lo:  # nearer the start
-        at = -len(_ENTRY_SEP)
-        for k in range(min(hi + 1, count - 1)):
-            at = data.find(_ENTRY_SEP, at + len(_ENTRY_SEP))
-            seps[k] = at
-    else:
-        at = len(data)
-        for k in range(count - 2, max(lo - 1, 0) - 1, -1):
-            at = data.rfind(_ENTRY_SEP, 0, at)
-            seps[k] = at
-    if any(at < 0 for at in seps.values()):  # pragma: no cover - the count says otherwise
-        return None
-    chunks: list[bytes | memoryview] = []
+    spans: dict[int, tuple[int, int]] = {}
     view = memoryview(data)
+    start = 2  # just past "[\n"
+    for index in range(walk_front):
+        at = data.find(_ENTRY_SEP, start)
+        end = at + _SEP_END if index < count - 1 else len(data) - 2
+        if (at < 0 and index < count - 1) or view[start:end] != encode_entry(entries[index]):
+            return None
+        spans[index] = (start, end)
+        start = at + _SEP_START
+    end = len(data) - 2  # before "\n]"
+    for index in range(count - 1, count - 1 - walk_back, -1):
+        at = data.rfind(_ENTRY_SEP, 0, end) if index else -1
+        start = at + _SEP_START if index else 2
+        if (at < 0 and index) or view[start:end] != encode_entry(entries[index]):
+            return None
+        spans[index] = (start, end)
+        end = at + _SEP_END
+    chunks: list[bytes | memoryview] = []
     done = 0
     for index in sorted(edits):
-        old, new = edits[index]
-        start = 2 if index == 0 else seps[index - 1] + _SEP_START
-        end = len(data) - 2 if index == count - 1 else seps[index] + _SEP_END
-        if view[start:end] != encode_entry(old):
-            return None
-        chunks += [view[done:start], encode_entry(new)]
+        start, end = spans[index]
+        chunks += [view[done:start], encode_entry(edits[index])]
         done = end
     chunks.append(view[done:])
     return chunks

@@ -28,7 +28,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from pydantic import ValidationError
-from pydantic_core import from_json
+from pydantic_core import SchemaValidator, from_json
+from pydantic_core import core_schema as cs
 
 from app.core.files import load_json
 from app.core.models import InboxMessage
@@ -94,6 +95,30 @@ def decode_array(data: bytes) -> list[dict[str, Any]]:
             if not isinstance(entry, dict):
                 raise ValueError(f"entry {index} is not an object")
     return raw
+
+
+_ENVELOPE = ("msgV", "msg_id")
+_SHAPE = SchemaValidator(
+    cs.list_schema(
+        cs.typed_dict_schema(
+            {k: cs.typed_dict_field(cs.any_schema(), required=False) for k in _ENVELOPE},
+            extra_behavior="ignore",
+        )
+    )
+)
+
+
+def check_array(data: bytes) -> list[dict[str, Any]]:
+    """Check that ``data`` is an inbox (as :func:`decode_array`, the same errors) without
+    building it -- for an append, which only extends the bytes: about half the cost of a
+    parse. Returns, per message, its envelope keys (``msgV``, ``msg_id``) if it has any."""
+    if b"NaN" not in data and b"Infinity" not in data:  # pydantic's JSON would accept them
+        try:
+            shapes: list[dict[str, Any]] = _SHAPE.validate_json(data)
+            return shapes
+        except ValidationError:
+            pass  # the strict loader tells what is wrong (or accepts what jiter cannot)
+    return [{k: e[k] for k in _ENVELOPE if k in e} for e in decode_array(data)]
 
 
 def _json_type(value: Any) -> str:

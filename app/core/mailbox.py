@@ -39,7 +39,7 @@ from app.core.files import (
     splice_parts,
 )
 from app.core.home_parts import HomeParts
-from app.core.inbox_cache import MessageView, Parsed, decode_array
+from app.core.inbox_cache import MessageView, Parsed, check_array, decode_array
 from app.core.models import InboxMessage, TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
@@ -102,9 +102,9 @@ def _is_known(path: Path) -> bool:
     return known is not None and _stat_key(path) == known.key
 
 
-def _validated_bytes(data: bytes) -> bytes:
-    parse_raw_inbox(data)
-    return data
+def _validated_bytes(data: bytes) -> tuple[bytes, bool]:
+    """``data`` once checked to be an inbox, and whether a message carries an envelope."""
+    return data, any(check_array(data))
 
 
 def _validate_extension(path: Path, raw: bytes) -> bool:
@@ -275,9 +275,13 @@ class Mailbox:
             if guard is not None:
                 guard()
             raw = read_bytes(path)
+            enveloped = True  # unless the full check below says otherwise
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
-                raw = parse_with_retry(path, _validated_bytes, first=raw)
-            template = _envelope_template(raw) if raw is not None else None
+                raw, enveloped = parse_with_retry(path, _validated_bytes, first=raw) or (
+                    None,
+                    False,
+                )
+            template = _envelope_template(raw) if raw is not None and enveloped else None
             piece = encode_entry(envelope_like(template, entry) if template else entry)
             if raw is None:
                 parts: list[Chunk] = [b"[\n", piece, b"\n]"]
@@ -372,8 +376,8 @@ class Mailbox:
             targets = [i for i in targets if not entries[i].get("read")]
         if not targets:
             return 0, None
-        edits = {i: (entries[i], {**entries[i], "read": True}) for i in targets}
-        chunks = replace_entries(known.data, len(entries), edits)
+        edits = {i: {**entries[i], "read": True} for i in targets}
+        chunks = replace_entries(known.data, entries, edits)
         if chunks is None:
             return None
         data = b"".join(chunks)
@@ -382,7 +386,7 @@ class Mailbox:
         if written is not None:
             after = list(entries)
             odd = dict(known.odd)
-            for i, (_, new) in edits.items():
+            for i, new in edits.items():
                 after[i] = new
                 if i in odd:
                     odd[i] = inbox_cache.validate_entry(new, i)
