@@ -23,6 +23,7 @@ import os
 import re
 import secrets
 import stat
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -123,11 +124,17 @@ def is_temp_name(name: str) -> bool:
 Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryview]
 
 
-def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> None:
+def atomic_write_bytes(
+    path: Path, data: Chunks, *, durable: bool = True, check: Callable[[], object] | None = None
+) -> None:
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
     ``data`` may be a sequence of chunks (written in order), so a caller can write a slice of a
-    large buffer plus a small tail without first copying them into one object."""
+    large buffer plus a small tail without first copying them into one object.
+
+    ``check`` runs after the data is written and before the file is replaced -- while the
+    data is synced to disk, in another thread, so a check's CPU time hides behind the wait for
+    the disk. If it raises, the temp file is removed and ``path`` is left as it was."""
     directory = path.parent
     ensure_dir(directory)
     check_not_symlink(path)
@@ -156,8 +163,12 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
                 written -= len(views.pop(0))
             if written:
                 views[0] = views[0][written:]
-        if durable:
+        if durable and check is not None:
+            _sync_during(fd, check)
+        elif durable:
             _datasync(fd)
+        elif check is not None:
+            check()
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -177,6 +188,27 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
 #: The temp file's data and size must reach the disk before the rename; its other metadata
 #: (times) need not, so ``fdatasync`` is enough where the platform has it.
 _datasync = getattr(os, "fdatasync", os.fsync)
+
+
+def _sync_during(fd: int, check: Callable[[], object]) -> None:
+    """``_datasync(fd)`` in a thread (the call waits on the disk without holding the GIL)
+    while ``check()`` runs in this one; raises what either raised."""
+    failed: list[BaseException] = []
+
+    def sync() -> None:
+        try:
+            _datasync(fd)
+        except BaseException as exc:  # handed to the caller
+            failed.append(exc)
+
+    thread = threading.Thread(target=sync, name="teamdeck-datasync", daemon=True)
+    thread.start()
+    try:
+        check()
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def fsync_dir(directory: Path) -> None:
@@ -361,66 +393,3 @@ def splice_parts(raw: bytes, piece: bytes) -> list[bytes | memoryview]:
     if raw[cut - 1] == 0x5B:  # "[": the array is empty (nothing else can precede its "]")
         return [memoryview(raw)[:cut], b"\n", piece, b"\n]"]
     return [memoryview(raw)[:cut], b",\n", piece, b"\n]"]
-
-
-_ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array
-_SEP_END, _SEP_START = 4, 6  # where the object before it ends, and the one after starts
-MAX_WALK = 4096
-"""Elements ``replace_entries`` checks at most (between the replaced ones and an end)."""
-
-
-def replace_entries(
-    data: bytes, entries: Sequence[Any], edits: dict[int, Any]
-) -> list[bytes | memoryview] | None:
-    """The chunks of ``data`` -- the text of a JSON array of objects that decodes to
-    ``entries`` -- with ``entries[i]`` replaced by ``edits[i]``, in place: every other element
-    keeps its bytes. ``None`` unless the elements between each replaced one and the nearer
-    end of the array are laid out exactly as ``JSON.stringify(array, null, 2)`` lays them out
-    (as Claude Code and :func:`dumps_array` write): the caller then encodes the whole array.
-
-    Each of those elements is found by a byte search from the array's end (separators
-    ``},`` + ``{`` on lines of their own, two spaces in) and its bytes must be exactly
-    ``encode_entry`` of the element decoded at that index. That check keeps the search
-    aligned with the real elements: a separator-like run inside an element (possible only
-    where another program laid the file out differently) would make the bytes checked a
-    strict prefix or suffix of that element's text, which cannot be a whole object. So the
-    result is byte for byte what encoding the whole array would give for a file in that
-    layout, at the cost of encoding the elements walked over (at most ``MAX_WALK``)."""
-    count = len(entries)
-    if not edits or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
-        return None
-    if min(edits) < 0 or max(edits) >= count:
-        return None
-    half = count // 2
-    front = [i for i in edits if i < half]
-    back = [i for i in edits if i >= half]
-    walk_front = max(front) + 1 if front else 0
-    walk_back = count - min(back) if back else 0
-    if walk_front + walk_back > MAX_WALK:
-        return None
-    spans: dict[int, tuple[int, int]] = {}
-    view = memoryview(data)
-    start = 2  # just past "[\n"
-    for index in range(walk_front):
-        at = data.find(_ENTRY_SEP, start)
-        end = at + _SEP_END if index < count - 1 else len(data) - 2
-        if (at < 0 and index < count - 1) or view[start:end] != encode_entry(entries[index]):
-            return None
-        spans[index] = (start, end)
-        start = at + _SEP_START
-    end = len(data) - 2  # before "\n]"
-    for index in range(count - 1, count - 1 - walk_back, -1):
-        at = data.rfind(_ENTRY_SEP, 0, end) if index else -1
-        start = at + _SEP_START if index else 2
-        if (at < 0 and index) or view[start:end] != encode_entry(entries[index]):
-            return None
-        spans[index] = (start, end)
-        end = at + _SEP_END
-    chunks: list[bytes | memoryview] = []
-    done = 0
-    for index in sorted(edits):
-        start, end = spans[index]
-        chunks += [view[done:start], encode_entry(edits[index])]
-        done = end
-    chunks.append(view[done:])
-    return chunks

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator, from_json
 from pydantic_core import core_schema as cs
 
-from app.core.files import load_json
+from app.core.files import encode_entry, load_json
 from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
@@ -108,11 +108,17 @@ _SHAPE = SchemaValidator(
 )
 
 
+def _maybe_nonfinite(data: bytes) -> bool:
+    """Whether ``data`` may hold ``NaN`` or ``Infinity`` (a one-byte search first: ``memchr``
+    is an order of magnitude faster than a search for the words)."""
+    return (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data)
+
+
 def check_array(data: bytes) -> list[dict[str, Any]]:
     """Check that ``data`` is an inbox (as :func:`decode_array`, the same errors) without
     building it -- for an append, which only extends the bytes: about half the cost of a
     parse. Returns, per message, its envelope keys (``msgV``, ``msg_id``) if it has any."""
-    if b"NaN" not in data and b"Infinity" not in data:  # pydantic's JSON would accept them
+    if not _maybe_nonfinite(data):  # pydantic's JSON parser would accept NaN and Infinity
         try:
             shapes: list[dict[str, Any]] = _SHAPE.validate_json(data)
             return shapes
@@ -162,6 +168,93 @@ def validate_entry(entry: dict[str, Any], index: int) -> InboxMessage:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ValueError(f"entry {index} field {where!r}: {first['msg']}") from None
+
+
+def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] | None:
+    """``known`` with the read flags of ``indices`` (``None``: all) set, edited in its bytes
+    (:func:`replace_entries`): how many flipped, and the new version. ``None`` if the bytes
+    are not laid out for that: the caller re-encodes the whole file."""
+    entries = known.entries
+    if indices is None:
+        targets = [i for i, e in enumerate(entries) if not e.get("read")]
+    else:
+        targets = [i for i in sorted(indices) if 0 <= i < len(entries)]
+        targets = [i for i in targets if not entries[i].get("read")]
+    if not targets:
+        return 0, known
+    edits = {i: {**entries[i], "read": True} for i in targets}
+    chunks = replace_entries(known.data, entries, edits)
+    if chunks is None:
+        return None
+    after, odd = list(entries), dict(known.odd)
+    for i, new in edits.items():
+        after[i] = new
+        if i in odd:
+            odd[i] = validate_entry(new, i)
+    return len(targets), Parsed(b"".join(chunks), after, odd)
+
+
+_ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array
+_SEP_END, _SEP_START = 4, 6  # where the object before it ends, and the one after starts
+MAX_WALK = 4096
+"""Elements ``replace_entries`` checks at most (between the replaced ones and an end)."""
+
+
+def replace_entries(
+    data: bytes, entries: Sequence[Any], edits: dict[int, Any]
+) -> list[bytes | memoryview] | None:
+    """The chunks of ``data`` -- the text of a JSON array of objects that decodes to
+    ``entries`` -- with ``entries[i]`` replaced by ``edits[i]``, in place: every other element
+    keeps its bytes. ``None`` unless the elements between each replaced one and the nearer
+    end of the array are laid out exactly as ``JSON.stringify(array, null, 2)`` lays them out
+    (as Claude Code and :func:`dumps_array` write): the caller then encodes the whole array.
+
+    Each of those elements is found by a byte search from the array's end (separators
+    ``},`` + ``{`` on lines of their own, two spaces in) and its bytes must be exactly
+    ``encode_entry`` of the element decoded at that index. That check keeps the search
+    aligned with the real elements: a separator-like run inside an element (possible only
+    where another program laid the file out differently) would make the bytes checked a
+    strict prefix or suffix of that element's text, which cannot be a whole object. So the
+    result is byte for byte what encoding the whole array would give for a file in that
+    layout, at the cost of encoding the elements walked over (at most ``MAX_WALK``)."""
+    count = len(entries)
+    if not edits or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
+        return None
+    if min(edits) < 0 or max(edits) >= count:
+        return None
+    half = count // 2
+    front = [i for i in edits if i < half]
+    back = [i for i in edits if i >= half]
+    walk_front = max(front) + 1 if front else 0
+    walk_back = count - min(back) if back else 0
+    if walk_front + walk_back > MAX_WALK:
+        return None
+    spans: dict[int, tuple[int, int]] = {}
+    view = memoryview(data)
+    start = 2  # just past "[\n"
+    for index in range(walk_front):
+        at = data.find(_ENTRY_SEP, start)
+        end = at + _SEP_END if index < count - 1 else len(data) - 2
+        if (at < 0 and index < count - 1) or view[start:end] != encode_entry(entries[index]):
+            return None
+        spans[index] = (start, end)
+        start = at + _SEP_START
+    end = len(data) - 2  # before "\n]"
+    for index in range(count - 1, count - 1 - walk_back, -1):
+        at = data.rfind(_ENTRY_SEP, 0, end) if index else -1
+        start = at + _SEP_START if index else 2
+        if (at < 0 and index) or view[start:end] != encode_entry(entries[index]):
+            return None
+        spans[index] = (start, end)
+        end = at + _SEP_END
+    chunks: list[bytes | memoryview] = []
+    done = 0
+    for index in sorted(edits):
+        start, end = spans[index]
+        chunks += [view[done:start], encode_entry(edits[index])]
+        done = end
+    chunks.append(view[done:])
+    return chunks
 
 
 class MessageView(Sequence[InboxMessage]):

@@ -35,7 +35,6 @@ from app.core.files import (
     ensure_dir,
     parse_with_retry,
     read_bytes,
-    replace_entries,
     splice_parts,
 )
 from app.core.home_parts import HomeParts
@@ -102,9 +101,23 @@ def _is_known(path: Path) -> bool:
     return known is not None and _stat_key(path) == known.key
 
 
-def _validated_bytes(data: bytes) -> tuple[bytes, bool]:
-    """``data`` once checked to be an inbox, and whether a message carries an envelope."""
-    return data, any(check_array(data))
+def _validated_bytes(data: bytes) -> bytes:
+    check_array(data)
+    return data
+
+
+def _append_unknown(path: Path, raw: bytes, entry: dict[str, Any]) -> list[Chunk] | None:
+    """Append to a file this process does not know, checking it (in full) while the new
+    version is synced to disk (``atomic_write_bytes``'s ``check``): the parts written, or
+    ``None`` -- nothing written -- if it is not a valid inbox."""
+    template = _envelope_template(raw)  # found: the file was parsed whole, so it is valid
+    piece = encode_entry(envelope_like(template, entry) if template else entry)
+    try:
+        parts = splice_parts(raw, piece)
+        atomic_write_bytes(path, parts, check=None if template else lambda: check_array(raw))
+    except (ValueError, RecursionError):
+        return None
+    return parts
 
 
 def _validate_extension(path: Path, raw: bytes) -> bool:
@@ -168,10 +181,15 @@ def envelope_like(template: dict[str, Any], entry: dict[str, Any]) -> dict[str, 
     return shaped
 
 
+#: Each envelope key's text, after a byte of it that is rare in inboxes: ``memchr`` for the
+#: byte is an order of magnitude faster than a search for the key.
+_ENVELOPE_PROBES = ((b"V", b'"msgV"'), (b"_", b'"msg_id"'))
+
+
 def _envelope_template(raw: bytes) -> dict[str, Any] | None:
     """The newest message carrying an envelope key, if any (a cheap byte scan first: inboxes
     without them -- the seeds' era -- never pay for a parse)."""
-    if not any(f'"{k}"'.encode() in raw for k in ENVELOPE_KEYS[:2]):
+    if not any(rare in raw and key in raw for rare, key in _ENVELOPE_PROBES):
         return None
     try:
         entries = parse_raw_inbox(raw)
@@ -257,9 +275,10 @@ class Mailbox:
         ``guard`` runs under the inbox's lock just before the write; if it raises, nothing is
         written (e.g. "this request has been answered meanwhile": answer at most once).
 
-        Under the inbox lock: read the file, make sure it is a valid array (in full, unless this
-        process knows its head -- see ``_validate_extension``), splice the new entry onto the
-        bytes and replace the file atomically (fsynced). A corrupt inbox is never extended or
+        Under the inbox lock: read the file, make sure it is a valid array (in full -- while
+        the new version is synced to disk, ``_append_unknown`` -- unless this process knows its
+        head, ``_validate_extension``), splice the new entry onto the bytes and replace the
+        file atomically (fsynced). A corrupt inbox is never extended or
         replaced: CorruptFileError names it (in teamdeck's own home a copy is also saved aside;
         in a Claude Code home the file is only reported, left exactly where it is)."""
         entry = message.to_json_dict()
@@ -275,19 +294,16 @@ class Mailbox:
             if guard is not None:
                 guard()
             raw = read_bytes(path)
-            enveloped = True  # unless the full check below says otherwise
+            parts = None
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
-                raw, enveloped = parse_with_retry(path, _validated_bytes, first=raw) or (
-                    None,
-                    False,
-                )
-            template = _envelope_template(raw) if raw is not None and enveloped else None
-            piece = encode_entry(envelope_like(template, entry) if template else entry)
-            if raw is None:
-                parts: list[Chunk] = [b"[\n", piece, b"\n]"]
-            else:
-                parts = splice_parts(raw, piece)
-            atomic_write_bytes(path, parts)
+                parts = _append_unknown(path, raw, entry)
+                if parts is None:  # not an inbox (or changing): read it again, then say so
+                    raw = parse_with_retry(path, _validated_bytes, first=raw)
+            if parts is None:
+                template = _envelope_template(raw) if raw is not None else None
+                piece = encode_entry(envelope_like(template, entry) if template else entry)
+                parts = [b"[\n", piece, b"\n]"] if raw is None else splice_parts(raw, piece)
+                atomic_write_bytes(path, parts)
             written = _remember(path, parts[:-1])
         self.home.emit(InboxChanged(self.team, agent, written=written))
 
@@ -349,7 +365,7 @@ class Mailbox:
 
         A file this process has decoded and that has not changed since (same identity) is
         edited in its bytes: only the flipped entries are encoded again
-        (:func:`app.core.files.replace_entries`). Any other file -- changed by another
+        (:func:`app.core.inbox_cache.replace_entries`). Any other file -- changed by another
         process, not laid out as ``JSON.stringify`` does -- is parsed and re-encoded whole."""
         path = self.path(agent)
         with self.home.lock(path):
@@ -368,30 +384,17 @@ class Mailbox:
     def _flip_in_place(
         path: Path, known: Parsed, indices: set[int] | None, durable: bool
     ) -> tuple[int, FileKey | None] | None:
-        entries = known.entries
-        if indices is None:
-            targets = [i for i, e in enumerate(entries) if not e.get("read")]
-        else:
-            targets = sorted(i for i in indices if 0 <= i < len(entries))
-            targets = [i for i in targets if not entries[i].get("read")]
-        if not targets:
-            return 0, None
-        edits = {i: {**entries[i], "read": True} for i in targets}
-        chunks = replace_entries(known.data, entries, edits)
-        if chunks is None:
+        done = inbox_cache.marked_read(known, indices)
+        if done is None:
             return None
-        data = b"".join(chunks)
-        atomic_write_bytes(path, data, durable=durable)
-        written = _remember(path, [memoryview(data)[: array_head_end(data)]])
+        flipped, after = done
+        if not flipped:
+            return 0, None
+        atomic_write_bytes(path, after.data, durable=durable)
+        written = _remember(path, [memoryview(after.data)[: array_head_end(after.data)]])
         if written is not None:
-            after = list(entries)
-            odd = dict(known.odd)
-            for i, new in edits.items():
-                after[i] = new
-                if i in odd:
-                    odd[i] = inbox_cache.validate_entry(new, i)
-            inbox_cache.parsed.put(str(path), written, Parsed(data, after, odd))
-        return len(targets), written
+            inbox_cache.parsed.put(str(path), written, after)
+        return flipped, written
 
     @staticmethod
     def _rewrite_whole(
