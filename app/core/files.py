@@ -23,7 +23,6 @@ import os
 import re
 import secrets
 import stat
-import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -124,17 +123,11 @@ def is_temp_name(name: str) -> bool:
 Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryview]
 
 
-def atomic_write_bytes(
-    path: Path, data: Chunks, *, durable: bool = True, check: Callable[[], object] | None = None
-) -> None:
+def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> None:
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
     ``data`` may be a sequence of chunks (written in order), so a caller can write a slice of a
-    large buffer plus a small tail without first copying them into one object.
-
-    ``check`` runs after the data is written and before the file is replaced -- while the
-    data is synced to disk, in another thread, so a check's CPU time hides behind the wait for
-    the disk. If it raises, the temp file is removed and ``path`` is left as it was."""
+    large buffer plus a small tail without first copying them into one object."""
     directory = path.parent
     ensure_dir(directory)
     check_not_symlink(path)
@@ -163,12 +156,8 @@ def atomic_write_bytes(
                 written -= len(views.pop(0))
             if written:
                 views[0] = views[0][written:]
-        if durable and check is not None:
-            _sync_during(fd, check)
-        elif durable:
+        if durable:
             _datasync(fd)
-        elif check is not None:
-            check()
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -188,27 +177,6 @@ def atomic_write_bytes(
 #: The temp file's data and size must reach the disk before the rename; its other metadata
 #: (times) need not, so ``fdatasync`` is enough where the platform has it.
 _datasync = getattr(os, "fdatasync", os.fsync)
-
-
-def _sync_during(fd: int, check: Callable[[], object]) -> None:
-    """``_datasync(fd)`` in a thread (the call waits on the disk without holding the GIL)
-    while ``check()`` runs in this one; raises what either raised."""
-    failed: list[BaseException] = []
-
-    def sync() -> None:
-        try:
-            _datasync(fd)
-        except BaseException as exc:  # handed to the caller
-            failed.append(exc)
-
-    thread = threading.Thread(target=sync, name="teamdeck-datasync", daemon=True)
-    thread.start()
-    try:
-        check()
-    finally:
-        thread.join()
-    if failed:
-        raise failed[0]
 
 
 def fsync_dir(directory: Path) -> None:

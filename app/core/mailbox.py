@@ -101,23 +101,9 @@ def _is_known(path: Path) -> bool:
     return known is not None and _stat_key(path) == known.key
 
 
-def _validated_bytes(data: bytes) -> bytes:
-    check_array(data)
-    return data
-
-
-def _append_unknown(path: Path, raw: bytes, entry: dict[str, Any]) -> list[Chunk] | None:
-    """Append to a file this process does not know, checking it (in full) while the new
-    version is synced to disk (``atomic_write_bytes``'s ``check``): the parts written, or
-    ``None`` -- nothing written -- if it is not a valid inbox."""
-    template = _envelope_template(raw)  # found: the file was parsed whole, so it is valid
-    piece = encode_entry(envelope_like(template, entry) if template else entry)
-    try:
-        parts = splice_parts(raw, piece)
-        atomic_write_bytes(path, parts, check=None if template else lambda: check_array(raw))
-    except (ValueError, RecursionError):
-        return None
-    return parts
+def _validated_bytes(data: bytes) -> tuple[bytes, bool]:
+    """``data`` once checked to be an inbox, and whether a message carries an envelope."""
+    return data, any(check_array(data))
 
 
 def _validate_extension(path: Path, raw: bytes) -> bool:
@@ -275,10 +261,10 @@ class Mailbox:
         ``guard`` runs under the inbox's lock just before the write; if it raises, nothing is
         written (e.g. "this request has been answered meanwhile": answer at most once).
 
-        Under the inbox lock: read the file, make sure it is a valid array (in full -- while
-        the new version is synced to disk, ``_append_unknown`` -- unless this process knows its
-        head, ``_validate_extension``), splice the new entry onto the bytes and replace the
-        file atomically (fsynced). A corrupt inbox is never extended or
+        Under the inbox lock: read the file, make sure it is a valid array (in full, with a
+        check that builds nothing, unless this process knows its head -- see
+        ``_validate_extension``), splice the new entry onto the bytes and replace the file
+        atomically (fsynced). A corrupt inbox is never extended or
         replaced: CorruptFileError names it (in teamdeck's own home a copy is also saved aside;
         in a Claude Code home the file is only reported, left exactly where it is)."""
         entry = message.to_json_dict()
@@ -294,16 +280,18 @@ class Mailbox:
             if guard is not None:
                 guard()
             raw = read_bytes(path)
-            parts = None
+            enveloped = True  # unless the full check below says otherwise
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
-                parts = _append_unknown(path, raw, entry)
-                if parts is None:  # not an inbox (or changing): read it again, then say so
-                    raw = parse_with_retry(path, _validated_bytes, first=raw)
-            if parts is None:
-                template = _envelope_template(raw) if raw is not None else None
-                piece = encode_entry(envelope_like(template, entry) if template else entry)
-                parts = [b"[\n", piece, b"\n]"] if raw is None else splice_parts(raw, piece)
-                atomic_write_bytes(path, parts)
+                raw, enveloped = parse_with_retry(path, _validated_bytes, first=raw) or (
+                    None,
+                    False,
+                )
+            template = _envelope_template(raw) if raw is not None and enveloped else None
+            piece = encode_entry(envelope_like(template, entry) if template else entry)
+            parts: list[Chunk] = [b"[\n", piece, b"\n]"]
+            if raw is not None:
+                parts = splice_parts(raw, piece)
+            atomic_write_bytes(path, parts)
             written = _remember(path, parts[:-1])
         self.home.emit(InboxChanged(self.team, agent, written=written))
 
