@@ -152,6 +152,7 @@ def validate_entries(entries: list[dict[str, Any]]) -> dict[int, InboxMessage]:
             and type(get("read", False)) is bool
             and type(get("summary")) in _NULLABLE
             and type(get("color")) in _NULLABLE
+            and "sender" not in entry  # a field's Python name: pydantic reads it as "from"
         ):
             odd[index] = validate_entry(entry, index)
     return odd

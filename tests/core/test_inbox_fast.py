@@ -128,13 +128,20 @@ def test_entries_pydantic_would_coerce_read_as_before(home: Home) -> None:
         {**entry(1), "read": None},
         {**entry(2, read=False), "summary": None},
         {"text": "bare"},
+        {"sender": "bob", "text": "by its Python name", "timestamp": "t", "read": False},
+        {**entry(5), "read": 0},
     ]
     path.write_bytes(dumps_array(odd).encode())
     messages = box.read(AGENT)
-    assert [m.read for m in messages] == [True, False, False, False]
-    assert [i for i, _ in box.unread(AGENT)] == [1, 2, 3]
+    assert [m.read for m in messages] == [True, False, False, False, False, False]
+    assert messages[4].sender == "bob"
+    assert [i for i, _ in box.unread(AGENT)] == [1, 2, 3, 4, 5]
     stamp = messages[3].timestamp  # a missing timestamp defaults once, not at every look
     assert box.read(AGENT)[3].timestamp == stamp
+    odd[4]["sender"] = 5
+    path.write_bytes(dumps_array(odd).encode())
+    with pytest.raises(CorruptFileError, match="entry 4 field 'sender'"):
+        box.read(AGENT)
 
 
 def test_lone_surrogates_read_and_nan_is_refused(home: Home) -> None:
