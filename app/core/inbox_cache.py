@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator, from_json
 from pydantic_core import core_schema as cs
 
-from app.core.files import encode_entry, load_json
+from app.core.files import array_head_end, encode_entry, load_json
 from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
@@ -47,15 +47,43 @@ _NULLABLE = (str, type(None))
 
 class Parsed:
     """One version of an inbox file: its bytes, its entries as decoded, and the models of the
-    entries that needed pydantic (:func:`load`). Shared by every reader: never changed."""
+    entries that needed pydantic (:func:`load`). Shared by every reader: never changed.
 
-    __slots__ = ("_unread", "data", "entries", "odd")
+    A version made by editing another in place (:func:`marked_read`) holds the chunks it was
+    written from -- slices of the older version's bytes and the edited entries -- and joins
+    them only when its bytes are needed: a copy of a large file into new memory costs about
+    as much as writing it."""
 
-    def __init__(self, data: bytes, entries: list[dict[str, Any]], odd: dict[int, Any]) -> None:
-        self.data = data
+    __slots__ = ("_chunks", "_data", "_unread", "entries", "odd")
+
+    def __init__(
+        self,
+        data: bytes | list[bytes | memoryview],
+        entries: list[dict[str, Any]],
+        odd: dict[int, Any],
+    ) -> None:
+        self._data = data if isinstance(data, bytes) else None
+        self._chunks = None if isinstance(data, bytes) else data
         self.entries = entries
         self.odd: dict[int, InboxMessage] = odd
         self._unread: list[int] | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = b"".join(self._chunks or ())
+            self._chunks = None
+        return self._data
+
+    def parts(self) -> list[bytes | memoryview]:
+        """The file's bytes, as chunks if not joined yet."""
+        return self._chunks if self._chunks is not None else [self.data]
+
+    def head(self) -> list[bytes | memoryview]:
+        """The array's head (everything before its closing bracket) as chunks sharing memory
+        with the bytes, for ``Mailbox``'s append cache."""
+        *chunks, last = self.parts()
+        return [*chunks, memoryview(last)[: array_head_end(last)]]
 
     def message(self, index: int) -> InboxMessage:
         """A new model of entry ``index`` (nothing in it shared with this record)."""
@@ -192,7 +220,7 @@ def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] |
         after[i] = new
         if i in odd:
             odd[i] = validate_entry(new, i)
-    return len(targets), Parsed(b"".join(chunks), after, odd)
+    return len(targets), Parsed(chunks, after, odd)
 
 
 _ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array

@@ -330,7 +330,7 @@ class Mailbox:
         parsed = parse_with_retry(path, parse_inbox)
         if parsed is not None and _stat_key(path) == key:  # the same file throughout the read
             inbox_cache.parsed.put(str(path), key, parsed)
-            _remember(path, [memoryview(parsed.data)[: array_head_end(parsed.data)]], key)
+            _remember(path, parsed.head(), key)
         return parsed
 
     # ------------------------------------------------------------------ mark read
@@ -378,8 +378,8 @@ class Mailbox:
         flipped, after = done
         if not flipped:
             return 0, None
-        atomic_write_bytes(path, after.data, durable=durable)
-        written = _remember(path, [memoryview(after.data)[: array_head_end(after.data)]])
+        atomic_write_bytes(path, after.parts(), durable=durable)
+        written = _remember(path, after.head())
         if written is not None:
             inbox_cache.parsed.put(str(path), written, after)
         return flipped, written
