@@ -362,6 +362,20 @@ class ParsedInboxes:
                 held -= old_key[1]
             self._entries[path] = (key, parsed)
 
+    def put_written(
+        self, path: str, key: FileKey | None, data: bytes, entries: list[dict[str, Any]]
+    ) -> None:
+        """Remember a version this process wrote whole, as a reader would decode it (forget
+        the path if an entry is not valid or the file is gone)."""
+        try:
+            parsed = Parsed(data, entries, validate_entries(entries))
+        except ValueError:
+            key = None
+        if key is None:
+            self.forget(path)
+        else:
+            self.put(path, key, parsed)
+
     def forget(self, path: str) -> None:
         with self._lock:
             self._entries.pop(path, None)

@@ -401,14 +401,7 @@ class Mailbox:
         data = encode_text(dumps_array(raw))
         atomic_write_bytes(path, data, durable=durable)
         written = _remember(path, [memoryview(data)[: array_head_end(data)]])
-        try:  # what a reader would decode from the new file (unless an entry is not valid)
-            after = Parsed(data, raw, inbox_cache.validate_entries(raw))
-        except ValueError:
-            after = None
-        if after is not None and written is not None:
-            inbox_cache.parsed.put(str(path), written, after)
-        else:
-            inbox_cache.parsed.forget(str(path))
+        inbox_cache.parsed.put_written(str(path), written, data, raw)
         return flipped, written
 
     def clear(self, agent: str) -> bool:
