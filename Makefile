@@ -43,6 +43,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python bench/ui.py
 	$(BIN)/python bench/history.py
 	$(BIN)/python bench/live.py
+	$(BIN)/python bench/hook.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -7,8 +7,8 @@ on stderr, ``teamdeck: error: ...``), 2 bad usage, 130 interrupted.
 
 This module holds the parser, its global options, the dispatch and the exit codes; each family
 of commands adds itself with a ``register(commands, command)`` of its own module (``run``,
-``teams``, ``tasks``, ``inbox``, ``history``, ``approvals``, ``agents``), which returns the
-handlers that only look.
+``teams``, ``tasks``, ``inbox``, ``history``, ``approvals``, ``agents``, ``claude``), which
+returns the handlers that only look.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from app import __version__
 from app.cli import agents as cli_agents
 from app.cli import approvals as cli_approvals
+from app.cli import claude as cli_claude
 from app.cli import history as cli_history
 from app.cli import inbox as cli_inbox
 from app.cli import run as cli_run
@@ -49,6 +50,8 @@ SYNOPSIS = """commands:
   teamdeck inbox --team T --agent NAME [--unread] [--mark-read] | --clear
   teamdeck approvals [--team T] | approve ID [--always] [--feedback F] | reject ID [--feedback F]
   teamdeck history [--json] | show RUN | export RUN [-o FILE] | prune --older-than 30d
+  teamdeck claude setup [--project] [--remove | --status] | claude listen [--json]
+  teamdeck hook EVENT                          what Claude Code's hooks run (see claude setup)
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -67,6 +70,7 @@ REGISTER = (
     cli_inbox.register_inbox,
     cli_approvals.register,
     cli_agents.register,
+    cli_claude.register,
 )
 
 # ----------------------------------------------------------------------------- parser
