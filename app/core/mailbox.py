@@ -11,7 +11,12 @@ process already knows to be valid: a per-process cache remembers, per inbox, the
 (inode, size, mtime, ctime) of the file it last validated or wrote and the bytes of that
 array's head. An unchanged file needs no check; a file that only grew by entries appended
 after that head (another writer's appends) needs only the new entries parsed; anything else
-is parsed in full.
+is checked in full (by a parser that builds nothing).
+
+Reads decode at the speed of the JSON parser and build messages lazily
+(:mod:`app.core.inbox_cache`); a file this process decoded is remembered for appends too.
+``mark_read`` on such a file edits the flipped entries in its bytes instead of re-encoding
+every message.
 """
 
 from __future__ import annotations
@@ -264,9 +269,9 @@ class Mailbox:
         Under the inbox lock: read the file, make sure it is a valid array (in full, with a
         check that builds nothing, unless this process knows its head -- see
         ``_validate_extension``), splice the new entry onto the bytes and replace the file
-        atomically (fsynced). A corrupt inbox is never extended or
-        replaced: CorruptFileError names it (in teamdeck's own home a copy is also saved aside;
-        in a Claude Code home the file is only reported, left exactly where it is)."""
+        atomically (fsynced). A corrupt inbox is never extended or replaced: CorruptFileError
+        names it (in teamdeck's own home a copy is also saved aside; in a Claude Code home the
+        file is only reported, left exactly where it is)."""
         entry = message.to_json_dict()
         entry["read"] = bool(entry.get("read", False))
         path = self.path(agent)
@@ -282,10 +287,8 @@ class Mailbox:
             raw = read_bytes(path)
             enveloped = True  # unless the full check below says otherwise
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
-                raw, enveloped = parse_with_retry(path, _validated_bytes, first=raw) or (
-                    None,
-                    False,
-                )
+                checked = parse_with_retry(path, _validated_bytes, first=raw)
+                raw, enveloped = checked or (None, False)
             template = _envelope_template(raw) if raw is not None and enveloped else None
             piece = encode_entry(envelope_like(template, entry) if template else entry)
             parts: list[Chunk] = [b"[\n", piece, b"\n]"]
