@@ -25,6 +25,7 @@ from app.cli import approvals as cli_approvals
 from app.cli import claude as cli_claude
 from app.cli import history as cli_history
 from app.cli import inbox as cli_inbox
+from app.cli import permissions as cli_permissions
 from app.cli import run as cli_run
 from app.cli import tasks as cli_tasks
 from app.cli import teams as cli_teams
@@ -71,6 +72,7 @@ REGISTER = (
     cli_approvals.register,
     cli_agents.register,
     cli_claude.register,
+    cli_permissions.register,
 )
 
 # ----------------------------------------------------------------------------- parser

@@ -58,6 +58,7 @@ def build_dashboard(
     teammate_backend: str | None = None,
     worktrees: bool = False,
     demo_root: Path | None = None,
+    sandbox: Any = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home (``demo_root``, else a new one the caller
@@ -88,6 +89,8 @@ def build_dashboard(
         runtime_options.setdefault("rules_file", home.root / "settings.local.json")
     if worktrees:
         runtime_options["worktrees"] = True
+    if sandbox is not None:  # teamdeck attach (tui/demo/run bring it in ``modes``)
+        runtime_options["sandbox"] = sandbox
     factory = runtime_factory(
         home,
         cwd=cwd,

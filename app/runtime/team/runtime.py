@@ -117,8 +117,7 @@ class TeamRuntime:
         #: ``CLAUDE_CODE_PLAN_MODE_REQUIRED=true``: every teammate starts in plan mode.
         self.plan_mode_required = plan_mode_required_by_env()
         self.rules = rules or PermissionRules()
-        #: Where every agent's commands and hooks run (``None``: unconfined, the library
-        #: default; the ``teamdeck`` command passes the person's choice, on by default).
+        #: Where agents' commands and hooks run (``None``: unconfined; ``teamdeck`` passes one).
         self.sandbox = sandbox
         self.headless = headless
         #: How teammates run: ``in-process``, ``process`` or ``tmux``.
@@ -326,12 +325,7 @@ class TeamRuntime:
         return self.crew.transcript(agent)
 
     def status_of(self, agent: str) -> str:
-        if agent == LEAD_NAME:
-            return self.lead_session.status
-        runner = self.crew.any(agent)
-        if runner is None:
-            raise NotFoundError(f"unknown agent {agent!r}")
-        return runner.snapshot().status
+        return self.lead_session.status if agent == LEAD_NAME else self.crew.status_of(agent)
 
     @property
     def teammates(self) -> dict[str, Teammate]:
