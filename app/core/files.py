@@ -334,7 +334,7 @@ def dumps_array(entries: Sequence[Any]) -> str:
 _WS = frozenset(b" \t\r\n")
 
 
-def array_head_end(raw: bytes) -> int:
+def array_head_end(raw: bytes | memoryview) -> int:
     """Where the head of the JSON array text ``raw`` ends: the index just past its last element
     (or just past ``[`` if it is empty), i.e. before the closing bracket and whitespace.
     ValueError if ``raw`` does not end with ``]``. Scans only the tail: no copy of ``raw``."""
