@@ -36,7 +36,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=("process", "tmux"), default="process",
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--offline", action="store_true", help="use the offline model")
-    parser.add_argument("--credentials", metavar="PIPE", help=argparse.SUPPRESS)
+    # The API credentials, handed over by the runtime (runners.handoff): never an env variable.
+    parser.add_argument("--credentials-fd", metavar="N", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--credentials-socket", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--print", action="store_true", help="print the transcript as it goes")
     parser.add_argument("--permission-timeout", type=float, default=300.0,
                         help=argparse.SUPPRESS)  # fmt: skip
@@ -49,13 +51,16 @@ def run(home: Home, args: argparse.Namespace) -> int:
     """Run the teammate ``args`` name until it leaves; 0 after a shutdown, 1 otherwise."""
     batch_priority()  # first: the imports below are a second of CPU
     from app.runtime.model.credentials import hold
-    from app.runtime.runners.handoff import receive
+    from app.runtime.runners.handoff import receive_fd, receive_socket
     from app.runtime.runners.teammate_process import find_member, run_agent
 
+    # The credentials first: the channel is emptied and closed before anything else runs.
+    if args.credentials_fd is not None:
+        hold(receive_fd(args.credentials_fd))
+    elif args.credentials_socket:
+        hold(receive_socket(Path(args.credentials_socket)))
     team = existing_team(home.layout, args.team)
     find_member(home, team, args.name)  # one line before anything is started
-    if args.credentials:
-        hold(receive(Path(args.credentials)))
     return asyncio.run(
         run_agent(
             home,
