@@ -37,6 +37,7 @@ from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
 from app.dashboard.event_burst import Notice, request_notice, task_notice
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
+from app.dashboard.first_frame import report_first_frame
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
 from app.dashboard.palette.commands import DeckCommands
 from app.dashboard.screens import modes
@@ -178,6 +179,7 @@ class TeamDeckApp(DeckState):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
+        self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
         files = self.session_files
