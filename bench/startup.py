@@ -215,16 +215,20 @@ def measure(args: argparse.Namespace, work: Path) -> tuple[list[Row], list[Impor
         rows.append(Row(name, value, baseline, BASELINE, target))
     found = [Imports(name, *imports(argv, env)) for name, (argv, _) in commands.items()]
 
-    dashboard_home = work / "dashboard-home"
+    if args.frames:  # --frames 0: the commands only
+        rows.append(dashboard_row(args, work, env))
+    return rows, found
+
+
+def dashboard_row(args: argparse.Namespace, work: Path, env: dict[str, str]) -> Row:
+    dashboard_env = {**env, "TEAMDECK_HOME": str(work / "dashboard-home")}
     report = work / "first-frame"
     frames: list[tuple[float, float]] = []
     for _ in range(args.frames):
         bare = first_frame([sys.executable, "-c", BARE_APP], env, report, args.limit)
-        env_dash = {**env, "TEAMDECK_HOME": str(dashboard_home)}
-        frames.append((first_frame(teamdeck(), env_dash, report, args.limit), bare))
+        frames.append((first_frame(teamdeck(), dashboard_env, report, args.limit), bare))
     value, baseline = median_pair(frames)
-    rows.append(Row("dashboard first frame", value, baseline, "a bare Textual app", 2.0, "s"))
-    return rows, found
+    return Row("dashboard first frame", value, baseline, "a bare Textual app", 2.0, "s")
 
 
 def print_table(rows: list[Row], found: list[Imports]) -> None:
@@ -252,11 +256,12 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--rounds", type=int, help="runs of each command (default 21, quick 7)")
-    parser.add_argument("--frames", type=int, help="dashboard starts (default 5, quick 2)")
+    parser.add_argument("--frames", type=int, help="dashboard starts (default 5, quick 2; 0: none)")
     parser.add_argument("--limit", type=float, default=120.0, help="seconds to wait for a frame")
     args = parser.parse_args()
     args.rounds = args.rounds or (7 if args.quick else 21)
-    args.frames = args.frames or (2 if args.quick else 5)
+    if args.frames is None:
+        args.frames = 2 if args.quick else 5
     load = os.getloadavg()[0]
     if not args.json:
         print(f"teamdeck start-up, {time.strftime('%Y-%m-%d %H:%M')}, load {load:.1f}")

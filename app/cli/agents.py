@@ -14,16 +14,18 @@ import argparse
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
+from app.cli.modes import BACKENDS
 from app.core.errors import NotFoundError
-from app.core.home import Home
 from app.runtime import agent_main
-from app.runtime.runners.modes import BACKENDS
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def add_teammate_mode_option(parser: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from app import __version__
 from app.cli import agents as cli_agents
@@ -29,9 +30,10 @@ from app.cli import tasks as cli_tasks
 from app.cli import teams as cli_teams
 from app.cli.home import open_home
 from app.cli.output import PROG, describe, error_line
-from app.cli.status import show_home_status
 from app.core.errors import TeamdeckError
-from app.core.home import Home
+
+if TYPE_CHECKING:
+    from app.core.home import Home
 
 SYNOPSIS = """commands:
   teamdeck [tui]                               the dashboard (offline model when no API key)
@@ -52,7 +54,7 @@ SYNOPSIS = """commands:
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
-Handler = Callable[[Home, argparse.Namespace], int]
+Handler = Callable[["Home", argparse.Namespace], int]
 
 #: Commands that only look: on a home that does not exist they are an error, never a mkdir.
 READ_ONLY: set[Handler] = set()
@@ -142,6 +144,8 @@ def run_command(args: argparse.Namespace) -> int:
             team=getattr(args, "dashboard_team", None),
         )
     if handler is None:  # no terminal to draw on: a short status of the home and the help
+        from app.cli.status import show_home_status
+
         show_home_status(args)
         print()
         parser.print_help()

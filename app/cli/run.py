@@ -9,18 +9,18 @@ arguments or print ``--help``. Registered in ``app.cli.main`` by ``register``.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import history as cli_history
 from app.cli import modes as cli_modes
 from app.cli.home import resolve_team
 from app.cli.worktrees import add_worktrees_option, worktree_options
-from app.core.home import Home
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def run_tui(
@@ -68,6 +68,9 @@ def run_headless(
 
     extra = modes.runtime_kwargs() if modes is not None else {}
     result = run(home, goal, json_output=json_output, **extra, **options)
+    import asyncio
+    import inspect
+
     if inspect.iscoroutine(result):
         result = asyncio.run(result)
     return int(result or 0)
