@@ -191,7 +191,9 @@ class TeamDeckApp(DeckState):
         self.run_worker(follow, name="watcher", group="watcher", exit_on_error=False)
         self._refresh_store()
         self._unsubscribe = self.source.subscribe(self.relay.push)
-        self._start_runtime()
+        # After the first frame: starting loads the model SDK (in a thread, but it competes for
+        # the interpreter with the first paint).
+        self.call_after_refresh(self._start_runtime)
         self.pull_agents()
         self._runtime_approvals()
         modes.confirm_bypass_at_start(self)

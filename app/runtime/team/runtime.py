@@ -24,8 +24,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anthropic
-
 from app.core import Home
 from app.core.errors import NotFoundError
 from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
@@ -46,7 +44,7 @@ from app.runtime.events import (
     TranscriptEntry,
     TurnOutcome,
 )
-from app.runtime.model.client import describe_model, make_client
+from app.runtime.model.client import describe_model, load_sdk, make_client
 from app.runtime.model.names import resolve_model
 from app.runtime.permissions import PermissionRules
 from app.runtime.permissions.settings import local_settings_path
@@ -65,6 +63,8 @@ from app.runtime.team.worktrees import TeamWorktrees
 from app.runtime.tools.base import AgentIdentity
 
 if TYPE_CHECKING:
+    import anthropic
+
     from app.runtime.model.budget import Budget
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,8 @@ class TeamRuntime:
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
         self._owns_watcher = watcher is None
-        self.client = client or make_client()
+        #: Built at its first model call (the SDK is a second of CPU to import; see start).
+        self.client = client or make_client(deferred=True)
         self.model = resolve_model(model)
         self.model_description = describe_model(self.client, self.model)
         self.cwd = (cwd or Path.cwd()).absolute()
@@ -156,6 +157,7 @@ class TeamRuntime:
     async def start(self) -> None:
         freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
         self._loop = asyncio.get_running_loop()
+        await load_sdk()  # in a thread: the event loop (the dashboard) goes on meanwhile
         if self.attach_team:
             if self.processes is None:
                 raise ValueError("only a team of teammate processes can be attached to")
