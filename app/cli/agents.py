@@ -46,6 +46,16 @@ def cmd_agent(home: Home, args: argparse.Namespace) -> int:
 
 
 def cmd_attach(home: Home, args: argparse.Namespace) -> int:
+    from app.dashboard.first_frame import announce_start, clear_start
+
+    announce_start()  # on a terminal, until the dashboard takes the screen
+    try:
+        return _attach(home, args)
+    finally:
+        clear_start()  # already gone unless the dashboard failed to start
+
+
+def _attach(home: Home, args: argparse.Namespace) -> int:
     from app.cli.history import run_options
     from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
     from app.runtime.runners.table import running_teams, team_backend

@@ -36,14 +36,17 @@ def run_tui(
 ) -> int:
     """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
     lead; ``viewer``: watch the files only, e.g. a Claude Code home; ``team``: show this one)."""
-    from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
+    from app.dashboard.first_frame import announce_start, clear_start
 
     extra: dict[str, Any] = {"modes": modes} if modes is not None else {}
     if team:
         home.require_exists()
         extra["team"] = resolve_team(home, team)
-    return int(
-        run_dashboard(
+    announce_start()  # on a terminal, until the dashboard takes the screen
+    try:
+        from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
+
+        result = run_dashboard(
             home,
             demo=demo,
             goal=goal,
@@ -52,8 +55,9 @@ def run_tui(
             **extra,
             **options,
         )
-        or 0
-    )
+    finally:
+        clear_start()  # already gone unless the dashboard failed to start
+    return int(result or 0)
 
 
 def run_headless(

@@ -1,6 +1,12 @@
-"""The dashboard's start-up figure: seconds from the process's start to its first painted frame.
+"""The dashboard's start: a line on the terminal until it draws, and how long it took.
 
-Logged always; also appended to the file named by ``$TEAMDECK_FIRST_FRAME`` when it is set
+``announce_start`` writes "starting teamdeck…" at once (importing and building the dashboard
+takes a moment before anything is drawn); ``clear_start`` erases it just before the dashboard
+takes the screen, so it is not left behind when the dashboard ends. Light: the CLI calls it
+before it imports the dashboard.
+
+``report_first_frame``: seconds from the process's start to its first painted frame, logged
+always and appended to the file named by ``$TEAMDECK_FIRST_FRAME`` when it is set
 (``bench/startup.py`` reads it from there: the dashboard owns the terminal meanwhile).
 """
 
@@ -8,11 +14,34 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
+from typing import TextIO
 
 FIRST_FRAME_ENV = "TEAMDECK_FIRST_FRAME"
 
+STARTING = "starting teamdeck…"
+
 log = logging.getLogger(__name__)
+_shown: list[TextIO] = []
+
+
+def announce_start(stream: TextIO | None = None) -> None:
+    """Write :data:`STARTING` (no newline) if ``stream`` (stdout) is a terminal."""
+    stream = stream or sys.stdout
+    if _shown or not stream.isatty():
+        return
+    stream.write(STARTING)
+    stream.flush()
+    _shown.append(stream)
+
+
+def clear_start() -> None:
+    """Erase the line :func:`announce_start` wrote, if it did (idempotent)."""
+    while _shown:
+        stream = _shown.pop()
+        stream.write("\r\x1b[K")
+        stream.flush()
 
 
 def process_age() -> float | None:
