@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
     from app.runtime.offline import ModelHandler
 
+    #: The SDK's client, for annotations in modules that do not import the SDK.
+    SDKClient = anthropic.AsyncAnthropic
     #: What a model call can raise (`model_errors()`, looked up lazily by `__getattr__`).
     MODEL_ERRORS: tuple[type[Exception], ...]
 

@@ -63,9 +63,8 @@ from app.runtime.team.worktrees import TeamWorktrees
 from app.runtime.tools.base import AgentIdentity
 
 if TYPE_CHECKING:
-    import anthropic
-
     from app.runtime.model.budget import Budget
+    from app.runtime.model.client import SDKClient
 
 log = logging.getLogger(__name__)
 Listener = Callable[[RuntimeEvent], None]
@@ -76,7 +75,7 @@ class TeamRuntime:
         self,
         home: Home,
         *,
-        client: anthropic.AsyncAnthropic | None = None,
+        client: SDKClient | None = None,
         model: str | None = None,
         cwd: Path | None = None,
         spawner: Spawner | None = None,
@@ -98,8 +97,7 @@ class TeamRuntime:
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
         self._owns_watcher = watcher is None
-        #: Built at its first model call (the SDK is a second of CPU to import; see start).
-        self.client = client or make_client(deferred=True)
+        self.client = client or make_client(deferred=True)  # built at its first call: start()
         self.model = resolve_model(model)
         self.model_description = describe_model(self.client, self.model)
         self.cwd = (cwd or Path.cwd()).absolute()
