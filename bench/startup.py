@@ -2,6 +2,7 @@
 in the same run.
 
     .venv/bin/python bench/startup.py [--quick] [--json] [--rounds N] [--frames N]
+                                      [--teamdeck "python -m app.cli.main"]
 
 Every command is a fresh process, run round-robin with its baseline (the machine is shared: the
 load hits both alike), and each keeps its median wall time. Rows (issue 21):
@@ -102,8 +103,14 @@ class Imports:
         return not any(name in self.heavy for name in MODEL_CLIENT)
 
 
+#: ``--teamdeck``: the command measured (e.g. ``python -m app.cli.main`` run in another checkout).
+COMMAND: list[str] = []
+
+
 def teamdeck() -> list[str]:
     """The console script next to this interpreter (what a person runs), else ``-m``."""
+    if COMMAND:
+        return list(COMMAND)
     script = Path(sys.executable).parent / "teamdeck"
     return [str(script)] if script.exists() else [sys.executable, "-m", "app.cli.main"]
 
@@ -258,7 +265,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="runs of each command (default 21, quick 7)")
     parser.add_argument("--frames", type=int, help="dashboard starts (default 5, quick 2; 0: none)")
     parser.add_argument("--limit", type=float, default=120.0, help="seconds to wait for a frame")
+    parser.add_argument("--teamdeck", metavar="CMD", help="the command to measure (default: "
+                        "the teamdeck script next to this python)")  # fmt: skip
     args = parser.parse_args()
+    if args.teamdeck:
+        COMMAND[:] = [sys.executable if w == "python" else w for w in args.teamdeck.split()]
     args.rounds = args.rounds or (7 if args.quick else 21)
     if args.frames is None:
         args.frames = 2 if args.quick else 5
