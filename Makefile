@@ -47,6 +47,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python bench/ui.py
 	$(BIN)/python bench/history.py
 	$(BIN)/python bench/live.py
+	$(BIN)/python bench/hook.py
 	$(BIN)/python bench/startup.py
 
 clean:

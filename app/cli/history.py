@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -122,22 +122,50 @@ def run_document(conn: sqlite3.Connection, run: query.RunSummary) -> dict[str, A
 
 
 def cmd_show(home: Home, args: argparse.Namespace) -> int:
+    """The run, its events streamed from the archive as they are read (a run of any size
+    prints in constant memory; the output is what building it whole would give)."""
     from app.archive import query
-    from app.archive.timeline import duration, event_line, run_cost, when
-    from app.runtime.model.pricing import format_usd
+    from app.archive.timeline import event_line
 
     conn = _reader(home, args)
     try:
         run = _run(conn, args.run)
         document = run_document(conn, run)
-        events = list(query.events(conn, run.id))
+        out = sys.stdout
+        if args.json:
+            _write_json(out, document, query.events(conn, run.id))
+            return 0
+        _write_head(out, run, document)
+        total = query.count_events(conn, run.id)
+        out.write(f"\ntimeline ({total} events):\n")
+        for event in query.events(conn, run.id):
+            offset = event.at - run.started_at
+            out.write(f"  +{offset:8.2f}s  {fmt.clean(event_line(event))}\n")
     finally:
         conn.close()
-    if args.json:
-        document["events"] = [e.to_json() for e in events]
-        print(json.dumps(document, indent=2, ensure_ascii=False))
-        return 0
-    out = sys.stdout
+    return 0
+
+
+def _write_json(out: IO[str], document: dict[str, Any], events: Iterator[query.Event]) -> None:
+    """``document`` with its ``events`` (the run's count) replaced by the list of events, as
+    ``json.dumps(..., indent=2)`` writes it, the events written one at a time."""
+    marker = "\x00the events\x00"
+    text = json.dumps({**document, "events": marker}, indent=2, ensure_ascii=False)
+    before, after = text.split(json.dumps(marker), 1)
+    out.write(before + "[")
+    first = True
+    for event in events:
+        item = json.dumps(event.to_json(), indent=2, ensure_ascii=False)
+        out.write(("\n    " if first else ",\n    ") + item.replace("\n", "\n    "))
+        first = False
+    out.write(("]" if first else "\n  ]") + after + "\n")
+
+
+def _write_head(out: IO[str], run: query.RunSummary, document: dict[str, Any]) -> None:
+    """The run, its agents and approvals (``history show`` before the timeline)."""
+    from app.archive.timeline import duration, run_cost, when
+    from app.runtime.model.pricing import format_usd
+
     model = "offline model" if run.offline else (run.model or "-")
     out.write(
         f"run {run.id} · {run.source} · team {fmt.clean(run.team or '-')} · {run.outcome}"
@@ -181,11 +209,6 @@ def cmd_show(home: Home, args: argparse.Namespace) -> int:
         ]
         table = fmt.table(("KIND", "AGENT", "DECISION", "BY", "FEEDBACK"), rows)
         out.write(_indent(table) + "\n")
-    out.write(f"\ntimeline ({len(events)} events):\n")
-    for event in events:
-        offset = event.at - run.started_at
-        out.write(f"  +{offset:8.2f}s  {fmt.clean(event_line(event))}\n")
-    return 0
 
 
 def _indent(text: str) -> str:

@@ -7,10 +7,11 @@ on stderr, ``teamdeck: error: ...``), 2 bad usage, 130 interrupted.
 
 This module holds the parser, its global options, the dispatch and the exit codes; each family
 of commands adds itself with a ``register(commands, command)`` of its own module (``run``,
-``teams``, ``tasks``, ``inbox``, ``history``, ``approvals``, ``agents``), which returns the
-handlers that only look. A command line that names its command imports and registers only that
-command's family (``teamdeck team list`` never loads the runtime's options); ``--help`` and a
-bare ``teamdeck`` register them all, so every output is the same either way.
+``teams``, ``tasks``, ``inbox``, ``history``, ``approvals``, ``agents``, ``claude``), which
+returns the handlers that only look. A command line that names its command imports and
+registers only that command's family (``teamdeck team list`` never loads the runtime's
+options); ``--help`` and a bare ``teamdeck`` register them all, so every output is the same
+either way.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ SYNOPSIS = """commands:
   teamdeck inbox --team T --agent NAME [--unread] [--mark-read] | --clear
   teamdeck approvals [--team T] | approve ID [--always] [--feedback F] | reject ID [--feedback F]
   teamdeck history [--json] | show RUN | export RUN [-o FILE] | prune --older-than 30d
+  teamdeck claude setup [--project] [--remove | --status] | claude listen [--json]
+  teamdeck hook EVENT                          what Claude Code's hooks run (see claude setup)
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -66,6 +69,7 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("app.cli.inbox", "register_inbox", ("inbox",)),
     ("app.cli.approvals", "register", ("approvals", "approve", "reject")),
     ("app.cli.agents", "register", ("agent", "attach", "ps")),
+    ("app.cli.claude", "register", ("claude", "hook")),
 )
 #: Global options that take a value (the command word comes after them).
 _VALUE_OPTIONS = ("--home", "--team")

@@ -30,6 +30,8 @@ from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
 from app.runtime.permissions.settings import load_settings
+from app.runtime.sandbox import SandboxConfig, bwrap_problem
+from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
 
 #: ``app.runtime.runners.modes.BACKENDS``, the teammate modes (for ``--help``, which does not
 #: load the runners; a test keeps the two equal).
@@ -53,6 +55,7 @@ def _rule(text: str) -> str:
 def add_mode_options(parser: argparse.ArgumentParser) -> None:
     """Add the permission options to a ``tui``/``demo``/``run`` parser."""
     group = parser.add_argument_group("permissions")
+    add_sandbox_options(group)  # type: ignore[arg-type]
     group.add_argument(
         "--permission-mode",
         metavar="MODE",
@@ -116,6 +119,8 @@ class ModeOptions:
     teammate_backend: str = "in-process"
     #: A settings file turned bypassPermissions off: it is never offered, not even confirmed.
     bypass_disabled: bool = False
+    #: Where agents' commands and hooks run (``--no-sandbox``, ``--pass-env``, settings).
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     warnings: list[str] = field(default_factory=list)
 
     def runtime_kwargs(self) -> dict[str, Any]:
@@ -125,6 +130,7 @@ class ModeOptions:
             "rules": self.rules,
             "teammate_backend": self.teammate_backend,
             "allow_bypass": self.bypass_allowed,
+            "sandbox": self.sandbox,
         }
 
 
@@ -180,6 +186,10 @@ def resolve_modes(
         or (settings.teammate_mode if settings else None)
         or "in-process"
     )
+    options.sandbox = sandbox_config(args, settings.sandbox if settings else None)
+    problem = bwrap_problem() if options.sandbox.enabled else None
+    if problem is not None:
+        options.warnings.append(f"no sandbox: {problem}; commands run unconfined")
     return options
 
 

@@ -114,6 +114,7 @@ def _viewer(home: Home, team: str | None) -> TeamDeckApp:
     pick = team is None and len(home.teams.names()) > 1
     if not home.is_claude:
         return TeamDeckApp(home, FilesSource(team=team, pick=pick))
+    from app.dashboard.claude_bridge import BridgeLink
     from app.runtime.by_files.claude_transcripts import ClaudeTranscripts
     from app.runtime.by_files.steering import FileSteering
 
@@ -124,7 +125,8 @@ def _viewer(home: Home, team: str | None) -> TeamDeckApp:
         transcripts=lambda shown: ClaudeTranscripts(home, shown),
         model=STEERING_CLAUDE,
     )
-    return TeamDeckApp(home, source)
+    # the requests Claude Code's hooks hold (``teamdeck claude setup``) join the queue
+    return TeamDeckApp(home, source, bridge=BridgeLink())
 
 
 def runtime_factory(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from app.core.errors import TeamdeckError
 from app.core.paths import claude_home, default_home, existing_team
+from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
 
 if TYPE_CHECKING:  # `teamdeck --help` adds this module's options without loading the files
     from app.core.home import Home
@@ -42,6 +43,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--allow", metavar="RULE", action="append", default=[])
     parser.add_argument("--deny", metavar="RULE", action="append", default=[])
+    add_sandbox_options(parser)
 
 
 def run(home: Home, args: argparse.Namespace) -> int:
@@ -70,6 +72,7 @@ def run(home: Home, args: argparse.Namespace) -> int:
             deny=args.deny,
             permission_timeout=args.permission_timeout,
             print_to=sys.stdout if args.print else None,
+            sandbox=sandbox_config(args),
         )
     )
 

@@ -355,6 +355,7 @@ async def _checked_call(
         extra_roots=roots,
         hooks=hooks_of(session),
         lane=session.io,
+        sandbox=session.sandbox,
     )
     # Only calls that actually run are counted; the next usage event carries the total.
     session.snapshot.tool_calls += 1

@@ -34,6 +34,7 @@ from app.core.paths import project_of
 from app.runtime.agent.hook_commands import HookRun, hook_input, run_hooks
 from app.runtime.events import HookRan, RuntimeEvent, TurnOutcome
 from app.runtime.permissions.settings import HookCommand, load_settings
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.tools.base import AgentIdentity, TeamServices, ToolHooks
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class HookedSession(Protocol):
     the session keeps them."""
 
     hooks: ToolHooks | None
+    sandbox: SandboxConfig | None
 
     @property
     def identity(self) -> AgentIdentity: ...
@@ -117,7 +119,7 @@ class TeamHooks:
             session_id=self.session_id,
             permission_mode=session.mode,
         )
-        run = await run_hooks(event, hooks, payload, cwd=identity.cwd)
+        run = await run_hooks(event, hooks, payload, cwd=identity.cwd, sandbox=session.sandbox)
         task_id = str(task.id) if task is not None else None
         for result in run.results:
             outcome, message = result.outcome, result.message

@@ -18,6 +18,7 @@ from pathlib import Path
 from app.runtime.model.credentials import held_credentials
 from app.runtime.runners import handoff
 from app.runtime.runners.base import TeammateSpec
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.tools.workspace import child_env
 
 #: The teammate entry point a teammate process runs (named, not imported: it sits above the
@@ -58,6 +59,7 @@ class AgentLaunch:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     permission_timeout: float = 300.0
+    sandbox: SandboxConfig | None = None
 
     def command(self, spec: TeammateSpec, backend: str) -> list[str]:
         """The teammate process's command line for ``spec`` (the credentials are offered
@@ -81,6 +83,8 @@ class AgentLaunch:
             cmd += ["--allow", rule]
         for rule in self.deny:
             cmd += ["--deny", rule]
+        # No configuration (a library caller's runtime): unconfined, as in-process teammates.
+        cmd += self.sandbox.arguments() if self.sandbox is not None else ["--no-sandbox"]
         return cmd
 
     def environment(self, spec: TeammateSpec) -> dict[str, str]:

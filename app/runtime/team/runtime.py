@@ -50,6 +50,7 @@ from app.runtime.permissions import PermissionRules
 from app.runtime.permissions.settings import local_settings_path
 from app.runtime.runners.base import Runner
 from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling.gc_pauses import freeze_long_lived
 from app.runtime.team import spawning
 from app.runtime.team.answers import RequestDesk, keep_allow_rule
@@ -91,6 +92,7 @@ class TeamRuntime:
         attach: str | None = None,
         allow_bypass: bool | None = None,
         worktrees: bool = False,
+        sandbox: SandboxConfig | None = None,
     ) -> None:
         check_mode(teammate_backend)
         self.home = home
@@ -114,6 +116,9 @@ class TeamRuntime:
         #: ``CLAUDE_CODE_PLAN_MODE_REQUIRED=true``: every teammate starts in plan mode.
         self.plan_mode_required = plan_mode_required_by_env()
         self.rules = rules or PermissionRules()
+        #: Where every agent's commands and hooks run (``None``: unconfined, the library
+        #: default; the ``teamdeck`` command passes the person's choice, on by default).
+        self.sandbox = sandbox
         self.headless = headless
         #: How teammates run: ``in-process``, ``process`` or ``tmux``.
         self.teammate_backend = teammate_backend
