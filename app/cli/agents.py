@@ -15,18 +15,20 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
+from app.cli.modes import BACKENDS
 from app.cli.output import warning_line
 from app.core.errors import NotFoundError
-from app.core.home import Home
 from app.runtime import agent_main
-from app.runtime.runners.modes import BACKENDS
 from app.runtime.sandbox.options import add_sandbox_options
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def add_teammate_mode_option(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +49,16 @@ def cmd_agent(home: Home, args: argparse.Namespace) -> int:
 
 
 def cmd_attach(home: Home, args: argparse.Namespace) -> int:
+    from app.dashboard.first_frame import announce_start, clear_start
+
+    announce_start()  # on a terminal, until the dashboard takes the screen
+    try:
+        return _attach(home, args)
+    finally:
+        clear_start()  # already gone unless the dashboard failed to start
+
+
+def _attach(home: Home, args: argparse.Namespace) -> int:
     from app.cli.history import run_options
     from app.cli.modes import resolve_sandbox
     from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard

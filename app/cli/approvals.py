@@ -16,28 +16,24 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
 from app.core.errors import NotFoundError
-from app.core.home import Home
-from app.core.models import InboxMessage, now_iso
 from app.core.paths import USER_NAME
-from app.core.protocol import PermissionRequest
 from app.runtime.bridge import client as bridge
-from app.runtime.by_files.requests import FileRequest, find_request, scan_team, team_names
-from app.runtime.by_files.steering import (
-    AlreadyAnsweredError,
-    answer_request,
-    permission_response_text,
-    plan_response_text,
-)
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:  # the requests and their answers load when a command runs, not for --help
+    from app.core.home import Home
+    from app.runtime.by_files.requests import FileRequest
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def _teams(home: Home, args: argparse.Namespace) -> list[str]:
+    from app.runtime.by_files.requests import team_names
+
     return [resolve_team(home, args.team)] if args.team else team_names(home)
 
 
@@ -89,6 +85,8 @@ def _held_row(request: dict[str, Any]) -> tuple[str, ...]:
 
 
 def cmd_approvals(home: Home, args: argparse.Namespace) -> int:
+    from app.runtime.by_files.requests import scan_team
+
     held = _held(args)
     pending: list[FileRequest] = []
     try:
@@ -140,6 +138,16 @@ def _answer_held(args: argparse.Namespace, approve: bool) -> int | None:
 
 
 def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
+    from app.core.models import InboxMessage, now_iso
+    from app.core.protocol import PermissionRequest
+    from app.runtime.by_files.requests import find_request
+    from app.runtime.by_files.steering import (
+        AlreadyAnsweredError,
+        answer_request,
+        permission_response_text,
+        plan_response_text,
+    )
+
     held = _answer_held(args, approve)
     if held is not None:
         return held

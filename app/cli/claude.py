@@ -15,11 +15,12 @@ import argparse
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core.home import Home
+if TYPE_CHECKING:
+    from app.core.home import Home
 
-Handler = Callable[[Home, argparse.Namespace], int]
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def cmd_setup(home: Home, args: argparse.Namespace) -> int:

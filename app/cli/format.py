@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core.frame_text import describe
-from app.core.models import InboxMessage, Task, TeamConfig
-from app.core.protocol import parse_frame
+if TYPE_CHECKING:  # the models load with the command that reads them, not with --help
+    from app.core.models import InboxMessage, Task, TeamConfig
 
 NONE = "-"
 CELL_WIDTH = 60
@@ -133,6 +132,9 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
     :func:`app.core.frame_text.describe` with its request id (a person types it into
     ``teamdeck approve``). A plain message: ``[index] (unread) from -> summary: text``,
     continuation lines indented under the first."""
+    from app.core.frame_text import describe
+    from app.core.protocol import parse_frame
+
     head = f"[{index}]" + ("" if message.read else " (unread)") + " "
     frame = parse_frame(message.text)
     if frame is not None:
@@ -146,6 +148,8 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
 
 def message_json(index: int, message: InboxMessage) -> dict[str, Any]:
     """The message as stored, plus its ``index`` and parsed ``frameType`` (``None`` if plain)."""
+    from app.core.protocol import parse_frame
+
     frame = parse_frame(message.text)
     return {
         "index": index,

@@ -30,10 +30,12 @@ from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
 from app.runtime.permissions.settings import load_settings
-from app.runtime.runners.modes import BACKENDS
 from app.runtime.sandbox import SandboxConfig, bwrap_problem
 from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
 
+#: ``app.runtime.runners.modes.BACKENDS``, the teammate modes (for ``--help``, which does not
+#: load the runners; a test keeps the two equal).
+BACKENDS: tuple[str, ...] = ("in-process", "process", "tmux")
 BYPASS = "bypassPermissions"
 #: Modes a teammate does not inherit from the lead (lead-only or needing the lead's approval).
 _NOT_INHERITED = frozenset({"plan", "delegate"})

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
 from app.cli.output import emit_json, warning_line
 from app.core.errors import TeamNotEmptyError
-from app.core.home import Home
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:

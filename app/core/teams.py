@@ -7,7 +7,6 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -334,6 +333,8 @@ def remove_worktree(path: Path) -> bool:
     dot_git = path / ".git"
     if not dot_git.is_file():
         return False
+    import subprocess  # here: listing teams (teamdeck team list) never needs it
+
     main_repo: Path | None = None
     with contextlib.suppress(OSError):
         match = _GITDIR.match(dot_git.read_text("utf-8").strip())

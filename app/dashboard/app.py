@@ -38,6 +38,7 @@ from app.core.watch import Watcher
 from app.dashboard.claude_bridge import BridgeChanged, BridgeEventArrived, BridgeLink, toast_text
 from app.dashboard.event_burst import Notice, request_notice, task_notice
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
+from app.dashboard.first_frame import report_first_frame
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
 from app.dashboard.palette.commands import DeckCommands
 from app.dashboard.screens import modes
@@ -187,6 +188,7 @@ class TeamDeckApp(DeckState):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
+        self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
         files = self.session_files
@@ -200,7 +202,9 @@ class TeamDeckApp(DeckState):
         if self.bridge is not None and (warning := self.bridge.start(self)):
             self.notify(escape(warning), severity="warning", timeout=10)
         self._unsubscribe = self.source.subscribe(self.relay.push)
-        self._start_runtime()
+        # After the first frame: starting loads the model SDK (in a thread, but it competes for
+        # the interpreter with the first paint).
+        self.call_after_refresh(self._start_runtime)
         self.pull_agents()
         self._runtime_approvals()
         modes.confirm_bypass_at_start(self)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import Home
+from app.dashboard.first_frame import clear_start
 from app.dashboard.recording import (
     finish_dashboard_recording,
     start_attach_recording,
@@ -178,6 +179,7 @@ def run_dashboard(
             demo_root=demo_root,
             **options,
         )
+        clear_start()  # "starting teamdeck…": the dashboard takes the screen now
         try:
             with _exit_on_hangup(app.exit):
                 app.run()
