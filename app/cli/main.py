@@ -18,6 +18,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
 from app import __version__
 from app.cli import agents as cli_agents
@@ -28,9 +29,9 @@ from app.cli import run as cli_run
 from app.cli import tasks as cli_tasks
 from app.cli import teams as cli_teams
 from app.cli.home import open_home
-from app.cli.output import PROG, describe, error_line
+from app.cli.output import MAX_ERROR_LINE, PROG, describe, error_line
 from app.cli.status import show_home_status
-from app.core.errors import TeamdeckError
+from app.core.errors import TeamdeckError, clip
 from app.core.home import Home
 
 SYNOPSIS = """commands:
@@ -72,6 +73,15 @@ REGISTER = (
 # ----------------------------------------------------------------------------- parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with usage errors cut like every other error line (an unknown
+    5,000-character argument is echoed cut, with "…"); the subcommands' parsers are of this
+    class too (``add_subparsers`` makes them of the parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(clip(message, MAX_ERROR_LINE))
+
+
 def _home_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     """``--home``/``--claude``; on subcommands they default to SUPPRESS so a value given before
     the subcommand is not overwritten."""
@@ -91,10 +101,10 @@ def _home_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     _home_options(common, suppress=True)
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         usage="%(prog)s [-h] [--version] [--home PATH | --claude] [COMMAND ...]",
         description="Run a team of Claude agents and steer it from a terminal dashboard.",

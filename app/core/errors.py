@@ -44,6 +44,21 @@ class UnsafePathError(TeamdeckError):
     """A path that escapes the home or is a symlink where a regular file is expected."""
 
 
+class UnreadableFileError(CorruptFileError, UnsafePathError):
+    """A file that is not a regular file (a symlink, a FIFO, a folder...) where one is expected.
+    A CorruptFileError too, so a listing warns about it and goes on, as for a corrupt file."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        self.saved_copy = None
+        TeamdeckError.__init__(self, f"{reason}; remove it or replace it with a regular file")
+
+
+class TooLargeError(TeamdeckError):
+    """A message over the size limit, or one that would take an inbox over its cap."""
+
+
 class LockTimeoutError(TeamdeckError, TimeoutError):
     """A lock that could not be taken in time. Never reported as an empty result."""
 
@@ -58,3 +73,9 @@ class DependencyCycleError(TeamdeckError):
 
 class TeamNotEmptyError(TeamdeckError):
     """TeamDelete refused: members other than the lead remain."""
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters with "…" (an error line never echoes a 5,000-character
+    input in full)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

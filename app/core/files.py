@@ -29,7 +29,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.core.errors import CorruptFileError, UnsafePathError
+from app.core.errors import (
+    CorruptFileError,
+    UnreadableFileError,
+    UnsafePathError,
+)
 
 T = TypeVar("T")
 READ_RETRIES = 5
@@ -78,7 +82,13 @@ def encode_text(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+        return escape_surrogates(text).encode("utf-8")
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate written as its ``\\uXXXX`` escape (in JSON text: the
+    same string; in a line for the terminal: printable, where the raw one cannot be encoded)."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def ensure_dir(path: Path) -> None:
@@ -266,8 +276,9 @@ def parse_with_retry(
     retries: int = READ_RETRIES,
 ) -> T | None:
     """Read and parse ``path``; ``None`` if missing. Retry a parse error (a writer may be
-    mid-way); if it stays broken, quarantine a copy and raise CorruptFileError."""
-    data = first if first is not None else read_bytes(path)
+    mid-way); if it stays broken, quarantine a copy and raise CorruptFileError (its subclass
+    UnreadableFileError for a symlink, a FIFO or anything else that is not a regular file)."""
+    data = first if first is not None else _read_regular(path)
     last_error = ""
     for attempt in range(retries + 1):
         if data is None:
@@ -278,8 +289,17 @@ def parse_with_retry(
             last_error = describe_parse_error(exc, data)
         if attempt < retries:
             time.sleep(READ_RETRY_DELAY)
-            data = read_bytes(path)
+            data = _read_regular(path)
     raise CorruptFileError(path, last_error, quarantine(path, data))
+
+
+def _read_regular(path: Path) -> bytes | None:
+    try:
+        return read_bytes(path)
+    except UnreadableFileError:
+        raise
+    except UnsafePathError as exc:
+        raise UnreadableFileError(path, str(exc)) from None
 
 
 def describe_parse_error(exc: Exception, data: bytes) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from app.core import inbox_cache
-from app.core.errors import NotFoundError, UnknownRecipientError
+from app.core.errors import NotFoundError, TooLargeError, UnknownRecipientError
 from app.core.events import InboxChanged, InboxRead
 from app.core.files import (
     array_head_end,
@@ -45,6 +45,13 @@ from app.core.models import InboxMessage, TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
 _MESSAGES = TypeAdapter(list[InboxMessage])
+#: A message's text (+ summary) may hold at most this many UTF-8 bytes: every reader parses the
+#: whole inbox, so one 20 MB message slows every later read of it (Claude Code refuses
+#: oversized messages too).
+MAX_MESSAGE_BYTES = 1024 * 1024
+#: An inbox that a message would take over this size is refused (messages are never deleted;
+#: ``teamdeck inbox --clear`` empties one).
+MAX_INBOX_BYTES = 32 * 1024 * 1024
 FileKey = tuple[int, int, int, int]
 Chunk = bytes | memoryview
 
@@ -269,6 +276,7 @@ class Mailbox:
     def send(self, recipient: str, message: InboxMessage) -> str:
         """Validate the recipient, then append. Returns the member name it was delivered to."""
         name = self.resolve_recipient(recipient)
+        check_size(self.path(name), message)
         self.append(name, message)
         return name
 
@@ -409,4 +417,24 @@ class Mailbox:
             e.name[:-5]
             for e in os.scandir(inboxes)
             if e.name.endswith(".json") and not e.name.startswith(".")
+        )
+
+
+def check_size(path: Path, message: InboxMessage) -> None:
+    """TooLargeError if ``message`` is over ``MAX_MESSAGE_BYTES``, or if it would take the inbox
+    at ``path`` over ``MAX_INBOX_BYTES`` (checked before the lock: a cap, not an exact count)."""
+    size = len(encode_text(message.text)) + len(encode_text(message.summary or ""))
+    if size > MAX_MESSAGE_BYTES:
+        raise TooLargeError(
+            f"the message is {size:,} bytes; at most {MAX_MESSAGE_BYTES:,} are allowed "
+            "(split it, or write it to a file and send the path)"
+        )
+    try:
+        current = os.stat(path).st_size
+    except OSError:
+        current = 0
+    if current + size > MAX_INBOX_BYTES:
+        raise TooLargeError(
+            f"{path} would grow over {MAX_INBOX_BYTES:,} bytes ({current:,} now); "
+            "empty it first (teamdeck inbox --clear)"
         )
