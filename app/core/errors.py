@@ -75,6 +75,19 @@ class TeamNotEmptyError(TeamdeckError):
     """TeamDelete refused: members other than the lead remain."""
 
 
+class DiskFullError(TeamdeckError, OSError):
+    """A write that failed because the disk (or the user's quota) is full: one line naming the
+    path, ``No space left on device: {path}``. Still an OSError (errno ENOSPC/EDQUOT), so code
+    that degrades on any OSError keeps doing so."""
+
+    def __init__(self, errno_: int, path: Path | str) -> None:
+        super().__init__(errno_, "No space left on device", str(path))
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return f"No space left on device: {self.path}"
+
+
 def clip(text: str, limit: int = 80) -> str:
     """``text`` cut to ``limit`` characters with "…" (an error line never echoes a 5,000-character
     input in full)."""

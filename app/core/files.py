@@ -18,19 +18,21 @@ copied aside (nothing of ours is left in that home).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from app.core.errors import (
     CorruptFileError,
+    DiskFullError,
     UnreadableFileError,
     UnsafePathError,
 )
@@ -91,9 +93,32 @@ def escape_surrogates(text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+#: The errnos of a full disk (ENOSPC) and of a full quota (EDQUOT).
+DISK_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+@contextlib.contextmanager
+def naming_full_disk(path: Path) -> Iterator[None]:
+    """Turn an OSError of a full disk into DiskFullError naming ``path`` (``os.writev`` and
+    ``fsync`` errors carry no file name: "[Errno 28]" alone says neither what nor where)."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if exc.errno is not None and exc.errno in DISK_FULL:
+            raise DiskFullError(exc.errno, path) from None
+        raise
+
+
 def ensure_dir(path: Path) -> None:
     """Create a directory (and parents) with mode 0700 (0755 in a Claude Code home); refuse a
     symlink in its place."""
+    with naming_full_disk(path):
+        _ensure_dir(path)
+
+
+def _ensure_dir(path: Path) -> None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -137,7 +162,13 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
     ``data`` may be a sequence of chunks (written in order), so a caller can write a slice of a
-    large buffer plus a small tail without first copying them into one object."""
+    large buffer plus a small tail without first copying them into one object.
+    DiskFullError (naming ``path``) if the disk is full; the temp file is removed then."""
+    with naming_full_disk(path):
+        _atomic_write_bytes(path, data, durable=durable)
+
+
+def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool) -> None:
     directory = path.parent
     ensure_dir(directory)
     check_not_symlink(path)

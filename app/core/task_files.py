@@ -24,6 +24,7 @@ from app.core.files import (
     ensure_dir,
     file_identity,
     load_json,
+    naming_full_disk,
     new_file_mode,
     parse_with_retry,
     quarantine,
@@ -82,7 +83,8 @@ class TaskFiles:
         ensure_dir(self.dir)
         lock = self.layout.tasklist_lock_path(self.team)
         if not lock.exists():
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            with naming_full_disk(lock):
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             try:
                 if new_file_mode(lock) != 0o600:
                     os.fchmod(fd, new_file_mode(lock))
