@@ -132,7 +132,25 @@ def open_reader(path: Path) -> sqlite3.Connection:
             )
         conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
     except sqlite3.Error as exc:
-        raise HistoryUnavailable(describe_error(path, exc)) from None
+        line = describe_error(path, exc)
+        if line.startswith("No space left on device"):
+            return _read_on_full_disk(path, line)
+        raise HistoryUnavailable(line) from None
+    return conn
+
+
+def _read_on_full_disk(path: Path, line: str) -> sqlite3.Connection:
+    """On a full disk SQLite cannot make the ``-shm`` file a WAL reader needs: read the main
+    file alone (``immutable``). A run closed cleanly was checkpointed into it; what a running
+    writer still holds in its WAL is not seen until there is space again."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+        if version(conn) != SCHEMA_VERSION:
+            conn.close()
+            raise HistoryUnavailable(line)
+        conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
+    except sqlite3.Error:
+        raise HistoryUnavailable(line) from None
     return conn
 
 

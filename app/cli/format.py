@@ -18,11 +18,14 @@ NONE = "-"
 CELL_WIDTH = 60
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean(value: object) -> str:
-    """``value`` as text with control characters (ESC included) shown as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    """``value`` as text with control characters (ESC included) shown as ``\\xNN`` and lone
+    surrogates (a ``"\\ud800"`` escape in a JSON file) as ``\\uXXXX``: both print."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def one_line(value: object, width: int = CELL_WIDTH) -> str:

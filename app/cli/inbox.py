@@ -25,6 +25,7 @@ Handler = Callable[["Home", argparse.Namespace], int]
 
 def cmd_send(home: Home, args: argparse.Namespace) -> int:
     team = resolve_team(home, args.team)
+    check_raw_name(args.to, "recipient")
     text = sys.stdin.read().rstrip("\n") if args.text == "-" else args.text
     if not text.strip():
         raise ValueError("message text must not be empty")

@@ -22,12 +22,12 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from app import __version__
 from app.cli.home import open_home
-from app.cli.output import PROG, describe, error_line
-from app.core.errors import TeamdeckError
+from app.cli.output import MAX_ERROR_LINE, PROG, describe, error_line
+from app.core.errors import TeamdeckError, clip
 
 if TYPE_CHECKING:
     from app.core.home import Home
@@ -78,6 +78,15 @@ _VALUE_OPTIONS = ("--home", "--team")
 # ----------------------------------------------------------------------------- parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with usage errors cut like every other error line (an unknown
+    5,000-character argument is echoed cut, with "…"); the subcommands' parsers are of this
+    class too (``add_subparsers`` makes them of the parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(clip(message, MAX_ERROR_LINE))
+
+
 def _home_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     """``--home``/``--claude``; on subcommands they default to SUPPRESS so a value given before
     the subcommand is not overwritten."""
@@ -114,10 +123,10 @@ def command_word(argv: Sequence[str]) -> str | None:
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``teamdeck`` parser: every command, or (``argv`` naming one) only its family's."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     _home_options(common, suppress=True)
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         usage="%(prog)s [-h] [--version] [--home PATH | --claude] [COMMAND ...]",
         description="Run a team of Claude agents and steer it from a terminal dashboard.",

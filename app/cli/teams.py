@@ -23,6 +23,8 @@ Handler = Callable[["Home", argparse.Namespace], int]
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:
     # From the CLI an existing name is an error; the lead's TeamCreate keeps the seeds' "-2".
     config = home.teams.create(args.name, description=args.description, dedupe=False)
+    if not args.name.isascii():  # never a silent change: say what the name became
+        warning_line(f"team name {args.name!r} was written as {config.name!r}")
     if args.json:
         emit_json(config.to_json_dict())
     else:

@@ -44,6 +44,7 @@ from app.core.files import (
 )
 from app.core.home_parts import HomeParts
 from app.core.inbox_cache import MessageView, Parsed, check_array, decode_array
+from app.core.inbox_limits import check_size
 from app.core.models import InboxMessage, TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
@@ -246,6 +247,7 @@ class Mailbox:
     def send(self, recipient: str, message: InboxMessage) -> str:
         """Validate the recipient, then append. Returns the member name it was delivered to."""
         name = self.resolve_recipient(recipient)
+        check_size(self.path(name), message)
         self.append(name, message)
         return name
 
