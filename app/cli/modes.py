@@ -30,10 +30,12 @@ from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
 from app.runtime.permissions.settings import load_settings
-from app.runtime.runners.modes import BACKENDS
 from app.runtime.sandbox import SandboxConfig, bwrap_problem
 from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
 
+#: ``app.runtime.runners.modes.BACKENDS``, the teammate modes (for ``--help``, which does not
+#: load the runners; a test keeps the two equal).
+BACKENDS: tuple[str, ...] = ("in-process", "process", "tmux")
 BYPASS = "bypassPermissions"
 #: Modes a teammate does not inherit from the lead (lead-only or needing the lead's approval).
 _NOT_INHERITED = frozenset({"plan", "delegate"})
@@ -184,11 +186,20 @@ def resolve_modes(
         or (settings.teammate_mode if settings else None)
         or "in-process"
     )
-    options.sandbox = sandbox_config(args, settings.sandbox if settings else None)
-    problem = bwrap_problem() if options.sandbox.enabled else None
-    if problem is not None:
-        options.warnings.append(f"no sandbox: {problem}; commands run unconfined")
+    options.sandbox, warning = resolve_sandbox(args, settings.sandbox if settings else None)
+    if warning:
+        options.warnings.append(warning)
     return options
+
+
+def resolve_sandbox(
+    args: argparse.Namespace, block: dict[str, Any] | None
+) -> tuple[SandboxConfig, str | None]:
+    """The run's sandbox from the options and the settings' ``sandbox`` block, and the one
+    warning line when it is wanted but bubblewrap cannot run here."""
+    config = sandbox_config(args, block)
+    problem = bwrap_problem() if config.enabled else None
+    return config, f"no sandbox: {problem}; commands run unconfined" if problem else None
 
 
 def print_warnings(options: ModeOptions) -> None:

@@ -14,17 +14,18 @@ not wait for.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.errors import TeamdeckError
-from app.core.home import Home
 from app.core.paths import claude_home, default_home, existing_team
-from app.runtime.runners.priority import batch_priority
 from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
+
+if TYPE_CHECKING:  # `teamdeck --help` adds this module's options without loading the files
+    from app.core.home import Home
 
 PROG = "teamdeck agent"
 
@@ -49,6 +50,10 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 def run(home: Home, args: argparse.Namespace) -> int:
     """Run the teammate ``args`` name until it leaves; 0 after a shutdown, 1 otherwise."""
+    import asyncio
+
+    from app.runtime.runners.priority import batch_priority
+
     batch_priority()  # first: the imports below are a second of CPU
     from app.runtime.model.credentials import hold
     from app.runtime.runners.handoff import receive_fd, receive_socket
@@ -98,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def open_home(args: argparse.Namespace) -> Home:
     """The home ``--home``/``--claude`` select (as ``teamdeck`` opens it)."""
+    from app.core.home import Home
+
     if args.claude:
         return Home(claude_home(), lock_style="mkdir")
     return Home(Path(args.home).expanduser() if args.home else default_home())

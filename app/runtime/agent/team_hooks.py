@@ -138,14 +138,29 @@ def hooks_of(session: HookedSession) -> ToolHooks:
     return session.hooks
 
 
-async def idle_feedback(session: HookedSession, outcome: TurnOutcome) -> str | None:
+#: TeammateIdle blocks in a row after which the teammate goes idle anyway (a hook that never
+#: lets go would otherwise keep it calling the model for ever).
+MAX_IDLE_BLOCKS = 5
+
+
+async def idle_feedback(
+    session: HookedSession, outcome: TurnOutcome, blocked_before: int = 0
+) -> str | None:
     """Before a teammate goes idle: run its ``TeammateIdle`` hooks. A block keeps it working:
     the feedback is returned as its next prompt (``None``: go idle). A turn that was
     interrupted or failed goes idle without asking the hooks (the person or an error stopped
-    it, not the teammate)."""
+    it, not the teammate); after ``MAX_IDLE_BLOCKS`` blocks in a row it goes idle with a
+    warning in its transcript."""
     if outcome.status in ("interrupted", "error") or session.identity.is_lead:
         return None
     run = await hooks_of(session).fire("TeammateIdle")
     if not run.blocked:
+        return None
+    if blocked_before + 1 >= MAX_IDLE_BLOCKS:
+        session.record(
+            "error",
+            f"TeammateIdle hooks blocked {MAX_IDLE_BLOCKS} times in a row; going idle anyway. "
+            f"Their last feedback: {run.feedback}",
+        )
         return None
     return f"A TeammateIdle hook kept you working. Its feedback:\n{run.feedback}"
