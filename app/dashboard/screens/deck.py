@@ -250,6 +250,6 @@ class DeckScreen(DeckView):
             return
         self.report(await self.steering.spawn(name, prompt, mode))
 
-    def send_to(self, agent: str, text: str) -> None:
+    def send_to(self, agent: str, text: str) -> Outcome:
         """The person's message: the lead gets it as a prompt, a teammate as injected mail."""
-        self.report(self.steering.send(agent, text), quiet=True)
+        return self.report(self.steering.send(agent, text), quiet=True)

@@ -227,9 +227,8 @@ class LeaderScreen(DeckScreen):
     @on(Input.Submitted, "#prompt")
     def _submit(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if text:
-            self.send_to(LEAD_NAME, text)
-            event.input.clear()
+        if text and self.send_to(LEAD_NAME, text).ok:
+            event.input.clear()  # else the text stays, to send again
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
