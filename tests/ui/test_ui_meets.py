@@ -14,6 +14,7 @@ from app.core import Home, InboxMessage
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.screens.confirm import ConfirmScreen
+from app.dashboard.screens.feedback import FeedbackScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
 from app.runtime.api import AgentSnapshot, Approval
@@ -259,7 +260,9 @@ async def test_a_shell_permission_shows_the_command_line(
         dialog = text.split("wants to use")[1].split("Always allow adds")[0]
         assert "$ wc -l app.py" in dialog and "description: Count lines" in dialog
         assert '"command"' not in dialog and "{" not in dialog
-        await pilot.press("n")
+        await pilot.press("n")  # asks why first; enter alone: no reason
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await pilot.press("enter")
         await wait_for(
             pilot, lambda: ("answer_permission", "perm-8@tester", False, False) in runtime.calls
         )

@@ -3,12 +3,15 @@ asks why in every mode, what ``a``/``r``/``v`` answer is shown before the key is
 
 from __future__ import annotations
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.messages import OpenAgent
 from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.feedback import FeedbackScreen
+from app.dashboard.screens.permission import PermissionScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import wait_for
 
@@ -64,3 +67,62 @@ async def test_a_teammate_finishing_while_its_message_is_typed_takes_no_keys(
         assert ("inject_message", "engineer", "please avrsK") not in runtime.calls
         assert "message not sent: engineer has finished" in notes(deck)
         assert inject.value == "please avrsK" and deck.focused is inject
+
+
+# ---------------------------------------------------------------------- item 2
+
+PERM_ID = "perm-1767225650000@researcher"
+
+
+async def test_r_on_a_permission_asks_why_and_credits_the_person(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """In teamdeck's own team too, ``r`` on a permission asks for a reason (esc: nothing is
+    denied); the denial the teammate reads is the person's ("user"), never team-lead's."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        deck.screen.query_one("#roster").focus()
+        await pilot.press("1", "r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(deck.screen, FeedbackScreen))
+        assert steering_calls(runtime) == []
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await type_text(pilot, "use grep")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: steering_calls(runtime) != [])
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, False, False)]
+        assert runtime.feedback[PERM_ID] == "Denied by user: use grep"
+
+
+async def test_r_with_no_reason_still_credits_the_person(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        deck.screen.query_one("#roster").focus()
+        await pilot.press("1", "r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: steering_calls(runtime) != [])
+        assert runtime.feedback[PERM_ID] == "Denied by user"
+
+
+@pytest.mark.parametrize(("key", "allow"), [("a", True), ("y", True), ("r", False), ("n", False)])
+async def test_the_same_keys_answer_in_the_permission_dialog(
+    deck: TeamDeckApp, runtime: FakeRuntime, key: str, allow: bool
+) -> None:
+    """``a`` / ``r`` (the keys outside) and ``y`` / ``n`` (the dialog's own) answer alike in
+    the dialog: a and y allow once, r and n ask why, then deny."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        deck.screen.query_one("#roster").focus()
+        await pilot.press("1", "v")
+        await wait_for(pilot, lambda: isinstance(deck.screen, PermissionScreen))
+        await pilot.press(key)
+        if not allow:
+            await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+            await pilot.press("enter")
+        await wait_for(pilot, lambda: steering_calls(runtime) != [])
+        assert steering_calls(runtime) == [("answer_permission", PERM_ID, allow, False)]

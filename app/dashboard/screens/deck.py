@@ -154,8 +154,8 @@ class DeckScreen(DeckView):
 
     @work(group="ui", exit_on_error=False)
     async def deny(self, approval: Approval) -> None:
-        """Deny a permission request; where the answer can carry words (a Claude Code team),
-        first ask for an optional reason (enter alone: none; esc: not denied after all)."""
+        """Deny a permission request, first asking for an optional reason (enter alone: none;
+        esc: not denied after all); the teammate reads it as the person's."""
         feedback: str | None = ""
         if self.steering.denial_feedback:
             feedback = await self.app.push_screen_wait(
