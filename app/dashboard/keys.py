@@ -85,7 +85,8 @@ BACK = key(
 )
 APPROVE = key(
     "a",
-    "approve the selected teammate's oldest request (highlighted in the queue)",
+    "approve the request the footer names and the queue highlights: the selected teammate's"
+    " oldest, else the oldest of all (a permission: allow once)",
     Binding("a", "approve", "Approve", id="approve"),
 )
 REJECT = key(

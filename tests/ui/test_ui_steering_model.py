@@ -13,7 +13,8 @@ from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.screens.feedback import FeedbackScreen
 from app.dashboard.screens.permission import PermissionScreen
 from tests.ui.fake_runtime import FakeRuntime
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import screen_text, wait_for
+from widgets.approvals import ApprovalsQueue
 
 
 async def loaded(pilot: Pilot[None]) -> TeamDeckApp:
@@ -126,3 +127,37 @@ async def test_the_same_keys_answer_in_the_permission_dialog(
             await pilot.press("enter")
         await wait_for(pilot, lambda: steering_calls(runtime) != [])
         assert steering_calls(runtime) == [("answer_permission", PERM_ID, allow, False)]
+
+
+# ---------------------------------------------------------------------- item 3
+
+PLAN_ID = "plan_approval-1767225630000@engineer"
+
+
+def footer(app: TeamDeckApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+async def test_what_a_answers_is_highlighted_and_named_before_the_key(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """With the lead selected, ``a`` answers the oldest request (as README promises): the
+    engineer's plan, highlighted in the queue and named in the footer; with the researcher
+    selected, its own permission request."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        deck.screen.query_one("#roster").focus()
+        await pilot.pause()
+        assert deck.selected == "team-lead"
+        queue = deck.screen.query_one(ApprovalsQueue)
+        assert queue.selected_id == PLAN_ID
+        await wait_for(pilot, lambda: "a approve engineer's plan" in footer(deck))
+        await pilot.press("1")
+        await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
+        await wait_for(pilot, lambda: "a approve researcher: Bash(git status --…)" in footer(deck))
+        await pilot.press("0", "a")
+        await wait_for(pilot, lambda: steering_calls(runtime) != [])
+        assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
+        # the plan answered: the oldest left that the person answers is the researcher's
+        await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
+        await wait_for(pilot, lambda: "a approve researcher: Bash" in footer(deck))

@@ -24,6 +24,8 @@ class AgentScreen(DeckScreen):
 
     #: esc leaves the input first, then closes a search, then goes back to the leader view.
     BINDINGS = [keys.LEAVE_INPUT.binding(), *keys.SEARCH_KEYS, keys.BACK.binding()]
+    #: With ``a`` naming its request, esc (back to the leader view) keeps its place.
+    MAKE_ROOM_FOR_TARGET = ("shift+down", "shift+up")
 
     def __init__(self, agent: str) -> None:
         super().__init__()
@@ -147,6 +149,7 @@ class AgentScreen(DeckScreen):
         approval = self.selected_approval()
         pending = self.query_one("#pending", Static)
         pending.display = approval is not None
+        self.refresh_bindings()  # the footer names it too
         if approval is not None:
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append("▶ ", style="bold yellow")

@@ -137,16 +137,22 @@ class LeaderScreen(DeckScreen):
     def _show_approvals(self, approvals: tuple[Approval, ...]) -> None:
         queue = self.query_one(ApprovalsQueue)
         queue.set_approvals(list(approvals))
-        queue.highlight_agent(self.selection)
         count = f" ({len(approvals)})" if approvals else ""
         set_border(queue, title=f"Approvals{count}")
+        self._show_target()
 
     def _show_selection(self, selected: str | None) -> None:
         self.selection_shown()
         self._label_lead(selected)
         self.query_one(Roster).select(selected)
-        # Selecting a teammate highlights its own request: a / r answer that one.
-        self.query_one(ApprovalsQueue).highlight_agent(selected)
+        self._show_target()
+
+    def _show_target(self) -> None:
+        """What ``a``/``r``/``v`` answer, before the key is pressed: highlighted in the queue
+        (the selected teammate's oldest request, else the oldest), named in the footer."""
+        target = self.selected_approval()
+        self.query_one(ApprovalsQueue).highlight_request(target.request_id if target else None)
+        self.refresh_bindings()
 
     def _label_lead(self, selected: str | None) -> None:
         """The bottom panel is the lead's transcript whatever is selected: say so, and how to
@@ -245,6 +251,13 @@ class LeaderScreen(DeckScreen):
     @on(MessageFeed.Opened)
     def _read_message(self, event: MessageFeed.Opened) -> None:
         self.app.push_screen(MessageScreen(event.item))
+
+    def focus_moved(self) -> None:
+        super().focus_moved()
+        queue = self.query_one(ApprovalsQueue)
+        approval = queue.selected if queue.has_focus else None
+        if approval is not None and approval.agent != self.selection:
+            self.select(approval.agent)  # reached with tab: a / r answer what is highlighted
 
     @on(OptionList.OptionHighlighted, "#approvals")
     def _queue_moved(self, event: OptionList.OptionHighlighted) -> None:
