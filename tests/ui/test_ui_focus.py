@@ -61,6 +61,8 @@ async def test_typing_a_sentence_in_the_leader_view_never_approves(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
+        assert not isinstance(deck.focused, Input)  # a team at work: the keys act at start
+        await pilot.press("i")  # into the lead's input
         await pilot.press("2")  # typed: the engineer (with a pending plan) is not selected
         await type_text(pilot, "please check as soon as you can K")
         assert steering_calls(runtime) == []
@@ -88,13 +90,16 @@ async def test_the_first_screen_with_no_team_takes_a_goal(tmp_path: Path) -> Non
 
 async def test_footer_shows_only_keys_that_work_from_the_focus(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
+        await loaded(pilot)  # a team at work: the panels have the focus
+        keys = footer_keys(deck)
+        assert "a approve engineer's plan" in keys and "? Help" in keys and "esc" not in keys
+        assert "i Type" in keys
+        await pilot.press("i")
         typing = footer_keys(deck)
         assert "Approve" not in typing and "Kill" not in typing
         assert "esc Keys" in typing and "Help" in typing
         await pilot.press("escape")
-        keys = footer_keys(deck)
-        assert "a approve engineer's plan" in keys and "? Help" in keys and "esc" not in keys
+        assert footer_keys(deck) == keys
         assert deck.screen.query_one(Footer)
 
 
@@ -288,7 +293,8 @@ async def test_plan_toast_names_the_keys_from_where_the_person_is(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot)  # typing in the lead's input, the lead selected
+        await loaded(pilot)
+        await pilot.press("i")  # typing in the lead's input, the lead selected
         runtime.add_approval(Approval("plan-2@researcher", "plan", "researcher", "plan"))
         await wait_for(pilot, lambda: any("researcher asks" in n for n in notes(deck)))
         toast = next(n for n in notes(deck) if "researcher asks" in n)

@@ -74,7 +74,7 @@ class LeaderScreen(DeckScreen):
                 yield TaskBoard(id="board")
                 yield MessageFeed(id="feed")
                 yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
-        yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
+        yield Input(placeholder="Message the lead… (i to type, enter sends)", id="prompt")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -90,7 +90,7 @@ class LeaderScreen(DeckScreen):
             lead.show(None, [])
         else:
             if host.transcripts_from_files:
-                prompt.placeholder = "Message the lead (into its inbox)… (enter sends)"
+                prompt.placeholder = "Message the lead (into its inbox)… (i to type, enter sends)"
             lead.show(
                 LEAD_NAME,
                 host.transcript(LEAD_NAME),
@@ -104,11 +104,13 @@ class LeaderScreen(DeckScreen):
         self.watch(self.app, "selected", self._show_selection)
         self.watch(self.app, "feed_filter", self._show_filter)
         self.watch(self.app, "board_visible", self._show_board)
-        # The view invites typing (a goal for the lead): the input has focus; esc leaves it.
-        if self.steering.read_only:
-            self.query_one("#roster").focus()
-        else:
+        # A first goal to type: the input has focus (esc leaves it). A team at work (the
+        # demo, ``run GOAL``, ``attach``): the panels have it, so the keys the footer names
+        # act at once; the input is ``i`` away (its placeholder says so).
+        if host.awaits_goal and not self.steering.read_only:
             prompt.focus()
+        else:
+            self.query_one("#roster").focus()
 
     # ------------------------------------------------------------------ state in
 
