@@ -59,17 +59,10 @@ class ApprovalsQueue(OptionList):
         if self.highlighted is None and self.approvals:
             self.highlighted = 0  # reached with tab: the oldest request (its agent is selected)
 
-    def highlight_agent(self, agent: str | None) -> None:
-        """Highlight ``agent``'s oldest request (the one ``a``/``r`` answer), or nothing when
-        it has none. A request of ``agent`` already highlighted stays."""
-        current = self.selected
-        if current is not None and current.agent == agent:
-            return
-        for index, approval in enumerate(self.approvals):
-            if approval.agent == agent:
-                self.highlighted = index
-                return
-        self.highlighted = None
+    def highlight_request(self, request_id: str | None) -> None:
+        """Highlight the request ``a``/``r``/``v`` would answer (``None``: nothing)."""
+        ids = [a.request_id for a in self.approvals]
+        self.highlighted = ids.index(request_id) if request_id in ids else None
 
     @property
     def selected_id(self) -> str | None:

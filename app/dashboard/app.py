@@ -175,6 +175,17 @@ class TeamDeckApp(DeckState):
         return self.store.team
 
     @property
+    def awaits_goal(self) -> bool:
+        """The lead waits for a first goal (a runtime with no team and no goal yet): the
+        leader view starts in its input. Otherwise (the demo, ``run GOAL``, a team running)
+        it starts on the panels, where the keys act; the input is ``i`` away."""
+        return (
+            self.runtime is not None
+            and self.source.team is None
+            and not getattr(self.source, "goal", None)
+        )
+
+    @property
     def transcripts_from_files(self) -> bool:
         """A viewer that reads the agents' transcripts from their session files."""
         return self.session_files is not None

@@ -85,7 +85,8 @@ BACK = key(
 )
 APPROVE = key(
     "a",
-    "approve the selected teammate's oldest request (highlighted in the queue)",
+    "approve the request the footer names and the queue highlights: the selected teammate's"
+    " oldest, else the oldest of all (a permission: allow once)",
     Binding("a", "approve", "Approve", id="approve"),
 )
 REJECT = key(
@@ -161,7 +162,10 @@ PLAN_CLOSE = key(
     "esc", "close without answering", Binding("escape", "close", "Close", id="plan-close")
 )
 ALLOW_ONCE = key(
-    "y", "allow once", Binding("y", "answer('allow')", "Allow once", id="permission-allow")
+    "y / a",
+    "allow once (a: as outside the dialog)",
+    Binding("y", "answer('allow')", "Allow once", id="permission-allow"),
+    Binding("a", "answer('allow')", "Allow once", show=False, id="permission-approve"),
 )
 ALLOW_ALWAYS = key(
     "A",
@@ -169,9 +173,10 @@ ALLOW_ALWAYS = key(
     Binding("A", "answer('always')", "Always allow", id="permission-always"),
 )
 DENY = key(
-    "n",
-    "deny (a Claude Code team: asks why first, optional)",
+    "n / r",
+    "deny: asks why first (optional; the teammate reads it as yours)",
     Binding("n", "answer('deny')", "Deny", id="permission-deny"),
+    Binding("r", "answer('deny')", "Deny", show=False, id="permission-reject"),
 )
 PERMISSION_CLOSE = key(
     "esc",

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.core import TeamConfig
-from app.core.frame_text import describe_hook
+from app.core.frame_text import describe_hook, one_line
 from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
 from app.display.format import FeedLine, describe
@@ -248,6 +248,20 @@ def find_agent(agents: Iterable[AgentSnapshot], name: str | None) -> AgentSnapsh
 
 def teammates(agents: Iterable[AgentSnapshot]) -> list[AgentSnapshot]:
     return [a for a in agents if not a.is_lead]
+
+
+def request_label(approval: Approval, detail: int = 14) -> str:
+    """A request in a few words, for the footer: ``researcher: Bash(wc -l …)``,
+    ``writer's plan``, ``tester's shutdown``."""
+    if approval.kind != "permission":
+        return f"{approval.agent}'s {approval.kind}"
+    tool = approval.tool_name or "permission"
+    data = approval.tool_input or {}
+    shown = data.get("command")
+    if not isinstance(shown, str):
+        shown = next((v for v in data.values() if isinstance(v, str) and v), "")
+    inside = one_line(shown, detail)
+    return f"{approval.agent}: {tool}({inside})" if inside else f"{approval.agent}: {tool}"
 
 
 def valid_selection(selected: str | None, agents: Sequence[AgentSnapshot]) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, USER_NAME
 from app.runtime.api import Answer, AnswerStatus, Approval, RuntimeAPI
 
 READ_ONLY = "Read-only viewer: there is no runtime here to answer that."
@@ -91,6 +91,13 @@ def describe_request(approval: Approval) -> str:
     return f"{approval.agent}'s {approval.kind}"
 
 
+def denied_by_the_person(feedback: str | None) -> str:
+    """The reason a teammate reads when the person denies its request: credited to the person
+    (``user``, as a Claude Code team names them), never to the lead the frame comes from."""
+    words = (feedback or "").strip()
+    return f"Denied by {USER_NAME}: {words}" if words else f"Denied by {USER_NAME}"
+
+
 def _not_the_persons(approval: Approval) -> Outcome:
     """A shutdown request is answered by the teammate it is addressed to, never the person."""
     return Outcome(False, f"{approval.agent} answers its own shutdown request")
@@ -100,7 +107,7 @@ class RuntimeSteering:
     """Steers a runtime in this process through its ``RuntimeAPI`` methods."""
 
     read_only = False
-    denial_feedback = False  # ``answer_permission`` takes no words
+    denial_feedback = True  # the denial's reason is what the teammate's tool call returns
 
     def __init__(self, runtime: RuntimeAPI) -> None:
         self.runtime = runtime
@@ -142,8 +149,11 @@ class RuntimeSteering:
         if approval.kind != "permission":
             return self.reject(approval, feedback or "no reason given")
         rid = approval.request_id
+        reason = denied_by_the_person(feedback)
         return self._answer(
-            approval, "denied", lambda: self.runtime.answer_permission(rid, False, False)
+            approval,
+            "denied",
+            lambda: self.runtime.answer_permission(rid, False, False, feedback=reason),
         )
 
     def _answer(self, approval: Approval, verb: str, call: Callable[[], Answer]) -> Outcome:

@@ -43,6 +43,8 @@ class FakeRuntime:
         self._approvals: dict[str, Approval] = {a.request_id: a for a in approvals or []}
         self.transcripts: dict[str, list[TranscriptEntry]] = transcripts or {}
         self.calls: list[tuple[Any, ...]] = []
+        #: the words sent with each permission answer, by request id
+        self.feedback: dict[str, str | None] = {}
         self.spawner: Any = None
         self.watcher: Any = None
         self._listeners: list[Callable[[RuntimeEvent], None]] = []
@@ -159,6 +161,7 @@ class FakeRuntime:
         self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
     ) -> Answer:
         self.calls.append(("answer_permission", request_id, allow, always))
+        self.feedback[request_id] = feedback
         verdict = "allowed" if allow else "denied"
         return self._resolve(request_id, verdict, f"Permission {verdict}")
 

@@ -61,6 +61,8 @@ async def test_typing_a_sentence_in_the_leader_view_never_approves(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
+        assert not isinstance(deck.focused, Input)  # a team at work: the keys act at start
+        await pilot.press("i")  # into the lead's input
         await pilot.press("2")  # typed: the engineer (with a pending plan) is not selected
         await type_text(pilot, "please check as soon as you can K")
         assert steering_calls(runtime) == []
@@ -88,28 +90,33 @@ async def test_the_first_screen_with_no_team_takes_a_goal(tmp_path: Path) -> Non
 
 async def test_footer_shows_only_keys_that_work_from_the_focus(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(80, 24)) as pilot:
-        await loaded(pilot)
+        await loaded(pilot)  # a team at work: the panels have the focus
+        keys = footer_keys(deck)
+        assert "a approve engineer's plan" in keys and "? Help" in keys and "esc" not in keys
+        assert "i Type" in keys
+        await pilot.press("i")
         typing = footer_keys(deck)
         assert "Approve" not in typing and "Kill" not in typing
         assert "esc Keys" in typing and "Help" in typing
         await pilot.press("escape")
-        keys = footer_keys(deck)
-        assert "a Approve" in keys and "? Help" in keys and "esc" not in keys
+        assert footer_keys(deck) == keys
         assert deck.screen.query_one(Footer)
 
 
 # ---------------------------------------------------------------------- a / r: the selected one
 
 
-async def test_a_with_the_lead_selected_answers_nothing(
+async def test_a_with_the_lead_selected_answers_the_oldest_request(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
+    """Issue 19: the lead has no request of its own; ``a`` answers the oldest pending one, the
+    one highlighted in the queue (and named in the footer) before the key is pressed."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
-        await pilot.press("escape", "a")
-        assert steering_calls(runtime) == []
-        assert "team-lead has no pending request." in notes(deck)
-        assert deck.screen.query_one(ApprovalsQueue).highlighted is None
+        await pilot.press("escape")
+        assert deck.screen.query_one(ApprovalsQueue).selected_id == PLAN_ID
+        await pilot.press("a")
+        assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
 
 
 async def test_a_answers_the_selected_teammates_permission_not_the_older_plan(
@@ -117,7 +124,7 @@ async def test_a_answers_the_selected_teammates_permission_not_the_older_plan(
 ) -> None:
     """The engineer's plan is the oldest request in the queue; the researcher is selected.
     ``a`` answers the researcher's permission and then, with the researcher's queue empty,
-    answers nothing else (never the older plan of someone not selected)."""
+    the oldest left (the engineer's plan), highlighted first; never the tester's shutdown."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         assert deck.approvals[0].request_id == PLAN_ID  # the oldest is not the researcher's
@@ -127,18 +134,23 @@ async def test_a_answers_the_selected_teammates_permission_not_the_older_plan(
         await pilot.press("a")
         assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
         await wait_for(pilot, lambda: PERM_ID not in {a.request_id for a in deck.approvals})
+        await wait_for(pilot, lambda: queue.selected_id == PLAN_ID)
         await pilot.press("a")
         await pilot.pause()
-        assert steering_calls(runtime) == [("answer_permission", PERM_ID, True, False)]
-        assert "researcher has no pending request." in notes(deck)
-        assert PLAN_ID in {a.request_id for a in deck.approvals}  # still waiting for its owner
+        assert steering_calls(runtime)[1:] == [("approve_plan", PLAN_ID)]
+        await wait_for(pilot, lambda: PLAN_ID not in {a.request_id for a in deck.approvals})
+        assert queue.highlighted is None  # the tester's shutdown is the tester's to answer
+        await pilot.press("a")
+        await pilot.pause()
+        assert len(steering_calls(runtime)) == 2
+        assert "No pending request to answer." in notes(deck)
 
 
 async def test_a_answers_the_selected_teammates_plan_not_the_other_requests(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
-    """With the engineer selected ``a`` approves its plan; pressed again it answers neither
-    the researcher's permission nor anything else in the queue."""
+    """With the engineer selected ``a`` approves its plan; then the researcher's permission is
+    highlighted (the oldest left) and ``r`` asks why before denying it."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         await pilot.press("escape", "2")
@@ -146,10 +158,14 @@ async def test_a_answers_the_selected_teammates_plan_not_the_other_requests(
         await pilot.press("a")
         assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
         await wait_for(pilot, lambda: PLAN_ID not in {a.request_id for a in deck.approvals})
-        await pilot.press("a", "r")
+        queue = deck.screen.query_one(ApprovalsQueue)
+        await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
+        await pilot.press("escape")  # not denied after all
         await pilot.pause()
         assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
-        assert not isinstance(deck.screen, FeedbackScreen)
         assert {a.request_id for a in deck.approvals} >= {PERM_ID}
 
 
@@ -177,10 +193,9 @@ async def test_a_answers_the_oldest_of_two_requests_of_one_teammate(
         await wait_for(
             pilot, lambda: newer.request_id not in {a.request_id for a in deck.approvals}
         )
+        await wait_for(pilot, lambda: queue.selected_id == PLAN_ID)  # the oldest left
         await pilot.press("a")
-        await pilot.pause()
-        assert len(steering_calls(runtime)) == 2
-        assert "researcher has no pending request." in notes(deck)
+        assert steering_calls(runtime)[2:] == [("approve_plan", PLAN_ID)]
 
 
 async def test_a_and_r_with_a_teammate_without_a_request_answer_nothing(
@@ -189,34 +204,33 @@ async def test_a_and_r_with_a_teammate_without_a_request_answer_nothing(
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         await pilot.press("escape", "2", "a")  # the engineer's plan is answered...
+        await pilot.press("1", "a")  # ...and the researcher's permission
         runtime.calls.clear()
         await pilot.pause()
-        assert deck.screen.query_one(ApprovalsQueue).highlighted is None  # ...nothing left
+        assert deck.screen.query_one(ApprovalsQueue).highlighted is None  # only a shutdown
         await pilot.press("a")
         await pilot.press("r")
         await pilot.pause()
-        assert steering_calls(runtime) == []  # the researcher's and tester's are not touched
+        assert steering_calls(runtime) == []  # the tester's shutdown is not touched
         assert not isinstance(deck.screen, FeedbackScreen)
-        assert notes(deck).count("engineer has no pending request.") == 2
+        assert notes(deck).count("No pending request to answer.") == 2
 
 
 async def test_r_denies_the_selected_teammates_permission(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
-    """``r`` on a permission denies it at once (no feedback dialog: that is for plans), and
-    only the selected teammate's; pressed again it answers nothing."""
+    """``r`` on a permission asks why (issue 19: in every mode), then denies the selected
+    teammate's request only; pressed again it answers nothing of the researcher's."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         await pilot.press("escape", "1", "r")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        assert steering_calls(runtime) == []
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: steering_calls(runtime) != [])
         assert steering_calls(runtime) == [("answer_permission", PERM_ID, False, False)]
-        assert not isinstance(deck.screen, FeedbackScreen)
         await wait_for(pilot, lambda: PERM_ID not in {a.request_id for a in deck.approvals})
-        await pilot.press("r")
-        await pilot.pause()
-        assert steering_calls(runtime) == [("answer_permission", PERM_ID, False, False)]
-        assert not isinstance(deck.screen, FeedbackScreen)  # not the engineer's plan
-        assert "researcher has no pending request." in notes(deck)
+        assert not isinstance(deck.screen, FeedbackScreen)
 
 
 async def test_moving_in_the_queue_selects_its_teammate(
@@ -258,7 +272,8 @@ async def test_agent_view_keys_work_once_the_input_is_left(
         assert steering_calls(runtime) == []
         await pilot.press("escape")  # leaves the input, stays in the view
         assert isinstance(deck.screen, AgentScreen)
-        assert "a Approve" in footer_keys(deck) and "esc Leader view" in footer_keys(deck)
+        assert "a approve engineer's plan" in footer_keys(deck)
+        assert "esc Leader view" in footer_keys(deck)
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(deck.screen, HelpScreen))
         await pilot.press("escape")
@@ -278,7 +293,8 @@ async def test_plan_toast_names_the_keys_from_where_the_person_is(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
-        await loaded(pilot)  # typing in the lead's input, the lead selected
+        await loaded(pilot)
+        await pilot.press("i")  # typing in the lead's input, the lead selected
         runtime.add_approval(Approval("plan-2@researcher", "plan", "researcher", "plan"))
         await wait_for(pilot, lambda: any("researcher asks" in n for n in notes(deck)))
         toast = next(n for n in notes(deck) if "researcher asks" in n)

@@ -220,6 +220,9 @@ async def test_permission_modal_keys(
         await wait_for(pilot, lambda: isinstance(deck.screen, PermissionScreen))
         assert "git status --short" in screen_text(deck)
         await pilot.press(key)
+        if not allow:  # a denial asks why first (enter alone: no reason)
+            await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+            await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
         assert ("answer_permission", PERM_ID, allow, always) in runtime.calls
 
@@ -229,9 +232,13 @@ async def test_a_and_r_answer_a_permission_directly(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        await pilot.press("1", "r")  # researcher's own request
+        await pilot.press("1", "r")  # researcher's own request: why? (enter: no reason)
+        await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: ("answer_permission", PERM_ID, False, False) in runtime.calls)
+        await pilot.press("a")  # the researcher has nothing left: a answers another request
         await pilot.pause()
-        assert ("answer_permission", PERM_ID, False, False) in runtime.calls
+        assert ("answer_permission", PERM_ID, True, False) not in runtime.calls
 
 
 async def test_plan_modal_shows_markdown_and_approves(

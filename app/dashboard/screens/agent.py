@@ -24,6 +24,8 @@ class AgentScreen(DeckScreen):
 
     #: esc leaves the input first, then closes a search, then goes back to the leader view.
     BINDINGS = [keys.LEAVE_INPUT.binding(), *keys.SEARCH_KEYS, keys.BACK.binding()]
+    #: With ``a`` naming its request, esc (back to the leader view) keeps its place.
+    MAKE_ROOM_FOR_TARGET = ("shift+down", "shift+up")
 
     def __init__(self, agent: str) -> None:
         super().__init__()
@@ -47,8 +49,9 @@ class AgentScreen(DeckScreen):
         self.watch(self.app, "selected", self._follow_selection)
         self.watch(self.app, "approvals", self._show_pending)
         inject = self.query_one("#inject", Input)
-        if inject.disabled:
-            self.query_one(Transcript).focus()
+        snap = self.host.agent(self.agent)
+        if inject.disabled or (snap is not None and snap.status in TERMINAL_STATUSES):
+            self.query_one(Transcript).focus()  # nothing to type to: the keys act
         else:
             inject.focus()
 
@@ -60,7 +63,10 @@ class AgentScreen(DeckScreen):
         self._title()
 
     def _show_input(self) -> None:
-        """The input invites a message only to an agent that can still read one."""
+        """The input invites a message only to an agent that can still read one. It is never
+        disabled by what the agent does: a person typing when the agent finishes keeps the
+        focus and the text (the letters still to come must stay text, never keys); sending
+        then says why nothing was sent (``_inject``)."""
         inject = self.query_one("#inject", Input)
         agent = self.agent
         snap = self.host.agent(agent)
@@ -69,13 +75,15 @@ class AgentScreen(DeckScreen):
             placeholder = "Read-only viewer: no runtime to send to"
         elif finished:
             assert snap is not None
-            placeholder = f"{agent} has {snap.status}: it reads no more messages"
+            placeholder = (
+                f"{agent} has {snap.status}: it reads no more messages (enter sends nothing)"
+            )
         elif snap is not None and snap.is_lead:
             placeholder = f"Message {agent}… (enter sends)"
         else:
             placeholder = f"Message {agent} (delivered before other mail)… (enter sends)"
         inject.placeholder = placeholder
-        disabled = self.steering.read_only or finished
+        disabled = self.steering.read_only
         if disabled != inject.disabled:
             if disabled and inject.has_focus:
                 self.focus_keys()
@@ -141,6 +149,7 @@ class AgentScreen(DeckScreen):
         approval = self.selected_approval()
         pending = self.query_one("#pending", Static)
         pending.display = approval is not None
+        self.refresh_bindings()  # the footer names it too
         if approval is not None:
             line = Text(no_wrap=True, overflow="ellipsis")
             line.append("▶ ", style="bold yellow")
@@ -162,8 +171,14 @@ class AgentScreen(DeckScreen):
     @on(Input.Submitted, "#inject")
     def _inject(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if text:
-            self.send_to(self.agent, text)
+        if not text:
+            return
+        snap = self.host.agent(self.agent)
+        if snap is not None and snap.status in TERMINAL_STATUSES:
+            ended = {"completed": "finished", "killed": "been killed"}.get(snap.status, snap.status)
+            self.notify(f"message not sent: {self.agent} has {ended}", severity="warning")
+            return  # the text stays: copy it, or send it to someone else
+        if self.send_to(self.agent, text).ok:
             event.input.clear()
 
     @on(Roster.Selected)

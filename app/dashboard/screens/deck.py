@@ -10,7 +10,10 @@ through ``host.steering`` (``app.runtime.steering``), showing the ``Outcome`` it
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual import on, work
+from textual.binding import ActiveBinding
 from textual.markup import escape
 
 from app.dashboard import keys
@@ -27,7 +30,7 @@ from app.dashboard.screens.feedback import FeedbackScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
 from app.dashboard.screens.spawn_mode import spawn_mode_for
-from app.display.values import teammates
+from app.display.values import request_label, teammates
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES
 from app.runtime.steering import READ_ONLY, Outcome, describe_request
@@ -40,6 +43,7 @@ class DeckScreen(DeckView):
         # Footer order: what matters most first (a narrow footer cuts the end).
         keys.HELP.binding(),
         keys.HELP_TYPING.binding(),
+        keys.BACK_TO_INPUT.binding("focus-input"),
         *keys.JUMP.bindings,
         keys.APPROVE.binding(),
         keys.REJECT.binding(),
@@ -47,38 +51,62 @@ class DeckScreen(DeckView):
         keys.SHUTDOWN.binding(),
         keys.KILL.binding(),
         keys.FILTER.binding(),
-        keys.BACK_TO_INPUT.binding("focus-input"),
         keys.BOARD.binding(),
         *keys.SELECT.bindings,
         keys.MODE.binding(),
         *keys.SEARCH_KEYS,
     ]
 
+    #: Keys the footer leaves out while ``a`` names its request, so that what matters
+    #: most in the view stays in a narrow footer.
+    MAKE_ROOM_FOR_TARGET: tuple[str, ...] = ()
+
     # ------------------------------------------------------------------ requests
 
     def selected_approval(self) -> Approval | None:
-        """The request ``a``/``r``/``v`` answer: the selected agent's oldest, else none (never
-        someone else's)."""
-        return next((a for a in self.host.approvals if a.agent == self.selection), None)
+        """The request ``a``/``r``/``v`` answer: the selected agent's oldest, else the oldest
+        the person can answer (a plan or a permission: a shutdown request is its teammate's).
+        It is never a surprise: the queue highlights it and the footer names it."""
+        pending = self.host.approvals
+        own = next((a for a in pending if a.agent == self.selection), None)
+        return own or next((a for a in pending if a.kind != "shutdown"), None)
 
     def _no_request(self) -> None:
         if self.steering.read_only:
             self.notify(READ_ONLY, severity="warning")
             return
-        name = self.selection or "nobody"
-        self.notify(f"{name} has no pending request.", severity="warning")
+        self.notify("No pending request to answer.", severity="warning")
 
     def request_hint(self, agent: str) -> str:
         """The keys that answer ``agent``'s request from where the person is now."""
         steps: list[str] = []
         if self.typing:
             steps.append("esc")
-        if self.selection != agent:
+        target = self.selected_approval()
+        if self.selection != agent and (target is None or target.agent != agent):
             others = teammates(self.host.agents)
             number = next((i for i, a in enumerate(others, 1) if a.name == agent), 0)
             steps.append(f"{number} selects {agent}" if 1 <= number <= 9 else f"select {agent}")
         keys = "a approve · r reject · v review"
         return f"{', then '.join(steps)}, then {keys}" if steps else keys
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The footer's keys; ``a`` names the request it answers ("a approve researcher:
+        Bash(wc -l …)")."""
+        found = super().active_bindings
+        active = found.get("a")
+        if active is None or active.binding.action != "approve" or self.typing:
+            return found
+        target = self.selected_approval()
+        if target is not None:
+            described = replace(active.binding, description=f"approve {request_label(target)}")
+            found["a"] = active._replace(binding=described)
+            for key in self.MAKE_ROOM_FOR_TARGET:  # still work; listed on the ? screen
+                if key in found:
+                    hidden = replace(found[key].binding, show=False)
+                    found[key] = found[key]._replace(binding=hidden)
+        return found
 
     # ------------------------------------------------------------------ steering
 
@@ -154,8 +182,8 @@ class DeckScreen(DeckView):
 
     @work(group="ui", exit_on_error=False)
     async def deny(self, approval: Approval) -> None:
-        """Deny a permission request; where the answer can carry words (a Claude Code team),
-        first ask for an optional reason (enter alone: none; esc: not denied after all)."""
+        """Deny a permission request, first asking for an optional reason (enter alone: none;
+        esc: not denied after all); the teammate reads it as the person's."""
         feedback: str | None = ""
         if self.steering.denial_feedback:
             feedback = await self.app.push_screen_wait(
@@ -250,6 +278,6 @@ class DeckScreen(DeckView):
             return
         self.report(await self.steering.spawn(name, prompt, mode))
 
-    def send_to(self, agent: str, text: str) -> None:
+    def send_to(self, agent: str, text: str) -> Outcome:
         """The person's message: the lead gets it as a prompt, a teammate as injected mail."""
-        self.report(self.steering.send(agent, text), quiet=True)
+        return self.report(self.steering.send(agent, text), quiet=True)

@@ -64,6 +64,11 @@ class DeckHost(Protocol):
     steering: Steering
 
     @property
+    def awaits_goal(self) -> bool:
+        """The lead waits for a first goal: the leader view starts in its input."""
+        ...
+
+    @property
     def transcripts_from_files(self) -> bool:
         """The agents' transcripts are read from their own session files (a viewer that
         steers a Claude Code team); views follow them through ``transcript_grew``."""

@@ -74,7 +74,7 @@ class LeaderScreen(DeckScreen):
                 yield TaskBoard(id="board")
                 yield MessageFeed(id="feed")
                 yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
-        yield Input(placeholder="Message the lead… (enter sends)", id="prompt")
+        yield Input(placeholder="Message the lead… (i to type, enter sends)", id="prompt")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -90,7 +90,7 @@ class LeaderScreen(DeckScreen):
             lead.show(None, [])
         else:
             if host.transcripts_from_files:
-                prompt.placeholder = "Message the lead (into its inbox)… (enter sends)"
+                prompt.placeholder = "Message the lead (into its inbox)… (i to type, enter sends)"
             lead.show(
                 LEAD_NAME,
                 host.transcript(LEAD_NAME),
@@ -104,11 +104,13 @@ class LeaderScreen(DeckScreen):
         self.watch(self.app, "selected", self._show_selection)
         self.watch(self.app, "feed_filter", self._show_filter)
         self.watch(self.app, "board_visible", self._show_board)
-        # The view invites typing (a goal for the lead): the input has focus; esc leaves it.
-        if self.steering.read_only:
-            self.query_one("#roster").focus()
-        else:
+        # A first goal to type: the input has focus (esc leaves it). A team at work (the
+        # demo, ``run GOAL``, ``attach``): the panels have it, so the keys the footer names
+        # act at once; the input is ``i`` away (its placeholder says so).
+        if host.awaits_goal and not self.steering.read_only:
             prompt.focus()
+        else:
+            self.query_one("#roster").focus()
 
     # ------------------------------------------------------------------ state in
 
@@ -137,16 +139,22 @@ class LeaderScreen(DeckScreen):
     def _show_approvals(self, approvals: tuple[Approval, ...]) -> None:
         queue = self.query_one(ApprovalsQueue)
         queue.set_approvals(list(approvals))
-        queue.highlight_agent(self.selection)
         count = f" ({len(approvals)})" if approvals else ""
         set_border(queue, title=f"Approvals{count}")
+        self._show_target()
 
     def _show_selection(self, selected: str | None) -> None:
         self.selection_shown()
         self._label_lead(selected)
         self.query_one(Roster).select(selected)
-        # Selecting a teammate highlights its own request: a / r answer that one.
-        self.query_one(ApprovalsQueue).highlight_agent(selected)
+        self._show_target()
+
+    def _show_target(self) -> None:
+        """What ``a``/``r``/``v`` answer, before the key is pressed: highlighted in the queue
+        (the selected teammate's oldest request, else the oldest), named in the footer."""
+        target = self.selected_approval()
+        self.query_one(ApprovalsQueue).highlight_request(target.request_id if target else None)
+        self.refresh_bindings()
 
     def _label_lead(self, selected: str | None) -> None:
         """The bottom panel is the lead's transcript whatever is selected: say so, and how to
@@ -227,9 +235,8 @@ class LeaderScreen(DeckScreen):
     @on(Input.Submitted, "#prompt")
     def _submit(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        if text:
-            self.send_to(LEAD_NAME, text)
-            event.input.clear()
+        if text and self.send_to(LEAD_NAME, text).ok:
+            event.input.clear()  # else the text stays, to send again
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
@@ -246,6 +253,13 @@ class LeaderScreen(DeckScreen):
     @on(MessageFeed.Opened)
     def _read_message(self, event: MessageFeed.Opened) -> None:
         self.app.push_screen(MessageScreen(event.item))
+
+    def focus_moved(self) -> None:
+        super().focus_moved()
+        queue = self.query_one(ApprovalsQueue)
+        approval = queue.selected if queue.has_focus else None
+        if approval is not None and approval.agent != self.selection:
+            self.select(approval.agent)  # reached with tab: a / r answer what is highlighted
 
     @on(OptionList.OptionHighlighted, "#approvals")
     def _queue_moved(self, event: OptionList.OptionHighlighted) -> None:

@@ -1,6 +1,7 @@
 """A permission request in a modal: the tool and its input (a shell command as the line it
 runs, with what it is for; other tools' input as JSON); y allows once, A always allows (adds the
-suggested rule), n denies, esc closes without answering.
+suggested rule), n denies, esc closes without answering. The keys that answer a request outside
+the dialog work here too: a allows once, r denies.
 
 Dismissed with ``"allow"``, ``"always"``, ``"deny"`` or ``None``.
 """
@@ -40,9 +41,9 @@ class PermissionScreen(ModalScreen[str | None]):
 
     AUTO_FOCUS = ".dialog-body"  # up/down/page keys scroll the text
     BINDINGS = [
-        keys.ALLOW_ONCE.binding(),
+        *keys.ALLOW_ONCE.bindings,
         keys.ALLOW_ALWAYS.binding(),
-        keys.DENY.binding(),
+        *keys.DENY.bindings,
         keys.PERMISSION_CLOSE.binding(),
     ]
 
@@ -65,9 +66,9 @@ class PermissionScreen(ModalScreen[str | None]):
                 hint = f"Always allow adds the rule {approval.suggestion}"
                 yield Static(Text(hint, style="dim"), classes="dialog-hint")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Allow once (y)", variant="success", id="allow")
+                yield Button("Allow once (y/a)", variant="success", id="allow")
                 yield Button("Always (A)", variant="primary", id="always")
-                yield Button("Deny (n)", variant="error", id="deny")
+                yield Button("Deny (n/r)", variant="error", id="deny")
 
     def action_answer(self, answer: str) -> None:
         self.dismiss(answer or None)

@@ -1,0 +1,61 @@
+"""README's demo walkthrough, keystroke for keystroke, in a real terminal (tmux) at 80x24 and
+120x40 (issue 19): no key before the ones README names. Skipped where tmux is not installed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.ui.test_demo_tmux import Tmux, _teamdeck, demo_env, demo_homes
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def walkthrough() -> str:
+    text = README.read_text(encoding="utf-8")
+    return text[text.index("<!-- demo walkthrough -->") : text.index("<!-- end of the demo")]
+
+
+def test_readme_names_the_keys_this_test_presses() -> None:
+    steps = walkthrough()
+    assert "`teamdeck demo`" in steps
+    assert "press `v`" in steps and "then `a`" in steps and "`ctrl+q`" in steps
+    assert "esc" not in steps  # nothing to press before the keys
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+def test_the_readme_demo_walkthrough_works_as_written(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    tmux = Tmux(tmp_path, *size)
+    tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
+    try:
+        answered: list[str] = []
+        while len(answered) < 2:  # the researcher's wc -l and the writer's plan, any order
+            screen = tmux.wait_for(
+                lambda s: re.search(r"a approve (researcher: Bash|writer's plan)", s) is not None,
+                "the footer to name a request",
+            )
+            named = re.search(r"a approve (researcher: Bash|writer's plan)", screen)
+            assert named is not None
+            tmux.keys("v")  # README: press v to read it...
+            tmux.wait_for(
+                lambda s: "Allow once (y/a)" in s or "Approve (a)" in s,
+                "its dialog",
+            )
+            tmux.keys("a")  # ...then a
+            shown = named.group(0)
+            tmux.wait_for(lambda s: shown not in s, "the request to be answered")  # noqa: B023
+            answered.append(named.group(1))
+        assert sorted(answered) == ["researcher: Bash", "writer's plan"]
+        screen = tmux.wait_for(lambda s: "(deleted)" in s, "the team to be deleted")
+        tmux.keys("C-q")  # README: ctrl+q quits
+        tmux.wait_for(lambda s: "EXIT=0" in s, "the demo to exit")
+        assert demo_homes(tmp_path) == []
+    finally:
+        tmux.kill()
