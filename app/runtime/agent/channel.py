@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.errors import TeamdeckError
-from app.core.mailbox import check_size
+from app.core.inbox_limits import check_size
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import (
