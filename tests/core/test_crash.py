@@ -122,4 +122,7 @@ def test_sigkilled_task_creator_never_breaks_the_task_list(root: Path) -> None:
         assert ids == list(range(1, len(ids) + 1))
         mark = tasks.highwatermark()
         files = sorted(os.listdir(root / "tasks" / TEAM))
-        assert mark in (len(ids), len(ids) - 1) or not ids, (mark, ids, files)
+        # A kill between a task's file and its watermark leaves the watermark behind (one
+        # per such kill, rounds add up); never ahead, and the next id still follows the files.
+        assert mark <= len(ids), (mark, ids, files)
+        assert max(mark, *ids, 0) == len(ids), (mark, ids, files)

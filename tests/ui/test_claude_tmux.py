@@ -149,8 +149,11 @@ def test_claude_team_answered_with_keys(tmp_path: Path, answers: str) -> None:
 
 
 def press(tmux: Tmux, keys: list[str]) -> None:
-    """The first key acts; the rest (if any) are typed into the dialog it opens."""
+    """The first key acts; the rest (if any) are typed into the dialog it opens, once it is on
+    the screen (as a person would: typed before it, "a" in "watch" would answer the request)."""
     tmux.keys(keys[0])
+    if len(keys) > 1:
+        tmux.wait_for(lambda s: "Feedback for" in s or "why (optional)" in s, "the dialog")
+        time.sleep(0.2)
     for key in keys[1:]:
-        time.sleep(0.5)  # the dialog is up
         tmux.keys(key)
