@@ -11,15 +11,19 @@ TEST_WORKERS ?= 4
 .PHONY: run test lint typecheck bench clean
 
 $(BIN)/python:
+	@echo "teamdeck: creating $(VENV), then installing teamdeck and its dependencies (first run only: a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Not --quiet: the first install takes a while, and pip's progress shows it is working.
 $(STAMP_RUN): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	@echo "teamdeck: installing teamdeck and its dependencies into $(VENV)"
+	$(BIN)/python -m pip install -e .
 	touch $@
 
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "teamdeck: installing teamdeck and its development tools into $(VENV)"
+	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@ $(STAMP_RUN)
 
 run: $(STAMP_RUN)
@@ -43,6 +47,8 @@ bench: $(STAMP_DEV)
 	$(BIN)/python bench/ui.py
 	$(BIN)/python bench/history.py
 	$(BIN)/python bench/live.py
+	$(BIN)/python bench/hook.py
+	$(BIN)/python bench/startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

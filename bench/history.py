@@ -137,6 +137,7 @@ def record_big_run(home: Home, messages: int, entries: int) -> tuple[int, float]
             usage[agent] += 1
             n = usage[agent]
             recorder.on_event(UsageChanged(agent, n * 900, n * 120, n * 3000, n * 200, n, n))
+    # close() returns once every queued event is committed: the figures below read it all.
     recorder.close("finished", "bench")
     return int(recorder.run_id), time.perf_counter() - t0
 
@@ -439,10 +440,16 @@ def main() -> int:
                 )
             )
 
-        print("writing a run with 50,000 messages and 20,000 transcript entries", flush=True)
+        print(
+            f"writing a run with {args.messages:,} messages and {args.entries:,} transcript"
+            " entries",
+            flush=True,
+        )
         home = Home(root / "big")
         run_id, wrote = record_big_run(home, args.messages, args.entries)
         rep = replay_figures(home.root / "history.db", run_id)
+        if rep["messages"] != args.messages:
+            raise SystemExit(f"the archive holds {rep['messages']:,} of {args.messages:,} messages")
         rows.append(
             row(
                 f"recording {rep['events']:,} events through the writer thread",

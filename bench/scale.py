@@ -13,6 +13,9 @@ ten (a long-lived inbox: its history read, a few new):
 * ``read`` / ``unread``, cold (a process that has never seen the file: the per-process caches
   emptied) and cached (the same file read again), against ``json.loads`` of the file's bytes
   (the bytes read in both). Target <= 1.3x.
+* ``read()`` cold with every message then looked at (no target: context). ``read()`` hands
+  out a sequence that builds each ``InboxMessage`` on first access, so the rows above time
+  the decode and validation; this one adds building all ``N`` models.
 * ``mark_read`` of one unread message, after the ``unread()`` that found it (as an agent does),
   against the floor of writing the resulting bytes: temp file, write, fsync, rename, fsync of
   the folder (the least a crash-safe replace costs). Target <= 1.3x.
@@ -169,6 +172,8 @@ def inbox_rows(base: Path, size: int, samples: int) -> list[Row]:
         rows.append(Row(f"{name}() cold", size, value, baseline, base_name, 1.3))
         value, baseline = compare(samples, warm(op), loads)
         rows.append(Row(f"{name}() cached", size, value, baseline, base_name, 1.3))
+    value, baseline = compare(samples, cold(lambda: list(box.read(AGENT))), loads)
+    rows.append(Row("read() all built", size, value, baseline, base_name, None))
 
     # mark_read: each sample starts from the fixture, finds the unread (untimed) and marks one.
     def mark() -> float:

@@ -22,8 +22,10 @@ Measured (clock starts just before the first spawn, stops when the last task is 
   and with the lead).
 
 Verified: no lost message (every ``Mailbox.append`` landed in its inbox, and every inbox entry
-is ``read: true`` once the team is quiet), no task claimed twice (every successful
-``TaskList.claim`` is recorded; a task must have exactly one claimant, who is its final owner),
+is ``read: true`` once the team is quiet), no task claimed twice (every successful claim is
+recorded, through the two calls the runtime claims with: ``TaskList.claim_next``, an idle
+teammate's, and ``TaskList.claim``, TaskUpdate's; a task must have exactly one claimant, who is
+its final owner),
 every task completed, and whether each task was worked with the action it asked for.
 
 Baseline, in the same run: one teammate working sequentially on the same board. With today's
@@ -122,16 +124,27 @@ class Ledger:
 
     def install(self) -> None:
         ledger = self
-        claim, update, append = TaskList.claim, TaskList.update, Mailbox.append
+        claim, claim_next = TaskList.claim, TaskList.claim_next
+        update, append = TaskList.update, Mailbox.append
+
+        def record(tasks: TaskList, agent: str, result: ClaimResult | None) -> None:
+            if tasks.team != ledger.team:
+                return
+            ledger.claim_attempts += 1
+            if result is not None and result.success and result.task is not None:
+                ledger.claims[str(result.task.id)].add(agent)
+            else:
+                reason = "none_available" if result is None else result.reason or "?"
+                ledger.claim_failures[reason] += 1
 
         def claim_wrapper(tasks: TaskList, task_id: str, agent: str, **options: Any) -> ClaimResult:
             result = claim(tasks, task_id, agent, **options)
-            if tasks.team == ledger.team:
-                ledger.claim_attempts += 1
-                if result.success:
-                    ledger.claims[str(task_id)].add(agent)
-                else:
-                    ledger.claim_failures[result.reason or "?"] += 1
+            record(tasks, agent, result)
+            return result
+
+        def claim_next_wrapper(tasks: TaskList, agent: str, **options: Any) -> ClaimResult | None:
+            result = claim_next(tasks, agent, **options)  # an idle teammate's claim
+            record(tasks, agent, result)
             return result
 
         def update_wrapper(tasks: TaskList, task_id: str, **fields: Any) -> Any:
@@ -149,6 +162,7 @@ class Ledger:
 
         for owner, name, new in (
             (TaskList, "claim", claim_wrapper),
+            (TaskList, "claim_next", claim_next_wrapper),
             (TaskList, "update", update_wrapper),
             (Mailbox, "append", append_wrapper),
         ):

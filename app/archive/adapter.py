@@ -8,6 +8,7 @@ the same shape, e.g. a test double or a runner in another process).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 Fields = dict[str, Any]
@@ -24,59 +25,97 @@ def _get(obj: Any, *names: str, default: Any = None) -> Any:
 def runtime_event(event: Any) -> tuple[str, Fields] | None:
     """``(kind, fields)`` for a runtime event worth keeping; ``None`` for the rest (streamed
     text deltas: the whole entry arrives as a transcript entry)."""
-    name = type(event).__name__
-    if name == "StatusChanged":
-        return "status", {
-            "agent": _get(event, "agent"),
-            "status": str(_get(event, "status", default="")),
-            "detail": str(_get(event, "detail", default="") or ""),
-        }
-    if name == "TranscriptEntry":
-        return "transcript", {
-            "agent": _get(event, "agent"),
-            "kind": str(_get(event, "kind", default="notice")),
-            "text": str(_get(event, "text", default="") or ""),
-            "data": dict(_get(event, "data", default=None) or {}),
-        }
-    if name == "UsageChanged":
-        return "usage", {
-            "agent": _get(event, "agent"),
-            "input": int(_get(event, "input_tokens", default=0) or 0),
-            "output": int(_get(event, "output_tokens", default=0) or 0),
-            "cache_read": int(_get(event, "cache_read_tokens", default=0) or 0),
-            "cache_write": int(
-                _get(event, "cache_creation_tokens", "cache_write_tokens", default=0) or 0
-            ),
-            "calls": int(_get(event, "model_calls", default=0) or 0),
-        }
-    if name == "MessageSent":
-        return "message", {
-            "team": _get(event, "team"),
-            "sender": _get(event, "sender"),
-            "recipient": _get(event, "recipient"),
-            "text": str(_get(event, "text", default="") or ""),
-            "summary": _get(event, "summary"),
-            "frame": _get(event, "frame_type", "frame"),
-            "timestamp": str(_get(event, "timestamp", default="") or ""),
-        }
-    if name == "ApprovalChanged":
-        return "approval", {
-            "request_id": _get(event, "request_id"),
-            "kind": str(_get(event, "kind", default="")),
-            "agent": _get(event, "agent"),
-            "resolved": bool(_get(event, "resolved", default=False)),
-            "outcome": str(_get(event, "outcome", default="") or ""),
-        }
-    if name == "TeamLifecycle":
-        return "team", {"team": _get(event, "team"), "event": str(_get(event, "event"))}
-    if name == "RunFinished":
-        return "finished", {
-            "ok": bool(_get(event, "ok", default=False)),
-            "reason": str(_get(event, "reason", default="") or ""),
-        }
-    if name == "ModeChanged":
-        return "mode", {"agent": _get(event, "agent"), "mode": str(_get(event, "mode"))}
-    return None
+    convert = _RUNTIME.get(type(event).__name__)
+    return None if convert is None else convert(event)
+
+
+# One function per event class (called for every event of a busy run: plain ``getattr``
+# where a field has one spelling).
+
+
+def _status(event: Any) -> tuple[str, Fields]:
+    return "status", {
+        "agent": getattr(event, "agent", None),
+        "status": str(getattr(event, "status", "")),
+        "detail": str(getattr(event, "detail", "") or ""),
+    }
+
+
+def _transcript(event: Any) -> tuple[str, Fields]:
+    return "transcript", {
+        "agent": getattr(event, "agent", None),
+        "kind": str(getattr(event, "kind", "notice")),
+        "text": str(getattr(event, "text", "") or ""),
+        "data": dict(getattr(event, "data", None) or {}),
+    }
+
+
+def _usage(event: Any) -> tuple[str, Fields]:
+    return "usage", {
+        "agent": getattr(event, "agent", None),
+        "input": int(getattr(event, "input_tokens", 0) or 0),
+        "output": int(getattr(event, "output_tokens", 0) or 0),
+        "cache_read": int(getattr(event, "cache_read_tokens", 0) or 0),
+        "cache_write": int(
+            _get(event, "cache_creation_tokens", "cache_write_tokens", default=0) or 0
+        ),
+        "calls": int(getattr(event, "model_calls", 0) or 0),
+    }
+
+
+def _message(event: Any) -> tuple[str, Fields]:
+    return "message", {
+        "team": getattr(event, "team", None),
+        "sender": getattr(event, "sender", None),
+        "recipient": getattr(event, "recipient", None),
+        "text": str(getattr(event, "text", "") or ""),
+        "summary": getattr(event, "summary", None),
+        "frame": _get(event, "frame_type", "frame"),
+        "timestamp": str(getattr(event, "timestamp", "") or ""),
+    }
+
+
+def _approval(event: Any) -> tuple[str, Fields]:
+    return "approval", {
+        "request_id": getattr(event, "request_id", None),
+        "kind": str(getattr(event, "kind", "")),
+        "agent": getattr(event, "agent", None),
+        "resolved": bool(getattr(event, "resolved", False)),
+        "outcome": str(getattr(event, "outcome", "") or ""),
+    }
+
+
+def _team(event: Any) -> tuple[str, Fields]:
+    return "team", {
+        "team": getattr(event, "team", None),
+        "event": str(getattr(event, "event", None)),
+    }
+
+
+def _finished(event: Any) -> tuple[str, Fields]:
+    return "finished", {
+        "ok": bool(getattr(event, "ok", False)),
+        "reason": str(getattr(event, "reason", "") or ""),
+    }
+
+
+def _mode(event: Any) -> tuple[str, Fields]:
+    return "mode", {
+        "agent": getattr(event, "agent", None),
+        "mode": str(getattr(event, "mode", None)),
+    }
+
+
+_RUNTIME: dict[str, Callable[[Any], tuple[str, Fields]]] = {
+    "StatusChanged": _status,
+    "TranscriptEntry": _transcript,
+    "UsageChanged": _usage,
+    "MessageSent": _message,
+    "ApprovalChanged": _approval,
+    "TeamLifecycle": _team,
+    "RunFinished": _finished,
+    "ModeChanged": _mode,
+}
 
 
 def change_event(event: Any) -> tuple[str, Fields] | None:

@@ -12,6 +12,7 @@ Usage events carry cumulative counts; the difference is stored as one model call
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from app.archive import adapter
@@ -42,11 +43,19 @@ class RuntimeEvents:
         self._usage: dict[str, tuple[int, int, int, int, int]] = {}
         self._seen_agents: set[str] = set()
         self._models: dict[str, str] = {}
+        self._handlers: dict[str, Callable[[float, dict[str, Any]], None]] = {
+            "status": self._on_status,
+            "transcript": self._on_transcript,
+            "usage": self._on_usage,
+            "message": self._on_message,
+            "approval": self._on_approval,
+            "finished": self._on_finished,
+            "mode": self._on_mode,
+        }
 
     def handle(self, kind: str, at: float, f: dict[str, Any]) -> None:
         """One converted event (``adapter.runtime_event``) of ``kind``, other than "team"."""
-        handler = getattr(self, f"_on_{kind}")
-        handler(at, f)
+        self._handlers[kind](at, f)
 
     def _on_status(self, at: float, f: dict[str, Any]) -> None:
         agent = f["agent"]
@@ -97,12 +106,13 @@ class RuntimeEvents:
         now = (f["input"], f["output"], f["cache_read"], f["cache_write"], f["calls"])
         before = self._usage.get(agent, (0, 0, 0, 0, 0))
         self._usage[agent] = now
-        diff = tuple(max(0, a - b) for a, b in zip(now, before, strict=True))
-        if not any(diff[:4]) and not diff[4]:
+        tokens = [max(0, a - b) for a, b in zip(now[:4], before[:4], strict=True)]
+        if not any(tokens) and now[4] <= before[4]:
             return  # tool calls only
         model = self._model_of(agent)
-        cost = call_cost(model, *diff[:4], offline=self.run.offline)
-        self.record_usage(at, agent, model, diff[0], diff[1], diff[2], diff[3], cost)
+        i, o, cache_read, cache_write = tokens
+        cost = call_cost(model, i, o, cache_read, cache_write, offline=self.run.offline)
+        self.record_usage(at, agent, model, i, o, cache_read, cache_write, cost)
 
     def _model_of(self, agent: str) -> str:
         model = self._models.get(agent)

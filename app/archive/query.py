@@ -132,7 +132,25 @@ def open_reader(path: Path) -> sqlite3.Connection:
             )
         conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
     except sqlite3.Error as exc:
-        raise HistoryUnavailable(describe_error(path, exc)) from None
+        line = describe_error(path, exc)
+        if line.startswith("No space left on device"):
+            return _read_on_full_disk(path, line)
+        raise HistoryUnavailable(line) from None
+    return conn
+
+
+def _read_on_full_disk(path: Path, line: str) -> sqlite3.Connection:
+    """On a full disk SQLite cannot make the ``-shm`` file a WAL reader needs: read the main
+    file alone (``immutable``). A run closed cleanly was checkpointed into it; what a running
+    writer still holds in its WAL is not seen until there is space again."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+        if version(conn) != SCHEMA_VERSION:
+            conn.close()
+            raise HistoryUnavailable(line)
+        conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
+    except sqlite3.Error:
+        raise HistoryUnavailable(line) from None
     return conn
 
 
@@ -217,9 +235,20 @@ def approvals(conn: sqlite3.Connection, run_id: int) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cursor]
 
 
-def _event(row: tuple[Any, ...]) -> Event:
+#: The columns of an ``Event``, in ``row_event``'s order.
+EVENT_SELECT = "SELECT id, at, kind, agent, target, frame, text, size, data FROM events"
+
+
+def row_event(row: tuple[Any, ...]) -> Event:
     event_id, at, kind, agent, target, frame, text, size, data = row
     return Event(event_id, at, kind, agent, target, frame, text or "", size, data)
+
+
+def count_events(conn: sqlite3.Connection, run_id: int) -> int:
+    """How many events the run has (counted on the index, without reading them)."""
+    return int(
+        conn.execute("SELECT count(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    )
 
 
 def events(
@@ -231,10 +260,7 @@ def events(
     kinds: tuple[str, ...] | None = None,
 ) -> Iterator[Event]:
     """The run's timeline in order (``after``: only events with a larger id)."""
-    sql = (
-        "SELECT id, at, kind, agent, target, frame, text, size, data FROM events"
-        " WHERE run_id = ? AND id > ?"
-    )
+    sql = f"{EVENT_SELECT} WHERE run_id = ? AND id > ?"
     params: list[Any] = [run_id, after]
     if kinds:
         sql += f" AND kind IN ({','.join('?' * len(kinds))})"
@@ -243,7 +269,7 @@ def events(
     if limit:
         sql += f" LIMIT {int(limit)}"
     for row in conn.execute(sql, params):
-        yield _event(row)
+        yield row_event(row)
 
 
 def prune(path: Path, older_than: float, *, now: float | None = None) -> int:

@@ -2,8 +2,9 @@
 
 ``Rows`` runs on the writer thread only (inside a batch's transaction, ``app.archive.writer``):
 the recorder's handlers queue operations that call it. It keeps the run's totals for the batch
-in progress and adds them to the ``runs`` row once per batch (``write_totals``, the writer's
-``before_commit``), so a busy run does not update that row once per event.
+in progress and adds them to the ``runs`` row, and each agent's token and cost totals to its
+``agents`` row, once per batch (``write_totals``, the writer's ``before_commit``), so a busy run
+does not update those rows once per event (a reader sees the totals of what is committed).
 
 A message is stored once however it is seen (a runtime event, its inbox file): its events row
 has a dedup key (team, recipient, sender, timestamp, text). A request or answer frame in a
@@ -45,10 +46,14 @@ def truncate(text: str, limit: int = TEXT_LIMIT) -> tuple[str, int]:
     return (text if len(text) <= limit else text[:limit]), len(text)
 
 
+#: One encoder for every event's data (``json.dumps`` with options builds one per call).
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def dump(data: dict[str, Any] | None) -> str | None:
     if not data:
         return None
-    text = json.dumps(data, ensure_ascii=False, default=str)
+    text = _encode(data)
     if len(text) > TEXT_LIMIT:
         return json.dumps({"truncated": text[:TEXT_LIMIT], "size": len(text)}, ensure_ascii=False)
     return text
@@ -62,9 +67,20 @@ class Rows:
         self._agents: set[str] = set()
         self.counts: dict[str, int] = dict.fromkeys(COUNT_COLUMNS, 0)
         self.cost = 0.0
+        #: Per agent, the batch's four token counts and cost (``model_call``).
+        self._agent_totals: dict[str, list[float]] = {}
 
     def write_totals(self, conn: sqlite3.Connection) -> None:
-        """The run's totals, once per batch (inside the batch's transaction)."""
+        """The run's and the agents' totals, once per batch (inside the batch's transaction)."""
+        if self._agent_totals:
+            conn.executemany(
+                "UPDATE agents SET input_tokens = input_tokens + ?,"
+                " output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,"
+                " cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?"
+                " WHERE run_id = ? AND name = ?",
+                [(*totals, self.run_id, name) for name, totals in self._agent_totals.items()],
+            )
+            self._agent_totals = {}
         changed = {k: v for k, v in self.counts.items() if v}
         if not changed and not self.cost:
             return
@@ -184,20 +200,18 @@ class Rows:
         counts: tuple[int, int, int, int],
         cost: float | None,
     ) -> None:
-        """One model call's tokens and cost, added to the agent's and the run's totals."""
+        """One model call's tokens and cost, added to the agent's and the run's totals (at the
+        end of the batch)."""
         conn.execute(
             "INSERT INTO model_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (event_id, self.run_id, agent, model, *counts, cost),
         )
-        totals = (
-            "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
-            " cache_read_tokens = cache_read_tokens + ?,"
-            " cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?"
-        )
-        conn.execute(
-            f"UPDATE agents SET {totals} WHERE run_id = ? AND name = ?",
-            (*counts, cost or 0.0, self.run_id, agent),
-        )
+        totals = self._agent_totals.get(agent)
+        if totals is None:
+            totals = self._agent_totals[agent] = [0, 0, 0, 0, 0.0]
+        for i, value in enumerate(counts):
+            totals[i] += value
+        totals[4] += cost or 0.0
         for name, value in zip(TOKEN_COLUMNS, counts, strict=True):
             self.counts[name] += value
         self.cost += cost or 0.0

@@ -21,10 +21,12 @@ import contextlib
 import logging
 import queue
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from app.archive.db import describe_error
 
@@ -34,6 +36,14 @@ Op = Callable[[sqlite3.Connection], None]
 #: After the first event of a burst, wait this long for more before committing: a team emits
 #: events one at a time, and one commit per event would cost more than the events themselves.
 LINGER = 0.05
+#: Closing with a backlog: the first progress line after this many seconds, then one every
+#: ``DRAIN_REPORT_EVERY``.
+DRAIN_REPORT = 1.0
+DRAIN_REPORT_EVERY = 5.0
+#: The writer's page cache, in KiB (SQLite's default is 2 MiB). A long run's indexes (the
+#: message keys are hashes, so their inserts land anywhere) outgrow the default and every
+#: batch then reads pages back from the file; this is allocated only as pages are used.
+CACHE_KIB = 32 * 1024
 _STOP = object()
 
 
@@ -61,6 +71,10 @@ class Writer:
         self.before_commit = before_commit
         self.failed: str | None = None
         self.commits = 0
+        #: Operations applied so far (progress while closing).
+        self.applied = 0
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._deferred: dict[object, tuple[float, Op]] = {}
         self._deferred_lock = threading.Lock()
@@ -85,6 +99,11 @@ class Writer:
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until everything submitted so far (deferred work included) is committed."""
+        return self._flush_marker().wait(timeout) or self.failed is not None
+
+    def _flush_marker(self) -> threading.Event:
+        """Queue the deferred work now and a marker behind everything queued; the marker is
+        set once all of it is committed."""
         with self._deferred_lock:
             due = [op for _, op in self._deferred.values()]
             self._deferred.clear()
@@ -92,17 +111,57 @@ class Writer:
             self.submit(op)
         done = threading.Event()
         self._queue.put(done)
-        return done.wait(timeout) or self.failed is not None
+        return done
 
-    def close(self, timeout: float = 10.0) -> None:
-        """Commit what is queued, then stop the thread and close the connection."""
+    @property
+    def backlog(self) -> int:
+        """Operations queued and not yet applied (approximate while the thread works)."""
+        return self._queue.qsize()
+
+    def close(self, timeout: float = 10.0, *, progress: IO[str] | None = None) -> None:
+        """Commit everything queued, then stop the thread and close the connection.
+
+        However long the backlog (a busy run ends with thousands of events queued), all of it
+        is written: the wait gives up only when the thread has applied nothing for ``timeout``
+        seconds (a stuck disk), or the archive failed. When it takes over a second, a line on
+        ``progress`` (standard error by default) says what is left, every few seconds."""
         if self._thread.is_alive():
-            self.flush(timeout)
+            done = self._flush_marker()
+            self._drain(done, timeout, sys.stderr if progress is None else progress)
             self._queue.put(_STOP)
             self._thread.join(timeout)
         if not self._thread.is_alive():
             with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
+
+    def _drain(self, done: threading.Event, stall: float, progress: IO[str]) -> None:
+        start = last_report = time.monotonic()
+        applied, moved = self.applied, start
+        reported = False
+        while not done.wait(0.25):
+            now = time.monotonic()
+            if self.failed is not None or not self._thread.is_alive():
+                return
+            if self.applied != applied:
+                applied, moved = self.applied, now
+            elif now - moved > stall:
+                log.warning("history: the writer made no progress for %.0f s; closing", stall)
+                return
+            if now - start >= DRAIN_REPORT and now - last_report >= (
+                DRAIN_REPORT_EVERY if reported else DRAIN_REPORT
+            ):
+                last_report, reported = now, True
+                with contextlib.suppress(Exception):
+                    progress.write(
+                        f"teamdeck: saving the run's history: {self.backlog:,} events left"
+                        f" to write to {self.path}\n"
+                    )
+                    progress.flush()
+        if reported:
+            with contextlib.suppress(Exception):
+                took = time.monotonic() - start
+                progress.write(f"teamdeck: the run's history is saved ({took:.1f} s)\n")
+                progress.flush()
 
     # ------------------------------------------------------------------ the thread
 
@@ -166,6 +225,7 @@ class Writer:
                     raise
                 except Exception:  # a bug in one recorder step must not stop the archive
                     log.exception("history: an event could not be recorded")
+                self.applied += 1
             if self.before_commit is not None:
                 self.before_commit(conn)
             conn.execute("COMMIT")

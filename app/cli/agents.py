@@ -14,16 +14,21 @@ import argparse
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
+from app.cli.modes import BACKENDS
+from app.cli.output import warning_line
 from app.core.errors import NotFoundError
-from app.core.home import Home
 from app.runtime import agent_main
-from app.runtime.runners.modes import BACKENDS
+from app.runtime.sandbox.options import add_sandbox_options
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def add_teammate_mode_option(parser: argparse.ArgumentParser) -> None:
@@ -44,8 +49,20 @@ def cmd_agent(home: Home, args: argparse.Namespace) -> int:
 
 
 def cmd_attach(home: Home, args: argparse.Namespace) -> int:
+    from app.dashboard.first_frame import announce_start, clear_start
+
+    announce_start()  # on a terminal, until the dashboard takes the screen
+    try:
+        return _attach(home, args)
+    finally:
+        clear_start()  # already gone unless the dashboard failed to start
+
+
+def _attach(home: Home, args: argparse.Namespace) -> int:
     from app.cli.history import run_options
+    from app.cli.modes import resolve_sandbox
     from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
+    from app.runtime.permissions.settings import load_settings
     from app.runtime.runners.table import running_teams, team_backend
     from app.runtime.team.lead_state import check_no_other_lead
 
@@ -62,8 +79,16 @@ def cmd_attach(home: Home, args: argparse.Namespace) -> int:
         team = running[0]
     home.teams.require(team)
     check_no_other_lead(home, team)
+    sandbox, warning = resolve_sandbox(args, load_settings(Path.cwd()).sandbox)
+    if warning:
+        warning_line(warning)
     return run_dashboard(
-        home, team=team, attach=team, teammate_backend=team_backend(home, team), **run_options(args)
+        home,
+        team=team,
+        attach=team,
+        teammate_backend=team_backend(home, team),
+        sandbox=sandbox,
+        **run_options(args),
     )
 
 
@@ -109,6 +134,7 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     attach = command(commands, "attach", "open the dashboard on a team left running", cmd_attach)
     attach.add_argument("team", metavar="TEAM", nargs="?", help="default: the one running team")
     add_run_options(attach)
+    add_sandbox_options(attach)
 
     ps = command(commands, "ps", "list running teams and agents with their pids", cmd_ps)
     ps.add_argument("--team", metavar="T", help="only this team")

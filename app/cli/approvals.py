@@ -1,8 +1,12 @@
 """``teamdeck approvals`` / ``approve`` / ``reject``: answer a team's requests from a script.
 
-Works on any home (``--home``, ``--claude``) through the files only (see
+Works on any home (``--home``, ``--claude``) through the files (see
 ``app.runtime.by_files.steering``): a request is pending while no response with its id exists in the
 team's inboxes, and answering one that was answered meanwhile fails with one line (exit 1).
+
+Requests a live Claude Code raised through teamdeck's hooks (``teamdeck claude setup``) are held
+by the teamdeck listening for them (the ``--claude`` dashboard, ``teamdeck claude listen``):
+they are listed and answered through its socket (``app.runtime.bridge.client``), ids ``cc-...``.
 """
 
 from __future__ import annotations
@@ -12,26 +16,24 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
-from app.core.home import Home
-from app.core.models import InboxMessage, now_iso
+from app.core.errors import NotFoundError
 from app.core.paths import USER_NAME
-from app.core.protocol import PermissionRequest
-from app.runtime.by_files.requests import FileRequest, find_request, scan_team, team_names
-from app.runtime.by_files.steering import (
-    AlreadyAnsweredError,
-    answer_request,
-    permission_response_text,
-    plan_response_text,
-)
+from app.runtime.bridge import client as bridge
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:  # the requests and their answers load when a command runs, not for --help
+    from app.core.home import Home
+    from app.runtime.by_files.requests import FileRequest
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def _teams(home: Home, args: argparse.Namespace) -> list[str]:
+    from app.runtime.by_files.requests import team_names
+
     return [resolve_team(home, args.team)] if args.team else team_names(home)
 
 
@@ -63,33 +65,92 @@ def _age(request: FileRequest) -> str:
     return f"{seconds // 3600}h"
 
 
+def _held(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The requests a listening teamdeck holds for Claude Code's hooks (``[]``: none, or no
+    teamdeck listening)."""
+    try:
+        held = bridge.pending_requests() or []
+    except OSError as exc:
+        print(f"teamdeck: warning: {fmt.clean(str(exc))}", file=sys.stderr)
+        return []
+    return [r for r in held if not args.team or r.get("team") == args.team]
+
+
+def _held_row(request: dict[str, Any]) -> tuple[str, ...]:
+    seconds = max(0, int(time.time() - float(request.get("timestamp") or time.time())))
+    age = f"{seconds}s" if seconds < 60 else f"{seconds // 60}m"
+    what = str(request.get("title") or "").split(": ", 1)[-1]
+    team = str(request.get("team") or "")
+    return (team, str(request.get("agent")), str(request.get("kind")), age, what)
+
+
 def cmd_approvals(home: Home, args: argparse.Namespace) -> int:
+    from app.runtime.by_files.requests import scan_team
+
+    held = _held(args)
     pending: list[FileRequest] = []
-    for team in _teams(home, args):
+    try:
+        teams = _teams(home, args)
+    except NotFoundError:
+        if not held:
+            raise
+        teams = []  # a Claude Code session team with no files (yet): its held requests only
+    for team in teams:
         found = scan_team(home, team)
         pending.extend(found.pending)
         for message in found.errors.values():
             print(f"teamdeck: warning: {fmt.clean(message)}", file=sys.stderr)
     if args.json:
-        print(json.dumps([request_json(r) for r in pending], indent=2, ensure_ascii=False))
+        listed = [*held, *(request_json(r) for r in pending)]
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
         return 0
-    if not pending:
+    if not pending and not held:
         print("no pending requests")
         return 0
     # The id is what a person types next: it is never cut (the table cuts long cells).
-    width = max(len("ID"), *(len(fmt.clean(r.approval.request_id)) for r in pending))
-    rows = [
+    ids = ["ID", *(fmt.clean(str(r.get("requestId"))) for r in held)]
+    ids += [fmt.clean(r.approval.request_id) for r in pending]
+    width = max(len(i) for i in ids)
+    rows = [_held_row(r) for r in held]
+    rows += [
         (r.team, r.requester, r.approval.kind, _age(r), r.approval.title.split(": ", 1)[-1])
         for r in pending
     ]
     lines = fmt.table(("TEAM", "AGENT", "KIND", "AGE", "WHAT"), rows).splitlines()
-    ids = ["ID", *(fmt.clean(r.approval.request_id) for r in pending)]
     for rid, line in zip(ids, lines, strict=True):
         print(f"{rid.ljust(width)}  {line}")
     return 0
 
 
+def _answer_held(args: argparse.Namespace, approve: bool) -> int | None:
+    """Answer a request a listening teamdeck holds; ``None`` when it holds no such request."""
+    held = {str(r.get("requestId")): r for r in _held(args)}
+    if args.id not in held:
+        return None
+    always = bool(getattr(args, "always", False))
+    if always and held[args.id].get("kind") != "permission":
+        raise ValueError(f"--always is for permission requests; {args.id} is a plan (nothing sent)")
+    ok, message = bridge.answer(args.id, allow=approve, always=always, feedback=args.feedback)
+    if not ok:
+        raise ValueError(message)
+    print(message)
+    return 0
+
+
 def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
+    from app.core.models import InboxMessage, now_iso
+    from app.core.protocol import PermissionRequest
+    from app.runtime.by_files.requests import find_request
+    from app.runtime.by_files.steering import (
+        AlreadyAnsweredError,
+        answer_request,
+        permission_response_text,
+        plan_response_text,
+    )
+
+    held = _answer_held(args, approve)
+    if held is not None:
+        return held
     team = _teams(home, args)[0] if args.team else None
     request = find_request(home, args.id, team)
     kind = request.approval.kind

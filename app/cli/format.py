@@ -9,21 +9,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.core.frame_text import describe
-from app.core.models import InboxMessage, Task, TeamConfig
-from app.core.protocol import parse_frame
+if TYPE_CHECKING:  # the models load with the command that reads them, not with --help
+    from app.core.models import InboxMessage, Task, TeamConfig
 
 NONE = "-"
 CELL_WIDTH = 60
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean(value: object) -> str:
-    """``value`` as text with control characters (ESC included) shown as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    """``value`` as text with control characters (ESC included) shown as ``\\xNN`` and lone
+    surrogates (a ``"\\ud800"`` escape in a JSON file) as ``\\uXXXX``: both print."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def one_line(value: object, width: int = CELL_WIDTH) -> str:
@@ -133,6 +135,9 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
     :func:`app.core.frame_text.describe` with its request id (a person types it into
     ``teamdeck approve``). A plain message: ``[index] (unread) from -> summary: text``,
     continuation lines indented under the first."""
+    from app.core.frame_text import describe
+    from app.core.protocol import parse_frame
+
     head = f"[{index}]" + ("" if message.read else " (unread)") + " "
     frame = parse_frame(message.text)
     if frame is not None:
@@ -146,6 +151,8 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
 
 def message_json(index: int, message: InboxMessage) -> dict[str, Any]:
     """The message as stored, plus its ``index`` and parsed ``frameType`` (``None`` if plain)."""
+    from app.core.protocol import parse_frame
+
     frame = parse_frame(message.text)
     return {
         "index": index,

@@ -180,6 +180,8 @@ async def run_team(
             pending.add(asyncio.ensure_future(finish_after_worktrees(outcome.text)))
         elif not team_seen and runtime.team is None and not runtime.lead.prompts:
             finish(0, "the lead answered without a team", outcome.text)
+        elif (stranded := _stranded_work(runtime)) is not None:
+            finish(1, stranded, outcome.text or None)
 
     pending: set[asyncio.Future[None]] = set()
 
@@ -246,6 +248,27 @@ async def run_team(
         )
         await asyncio.to_thread(recorder.close, outcome, reason)
     return code, reason
+
+
+def _stranded_work(runtime: TeamRuntime) -> str | None:
+    """The lead ended a turn with its team's work pending and no teammate alive (all of them
+    failed, say): nothing will ever wake it again, so the run ends (one line) instead of
+    waiting forever. ``None`` while a teammate runs, a prompt waits, or nothing is pending."""
+    team = runtime.team
+    if team is None or runtime.runners or runtime.lead.prompts:
+        return None
+    try:
+        tasks = runtime.home.tasks(team).list()
+    except (TeamdeckError, OSError):
+        return None
+    open_ids = [f"#{t.id}" for t in tasks if not t.is_resolved]
+    if not open_ids:
+        return None
+    shown = ", ".join(open_ids[:5]) + (", …" if len(open_ids) > 5 else "")
+    return (
+        f"no teammate is alive and {len(open_ids)} tasks are pending in team {team} ({shown}); "
+        "the team's files are kept"
+    )
 
 
 async def stop_team(

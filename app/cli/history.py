@@ -13,22 +13,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from app.archive import query
-from app.archive.db import HistoryUnavailable, history_path
-from app.archive.timeline import duration, event_line, run_cost, when
 from app.cli import format as fmt
 from app.core.errors import TeamdeckError
-from app.core.home import Home
-from app.runtime.model.pricing import PRICES_DATE, format_usd
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:  # sqlite3 and the archive load when a history command runs, not for --help
+    import sqlite3
+
+    from app.archive import query
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 class HistoryError(TeamdeckError):
@@ -36,10 +36,15 @@ class HistoryError(TeamdeckError):
 
 
 def archive_path(home: Home, args: argparse.Namespace) -> Path:
+    from app.archive.db import history_path
+
     return history_path(home.root, claude=bool(getattr(args, "claude", False)))
 
 
 def _reader(home: Home, args: argparse.Namespace) -> sqlite3.Connection:
+    from app.archive import query
+    from app.archive.db import HistoryUnavailable
+
     try:
         return query.open_reader(archive_path(home, args))
     except HistoryUnavailable as exc:
@@ -47,6 +52,8 @@ def _reader(home: Home, args: argparse.Namespace) -> sqlite3.Connection:
 
 
 def _run(conn: sqlite3.Connection, ref: str) -> query.RunSummary:
+    from app.archive import query
+
     try:
         return query.resolve_run(conn, ref)
     except query.RunNotFound as exc:
@@ -58,6 +65,11 @@ def _tokens(n: int) -> str:
 
 
 def cmd_history(home: Home, args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from app.archive import query
+    from app.archive.timeline import duration, run_cost, when
+
     if not archive_path(home, args).exists():
         if args.json:
             print("[]")
@@ -99,6 +111,9 @@ def cmd_history(home: Home, args: argparse.Namespace) -> int:
 
 
 def run_document(conn: sqlite3.Connection, run: query.RunSummary) -> dict[str, Any]:
+    from app.archive import query
+    from app.runtime.model.pricing import PRICES_DATE
+
     data = run.to_json()
     data["agents_detail"] = query.agents(conn, run.id)
     data["approvals"] = query.approvals(conn, run.id)
@@ -107,18 +122,50 @@ def run_document(conn: sqlite3.Connection, run: query.RunSummary) -> dict[str, A
 
 
 def cmd_show(home: Home, args: argparse.Namespace) -> int:
+    """The run, its events streamed from the archive as they are read (a run of any size
+    prints in constant memory; the output is what building it whole would give)."""
+    from app.archive import query
+    from app.archive.timeline import event_line
+
     conn = _reader(home, args)
     try:
         run = _run(conn, args.run)
         document = run_document(conn, run)
-        events = list(query.events(conn, run.id))
+        out = sys.stdout
+        if args.json:
+            _write_json(out, document, query.events(conn, run.id))
+            return 0
+        _write_head(out, run, document)
+        total = query.count_events(conn, run.id)
+        out.write(f"\ntimeline ({total} events):\n")
+        for event in query.events(conn, run.id):
+            offset = event.at - run.started_at
+            out.write(f"  +{offset:8.2f}s  {fmt.clean(event_line(event))}\n")
     finally:
         conn.close()
-    if args.json:
-        document["events"] = [e.to_json() for e in events]
-        print(json.dumps(document, indent=2, ensure_ascii=False))
-        return 0
-    out = sys.stdout
+    return 0
+
+
+def _write_json(out: IO[str], document: dict[str, Any], events: Iterator[query.Event]) -> None:
+    """``document`` with its ``events`` (the run's count) replaced by the list of events, as
+    ``json.dumps(..., indent=2)`` writes it, the events written one at a time."""
+    marker = "\x00the events\x00"
+    text = json.dumps({**document, "events": marker}, indent=2, ensure_ascii=False)
+    before, after = text.split(json.dumps(marker), 1)
+    out.write(before + "[")
+    first = True
+    for event in events:
+        item = json.dumps(event.to_json(), indent=2, ensure_ascii=False)
+        out.write(("\n    " if first else ",\n    ") + item.replace("\n", "\n    "))
+        first = False
+    out.write(("]" if first else "\n  ]") + after + "\n")
+
+
+def _write_head(out: IO[str], run: query.RunSummary, document: dict[str, Any]) -> None:
+    """The run, its agents and approvals (``history show`` before the timeline)."""
+    from app.archive.timeline import duration, run_cost, when
+    from app.runtime.model.pricing import format_usd
+
     model = "offline model" if run.offline else (run.model or "-")
     out.write(
         f"run {run.id} · {run.source} · team {fmt.clean(run.team or '-')} · {run.outcome}"
@@ -162,11 +209,6 @@ def cmd_show(home: Home, args: argparse.Namespace) -> int:
         ]
         table = fmt.table(("KIND", "AGENT", "DECISION", "BY", "FEEDBACK"), rows)
         out.write(_indent(table) + "\n")
-    out.write(f"\ntimeline ({len(events)} events):\n")
-    for event in events:
-        offset = event.at - run.started_at
-        out.write(f"  +{offset:8.2f}s  {fmt.clean(event_line(event))}\n")
-    return 0
 
 
 def _indent(text: str) -> str:
@@ -175,6 +217,8 @@ def _indent(text: str) -> str:
 
 def write_export(conn: sqlite3.Connection, run: query.RunSummary, stream: IO[str]) -> int:
     """The run as JSON Lines: a ``run`` line, then one ``event`` line per event, in order."""
+    from app.archive import query
+
     head = {"type": "run", **run_document(conn, run)}
     stream.write(json.dumps(head, ensure_ascii=False) + "\n")
     count = 0
@@ -210,6 +254,9 @@ def cmd_export(home: Home, args: argparse.Namespace) -> int:
 
 
 def cmd_prune(home: Home, args: argparse.Namespace) -> int:
+    from app.archive import query
+    from app.archive.db import HistoryUnavailable
+
     age = query.parse_age(args.older_than)
     path = archive_path(home, args)
     if not path.exists():
@@ -225,6 +272,7 @@ def cmd_prune(home: Home, args: argparse.Namespace) -> int:
 
 def cmd_replay(home: Home, args: argparse.Namespace) -> int:
     """Open a finished run in the replay view (read-only)."""
+    from app.archive import query
     from app.archive.replay import Replay
 
     path = archive_path(home, args)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app.core.home import Home
-from app.core.mailbox import Mailbox
 from app.core.paths import (
     check_raw_name,
     claude_home,
@@ -18,6 +17,10 @@ from app.core.paths import (
     existing_team,
     strip_team_suffix,
 )
+
+if TYPE_CHECKING:
+    from app.core.home import Home
+    from app.core.mailbox import Mailbox
 
 
 def home_location(args: argparse.Namespace) -> tuple[Path, bool]:
@@ -29,6 +32,8 @@ def home_location(args: argparse.Namespace) -> tuple[Path, bool]:
 
 
 def open_home(args: argparse.Namespace) -> Home:
+    from app.core.home import Home  # the files, locks and models: only once a command runs
+
     root, is_claude = home_location(args)
     return Home(root, lock_style="mkdir") if is_claude else Home(root)
 

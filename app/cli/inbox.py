@@ -10,20 +10,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_inbox_agent, resolve_team
 from app.cli.output import emit_json
-from app.core.home import Home
-from app.core.models import InboxMessage
 from app.core.paths import USER_NAME, check_raw_name
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def cmd_send(home: Home, args: argparse.Namespace) -> int:
     team = resolve_team(home, args.team)
+    check_raw_name(args.to, "recipient")
     text = sys.stdin.read().rstrip("\n") if args.text == "-" else args.text
     if not text.strip():
         raise ValueError("message text must not be empty")
@@ -36,6 +38,8 @@ def cmd_send(home: Home, args: argparse.Namespace) -> int:
         fields["summary"] = args.summary
     if member is not None and member.color:
         fields["color"] = member.color
+    from app.core.models import InboxMessage
+
     message = InboxMessage.model_validate(fields)
     delivered = home.mailbox(team).send(args.to, message)
     print(f"sent to {delivered} (team {team})")

@@ -7,31 +7,30 @@ on stderr, ``teamdeck: error: ...``), 2 bad usage, 130 interrupted.
 
 This module holds the parser, its global options, the dispatch and the exit codes; each family
 of commands adds itself with a ``register(commands, command)`` of its own module (``run``,
-``teams``, ``tasks``, ``inbox``, ``history``, ``approvals``, ``agents``), which returns the
-handlers that only look.
+``teams``, ``tasks``, ``inbox``, ``history``, ``approvals``, ``agents``, ``claude``), which
+returns the handlers that only look. A command line that names its command imports and
+registers only that command's family (``teamdeck team list`` never loads the runtime's
+options); ``--help`` and a bare ``teamdeck`` register them all, so every output is the same
+either way.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from app import __version__
-from app.cli import agents as cli_agents
-from app.cli import approvals as cli_approvals
-from app.cli import history as cli_history
-from app.cli import inbox as cli_inbox
-from app.cli import run as cli_run
-from app.cli import tasks as cli_tasks
-from app.cli import teams as cli_teams
 from app.cli.home import open_home
-from app.cli.output import PROG, describe, error_line
-from app.cli.status import show_home_status
-from app.core.errors import TeamdeckError
-from app.core.home import Home
+from app.cli.output import MAX_ERROR_LINE, PROG, describe, error_line
+from app.core.errors import TeamdeckError, clip
+
+if TYPE_CHECKING:
+    from app.core.home import Home
 
 SYNOPSIS = """commands:
   teamdeck [tui]                               the dashboard (offline model when no API key)
@@ -49,27 +48,43 @@ SYNOPSIS = """commands:
   teamdeck inbox --team T --agent NAME [--unread] [--mark-read] | --clear
   teamdeck approvals [--team T] | approve ID [--always] [--feedback F] | reject ID [--feedback F]
   teamdeck history [--json] | show RUN | export RUN [-o FILE] | prune --older-than 30d
+  teamdeck claude setup [--project] [--remove | --status] | claude listen [--json]
+  teamdeck hook EVENT                          what Claude Code's hooks run (see claude setup)
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
-Handler = Callable[[Home, argparse.Namespace], int]
+Handler = Callable[["Home", argparse.Namespace], int]
 
 #: Commands that only look: on a home that does not exist they are an error, never a mkdir.
 READ_ONLY: set[Handler] = set()
 
-#: The command families, in the order ``--help`` lists their commands.
-REGISTER = (
-    cli_run.register,
-    cli_teams.register,
-    cli_tasks.register,
-    cli_inbox.register_send,
-    cli_history.register,
-    cli_inbox.register_inbox,
-    cli_approvals.register,
-    cli_agents.register,
+#: The command families, in the order ``--help`` lists their commands: the module, its
+#: register function, and the commands it adds (a test keeps these equal to what it adds).
+FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("app.cli.run", "register", ("tui", "demo", "run")),
+    ("app.cli.teams", "register", ("team",)),
+    ("app.cli.tasks", "register", ("task",)),
+    ("app.cli.inbox", "register_send", ("send",)),
+    ("app.cli.history", "register", ("replay", "history")),
+    ("app.cli.inbox", "register_inbox", ("inbox",)),
+    ("app.cli.approvals", "register", ("approvals", "approve", "reject")),
+    ("app.cli.agents", "register", ("agent", "attach", "ps")),
+    ("app.cli.claude", "register", ("claude", "hook")),
+    ("app.cli.permissions", "register", ("permissions",)),
 )
+#: Global options that take a value (the command word comes after them).
+_VALUE_OPTIONS = ("--home", "--team")
 
 # ----------------------------------------------------------------------------- parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser with usage errors cut like every other error line (an unknown
+    5,000-character argument is echoed cut, with "…"); the subcommands' parsers are of this
+    class too (``add_subparsers`` makes them of the parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(clip(message, MAX_ERROR_LINE))
 
 
 def _home_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -90,11 +105,28 @@ def _home_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def command_word(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (``team`` in ``--home H team list``), if it names a known one
+    before anything else; None for ``--help``, ``--version``, no command, or anything unusual
+    (then every family is registered, as argparse needs them to print help or an error)."""
+    known = {name for _, _, names in FAMILIES for name in names}
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _VALUE_OPTIONS:
+            next(tokens, None)
+        elif token == "--claude" or token.startswith(tuple(f"{o}=" for o in _VALUE_OPTIONS)):
+            continue
+        else:
+            return token if token in known else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``teamdeck`` parser: every command, or (``argv`` naming one) only its family's."""
+    common = _Parser(add_help=False)
     _home_options(common, suppress=True)
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         usage="%(prog)s [-h] [--version] [--home PATH | --claude] [COMMAND ...]",
         description="Run a team of Claude agents and steer it from a terminal dashboard.",
@@ -119,8 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler, parser=sub)
         return sub
 
-    for register in REGISTER:
-        READ_ONLY.update(register(commands, command))
+    word = command_word(argv) if argv is not None else None
+    for module, function, names in FAMILIES:
+        if word is None or word in names:
+            register = getattr(importlib.import_module(module), function)
+            READ_ONLY.update(register(commands, command))
     return parser
 
 
@@ -135,18 +170,25 @@ def run_command(args: argparse.Namespace) -> int:
         parser.error("argument --home: must not be empty")
     handler: Handler | None = args.handler
     if handler is None and sys.stdin.isatty() and sys.stdout.isatty():
-        return cli_run.run_tui(
+        from app.cli.run import run_tui
+
+        return run_tui(
             open_home(args),
             demo=False,
             viewer=bool(args.claude),
             team=getattr(args, "dashboard_team", None),
         )
     if handler is None:  # no terminal to draw on: a short status of the home and the help
+        from app.cli.status import show_home_status
+
         show_home_status(args)
         print()
         parser.print_help()
         return 0
-    cli_run.export_pace(args)
+    if getattr(args, "offline_pace", None):  # only the commands that run a team have it
+        from app.cli.run import export_pace
+
+        export_pace(args)
     home = open_home(args)
     if handler in READ_ONLY:
         home.require_exists()  # looking never creates a home (nor folders at a mistyped path)
@@ -159,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
 
     hold_credentials()  # the API key stays in this process, out of reach of child processes
     try:
-        args = build_parser().parse_args(argv)
+        if argv is None:
+            argv = sys.argv[1:]
+        args = build_parser(argv).parse_args(argv)
         return run_command(args)
     except SystemExit as exc:  # argparse: --help/--version (0) and bad usage (2)
         if exc.code is None or isinstance(exc.code, int):

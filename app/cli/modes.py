@@ -30,8 +30,12 @@ from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
 from app.runtime.permissions.settings import load_settings
-from app.runtime.runners.modes import BACKENDS
+from app.runtime.sandbox import SandboxConfig, bwrap_problem
+from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
 
+#: ``app.runtime.runners.modes.BACKENDS``, the teammate modes (for ``--help``, which does not
+#: load the runners; a test keeps the two equal).
+BACKENDS: tuple[str, ...] = ("in-process", "process", "tmux")
 BYPASS = "bypassPermissions"
 #: Modes a teammate does not inherit from the lead (lead-only or needing the lead's approval).
 _NOT_INHERITED = frozenset({"plan", "delegate"})
@@ -51,6 +55,7 @@ def _rule(text: str) -> str:
 def add_mode_options(parser: argparse.ArgumentParser) -> None:
     """Add the permission options to a ``tui``/``demo``/``run`` parser."""
     group = parser.add_argument_group("permissions")
+    add_sandbox_options(group)  # type: ignore[arg-type]
     group.add_argument(
         "--permission-mode",
         metavar="MODE",
@@ -114,6 +119,8 @@ class ModeOptions:
     teammate_backend: str = "in-process"
     #: A settings file turned bypassPermissions off: it is never offered, not even confirmed.
     bypass_disabled: bool = False
+    #: Where agents' commands and hooks run (``--no-sandbox``, ``--pass-env``, settings).
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     warnings: list[str] = field(default_factory=list)
 
     def runtime_kwargs(self) -> dict[str, Any]:
@@ -123,6 +130,7 @@ class ModeOptions:
             "rules": self.rules,
             "teammate_backend": self.teammate_backend,
             "allow_bypass": self.bypass_allowed,
+            "sandbox": self.sandbox,
         }
 
 
@@ -178,7 +186,20 @@ def resolve_modes(
         or (settings.teammate_mode if settings else None)
         or "in-process"
     )
+    options.sandbox, warning = resolve_sandbox(args, settings.sandbox if settings else None)
+    if warning:
+        options.warnings.append(warning)
     return options
+
+
+def resolve_sandbox(
+    args: argparse.Namespace, block: dict[str, Any] | None
+) -> tuple[SandboxConfig, str | None]:
+    """The run's sandbox from the options and the settings' ``sandbox`` block, and the one
+    warning line when it is wanted but bubblewrap cannot run here."""
+    config = sandbox_config(args, block)
+    problem = bwrap_problem() if config.enabled else None
+    return config, f"no sandbox: {problem}; commands run unconfined" if problem else None
 
 
 def print_warnings(options: ModeOptions) -> None:

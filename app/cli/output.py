@@ -11,22 +11,28 @@ import sys
 from typing import Any
 
 from app.cli import format as fmt
-from app.core.errors import TeamdeckError
+from app.core.errors import TeamdeckError, clip
+from app.core.files import escape_surrogates
 
 PROG = "teamdeck"
 
 
 def emit_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(escape_surrogates(json.dumps(data, indent=2, ensure_ascii=False)))
+
+
+#: An error line longer than this is cut (with "…"): the places that echo an input cut it
+#: already; this keeps any other from printing a 5,000-character line.
+MAX_ERROR_LINE = 600
 
 
 def error_line(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {clip(fmt.clean(message), MAX_ERROR_LINE)}", file=sys.stderr)
 
 
 def warning_line(message: str) -> None:
     """A problem that does not stop the command (e.g. one unreadable file in a listing)."""
-    print(f"{PROG}: warning: {fmt.clean(message)}", file=sys.stderr)
+    print(f"{PROG}: warning: {clip(fmt.clean(message), MAX_ERROR_LINE)}", file=sys.stderr)
 
 
 def os_error_message(exc: OSError) -> str:

@@ -9,18 +9,18 @@ arguments or print ``--help``. Registered in ``app.cli.main`` by ``register``.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import history as cli_history
 from app.cli import modes as cli_modes
 from app.cli.home import resolve_team
 from app.cli.worktrees import add_worktrees_option, worktree_options
-from app.core.home import Home
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def run_tui(
@@ -36,14 +36,17 @@ def run_tui(
 ) -> int:
     """Run the dashboard (``demo``: the scripted team scenario; ``goal``: a first prompt for the
     lead; ``viewer``: watch the files only, e.g. a Claude Code home; ``team``: show this one)."""
-    from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
+    from app.dashboard.first_frame import announce_start, clear_start
 
     extra: dict[str, Any] = {"modes": modes} if modes is not None else {}
     if team:
         home.require_exists()
         extra["team"] = resolve_team(home, team)
-    return int(
-        run_dashboard(
+    announce_start()  # on a terminal, until the dashboard takes the screen
+    try:
+        from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
+
+        result = run_dashboard(
             home,
             demo=demo,
             goal=goal,
@@ -52,8 +55,9 @@ def run_tui(
             **extra,
             **options,
         )
-        or 0
-    )
+    finally:
+        clear_start()  # already gone unless the dashboard failed to start
+    return int(result or 0)
 
 
 def run_headless(
@@ -68,6 +72,9 @@ def run_headless(
 
     extra = modes.runtime_kwargs() if modes is not None else {}
     result = run(home, goal, json_output=json_output, **extra, **options)
+    import asyncio
+    import inspect
+
     if inspect.iscoroutine(result):
         result = asyncio.run(result)
     return int(result or 0)

@@ -6,12 +6,15 @@ help. An unreadable file is reported on one line, never a failure.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from app.cli import format as fmt
 from app.cli.home import home_location, open_home
 from app.cli.output import describe
 from app.core.errors import TeamdeckError
-from app.core.home import Home
+
+if TYPE_CHECKING:
+    from app.core.home import Home
 
 
 def show_home_status(args: argparse.Namespace) -> None:

@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
 from app.cli.output import emit_json, warning_line
 from app.core.errors import NotFoundError, TeamdeckError
-from app.core.home import Home
-from app.core.models import TASK_STATUSES
 from app.core.paths import check_raw_name, strip_team_suffix
-from app.core.tasks import ClaimResult, TaskList
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+    from app.core.tasks import ClaimResult, TaskList
+
+#: ``app.core.models.TASK_STATUSES`` (for ``--help``, which does not load the models; a test
+#: keeps the two equal).
+TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "deleted")
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 class ClaimFailedError(TeamdeckError):

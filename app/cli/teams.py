@@ -7,20 +7,24 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.cli import format as fmt
 from app.cli.home import resolve_team
 from app.cli.output import emit_json, warning_line
 from app.core.errors import TeamNotEmptyError
-from app.core.home import Home
 
-Handler = Callable[[Home, argparse.Namespace], int]
+if TYPE_CHECKING:
+    from app.core.home import Home
+
+Handler = Callable[["Home", argparse.Namespace], int]
 
 
 def cmd_team_create(home: Home, args: argparse.Namespace) -> int:
     # From the CLI an existing name is an error; the lead's TeamCreate keeps the seeds' "-2".
     config = home.teams.create(args.name, description=args.description, dedupe=False)
+    if not args.name.isascii():  # never a silent change: say what the name became
+        warning_line(f"team name {args.name!r} was written as {config.name!r}")
     if args.json:
         emit_json(config.to_json_dict())
     else:

@@ -44,6 +44,21 @@ class UnsafePathError(TeamdeckError):
     """A path that escapes the home or is a symlink where a regular file is expected."""
 
 
+class UnreadableFileError(CorruptFileError, UnsafePathError):
+    """A file that is not a regular file (a symlink, a FIFO, a folder...) where one is expected.
+    A CorruptFileError too, so a listing warns about it and goes on, as for a corrupt file."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        self.saved_copy = None
+        TeamdeckError.__init__(self, f"{reason}; remove it or replace it with a regular file")
+
+
+class TooLargeError(TeamdeckError):
+    """A message over the size limit, or one that would take an inbox over its cap."""
+
+
 class LockTimeoutError(TeamdeckError, TimeoutError):
     """A lock that could not be taken in time. Never reported as an empty result."""
 
@@ -58,3 +73,22 @@ class DependencyCycleError(TeamdeckError):
 
 class TeamNotEmptyError(TeamdeckError):
     """TeamDelete refused: members other than the lead remain."""
+
+
+class DiskFullError(TeamdeckError, OSError):
+    """A write that failed because the disk (or the user's quota) is full: one line naming the
+    path, ``No space left on device: {path}``. Still an OSError (errno ENOSPC/EDQUOT), so code
+    that degrades on any OSError keeps doing so."""
+
+    def __init__(self, errno_: int, path: Path | str) -> None:
+        super().__init__(errno_, "No space left on device", str(path))
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return f"No space left on device: {self.path}"
+
+
+def clip(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters with "…" (an error line never echoes a 5,000-character
+    input in full)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -18,18 +18,24 @@ copied aside (nothing of ours is left in that home).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
 import secrets
 import stat
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.core.errors import CorruptFileError, UnsafePathError
+from app.core.errors import (
+    CorruptFileError,
+    DiskFullError,
+    UnreadableFileError,
+    UnsafePathError,
+)
 
 T = TypeVar("T")
 READ_RETRIES = 5
@@ -78,12 +84,41 @@ def encode_text(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+        return escape_surrogates(text).encode("utf-8")
+
+
+def escape_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate written as its ``\\uXXXX`` escape (in JSON text: the
+    same string; in a line for the terminal: printable, where the raw one cannot be encoded)."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+#: The errnos of a full disk (ENOSPC) and of a full quota (EDQUOT).
+DISK_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+@contextlib.contextmanager
+def naming_full_disk(path: Path) -> Iterator[None]:
+    """Turn an OSError of a full disk into DiskFullError naming ``path`` (``os.writev`` and
+    ``fsync`` errors carry no file name: "[Errno 28]" alone says neither what nor where)."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if exc.errno is not None and exc.errno in DISK_FULL:
+            raise DiskFullError(exc.errno, path) from None
+        raise
 
 
 def ensure_dir(path: Path) -> None:
     """Create a directory (and parents) with mode 0700 (0755 in a Claude Code home); refuse a
     symlink in its place."""
+    with naming_full_disk(path):
+        _ensure_dir(path)
+
+
+def _ensure_dir(path: Path) -> None:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -127,7 +162,13 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
     ``data`` may be a sequence of chunks (written in order), so a caller can write a slice of a
-    large buffer plus a small tail without first copying them into one object."""
+    large buffer plus a small tail without first copying them into one object.
+    DiskFullError (naming ``path``) if the disk is full; the temp file is removed then."""
+    with naming_full_disk(path):
+        _atomic_write_bytes(path, data, durable=durable)
+
+
+def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool) -> None:
     directory = path.parent
     ensure_dir(directory)
     check_not_symlink(path)
@@ -266,8 +307,9 @@ def parse_with_retry(
     retries: int = READ_RETRIES,
 ) -> T | None:
     """Read and parse ``path``; ``None`` if missing. Retry a parse error (a writer may be
-    mid-way); if it stays broken, quarantine a copy and raise CorruptFileError."""
-    data = first if first is not None else read_bytes(path)
+    mid-way); if it stays broken, quarantine a copy and raise CorruptFileError (its subclass
+    UnreadableFileError for a symlink, a FIFO or anything else that is not a regular file)."""
+    data = first if first is not None else _read_regular(path)
     last_error = ""
     for attempt in range(retries + 1):
         if data is None:
@@ -278,8 +320,17 @@ def parse_with_retry(
             last_error = describe_parse_error(exc, data)
         if attempt < retries:
             time.sleep(READ_RETRY_DELAY)
-            data = read_bytes(path)
+            data = _read_regular(path)
     raise CorruptFileError(path, last_error, quarantine(path, data))
+
+
+def _read_regular(path: Path) -> bytes | None:
+    try:
+        return read_bytes(path)
+    except UnreadableFileError:
+        raise
+    except UnsafePathError as exc:
+        raise UnreadableFileError(path, str(exc)) from None
 
 
 def describe_parse_error(exc: Exception, data: bytes) -> str:
@@ -334,7 +385,7 @@ def dumps_array(entries: Sequence[Any]) -> str:
 _WS = frozenset(b" \t\r\n")
 
 
-def array_head_end(raw: bytes) -> int:
+def array_head_end(raw: bytes | memoryview) -> int:
     """Where the head of the JSON array text ``raw`` ends: the index just past its last element
     (or just past ``[`` if it is empty), i.e. before the closing bracket and whitespace.
     ValueError if ``raw`` does not end with ``]``. Scans only the tail: no copy of ``raw``."""

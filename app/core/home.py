@@ -6,15 +6,18 @@ import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.errors import NotFoundError
 from app.core.events import ChangeEvent
 from app.core.files import mark_claude_home
 from app.core.locks import DEFAULT_TIMEOUT, HomeLock, make_lock
-from app.core.mailbox import Mailbox
 from app.core.paths import Layout, LockStyle
-from app.core.tasks import TaskList
 from app.core.teams import Teams
+
+if TYPE_CHECKING:  # loaded by the first mailbox() / tasks(): `teamdeck team list` needs neither
+    from app.core.mailbox import Mailbox
+    from app.core.tasks import TaskList
 
 Listener = Callable[[ChangeEvent], None]
 
@@ -66,9 +69,13 @@ class Home:
             raise NotFoundError(f"home {self.root} does not exist")
 
     def mailbox(self, team: str) -> Mailbox:
+        from app.core.mailbox import Mailbox
+
         return Mailbox(self, team)
 
     def tasks(self, team: str) -> TaskList:
+        from app.core.tasks import TaskList
+
         return TaskList(self, team)
 
     # ------------------------------------------------------------------ locks

@@ -1,23 +1,38 @@
-"""Parsed inboxes remembered by file identity, so an unchanged inbox is not parsed again.
+"""Inboxes decoded at the speed of the JSON parser, and remembered by file identity.
 
 The dashboard, the runtime and the lead each re-read the lead's inbox at every change to it,
-and while a team works that inbox changes several times per task as it grows to hundreds of
-messages: parsing and validating the whole array every time was a measurable share of the
-dashboard's event loop (bench/live.py). A reader that finds the file it parsed last time --
-the same ``(inode, size, mtime_ns, ctime_ns)`` before and after its read -- takes the messages
-from here instead. Identity stands for content as everywhere in the file layer: atomic writes
-give every version of a file a new inode.
+and a long-lived inbox holds thousands of messages. Building a pydantic model per message on
+every read cost several times the JSON parse itself, so a read here is:
 
-The lists held here are shared: ``Mailbox`` hands out copies of the messages.
+* one parse with ``pydantic_core.from_json`` (faster than ``json.loads``; anything it refuses
+  goes through the strict loader, :func:`app.core.files.load_json`, so an error reads exactly
+  as it always did, and the two accept the same files);
+* a bulk type check of every entry's known fields; only an entry that fails it (a ``null``, a
+  value pydantic would coerce, a missing timestamp) is validated by ``InboxMessage`` there and
+  then -- a bad entry is still one clear error naming the entry;
+* nothing more: the entries stay plain dicts (unknown fields and key order as in the file) and
+  :class:`MessageView` builds each ``InboxMessage`` when a caller first looks at it.
+
+A reader that finds the file it decoded last time -- the same ``(inode, size, mtime_ns,
+ctime_ns)`` before and after its read -- takes it from :data:`parsed` instead. Identity
+stands for content as everywhere in the file layer: atomic writes give every version of a
+file a new inode. What is held here is never changed: the views build fresh models (nested
+values copied), so a caller may change what it was handed.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
-if TYPE_CHECKING:
-    from app.core.models import InboxMessage
+from pydantic import ValidationError
+from pydantic_core import SchemaValidator, from_json
+from pydantic_core import core_schema as cs
+
+from app.core.files import array_head_end, encode_entry, load_json
+from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
 
@@ -26,24 +41,314 @@ MAX_INBOXES = 64
 MAX_BYTES = 32 * 1024 * 1024
 """...holding at most this many bytes of inbox files between them."""
 
+_NOT_NULLABLE = ("from", "text", "timestamp", "read")
+_NULLABLE = (str, type(None))
+
+
+class Parsed:
+    """One version of an inbox file: its bytes, its entries as decoded, and the models of the
+    entries that needed pydantic (:func:`load`). Shared by every reader: never changed.
+
+    A version made by editing another in place (:func:`marked_read`) holds the chunks it was
+    written from -- slices of the older version's bytes and the edited entries -- and joins
+    them only when its bytes are needed: a copy of a large file into new memory costs about
+    as much as writing it."""
+
+    __slots__ = ("_chunks", "_data", "_unread", "entries", "odd")
+
+    def __init__(
+        self,
+        data: bytes | list[bytes | memoryview],
+        entries: list[dict[str, Any]],
+        odd: dict[int, Any],
+    ) -> None:
+        self._data = data if isinstance(data, bytes) else None
+        self._chunks = None if isinstance(data, bytes) else data
+        self.entries = entries
+        self.odd: dict[int, InboxMessage] = odd
+        self._unread: list[int] | None = None
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = b"".join(self._chunks or ())
+            self._chunks = None
+        return self._data
+
+    def parts(self) -> list[bytes | memoryview]:
+        """The file's bytes, as chunks if not joined yet."""
+        return self._chunks if self._chunks is not None else [self.data]
+
+    def head(self) -> list[bytes | memoryview]:
+        """The array's head (everything before its closing bracket) as chunks sharing memory
+        with the bytes, for ``Mailbox``'s append cache."""
+        *chunks, last = self.parts()
+        return [*chunks, memoryview(last)[: array_head_end(last)]]
+
+    def message(self, index: int) -> InboxMessage:
+        """A new model of entry ``index`` (nothing in it shared with this record)."""
+        model = self.odd.get(index)
+        if model is not None:
+            return model.model_copy(deep=True)
+        entry = self.entries[index]
+        for value in entry.values():
+            if type(value) in (dict, list):
+                entry = copy.deepcopy(entry)
+                break
+        return InboxMessage.model_validate(entry)
+
+    def unread(self) -> list[int]:
+        """Indices of the messages not read, in file order."""
+        if self._unread is None:
+            odd = self.odd
+            self._unread = [
+                i
+                for i, e in enumerate(self.entries)
+                if not (odd[i].read if i in odd else e.get("read", False))
+            ]
+        return self._unread
+
+
+def decode_array(data: bytes) -> list[dict[str, Any]]:
+    """The inbox as raw dicts (unknown fields and key order kept). ValueError if not an inbox:
+    not JSON (the strict loader's message), not an array, or an entry not an object."""
+    try:
+        raw = from_json(data, allow_inf_nan=False)
+    except ValueError:
+        raw = load_json(data)  # raises what it always did; accepts what from_json cannot
+    if not isinstance(raw, list):
+        raise ValueError(f"expected a JSON array, found {_json_type(raw)}")
+    if raw and set(map(type, raw)) != {dict}:
+        for index, entry in enumerate(raw):
+            if not isinstance(entry, dict):
+                raise ValueError(f"entry {index} is not an object")
+    return raw
+
+
+_ENVELOPE = ("msgV", "msg_id")
+_SHAPE = SchemaValidator(
+    cs.list_schema(
+        cs.typed_dict_schema(
+            {k: cs.typed_dict_field(cs.any_schema(), required=False) for k in _ENVELOPE},
+            extra_behavior="ignore",
+        )
+    )
+)
+
+
+def _maybe_nonfinite(data: bytes) -> bool:
+    """Whether ``data`` may hold ``NaN`` or ``Infinity`` (a one-byte search first: ``memchr``
+    is an order of magnitude faster than a search for the words)."""
+    return (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data)
+
+
+def check_array(data: bytes) -> list[dict[str, Any]]:
+    """Check that ``data`` is an inbox (as :func:`decode_array`, the same errors) without
+    building it -- for an append, which only extends the bytes: about half the cost of a
+    parse. Returns, per message, its envelope keys (``msgV``, ``msg_id``) if it has any."""
+    if not _maybe_nonfinite(data):  # pydantic's JSON parser would accept NaN and Infinity
+        try:
+            shapes: list[dict[str, Any]] = _SHAPE.validate_json(data)
+            return shapes
+        except ValidationError:
+            pass  # the strict loader tells what is wrong (or accepts what jiter cannot)
+    return [{k: e[k] for k in _ENVELOPE if k in e} for e in decode_array(data)]
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", str: "a string", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
+
+
+def load(data: bytes) -> Parsed:
+    """Decode and validate an inbox file (see the module docstring). ValueError names the
+    first bad entry and field."""
+    entries = decode_array(data)
+    return Parsed(data, entries, validate_entries(entries))
+
+
+def validate_entries(entries: list[dict[str, Any]]) -> dict[int, InboxMessage]:
+    """The models of the entries that plain type checks cannot vouch for (each validated by
+    pydantic); ValueError for the first that is not a valid message."""
+    odd: dict[int, InboxMessage] = {}
+    for index, entry in enumerate(entries):
+        get = entry.get
+        if not (
+            type(get("from", "")) is str
+            and type(get("text", "")) is str
+            and type(get("timestamp")) is str  # missing: its default is "now", made once
+            and type(get("read", False)) is bool
+            and type(get("summary")) in _NULLABLE
+            and type(get("color")) in _NULLABLE
+            and "sender" not in entry  # a field's Python name: pydantic reads it as "from"
+        ):
+            odd[index] = validate_entry(entry, index)
+    return odd
+
+
+def validate_entry(entry: dict[str, Any], index: int) -> InboxMessage:
+    """One entry through ``InboxMessage``, accepting what JavaScript would (``null`` for a field
+    means "absent"). ValueError naming the entry and field."""
+    if any(entry.get(k, 0) is None for k in _NOT_NULLABLE):
+        entry = {k: v for k, v in entry.items() if not (v is None and k in _NOT_NULLABLE)}
+    try:
+        return InboxMessage.model_validate(copy.deepcopy(entry))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"entry {index} field {where!r}: {first['msg']}") from None
+
+
+def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] | None:
+    """``known`` with the read flags of ``indices`` (``None``: all) set, edited in its bytes
+    (:func:`replace_entries`): how many flipped, and the new version. ``None`` if the bytes
+    are not laid out for that: the caller re-encodes the whole file."""
+    entries = known.entries
+    if indices is None:
+        targets = [i for i, e in enumerate(entries) if not e.get("read")]
+    else:
+        targets = [i for i in sorted(indices) if 0 <= i < len(entries)]
+        targets = [i for i in targets if not entries[i].get("read")]
+    if not targets:
+        return 0, known
+    edits = {i: {**entries[i], "read": True} for i in targets}
+    chunks = replace_entries(known.data, entries, edits)
+    if chunks is None:
+        return None
+    after, odd = list(entries), dict(known.odd)
+    for i, new in edits.items():
+        after[i] = new
+        if i in odd:
+            odd[i] = validate_entry(new, i)
+    return len(targets), Parsed(chunks, after, odd)
+
+
+_ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array
+_SEP_END, _SEP_START = 4, 6  # where the object before it ends, and the one after starts
+MAX_WALK = 4096
+"""Elements ``replace_entries`` checks at most (between the replaced ones and an end)."""
+
+
+def replace_entries(
+    data: bytes, entries: Sequence[Any], edits: dict[int, Any]
+) -> list[bytes | memoryview] | None:
+    """The chunks of ``data`` -- the text of a JSON array of objects that decodes to
+    ``entries`` -- with ``entries[i]`` replaced by ``edits[i]``, in place: every other element
+    keeps its bytes. ``None`` unless the elements between each replaced one and the nearer
+    end of the array are laid out exactly as ``JSON.stringify(array, null, 2)`` lays them out
+    (as Claude Code and :func:`dumps_array` write): the caller then encodes the whole array.
+
+    Each of those elements is found by a byte search from the array's end (separators
+    ``},`` + ``{`` on lines of their own, two spaces in) and its bytes must be exactly
+    ``encode_entry`` of the element decoded at that index. That check keeps the search
+    aligned with the real elements: a separator-like run inside an element (possible only
+    where another program laid the file out differently) would make the bytes checked a
+    strict prefix or suffix of that element's text, which cannot be a whole object. So the
+    result is byte for byte what encoding the whole array would give for a file in that
+    layout, at the cost of encoding the elements walked over (at most ``MAX_WALK``)."""
+    count = len(entries)
+    if not edits or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
+        return None
+    if min(edits) < 0 or max(edits) >= count:
+        return None
+    half = count // 2
+    front = [i for i in edits if i < half]
+    back = [i for i in edits if i >= half]
+    walk_front = max(front) + 1 if front else 0
+    walk_back = count - min(back) if back else 0
+    if walk_front + walk_back > MAX_WALK:
+        return None
+    spans: dict[int, tuple[int, int]] = {}
+    view = memoryview(data)
+    start = 2  # just past "[\n"
+    for index in range(walk_front):
+        at = data.find(_ENTRY_SEP, start)
+        end = at + _SEP_END if index < count - 1 else len(data) - 2
+        if (at < 0 and index < count - 1) or view[start:end] != encode_entry(entries[index]):
+            return None
+        spans[index] = (start, end)
+        start = at + _SEP_START
+    end = len(data) - 2  # before "\n]"
+    for index in range(count - 1, count - 1 - walk_back, -1):
+        at = data.rfind(_ENTRY_SEP, 0, end) if index else -1
+        start = at + _SEP_START if index else 2
+        if (at < 0 and index) or view[start:end] != encode_entry(entries[index]):
+            return None
+        spans[index] = (start, end)
+        end = at + _SEP_END
+    chunks: list[bytes | memoryview] = []
+    done = 0
+    for index in sorted(edits):
+        start, end = spans[index]
+        chunks += [view[done:start], encode_entry(edits[index])]
+        done = end
+    chunks.append(view[done:])
+    return chunks
+
+
+class MessageView(Sequence[InboxMessage]):
+    """``Mailbox.read()``'s result: the messages in file order, each built on first access and
+    then kept by this view (building a model for each of 100k messages up front costs far more
+    than the parse). Read-only as a sequence; the messages are the caller's own to change.
+    Compares equal to a list (or any view) of equal messages."""
+
+    __slots__ = ("_built", "_parsed")
+
+    def __init__(self, parsed: Parsed | None) -> None:
+        self._parsed = parsed
+        self._built: list[InboxMessage | None] = [None] * len(parsed.entries) if parsed else []
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    @overload
+    def __getitem__(self, index: int) -> InboxMessage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[InboxMessage]: ...
+
+    def __getitem__(self, index: int | slice) -> InboxMessage | list[InboxMessage]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._built)))]
+        built = self._built[index]  # IndexError as a list's
+        if built is None:
+            assert self._parsed is not None
+            position = index if index >= 0 else index + len(self._built)
+            built = self._built[position] = self._parsed.message(position)
+        return built
+
+    def __iter__(self) -> Iterator[InboxMessage]:
+        for i in range(len(self._built)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, list | tuple | MessageView):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
 
 class ParsedInboxes:
-    """Per process: inbox path -> (identity, messages) of the last parse."""
+    """Per process: inbox path -> (identity, :class:`Parsed`) of the last parse or write."""
 
     def __init__(self, max_inboxes: int = MAX_INBOXES, max_bytes: int = MAX_BYTES) -> None:
         self.max_inboxes = max_inboxes
         self.max_bytes = max_bytes
-        self._entries: dict[str, tuple[FileKey, list[InboxMessage]]] = {}
+        self._entries: dict[str, tuple[FileKey, Parsed]] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: str, key: FileKey) -> list[InboxMessage] | None:
+    def get(self, path: str, key: FileKey) -> Parsed | None:
         with self._lock:
             entry = self._entries.get(path)
         if entry is None or entry[0] != key:
             return None
         return entry[1]
 
-    def put(self, path: str, key: FileKey, messages: list[InboxMessage]) -> None:
+    def put(self, path: str, key: FileKey, parsed: Parsed) -> None:
         size = key[1]
         with self._lock:
             self._entries.pop(path, None)
@@ -55,7 +360,25 @@ class ParsedInboxes:
             ):
                 old_key, _ = self._entries.pop(next(iter(self._entries)))
                 held -= old_key[1]
-            self._entries[path] = (key, messages)
+            self._entries[path] = (key, parsed)
+
+    def put_written(
+        self, path: str, key: FileKey | None, data: bytes, entries: list[dict[str, Any]]
+    ) -> None:
+        """Remember a version this process wrote whole, as a reader would decode it (forget
+        the path if an entry is not valid or the file is gone)."""
+        try:
+            parsed = Parsed(data, entries, validate_entries(entries))
+        except ValueError:
+            key = None
+        if key is None:
+            self.forget(path)
+        else:
+            self.put(path, key, parsed)
+
+    def forget(self, path: str) -> None:
+        with self._lock:
+            self._entries.pop(path, None)
 
 
 parsed = ParsedInboxes()

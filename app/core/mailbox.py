@@ -11,7 +11,12 @@ process already knows to be valid: a per-process cache remembers, per inbox, the
 (inode, size, mtime, ctime) of the file it last validated or wrote and the bytes of that
 array's head. An unchanged file needs no check; a file that only grew by entries appended
 after that head (another writer's appends) needs only the new entries parsed; anything else
-is parsed in full.
+is checked in full (by a parser that builds nothing).
+
+Reads decode at the speed of the JSON parser and build messages lazily
+(:mod:`app.core.inbox_cache`); a file this process decoded is remembered for appends too.
+``mark_read`` on such a file edits the flipped entries in its bytes instead of re-encoding
+every message.
 """
 
 from __future__ import annotations
@@ -19,11 +24,9 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-
-from pydantic import TypeAdapter, ValidationError
 
 from app.core import inbox_cache
 from app.core.errors import NotFoundError, UnknownRecipientError
@@ -35,16 +38,16 @@ from app.core.files import (
     encode_entry,
     encode_text,
     ensure_dir,
-    load_json,
     parse_with_retry,
     read_bytes,
     splice_parts,
 )
 from app.core.home_parts import HomeParts
+from app.core.inbox_cache import MessageView, Parsed, check_array, decode_array
+from app.core.inbox_limits import check_size
 from app.core.models import InboxMessage, TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
-_MESSAGES = TypeAdapter(list[InboxMessage])
 FileKey = tuple[int, int, int, int]
 Chunk = bytes | memoryview
 
@@ -79,9 +82,10 @@ def _stat_key(path: Path) -> FileKey | None:
         return None
 
 
-def _remember(path: Path, head: list[Chunk]) -> FileKey | None:
-    """Remember the file just written; returns its identity (for the change event)."""
-    key = _stat_key(path)
+def _remember(path: Path, head: list[Chunk], key: FileKey | None = None) -> FileKey | None:
+    """Remember the file just written (or read whole: ``key`` is then the identity it had
+    throughout); returns its identity (for the change event)."""
+    key = key or _stat_key(path)
     entry = _Known(key, head) if key is not None else None
     if entry is not None and entry.size > _KNOWN_BUDGET:
         entry.head, entry.size = [], 0  # too big to keep: the identity check still works
@@ -103,9 +107,9 @@ def _is_known(path: Path) -> bool:
     return known is not None and _stat_key(path) == known.key
 
 
-def _validated_bytes(data: bytes) -> bytes:
-    parse_raw_inbox(data)
-    return data
+def _validated_bytes(data: bytes) -> tuple[bytes, bool]:
+    """``data`` once checked to be an inbox, and whether a message carries an envelope."""
+    return data, any(check_array(data))
 
 
 def _validate_extension(path: Path, raw: bytes) -> bool:
@@ -143,21 +147,8 @@ def _validate_extension(path: Path, raw: bytes) -> bool:
 
 def parse_raw_inbox(data: bytes) -> list[dict[str, Any]]:
     """The inbox as raw dicts (unknown fields and key order kept). ValueError if not an inbox."""
-    raw = load_json(data)
-    if not isinstance(raw, list):
-        raise ValueError(f"expected a JSON array, found {_json_type(raw)}")
-    for index, entry in enumerate(raw):
-        if not isinstance(entry, dict):
-            raise ValueError(f"entry {index} is not an object")
-    return raw
+    return decode_array(data)
 
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")
-
-
-_NOT_NULLABLE = ("from", "text", "timestamp", "read")
 
 #: Envelope fields newer Claude Code versions put on inbox messages (seeds' README: "Inbox
 #: messages may carry extra fields in newer versions (msgV, msg_id, type)").
@@ -182,10 +173,15 @@ def envelope_like(template: dict[str, Any], entry: dict[str, Any]) -> dict[str, 
     return shaped
 
 
+#: Each envelope key's text, after a byte of it that is rare in inboxes: ``memchr`` for the
+#: byte is an order of magnitude faster than a search for the key.
+_ENVELOPE_PROBES = ((b"V", b'"msgV"'), (b"_", b'"msg_id"'))
+
+
 def _envelope_template(raw: bytes) -> dict[str, Any] | None:
     """The newest message carrying an envelope key, if any (a cheap byte scan first: inboxes
     without them -- the seeds' era -- never pay for a parse)."""
-    if not any(f'"{k}"'.encode() in raw for k in ENVELOPE_KEYS[:2]):
+    if not any(rare in raw and key in raw for rare, key in _ENVELOPE_PROBES):
         return None
     try:
         entries = parse_raw_inbox(raw)
@@ -198,28 +194,10 @@ def _envelope_template(raw: bytes) -> dict[str, Any] | None:
     return None
 
 
-def parse_inbox(data: bytes) -> list[InboxMessage]:
-    # pydantic's JSON parser accepts NaN/Infinity, which JSON.parse (and load_json) reject: a
-    # file that might hold them takes the strict path, so read() and append() agree.
-    if b"NaN" not in data and b"Infinity" not in data:
-        try:
-            return _MESSAGES.validate_json(data)
-        except ValidationError:
-            pass
-    # Slow path. Tell a JSON error (possibly a half-written file: retried) from a bad entry,
-    # accept what JavaScript would (lone surrogates; ``null`` for a field means "absent").
-    raw = parse_raw_inbox(data)
-    messages = []
-    for index, entry in enumerate(raw):
-        if any(entry.get(k, 0) is None for k in _NOT_NULLABLE):
-            entry = {k: v for k, v in entry.items() if not (v is None and k in _NOT_NULLABLE)}
-        try:
-            messages.append(InboxMessage.model_validate(entry))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValueError(f"entry {index} field {where!r}: {first['msg']}") from None
-    return messages
+def parse_inbox(data: bytes) -> Parsed:
+    """An inbox file decoded and validated (:func:`app.core.inbox_cache.load`): ValueError
+    names the first bad entry and field."""
+    return inbox_cache.load(data)
 
 
 class Mailbox:
@@ -269,6 +247,7 @@ class Mailbox:
     def send(self, recipient: str, message: InboxMessage) -> str:
         """Validate the recipient, then append. Returns the member name it was delivered to."""
         name = self.resolve_recipient(recipient)
+        check_size(self.path(name), message)
         self.append(name, message)
         return name
 
@@ -289,11 +268,12 @@ class Mailbox:
         ``guard`` runs under the inbox's lock just before the write; if it raises, nothing is
         written (e.g. "this request has been answered meanwhile": answer at most once).
 
-        Under the inbox lock: read the file, make sure it is a valid array (in full, unless this
-        process knows its head -- see ``_validate_extension``), splice the new entry onto the
-        bytes and replace the file atomically (fsynced). A corrupt inbox is never extended or
-        replaced: CorruptFileError names it (in teamdeck's own home a copy is also saved aside;
-        in a Claude Code home the file is only reported, left exactly where it is)."""
+        Under the inbox lock: read the file, make sure it is a valid array (in full, with a
+        check that builds nothing, unless this process knows its head -- see
+        ``_validate_extension``), splice the new entry onto the bytes and replace the file
+        atomically (fsynced). A corrupt inbox is never extended or replaced: CorruptFileError
+        names it (in teamdeck's own home a copy is also saved aside; in a Claude Code home the
+        file is only reported, left exactly where it is)."""
         entry = message.to_json_dict()
         entry["read"] = bool(entry.get("read", False))
         path = self.path(agent)
@@ -307,13 +287,14 @@ class Mailbox:
             if guard is not None:
                 guard()
             raw = read_bytes(path)
+            enveloped = True  # unless the full check below says otherwise
             if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
-                raw = parse_with_retry(path, _validated_bytes, first=raw)
-            template = _envelope_template(raw) if raw is not None else None
+                checked = parse_with_retry(path, _validated_bytes, first=raw)
+                raw, enveloped = checked or (None, False)
+            template = _envelope_template(raw) if raw is not None and enveloped else None
             piece = encode_entry(envelope_like(template, entry) if template else entry)
-            if raw is None:
-                parts: list[Chunk] = [b"[\n", piece, b"\n]"]
-            else:
+            parts: list[Chunk] = [b"[\n", piece, b"\n]"]
+            if raw is not None:
                 parts = splice_parts(raw, piece)
             atomic_write_bytes(path, parts)
             written = _remember(path, parts[:-1])
@@ -321,33 +302,41 @@ class Mailbox:
 
     # ------------------------------------------------------------------ read
 
-    def read(self, agent: str) -> list[InboxMessage]:
-        """All messages in file order; ``[]`` if the inbox was never written.
+    def read(self, agent: str) -> Sequence[InboxMessage]:
+        """All messages in file order (empty if the inbox was never written): a sequence that
+        builds each message when it is first looked at and compares equal to a list; the
+        messages are the caller's to change.
 
         CorruptFileError (with the file's name) if it cannot be read; a copy is saved aside in
         teamdeck's own home only (``app.core.files.quarantine``)."""
-        return [m.model_copy() for m in self._messages(agent)]
+        return MessageView(self._parsed(agent))
 
     def unread(self, agent: str) -> list[tuple[int, InboxMessage]]:
-        return [(i, m.model_copy()) for i, m in enumerate(self._messages(agent)) if not m.read]
+        parsed = self._parsed(agent)
+        if parsed is None:
+            return []
+        return [(i, parsed.message(i)) for i in parsed.unread()]
 
     def count(self, agent: str) -> int:
-        return len(self._messages(agent))
+        parsed = self._parsed(agent)
+        return len(parsed.entries) if parsed is not None else 0
 
-    def _messages(self, agent: str) -> list[InboxMessage]:
-        """The inbox parsed, or as parsed last time if the file has not changed since
-        (:mod:`app.core.inbox_cache`); shared with the cache, so callers hand out copies."""
+    def _parsed(self, agent: str) -> Parsed | None:
+        """The inbox decoded, or as decoded last time if the file has not changed since
+        (:mod:`app.core.inbox_cache`). A file read whole and unchanged throughout is also
+        remembered as valid for appends and for ``mark_read``'s in-place flip."""
         path = self.path(agent)
         key = _stat_key(path)
         if key is None:
-            return []
-        messages = inbox_cache.parsed.get(str(path), key)
-        if messages is not None:
-            return messages
-        messages = parse_with_retry(path, parse_inbox) or []
-        if _stat_key(path) == key:  # the same file throughout the read
-            inbox_cache.parsed.put(str(path), key, messages)
-        return messages
+            return None
+        parsed = inbox_cache.parsed.get(str(path), key)
+        if parsed is not None:
+            return parsed
+        parsed = parse_with_retry(path, parse_inbox)
+        if parsed is not None and _stat_key(path) == key:  # the same file throughout the read
+            inbox_cache.parsed.put(str(path), key, parsed)
+            _remember(path, parsed.head(), key)
+        return parsed
 
     # ------------------------------------------------------------------ mark read
 
@@ -357,33 +346,68 @@ class Mailbox:
         ``durable=False`` skips the fsyncs (the write is still atomic): an agent about to act
         on a message uses it, since losing a read flag to a power cut only delivers the message
         again, and it keeps two fsyncs off the path from "message arrives" to "turn starts"."""
-        indices = {index} if isinstance(index, int) else set(index)
-        return self._rewrite(agent, lambda i, e: i in indices, durable)
+        return self._rewrite(agent, {index} if isinstance(index, int) else set(index), durable)
 
     def mark_all_read(self, agent: str, *, durable: bool = True) -> int:
-        return self._rewrite(agent, lambda i, e: True, durable)
+        return self._rewrite(agent, None, durable)
 
-    def _rewrite(self, agent: str, select: Any, durable: bool = True) -> int:
-        """Flip read flags; announced as ``InboxRead`` with the file's identity before and
-        after (taken under the lock), so the watcher can tell it is no news."""
+    def _rewrite(self, agent: str, indices: set[int] | None, durable: bool = True) -> int:
+        """Flip read flags (``indices``; ``None``: all); announced as ``InboxRead`` with the
+        file's identity before and after (taken under the lock), so the watcher can tell it is
+        no news.
+
+        A file this process has decoded and that has not changed since (same identity) is
+        edited in its bytes: only the flipped entries are encoded again
+        (:func:`app.core.inbox_cache.replace_entries`). Any other file -- changed by another
+        process, not laid out as ``JSON.stringify`` does -- is parsed and re-encoded whole."""
         path = self.path(agent)
         with self.home.lock(path):
-            raw = parse_with_retry(path, parse_raw_inbox)
-            if raw is None:
-                return 0
             prior = _stat_key(path)
-            flipped = 0
-            for i, entry in enumerate(raw):
-                if not entry.get("read") and select(i, entry):
-                    entry["read"] = True
-                    flipped += 1
-            if flipped:
-                data = encode_text(dumps_array(raw))
-                atomic_write_bytes(path, data, durable=durable)
-                written = _remember(path, [memoryview(data)[: array_head_end(data)]])
+            known = inbox_cache.parsed.get(str(path), prior) if prior is not None else None
+            done = self._flip_in_place(path, known, indices, durable) if known else None
+            if done is not None:
+                flipped, written = done
+            else:
+                flipped, written = self._rewrite_whole(path, indices, durable)
         if flipped:
             self.home.emit(InboxRead(self.team, agent, written=written, prior=prior))
         return flipped
+
+    @staticmethod
+    def _flip_in_place(
+        path: Path, known: Parsed, indices: set[int] | None, durable: bool
+    ) -> tuple[int, FileKey | None] | None:
+        done = inbox_cache.marked_read(known, indices)
+        if done is None:
+            return None
+        flipped, after = done
+        if not flipped:
+            return 0, None
+        atomic_write_bytes(path, after.parts(), durable=durable)
+        written = _remember(path, after.head())
+        if written is not None:
+            inbox_cache.parsed.put(str(path), written, after)
+        return flipped, written
+
+    @staticmethod
+    def _rewrite_whole(
+        path: Path, indices: set[int] | None, durable: bool
+    ) -> tuple[int, FileKey | None]:
+        raw = parse_with_retry(path, parse_raw_inbox)
+        if raw is None:
+            return 0, None
+        flipped = 0
+        for i, entry in enumerate(raw):
+            if not entry.get("read") and (indices is None or i in indices):
+                entry["read"] = True
+                flipped += 1
+        if not flipped:
+            return 0, None
+        data = encode_text(dumps_array(raw))
+        atomic_write_bytes(path, data, durable=durable)
+        written = _remember(path, [memoryview(data)[: array_head_end(data)]])
+        inbox_cache.parsed.put_written(str(path), written, data, raw)
+        return flipped, written
 
     def clear(self, agent: str) -> bool:
         """Empty the inbox (the seeds' ``clearMailbox``: the file becomes ``[]``), under its

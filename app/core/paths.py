@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from app.core.errors import InvalidNameError, NotFoundError, UnsafePathError
+from app.core.errors import InvalidNameError, NotFoundError, UnsafePathError, clip
 
 LEAD_NAME = "team-lead"
 USER_NAME = "user"
@@ -42,13 +43,15 @@ def check_raw_name(name: str, kind: str = "name") -> None:
     """Reject names that are unusable before sanitising (empty, path-like, control chars)."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidNameError(f"{kind} must not be empty")
+    if len(name) > MAX_NAME_LENGTH:  # first: no message below echoes a name this long
+        raise InvalidNameError(
+            f"{kind} {clip(name)!r} is longer than {MAX_NAME_LENGTH} characters ({len(name)})"
+        )
     if name in (".", ".."):
         raise InvalidNameError(f"{kind} {name!r} is not allowed")
     for bad in _FORBIDDEN:
         if bad in name:
             raise InvalidNameError(f"{kind} {name!r} must not contain {bad!r}")
-    if len(name) > MAX_NAME_LENGTH:
-        raise InvalidNameError(f"{kind} is longer than {MAX_NAME_LENGTH} characters")
 
 
 def sanitize_name(name: str, kind: str = "name") -> str:
@@ -57,10 +60,28 @@ def sanitize_name(name: str, kind: str = "name") -> str:
     Raises InvalidNameError for names that are unusable or sanitise to nothing but dashes.
     """
     check_raw_name(name, kind)
-    clean = _NON_ALNUM.sub("-", name).lower()
+    clean = _NON_ALNUM.sub("-", ascii_letters(name, kind)).lower()
     if not clean.strip("-"):
         raise InvalidNameError(f"{kind} {name!r} has no letters or digits")
     return clean
+
+
+def ascii_letters(name: str, kind: str = "name") -> str:
+    """``name`` if its letters and digits are all ASCII; InvalidNameError otherwise, with the
+    ASCII spelling to use where there is one (``"ünïcöde"``: use ``"unicode"``). The sanitiser
+    would turn each such letter into ``-``, silently (``"ünïcødé"`` -> ``"-n-c-d-"``)."""
+    if name.isascii():
+        return name
+    foreign = "".join(dict.fromkeys(c for c in name if not c.isascii() and c.isalnum()))
+    if not foreign:
+        return name  # only symbols (an emoji, a dash...): they become "-" like ASCII ones
+    text = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    left = any(not c.isascii() and c.isalnum() for c in text)
+    hint = "" if left else f", e.g. {_NON_ALNUM.sub('-', text).lower()!r}"
+    raise InvalidNameError(
+        f"{kind} {name!r} has letters other than a-z ({clip(foreign, 20)}): use a-z, 0-9 "
+        f"and '-'{hint}"
+    )
 
 
 def path_component(name: str, kind: str = "name") -> str:
@@ -135,7 +156,7 @@ class Layout:
     def task_path(self, team: str, task_id: str | int) -> Path:
         task_id = str(task_id)
         if not is_task_id(task_id):
-            raise InvalidNameError(f"task id {task_id!r} is not a number")
+            raise InvalidNameError(f"task id {clip(task_id)!r} is not a number")
         return self.task_dir(team) / f"{int(task_id)}.json"
 
     def tasklist_lock_path(self, team: str) -> Path:

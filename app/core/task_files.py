@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from app.core.errors import CorruptFileError, NotFoundError
+from app.core.errors import CorruptFileError, NotFoundError, clip
 from app.core.events import TaskChanged, TaskState
 from app.core.files import (
     atomic_write_bytes,
@@ -24,6 +24,7 @@ from app.core.files import (
     ensure_dir,
     file_identity,
     load_json,
+    naming_full_disk,
     new_file_mode,
     parse_with_retry,
     quarantine,
@@ -36,6 +37,7 @@ from app.core.paths import is_task_id
 from app.core.task_board import Board, board
 
 _LEADING_INT = re.compile(r"\s*([0-9]+)")
+_MAX_ID_DIGITS = 18
 
 
 def parse_task(data: bytes) -> Task:
@@ -64,7 +66,7 @@ def copy_task(task: Task) -> Task:
 
 def check_status(status: str) -> None:
     if status not in TASK_STATUSES:
-        raise ValueError(f"unknown task status {status!r} (use {', '.join(TASK_STATUSES)})")
+        raise ValueError(f"unknown task status {clip(status)!r} (use {', '.join(TASK_STATUSES)})")
 
 
 class TaskFiles:
@@ -81,7 +83,8 @@ class TaskFiles:
         ensure_dir(self.dir)
         lock = self.layout.tasklist_lock_path(self.team)
         if not lock.exists():
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            with naming_full_disk(lock):
+                fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
             try:
                 if new_file_mode(lock) != 0o600:
                     os.fchmod(fd, new_file_mode(lock))
@@ -122,14 +125,19 @@ class TaskFiles:
         """The stored watermark; 0 if missing. Read like Claude Code's ``parseInt``: leading
         digits count (``"12\\n"``, ``"12abc"``). A file without them is corrupt: a copy is saved
         aside and it reads as 0 -- ids still never collide, as ``create`` also takes the highest
-        id on disk (only an id deleted above that could be reused)."""
+        id on disk (only an id deleted above that could be reused). A number longer than any
+        task id (18 digits) is CorruptFileError: no id can follow it."""
         path = self.layout.highwatermark_path(self.team)
         data = read_bytes(path)
         if data is None:
             return 0
         match = _LEADING_INT.match(data.decode("utf-8", "replace"))
         if match:
-            return int(match.group(1))
+            digits = match.group(1)
+            if len(digits) > _MAX_ID_DIGITS:
+                reason = f"a number of {len(digits)} digits; task ids have at most {_MAX_ID_DIGITS}"
+                raise CorruptFileError(path, reason, quarantine(path, data))
+            return int(digits)
         quarantine(path, data)
         return 0
 

@@ -88,6 +88,8 @@ class TaskList(TaskClaims):
         (a ``None`` value deletes a key). Dependencies are added symmetrically."""
         if status is not None:
             check_status(status)
+        if not self.layout.task_path(self.team, task_id).exists():
+            self.require(task_id)  # NotFoundError before any lock file is made for the id
         if add_blocks or add_blocked_by:
             for other in add_blocks:
                 self.add_dependency(task_id, other)

@@ -7,7 +7,6 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,10 +147,17 @@ class Teams:
             )
             if description is None:
                 config.__pydantic_fields_set__.discard("description")
-            ensure_dir(self.layout.team_dir(final))
-            ensure_dir(self.layout.inboxes_dir(final))
-            self._write(config)
-            self.home.tasks(final).init()
+            try:
+                ensure_dir(self.layout.team_dir(final))
+                ensure_dir(self.layout.inboxes_dir(final))
+                self._write(config)
+                self.home.tasks(final).init()
+            except BaseException:
+                # Nothing half-made stays (a full disk must not leave a team folder per try):
+                # both folders were free when this began, under the lock.
+                shutil.rmtree(self.layout.team_dir(final), ignore_errors=True)
+                shutil.rmtree(self.layout.task_dir(final), ignore_errors=True)
+                raise
         self.home.emit(TeamChanged(final))
         return config
 
@@ -334,6 +340,8 @@ def remove_worktree(path: Path) -> bool:
     dot_git = path / ".git"
     if not dot_git.is_file():
         return False
+    import subprocess  # here: listing teams (teamdeck team list) never needs it
+
     main_repo: Path | None = None
     with contextlib.suppress(OSError):
         match = _GITDIR.match(dot_git.read_text("utf-8").strip())

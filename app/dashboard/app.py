@@ -35,8 +35,10 @@ from textual.worker import Worker, WorkerState
 import styles
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
+from app.dashboard.claude_bridge import BridgeChanged, BridgeEventArrived, BridgeLink, toast_text
 from app.dashboard.event_burst import Notice, request_notice, task_notice
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
+from app.dashboard.first_frame import report_first_frame
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
 from app.dashboard.palette.commands import DeckCommands
 from app.dashboard.screens import modes
@@ -51,7 +53,8 @@ from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
 from app.dashboard.toasts import ToastBatch
 from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
-from app.runtime.api import RuntimeAPI
+from app.runtime.api import Approval, RuntimeAPI
+from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import Steering
 from widgets.task_board import TaskBoard
@@ -103,8 +106,13 @@ class TeamDeckApp(DeckState):
         clock: Callable[[], float] = time.time,
         watch: bool = True,
         watcher: Watcher | None = None,
+        bridge: BridgeLink | None = None,
     ) -> None:
         super().__init__()
+        #: a viewer's end of the hook bridge: the requests Claude Code's hooks hold join the
+        #: queue (``app.dashboard.claude_bridge``)
+        self.bridge = bridge
+        self._file_pending: tuple[Approval, ...] = ()  # a viewer: the requests in the files
         self.home = home
         self.source = source
         self.clock = clock
@@ -112,6 +120,8 @@ class TeamDeckApp(DeckState):
         self.watcher = watcher or Watcher(home, cross_process=watch)
         shown = self.shown_team
         self.steering: Steering = source.connect(self.watcher, self.spawn_agent, shown)
+        if bridge is not None:
+            self.steering = BridgeSteering(self.steering, bridge.bridge)
         self.model_description = source.model_description
         team = source.team
         self.store = Store(home, team, pick=source.shows_newest)
@@ -189,6 +199,7 @@ class TeamDeckApp(DeckState):
     # ------------------------------------------------------------------ lifecycle
 
     def on_mount(self) -> None:
+        self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
         self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
         self.set_interval(1.0, self._tick)
         files = self.session_files
@@ -199,13 +210,19 @@ class TeamDeckApp(DeckState):
         follow = self.feeder.follow(self.watcher)
         self.run_worker(follow, name="watcher", group="watcher", exit_on_error=False)
         self._refresh_store()
+        if self.bridge is not None and (warning := self.bridge.start(self)):
+            self.notify(escape(warning), severity="warning", timeout=10)
         self._unsubscribe = self.source.subscribe(self.relay.push)
-        self._start_runtime()
+        # After the first frame: starting loads the model SDK (in a thread, but it competes for
+        # the interpreter with the first paint).
+        self.call_after_refresh(self._start_runtime)
         self.pull_agents()
         self._runtime_approvals()
         modes.confirm_bypass_at_start(self)
 
     async def on_unmount(self) -> None:
+        if self.bridge is not None:
+            self.bridge.stop()
         if self._unsubscribe is not None:
             self._unsubscribe()
         try:
@@ -249,6 +266,9 @@ class TeamDeckApp(DeckState):
             gc.unfreeze()  # the previous team's objects may be garbage now
         known = {a.request_id for a in self.approvals}
         pending = self.source.file_approvals(delta)  # a viewer's requests are in the files
+        if pending is not None:
+            self._file_pending = pending
+            pending = self._viewer_approvals()
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
@@ -261,8 +281,7 @@ class TeamDeckApp(DeckState):
             self.toasts.add(escape(notice.message), notice.title)
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
         if pending is not None and self.loaded:
-            new = [a for a in self.approvals if a.request_id not in known]
-            self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+            self._announce(known)
         if not self._left_checked and delta.reset:
             self._left_checked = True
             left = self.source.leftover_teams(self.files)  # an earlier run's, left on disk
@@ -274,6 +293,27 @@ class TeamDeckApp(DeckState):
             from app.dashboard.screens.team_picker import open_team_picker
 
             open_team_picker(self)
+
+    def _viewer_approvals(self) -> tuple[Approval, ...]:
+        held = self.bridge.pending() if self.bridge is not None else ()
+        return held + self._file_pending
+
+    def _announce(self, known: set[str]) -> None:
+        """A notice for each request not in ``known`` (the ids pending before)."""
+        new = [a for a in self.approvals if a.request_id not in known]
+        self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+
+    # ------------------------------------------------------------------ hooks -> views
+
+    def on_bridge_changed(self, _: BridgeChanged) -> None:
+        known = {a.request_id for a in self.approvals}
+        self.approvals = self._viewer_approvals()
+        self._announce(known)
+
+    def on_bridge_event_arrived(self, message: BridgeEventArrived) -> None:
+        text = toast_text(message.event)
+        if text:
+            self.notify(escape(text), title="Claude Code", timeout=4)
 
     # ------------------------------------------------------------------ session files -> views
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import Home
+from app.dashboard.first_frame import clear_start
 from app.dashboard.recording import (
     finish_dashboard_recording,
     start_attach_recording,
@@ -58,6 +59,7 @@ def build_dashboard(
     teammate_backend: str | None = None,
     worktrees: bool = False,
     demo_root: Path | None = None,
+    sandbox: Any = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home (``demo_root``, else a new one the caller
@@ -88,6 +90,8 @@ def build_dashboard(
         runtime_options.setdefault("rules_file", home.root / "settings.local.json")
     if worktrees:
         runtime_options["worktrees"] = True
+    if sandbox is not None:  # teamdeck attach (tui/demo/run bring it in ``modes``)
+        runtime_options["sandbox"] = sandbox
     factory = runtime_factory(
         home,
         cwd=cwd,
@@ -113,6 +117,7 @@ def _viewer(home: Home, team: str | None) -> TeamDeckApp:
     pick = team is None and len(home.teams.names()) > 1
     if not home.is_claude:
         return TeamDeckApp(home, FilesSource(team=team, pick=pick))
+    from app.dashboard.claude_bridge import BridgeLink
     from app.runtime.by_files.claude_transcripts import ClaudeTranscripts
     from app.runtime.by_files.steering import FileSteering
 
@@ -123,7 +128,8 @@ def _viewer(home: Home, team: str | None) -> TeamDeckApp:
         transcripts=lambda shown: ClaudeTranscripts(home, shown),
         model=STEERING_CLAUDE,
     )
-    return TeamDeckApp(home, source)
+    # the requests Claude Code's hooks hold (``teamdeck claude setup``) join the queue
+    return TeamDeckApp(home, source, bridge=BridgeLink())
 
 
 def runtime_factory(
@@ -173,6 +179,7 @@ def run_dashboard(
             demo_root=demo_root,
             **options,
         )
+        clear_start()  # "starting teamdeck…": the dashboard takes the screen now
         try:
             with _exit_on_hangup(app.exit):
                 app.run()

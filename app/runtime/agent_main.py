@@ -14,16 +14,18 @@ not wait for.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.errors import TeamdeckError
-from app.core.home import Home
 from app.core.paths import claude_home, default_home, existing_team
-from app.runtime.runners.priority import batch_priority
+from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
+
+if TYPE_CHECKING:  # `teamdeck --help` adds this module's options without loading the files
+    from app.core.home import Home
 
 PROG = "teamdeck agent"
 
@@ -35,25 +37,35 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=("process", "tmux"), default="process",
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--offline", action="store_true", help="use the offline model")
-    parser.add_argument("--credentials", metavar="PIPE", help=argparse.SUPPRESS)
+    # The API credentials, handed over by the runtime (runners.handoff): never an env variable.
+    parser.add_argument("--credentials-fd", metavar="N", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--credentials-socket", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--print", action="store_true", help="print the transcript as it goes")
     parser.add_argument("--permission-timeout", type=float, default=300.0,
                         help=argparse.SUPPRESS)  # fmt: skip
     parser.add_argument("--allow", metavar="RULE", action="append", default=[])
     parser.add_argument("--deny", metavar="RULE", action="append", default=[])
+    add_sandbox_options(parser)
 
 
 def run(home: Home, args: argparse.Namespace) -> int:
     """Run the teammate ``args`` name until it leaves; 0 after a shutdown, 1 otherwise."""
+    import asyncio
+
+    from app.runtime.runners.priority import batch_priority
+
     batch_priority()  # first: the imports below are a second of CPU
     from app.runtime.model.credentials import hold
-    from app.runtime.runners.handoff import receive
+    from app.runtime.runners.handoff import receive_fd, receive_socket
     from app.runtime.runners.teammate_process import find_member, run_agent
 
+    # The credentials first: the channel is emptied and closed before anything else runs.
+    if args.credentials_fd is not None:
+        hold(receive_fd(args.credentials_fd))
+    elif args.credentials_socket:
+        hold(receive_socket(Path(args.credentials_socket)))
     team = existing_team(home.layout, args.team)
     find_member(home, team, args.name)  # one line before anything is started
-    if args.credentials:
-        hold(receive(Path(args.credentials)))
     return asyncio.run(
         run_agent(
             home,
@@ -65,6 +77,7 @@ def run(home: Home, args: argparse.Namespace) -> int:
             deny=args.deny,
             permission_timeout=args.permission_timeout,
             print_to=sys.stdout if args.print else None,
+            sandbox=sandbox_config(args),
         )
     )
 
@@ -90,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def open_home(args: argparse.Namespace) -> Home:
     """The home ``--home``/``--claude`` select (as ``teamdeck`` opens it)."""
+    from app.core.home import Home
+
     if args.claude:
         return Home(claude_home(), lock_style="mkdir")
     return Home(Path(args.home).expanduser() if args.home else default_home())

@@ -131,9 +131,11 @@ def test_the_key_never_reaches_a_command_nor_a_file(
     results = blocks(last, "tool_result")
     assert len(results) == 3 and not any(b["is_error"] for b in results), results
     env_out, parent_env, own_env = (str(b["content"]) for b in results)
-    # the commands did see the environment, the parent's start-up environment included...
-    assert "ANTHROPIC_BASE_URL=" in env_out and "ANTHROPIC_BASE_URL=" in parent_env
+    # the commands did see an environment (the sandbox's allowlist: no ANTHROPIC_* at all),
+    # their parent's start-up environment included...
+    assert "PATH=" in env_out and "PATH=" in parent_env
     assert "CLAUDE_CODE_AGENT_NAME=prober" in env_out
+    assert "ANTHROPIC_BASE_URL=" not in env_out
     # ...but never the key
     for output in (env_out, parent_env, own_env):
         assert FAKE_KEY not in output and "sk-ant-" not in output

@@ -283,3 +283,25 @@ async def test_headless_run_reports_a_model_error(home: Home, project: Path) -> 
     )
     assert code == 1
     assert reason == "API error 400: bad request"
+
+
+async def test_headless_run_ends_when_every_teammate_failed(
+    home: Home, project: Path, monkeypatch: Any
+) -> None:
+    """Every teammate crashes: nothing can ever finish the tasks, so the run exits 1 with one
+    line instead of waiting forever."""
+    from app.runtime.agent.teammate import Teammate
+
+    async def poll(self: Teammate) -> Any:
+        raise RuntimeError("poll exploded")
+
+    monkeypatch.setattr(Teammate, "_poll", poll)
+    out = io.StringIO()
+    code, reason = await asyncio.wait_for(
+        run_team(home, GOAL, cwd=project, time_limit=HANG_GUARD, out=out),
+        HANG_GUARD + 5,
+    )
+    assert code == 1
+    assert reason.startswith("no teammate is alive and ") and "tasks are pending" in reason
+    assert "\n" not in reason
+    assert "timed out" not in reason

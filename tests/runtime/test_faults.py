@@ -5,7 +5,9 @@ message to a teammate that is gone. Every one ends visibly; none hangs."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -294,6 +296,76 @@ async def test_a_tool_that_raises_becomes_an_error_result_and_the_turn_goes_on(
     ]
     entries = [e for e in rt.transcript("team-lead") if e.kind == "tool_result"]
     assert [e.data["is_error"] for e in entries] == [True, True]
+
+
+async def test_a_tool_failing_the_same_way_three_times_ends_the_turn(
+    make_runtime: Callable[..., TeamRuntime],
+) -> None:
+    lead = Script([reply(tool_use("Boom", {"try": n})) for n in range(6)], then="Never.")
+    rt, observer = await started(make_runtime, Router(team_lead=lead), team=False)
+    rt.lead_session.tools = [*rt.lead_session.tools, Boom(ToolError("the same failure"))]
+    rt.submit("use the tool")
+    await until(lambda: observer.outcomes, "the turn")
+
+    [outcome] = observer.outcomes
+    assert outcome.status == "error"
+    assert outcome.error == "Boom failed the same way 3 times in a row: the same failure"
+    assert len(lead.requests) == 3
+    last = rt.lead_session.messages[-1]  # every tool_use kept its tool_result
+    assert last["role"] == "user" and last["content"][-1]["type"] == "tool_result"
+
+
+async def test_a_different_failure_or_a_success_restarts_the_count(
+    make_runtime: Callable[..., TeamRuntime],
+) -> None:
+    steps = [
+        reply(tool_use("Boom", {})),
+        reply(tool_use("Boom", {})),
+        reply(tool_use("Nope", {})),
+        reply(tool_use("Boom", {})),
+        reply(tool_use("Boom", {})),
+        reply(tool_use("TaskList", {})),
+        reply(tool_use("Boom", {})),
+        reply(tool_use("Boom", {})),
+        "Gave up.",
+    ]
+    lead = Script(steps)
+    rt, observer = await started(make_runtime, Router(team_lead=lead))
+    rt.lead_session.tools = [*rt.lead_session.tools, Boom(ToolError("the same failure"))]
+    rt.submit("use the tool")
+    await until(lambda: observer.outcomes, "the turn")
+
+    [outcome] = observer.outcomes
+    assert (outcome.status, outcome.text) == ("end_turn", "Gave up.")
+
+
+async def test_a_full_disk_stops_team_create_in_one_line_and_leaves_nothing(
+    make_runtime: Callable[..., TeamRuntime], home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lead retried TeamCreate 100 times on a full disk, leaving a folder per try."""
+    lead = Script(
+        [reply(tool_use("TeamCreate", {"team_name": f"team{n}"})) for n in range(10)],
+        then="Never.",
+    )
+    rt, observer = await started(make_runtime, Router(team_lead=lead), team=False)
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("app.core.files._datasync", disk_full)
+    rt.submit("make a team")
+    await until(lambda: observer.outcomes, "the turn")
+
+    [outcome] = observer.outcomes
+    assert outcome.status == "error" and outcome.error is not None
+    assert "\n" not in outcome.error
+    assert "failed the same way 3 times in a row: No space left on device: " in outcome.error
+    assert str(home.layout.teams_dir) in outcome.error and "config.json" in outcome.error
+    assert len(lead.requests) == 3  # three paid calls, not a hundred
+    assert not any(home.layout.teams_dir.glob("team*"))  # (its .create.lock stays, as ever)
+    assert not any(home.layout.tasks_dir.glob("team*"))
+    first = lead.requests[1].tool_results[0]
+    assert first.is_error and first.content.startswith("No space left on device: ")
 
 
 async def test_a_teammate_that_crashes(

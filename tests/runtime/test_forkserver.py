@@ -2,10 +2,13 @@
 ``subprocess`` would have started (its own session, folder, stderr file and command line, the
 server's parent-free environment), the server reaps children as they end and outlives the
 runtime only as long as they run; a kill before the fork, a missing folder, a server that is
-gone or turned off each end in a process exec'd the old way or a one-line failure."""
+gone or turned off each end in a process exec'd the old way or a one-line failure. The server
+takes requests only from its runtime, and the runtime only answers to its own requests."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -177,3 +180,56 @@ async def test_a_request_with_other_interpreter_settings_is_not_forked(
     assert not forks.usable_for(env)
     with pytest.raises(OSError, match="cannot start this process"):
         forks.spawn(["ps"], cwd=tmp_path, env=env, stderr=tmp_path / "x.stderr")
+
+
+async def test_a_request_injected_through_the_servers_descriptors_does_nothing(
+    forks: ForkServer, home: Home, tmp_path: Path
+) -> None:
+    """The server listens only on its socketpair with the runtime: its stdin and stdout are
+    ``/dev/null`` and ``/proc/<pid>/fd`` does not reopen a socket, so another process of the
+    same user has no way to hand it a request."""
+    args = ["--home", str(home.root), "--help"]
+    env = AgentLaunch.base_environment()
+    first = forks.spawn(args, cwd=tmp_path, env=env, stderr=tmp_path / "a.stderr")
+    await until(lambda: first.pid, "the server ready", within=GUARD)
+    assert forks.pid is not None
+    injected = tmp_path / "injected"
+    request = {
+        "id": 2, "nonce": "0" * 32, "cwd": str(tmp_path), "env": env,
+        "args": ["--home", str(injected / "home"), "--team", "t", "--name", "n"],
+        "stderr": str(injected / "n.stderr"),
+    }  # fmt: skip
+    line = json.dumps(request).encode() + b"\n"
+    refused = 0
+    for fd in os.listdir(f"/proc/{forks.pid}/fd"):
+        try:
+            opened = os.open(f"/proc/{forks.pid}/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # the socket (ENXIO)
+            refused += 1
+            continue
+        with contextlib.suppress(OSError):
+            os.write(opened, line)
+        os.close(opened)
+    assert refused >= 1
+    assert os.readlink(f"/proc/{forks.pid}/fd/0") == os.devnull
+    second = forks.spawn(args, cwd=tmp_path, env=env, stderr=tmp_path / "b.stderr")
+    await until(lambda: second.pid, "the next answer", within=GUARD)
+    assert (first.id, second.id) == (1, 2)  # the injected id 2 was not taken for the runtime's
+    assert not injected.exists() and forks.refused == 0
+
+
+async def test_an_answer_the_runtime_did_not_ask_for_is_refused(
+    forks: ForkServer, home: Home, tmp_path: Path
+) -> None:
+    args = ["--home", str(home.root), "--help"]
+    env = AgentLaunch.base_environment()
+    forked = forks.spawn(args, cwd=tmp_path, env=env, stderr=tmp_path / "a.stderr")
+    assert not forks.answered({"id": forked.id + 1, "nonce": forked.nonce, "pid": os.getpid()})
+    assert not forks.answered({"id": forked.id, "nonce": "0" * 32, "pid": os.getpid()})
+    assert not forks.answered({"id": forked.id, "pid": os.getpid()})
+    assert forks.refused == 3
+    pid = await until(lambda: forked.pid, "the server's own answer", within=GUARD)
+    assert pid != os.getpid() and forked.error is None
+    # Once answered, the same id is not waited for any more: a replay is refused too.
+    assert not forks.answered({"id": forked.id, "nonce": forked.nonce, "pid": os.getpid()})
+    assert forked.pid == pid and forks.refused == 4

@@ -266,6 +266,26 @@ async def test_teammate_idle_exit_2_keeps_it_working_with_the_feedback(
     assert notices(rt, "worker") == ["hook blocked: TeammateIdle — run the tests first"]
 
 
+async def test_a_teammate_idle_hook_that_never_lets_go_is_given_up_on(
+    make_runtime: Callable[..., TeamRuntime], home: Home, project: Path
+) -> None:
+    """A TeammateIdle hook that blocks every time: after MAX_IDLE_BLOCKS turns the teammate
+    goes idle anyway (one notification) and says why in its transcript; no endless model
+    calls."""
+    from app.runtime.agent.team_hooks import MAX_IDLE_BLOCKS
+
+    write_hooks(project, TeammateIdle='echo "not yet" >&2; exit 2')
+    worker = Script([f"Turn {i}." for i in range(MAX_IDLE_BLOCKS + 3)])
+    rt, observer = await started(make_runtime, Router(worker=worker))
+    await spawn(rt, "worker")
+
+    await until(lambda: rt.status_of("worker") == "idle", "the worker idle")
+    assert len(worker.requests) == MAX_IDLE_BLOCKS
+    assert len(frames_in(home, TEAM, "team-lead", "idle_notification")) == 1
+    errors = [e.text for e in rt.transcript("worker") if e.kind == "error"]
+    assert any(f"blocked {MAX_IDLE_BLOCKS} times in a row" in text for text in errors)
+
+
 async def test_teammate_idle_timeout_is_a_warning_and_it_goes_idle(
     make_runtime: Callable[..., TeamRuntime], home: Home, project: Path
 ) -> None:
@@ -304,7 +324,8 @@ def test_headless_json_shows_hook_events(
 ) -> None:
     write_hooks(
         project,
-        TaskCompleted=once_then_pass(tmp_path / "n", "add a test first"),
+        # in the project: the command's sandbox keeps a hook's writes elsewhere to itself
+        TaskCompleted=once_then_pass(project / ".hook-ran", "add a test first"),
         TaskCreated="echo 'lint is broken' >&2; exit 1",
     )
     monkeypatch.chdir(project)
@@ -328,7 +349,7 @@ def test_headless_json_shows_hook_events(
 def test_headless_plain_shows_blocked_hooks(
     home: Home, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    write_hooks(project, TeammateIdle=once_then_pass(tmp_path / "n", "check your summary"))
+    write_hooks(project, TeammateIdle=once_then_pass(project / ".hook-ran", "check your summary"))
     monkeypatch.chdir(project)
     code = cli.main(["--home", str(home.root), "run", "Describe the python files", "--headless"])
     out = capsys.readouterr().out

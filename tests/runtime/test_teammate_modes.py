@@ -4,7 +4,8 @@ agent`` processes on the offline model, speaking to the lead's runtime through t
 A whole team runs to completion in each mode; a teammate process killed mid-task is reaped
 (shown failed, its task back on the board, the lead told, the team still finishes); a team left
 running by one runtime is adopted by another (``teamdeck attach``): the lead's conversation and
-the unanswered plan request come back, and the team finishes.
+the unanswered plan request come back, and the team finishes. The key reaches a teammate
+process only through the handoff.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from app.cli.headless import run_team
 from app.core import Home
 from app.core.paths import LEAD_NAME
 from app.runtime.events import StatusChanged, TeamLifecycle
+from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.external import ExternalRunner
+from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.process_record import pid_exists, read_record
 from app.runtime.team.lead_state import LeadAlreadyRunningError, conversation_path
 from app.runtime.team.runtime import TeamRuntime
@@ -321,3 +324,20 @@ async def test_process_teammates_work_in_their_worktrees_and_run_their_hooks(
     released = [e for e in json_lines(out) if e.get("event") == "worktree"]
     assert len(released) == 3 and all(e["removed"] for e in released)
     assert not list(worktrees.iterdir())
+
+
+def test_a_teammate_process_gets_the_key_only_through_the_handoff(
+    home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither its command line nor its environment carries the key (it goes over a socket,
+    see tests/security/test_key_handoff.py); an offline runtime hands over none."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-only-by-handoff")
+    spec = TeammateSpec("crew", "ann", "", "sonnet", "default", "blue", project)
+    keyed = AgentLaunch(home=home.root, offline=False)
+    assert keyed.credentials() == {"ANTHROPIC_API_KEY": "sk-ant-only-by-handoff"}
+    for backend in ("process", "tmux"):
+        command = " ".join(keyed.command(spec, backend))
+        assert "sk-ant-" not in command and "--credentials" not in command
+    assert "sk-ant-" not in json.dumps(keyed.environment(spec))
+    assert "sk-ant-" not in json.dumps(keyed.passed_environment(spec))
+    assert AgentLaunch(home=home.root, offline=True).credentials() == {}

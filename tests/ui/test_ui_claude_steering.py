@@ -24,6 +24,7 @@ from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.screens.feedback import FeedbackScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.team_picker import TeamPickerScreen, summary_line
+from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.by_files.steering import FileSteering
 from tests import claude_home as ch
 from tests.ui.helpers import screen_text, wait_for
@@ -33,7 +34,9 @@ from tests.ui.helpers import screen_text, wait_for
 def deck(tmp_path: Path) -> TeamDeckApp:
     root = ch.build(tmp_path / "claude")
     app = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
-    assert isinstance(app.steering, FileSteering)
+    # the hook bridge's requests go through it, everything else through the files
+    assert isinstance(app.steering, BridgeSteering)
+    assert isinstance(app.steering.inner, FileSteering)
     return app
 
 

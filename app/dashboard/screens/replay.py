@@ -84,7 +84,7 @@ class ReplayScreen(Screen[None]):
         self.play_time = replay.time_at(self.position)  # the timeline's clock while playing
         self.playing = False
         self.agent: str | None = None  # the transcript shown instead of the feed
-        self.search = Search(replay.events)
+        self._search: Search | None = None  # built when the person first searches
         self.query_text = ""
         self.hits: list[int] = []
         self._hit_ids: set[int] = set()
@@ -127,7 +127,7 @@ class ReplayScreen(Screen[None]):
         state = replay.state_at(self.position)
         run = replay.run
         elapsed = replay.time_at(self.position) - run.started_at
-        total = (replay.events[-1].at - run.started_at) if replay.events else 0.0
+        total = (replay.times[-1] - run.started_at) if len(replay) else 0.0
         header = Text(no_wrap=True, overflow="ellipsis")
         header.append("teamdeck replay", style="bold")
         header.append(f" · run {run.id} · {run.team or 'no team'} · ")
@@ -228,6 +228,13 @@ class ReplayScreen(Screen[None]):
 
     # ------------------------------------------------------------------ search
 
+    @property
+    def search(self) -> Search:
+        """The search over every event, made on first use (it reads the whole run)."""
+        if self._search is None:
+            self._search = Search(self.replay.events)
+        return self._search
+
     def action_search(self) -> None:
         self.add_class("-searching")
         search = self.query_one("#replay-search", Input)
@@ -238,7 +245,7 @@ class ReplayScreen(Screen[None]):
     def _typed(self, event: Input.Changed) -> None:
         self.query_text = event.value.strip()
         self.hits = self.search.hits(self.query_text) if self.query_text else []
-        self._hit_ids = {self.replay.events[i].id for i in self.hits}
+        self._hit_ids = {self.replay.ids[i] for i in self.hits}
         self.draw()
 
     @on(Input.Submitted, "#replay-search")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.core.errors import TeamdeckError
+from app.core.inbox_limits import check_size
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
 from app.core.protocol import (
@@ -105,6 +106,7 @@ class TeamChannel:
         if name == self.name:
             raise TeamdeckError("you cannot send a message to yourself")
         message = InboxMessage(sender=self.name, text=text, summary=summary, color=self.color)
+        check_size(box.path(name), message)
         box.append(name, message)
         self._sent(Sent(self.team, name, message, frame))
         return name

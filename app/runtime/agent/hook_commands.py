@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.runtime.permissions.settings import DEFAULT_HOOK_TIMEOUT, HookCommand
+from app.runtime.sandbox import SandboxConfig, sandbox_env, sandbox_for
 
 #: Environment variables a hook never sees.
 SECRET_ENV: frozenset[str] = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
@@ -86,10 +87,16 @@ class HookRun:
         return [r.message for r in self.results if r.outcome == "warning"]
 
 
-def hook_environment(cwd: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+def hook_environment(
+    cwd: Path, base: Mapping[str, str] | None = None, sandbox: SandboxConfig | None = None
+) -> dict[str, str]:
     """The environment a hook runs with: ``base`` (default ``os.environ``) without the
-    credentials, with ``CLAUDE_PROJECT_DIR``."""
-    env = {k: v for k, v in (os.environ if base is None else base).items() if k not in SECRET_ENV}
+    credentials (with a ``sandbox`` configuration: its allowlist), with ``CLAUDE_PROJECT_DIR``."""
+    source = os.environ if base is None else base
+    if sandbox is not None:
+        env = sandbox_env(source, sandbox.pass_env)
+    else:
+        env = {k: v for k, v in source.items() if k not in SECRET_ENV}
     env["CLAUDE_PROJECT_DIR"] = str(cwd)
     return env
 
@@ -178,6 +185,7 @@ async def run_hook(
     cwd: Path,
     time_limit: float | None = None,
     env: Mapping[str, str] | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> HookResult:
     """Run one hook command with ``payload`` on stdin (see the module docstring)."""
     command = hook if isinstance(hook, str) else hook.command
@@ -186,12 +194,13 @@ async def run_hook(
     if len(short) > 60:
         short = short[:57] + "..."
     try:
+        argv = ["/bin/sh", "-c", command]
+        if sandbox is not None and sandbox.active:
+            argv = sandbox_for(cwd, (), sandbox.network).argv(argv, cwd)
         proc = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            command,
+            *argv,
             cwd=str(cwd),
-            env=hook_environment(cwd, env),
+            env=hook_environment(cwd, env, sandbox),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -290,10 +299,13 @@ async def run_hooks(
     *,
     cwd: Path,
     env: Mapping[str, str] | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> HookRun:
     """Run every hook of ``event`` at once (as Claude Code does) and gather the results."""
     wanted = [h for h in hooks if h.event == event]
     if not wanted:
         return HookRun(event)
-    results = await asyncio.gather(*(run_hook(h, payload, cwd=cwd, env=env) for h in wanted))
+    results = await asyncio.gather(
+        *(run_hook(h, payload, cwd=cwd, env=env, sandbox=sandbox) for h in wanted)
+    )
     return HookRun(event, list(results))

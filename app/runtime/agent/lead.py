@@ -103,6 +103,8 @@ class Lead:
         self._active = (team, active)
 
         def failed(exc: Exception) -> None:
+            if not self.runtime.home.layout.config_path(team).parent.is_dir():
+                return  # the team was deleted meanwhile (TeamDelete): nothing to update
             log.warning("could not update the lead's isActive in the config: %s", exc)
             if self._active == (team, active):
                 self._active = None  # written again on the next change

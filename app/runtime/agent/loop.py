@@ -39,6 +39,11 @@ RESULT_PREVIEW = 2000
 #: A turn that keeps calling tools this many times is stopped (a model stuck in a loop must not
 #: burn tokens forever); the agent goes idle with a visible error.
 MAX_ROUNDS = 100
+#: A tool call failing the same way this many times in a row ends the turn with its error: a
+#: retry cannot help (a full disk, say) and each one is a paid model call.
+MAX_SAME_FAILURES = 3
+#: The error of a full disk, whatever the tool or the path: retrying never frees space.
+DISK_FULL = "No space left on device"
 #: A reply cut off at max_tokens is continued this many times in a row before the turn fails.
 MAX_CONTINUATIONS = 2
 Drain = Callable[[], Awaitable[list[str]]]
@@ -134,6 +139,7 @@ async def run_turn(
     delivered: list[dict[str, Any]] = []
     rounds = 0
     cut_offs = 0
+    failures = _Failures()
     while True:
         rounds += 1
         if rounds > MAX_ROUNDS:
@@ -187,6 +193,9 @@ async def run_turn(
             _account(session, started, model_seconds)
             if session.interrupted:
                 return _interrupted(session, texts)
+            stuck = failures.add(tool_uses, results)
+            if stuck is not None:
+                return _failed(session, texts, stuck)
             continue
         _account(session, started, model_seconds)
         if stop == "pause_turn":
@@ -208,6 +217,33 @@ async def run_turn(
             _append_user(session, [{"type": "text", "text": note}])
             continue
         return TurnOutcome("end_turn", "\n".join(texts))
+
+
+class _Failures:
+    """The tool calls of a turn failing the same way in a row (same tool, same error; any tool
+    for a full disk). Any success in between starts the count again."""
+
+    def __init__(self) -> None:
+        self.last: tuple[str, str] | None = None
+        self.count = 0
+
+    def add(self, calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> str | None:
+        """Count a round's results; the line that ends the turn once one failed
+        ``MAX_SAME_FAILURES`` times in a row, else ``None``."""
+        for call, result in zip(calls, results, strict=True):
+            if not result.get("is_error"):
+                self.last, self.count = None, 0
+                continue
+            error = str(result.get("content") or "")
+            key = ("", DISK_FULL) if DISK_FULL in error else (call["name"], error)
+            self.count = self.count + 1 if key == self.last else 1
+            self.last = key
+            if self.count >= MAX_SAME_FAILURES:
+                first = " ".join(error.split())
+                if len(first) > 300:
+                    first = first[:299] + "…"
+                return f"{call['name']} failed the same way {self.count} times in a row: {first}"
+        return None
 
 
 def _cut_off_note(max_tokens: int, dropped: list[str]) -> str:
@@ -355,6 +391,7 @@ async def _checked_call(
         extra_roots=roots,
         hooks=hooks_of(session),
         lane=session.io,
+        sandbox=session.sandbox,
     )
     # Only calls that actually run are counted; the next usage event carries the total.
     session.snapshot.tool_calls += 1

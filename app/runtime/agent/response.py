@@ -15,14 +15,14 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import anthropic
-import httpx2
-
-from app.runtime.model.client import MODEL_ERRORS
+from app.runtime.model.client import model_errors
 from app.runtime.scheduling.model_loop import on_model_loop
 from app.runtime.scheduling.offload import on_loop
+
+if TYPE_CHECKING:  # the SDK is imported by whoever builds the client (model.client)
+    import anthropic
 
 
 class StreamingSession(Protocol):
@@ -87,7 +87,7 @@ async def stream_response(
             )
             if await until_interrupted(asyncio.sleep(delay, result=True)) is None:
                 return None
-        except MODEL_ERRORS as exc:
+        except model_errors() as exc:
             raise ResponseFailed(describe_api_error(exc)) from exc
 
 
@@ -116,7 +116,7 @@ async def _stream(session: StreamingSession, params: dict[str, Any]) -> Any:
                         on_loop(session.set_activity, "thinking")
                 elif event.type == "message_stop":
                     stopped = True
-        except MODEL_ERRORS as exc:
+        except model_errors() as exc:
             _count_partial(session, stream)
             raise BrokenStream(describe_api_error(exc), retryable=_retryable(exc)) from exc
         except ValueError as exc:  # the SDK could not parse a tool input's JSON
@@ -161,6 +161,8 @@ def _count_partial(session: StreamingSession, stream: Any) -> None:
 
 
 def _retryable(exc: BaseException) -> bool:
+    import httpx2
+
     if isinstance(exc, httpx2.TransportError):
         return True
     kind = _error_type(exc)
@@ -188,6 +190,9 @@ def _error_message(exc: BaseException) -> str:
 
 def describe_api_error(exc: BaseException) -> str:
     """One line a person can act on, for any error a model call raises."""
+    import anthropic
+    import httpx2
+
     if isinstance(exc, httpx2.TimeoutException):
         return f"no data from the API for {_read_timeout(exc)} (read timeout)"
     if isinstance(exc, anthropic.APITimeoutError):

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
+    from app.runtime.sandbox import SandboxConfig
 
 Emit = Callable[[RuntimeEvent], None]
 #: Asks someone (the lead, the person) whether a tool call may run: -> (allowed, reason).
@@ -111,6 +112,8 @@ class AgentSession:
         #: "[to analyst] found 3 files": the last direct message to a peer this turn, for the
         #: idle notification's summary (the panel shows the last DM from the files).
         self.last_peer_dm: str | None = None
+        #: Where its commands and hooks run (set by whoever builds it; ``None``: unconfined).
+        self.sandbox: SandboxConfig | None = None
         #: Its team hooks (``app.runtime.agent.team_hooks.hooks_of`` makes them at first use).
         self.hooks: ToolHooks | None = None
         #: This agent's blocking file work, off the event loop and in order

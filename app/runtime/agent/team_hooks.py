@@ -34,6 +34,7 @@ from app.core.paths import project_of
 from app.runtime.agent.hook_commands import HookRun, hook_input, run_hooks
 from app.runtime.events import HookRan, RuntimeEvent, TurnOutcome
 from app.runtime.permissions.settings import HookCommand, load_settings
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.tools.base import AgentIdentity, TeamServices, ToolHooks
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class HookedSession(Protocol):
     the session keeps them."""
 
     hooks: ToolHooks | None
+    sandbox: SandboxConfig | None
 
     @property
     def identity(self) -> AgentIdentity: ...
@@ -117,7 +119,7 @@ class TeamHooks:
             session_id=self.session_id,
             permission_mode=session.mode,
         )
-        run = await run_hooks(event, hooks, payload, cwd=identity.cwd)
+        run = await run_hooks(event, hooks, payload, cwd=identity.cwd, sandbox=session.sandbox)
         task_id = str(task.id) if task is not None else None
         for result in run.results:
             outcome, message = result.outcome, result.message
@@ -136,14 +138,29 @@ def hooks_of(session: HookedSession) -> ToolHooks:
     return session.hooks
 
 
-async def idle_feedback(session: HookedSession, outcome: TurnOutcome) -> str | None:
+#: TeammateIdle blocks in a row after which the teammate goes idle anyway (a hook that never
+#: lets go would otherwise keep it calling the model for ever).
+MAX_IDLE_BLOCKS = 5
+
+
+async def idle_feedback(
+    session: HookedSession, outcome: TurnOutcome, blocked_before: int = 0
+) -> str | None:
     """Before a teammate goes idle: run its ``TeammateIdle`` hooks. A block keeps it working:
     the feedback is returned as its next prompt (``None``: go idle). A turn that was
     interrupted or failed goes idle without asking the hooks (the person or an error stopped
-    it, not the teammate)."""
+    it, not the teammate); after ``MAX_IDLE_BLOCKS`` blocks in a row it goes idle with a
+    warning in its transcript."""
     if outcome.status in ("interrupted", "error") or session.identity.is_lead:
         return None
     run = await hooks_of(session).fire("TeammateIdle")
     if not run.blocked:
+        return None
+    if blocked_before + 1 >= MAX_IDLE_BLOCKS:
+        session.record(
+            "error",
+            f"TeammateIdle hooks blocked {MAX_IDLE_BLOCKS} times in a row; going idle anyway. "
+            f"Their last feedback: {run.feedback}",
+        )
         return None
     return f"A TeammateIdle hook kept you working. Its feedback:\n{run.feedback}"

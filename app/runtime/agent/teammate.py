@@ -133,13 +133,15 @@ class Teammate:
 
     async def _main(self) -> None:
         prompt: Prompt | None = wrap_teammate_message(LEAD_NAME, self.initial_prompt)
+        blocked = 0  # TeammateIdle blocks in a row
         while prompt is not None:
             self.idle = False
             self.show()
             outcome = await run_turn(self.session, prompt)
             if self.session.shutdown_approved:
                 return
-            prompt = await idle_feedback(self.session, outcome)  # a TeammateIdle hook blocked
+            prompt = await idle_feedback(self.session, outcome, blocked)
+            blocked = blocked + 1 if prompt is not None else 0
             if prompt is None:
                 await self._go_idle(outcome)
                 prompt = await self.next_prompt()

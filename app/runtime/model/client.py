@@ -4,14 +4,20 @@ Both are an `anthropic.AsyncAnthropic`; offline, its HTTP client routes every re
 `OfflineTransport` through `httpx2.MockTransport` (anthropic 2.x is built on httpx2, so respx
 cannot intercept it). Callers therefore never branch on the mode: streaming, retries and error
 types are the SDK's own in both cases.
+
+The SDK is a second of CPU to import, so this module does not import it: `make_client` does,
+and `make_client(deferred=True)` not even that (a `DeferredClient` builds the client at its
+first use; `load_sdk()` imports the SDK in a thread beforehand). A process that never calls
+the model (the CLI's commands, the dashboard until its first frame) never loads it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import os
-
-import anthropic
-import httpx2
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from app.runtime.model.credentials import (
     API_KEY_ENV,
@@ -23,7 +29,17 @@ from app.runtime.model.credentials import (
     hold_credentials,
 )
 from app.runtime.model.names import resolve_model
-from app.runtime.offline import ModelHandler, OfflineTransport
+
+if TYPE_CHECKING:
+    import anthropic
+    import httpx2
+
+    from app.runtime.offline import ModelHandler
+
+    #: The SDK's client, for annotations in modules that do not import the SDK.
+    SDKClient = anthropic.AsyncAnthropic
+    #: What a model call can raise (`model_errors()`, looked up lazily by `__getattr__`).
+    MODEL_ERRORS: tuple[type[Exception], ...]
 
 OFFLINE_HOST = "offline.teamdeck.invalid"
 OFFLINE_BASE_URL = f"http://{OFFLINE_HOST}"
@@ -33,10 +49,31 @@ MAX_RETRIES = 2
 """SDK retries for 408/409/429/5xx and dropped connections before a request is sent back as
 failed. Offline errors carry `retry-after-ms`, so the same retries cost ~1 ms in tests."""
 
-MODEL_ERRORS: tuple[type[Exception], ...] = (anthropic.APIError, httpx2.TransportError)
-"""What a model call can raise once the SDK gives up. Mid-stream, a dropped connection surfaces
-as the raw `httpx2.RemoteProtocolError`/`ReadError` (the SDK only wraps errors raised while
-*sending*, as `APIConnectionError`), so the agent loop must catch both families."""
+SDK_MODULES = ("anthropic", "httpx2")
+
+
+def model_errors() -> tuple[type[Exception], ...]:
+    """What a model call can raise once the SDK gives up. Mid-stream, a dropped connection
+    surfaces as the raw `httpx2.RemoteProtocolError`/`ReadError` (the SDK only wraps errors
+    raised while *sending*, as `APIConnectionError`), so the agent loop must catch both
+    families. (Also `MODEL_ERRORS`; an ``except model_errors()`` is evaluated only when
+    something is raised, so it imports nothing on the way.)"""
+    import anthropic
+    import httpx2
+
+    return (anthropic.APIError, httpx2.TransportError)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MODEL_ERRORS":
+        return model_errors()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+async def load_sdk() -> None:
+    """Import the SDK in a thread, so that building the first client does not stop the event
+    loop for a second (the dashboard keeps drawing meanwhile)."""
+    await asyncio.to_thread(lambda: [importlib.import_module(name) for name in SDK_MODULES])
 
 
 READ_TIMEOUT_ENV = "TEAMDECK_READ_TIMEOUT"
@@ -60,6 +97,8 @@ def read_timeout() -> float:
 
 
 def api_timeout(read: float | None = None) -> httpx2.Timeout:
+    import httpx2
+
     return httpx2.Timeout(read if read is not None else read_timeout(), connect=10.0)
 
 
@@ -72,6 +111,7 @@ def make_client(
     ttft: float | None = None,
     tps: float | None = None,
     timeout: float | None = None,
+    deferred: bool = False,
 ) -> anthropic.AsyncAnthropic:
     """The client every agent uses.
 
@@ -89,7 +129,24 @@ def make_client(
             `$TEAMDECK_OFFLINE_TPS`.
         timeout: Real API read timeout in seconds; `None` reads `$TEAMDECK_READ_TIMEOUT`
             (default `READ_TIMEOUT`).
+        deferred: Return a `DeferredClient`, which imports the SDK and builds this client at
+            its first use (it knows whether it is offline before that).
     """
+    if deferred:
+        offline = handler is not None or not (api_key or has_api_key())
+        options: dict[str, Any] = {
+            "handler": handler,
+            "api_key": api_key,
+            "max_retries": max_retries,
+        }
+        options.update(pace=pace, ttft=ttft, tps=tps, timeout=timeout)
+        deferred_client = DeferredClient(lambda: make_client(**options), offline=offline)
+        return cast("anthropic.AsyncAnthropic", deferred_client)
+    import anthropic
+    import httpx2
+
+    from app.runtime.offline import OfflineTransport
+
     if handler is None:
         key = api_key or credential(API_KEY_ENV)
         token = None if key else credential(AUTH_TOKEN_ENV)
@@ -118,6 +175,8 @@ def _failing_client(message: str, max_retries: int) -> anthropic.AsyncAnthropic:
     """A client whose every request fails with ``message`` as a 401, not retried: a malformed
     key must read as what it is, not as the SDK's "Connection error." (httpx refuses the
     header) after a round of retries. The dashboard and headless show it like any API error."""
+    import anthropic
+    import httpx2
 
     def refuse(request: httpx2.Request) -> httpx2.Response:
         body = {"type": "error", "error": {"type": "authentication_error", "message": message}}
@@ -139,7 +198,32 @@ def default_offline_handler() -> ModelHandler:
 
 
 def is_offline(client: anthropic.AsyncAnthropic) -> bool:
+    if isinstance(client, DeferredClient):
+        return client.offline  # without building it
     return client.base_url.host == OFFLINE_HOST
+
+
+class DeferredClient:
+    """Stands for an `anthropic.AsyncAnthropic` that is built (SDK imported) at its first use:
+    any attribute read is the built client's. `is_offline` answers without building it."""
+
+    def __init__(self, build: Callable[[], anthropic.AsyncAnthropic], *, offline: bool) -> None:
+        self.offline = offline
+        self._build: Callable[[], anthropic.AsyncAnthropic] | None = build
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._client is not None
+
+    def resolve(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            assert self._build is not None
+            self._client, self._build = self._build(), None
+        return self._client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.resolve(), name)
 
 
 def describe_model(client: anthropic.AsyncAnthropic | None = None, model: str | None = None) -> str:
@@ -156,9 +240,13 @@ def describe_model(client: anthropic.AsyncAnthropic | None = None, model: str | 
 __all__ = [
     "API_KEY_ENV",
     "AUTH_TOKEN_ENV",
+    "MODEL_ERRORS",
     "CredentialError",
+    "DeferredClient",
     "check_credential",
     "has_api_key",
     "hold_credentials",
+    "load_sdk",
     "make_client",
+    "model_errors",
 ]

@@ -6,8 +6,6 @@ importing it.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -64,6 +62,9 @@ def hold_credentials() -> None:
 def scrub_initial_environ(name: str) -> bool:
     """Overwrite ``NAME=value`` in the C environment's strings (the value becomes NUL bytes);
     True if an entry was found. Only where libc exposes ``environ`` (Linux, macOS)."""
+    import ctypes  # only when a credential is set: every command calls hold_credentials()
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
         environ = ctypes.POINTER(ctypes.c_void_p).in_dll(libc, "environ")

@@ -77,6 +77,9 @@ class Settings:
     bypass_disabled_by: Path | None = None
     warnings: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    #: The ``sandbox`` blocks, merged (a later file's keys win): ``enabled``,
+    #: ``network.allowedHosts``, ``passEnv`` (see ``app.runtime.sandbox.options``).
+    sandbox: dict[str, Any] = field(default_factory=dict)
 
     def hooks_for(self, event: str) -> list[HookCommand]:
         return list(self.hooks.get(event, ()))
@@ -178,6 +181,11 @@ def _merge(settings: Settings, data: dict[str, Any], path: Path) -> None:
         settings.bypass_disabled_by = settings.bypass_disabled_by or path
     elif disable is not None:
         warn(f'{path}: permissions.disableBypassPermissionsMode must be "disable"; ignored')
+    sandbox = data.get("sandbox")
+    if isinstance(sandbox, dict):
+        settings.sandbox.update(sandbox)
+    elif sandbox is not None:
+        warn(f"{path}: 'sandbox' must be an object; ignored")
     teammate_mode = data.get("teammateMode")
     if teammate_mode is not None:
         if teammate_mode == "auto":  # Claude Code: tmux inside tmux, else in-process

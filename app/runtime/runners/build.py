@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from app.core import Home
     from app.runtime.agent.channel import Sent
+    from app.runtime.sandbox import SandboxConfig
 
 
 def build_teammate(
@@ -38,6 +39,7 @@ def build_teammate(
     on_exit: Callable[[Teammate], None] | None = None,
     on_request_dropped: Callable[[str, str], None] | None = None,
     gate: Callable[[AgentSession], Awaitable[None]] | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> Teammate:
     """A teammate ready to ``run()``; ``rules`` are copied (its own "always allow" stay its)."""
     identity = AgentIdentity(
@@ -69,6 +71,7 @@ def build_teammate(
         rules=PermissionRules(allow=list(rules.allow), ask=list(rules.ask), deny=list(rules.deny)),
     )
     session.gate = gate
+    session.sandbox = sandbox
     channel = TeamChannel(home, spec.team, spec.name, spec.color, backend=backend, on_sent=on_sent)
     return Teammate(
         session,

@@ -8,11 +8,23 @@ lead's runtime that imports what a teammate process needs, then forks one child 
 each child sets its session, standard streams, folder and environment as ``subprocess`` would,
 and runs the teammate entry point (``app.runtime.agent_main``) in the modules already loaded.
 
-The protocol is one JSON object per line. The runtime writes requests to the server's stdin:
-``{"id", "args", "cwd", "env", "stderr"}`` (``args``: the entry point's arguments; ``env``: the
-child's whole environment; ``stderr``: the file its stderr appends to). The server answers on
-its stdout, in order: ``{"ready": true}`` once imported, then ``{"id", "pid"}`` per child
-started or ``{"id", "error"}`` for one it could not start (one line, e.g. a missing folder).
+The server talks to its runtime only: over a socketpair made for it (``--control-fd N``, its
+stdin and stdout are ``/dev/null``), which no other process can open (``/proc/<pid>/fd`` does
+not reopen a socket, unlike a pipe). The protocol is one JSON object per line each way. The
+runtime sends requests ``{"id", "nonce", "args", "cwd", "env", "stderr", "credentials"?}``
+(``args``: the entry point's arguments; ``env``: the child's whole environment; ``stderr``: the
+file its stderr appends to; ``nonce``: random, per request; ``credentials``: the API key, for
+the child only). The server answers, in order: ``{"ready": true}`` once imported, then
+``{"id", "nonce", "pid"}`` per child started or ``{"id", "nonce", "error"}`` for one it could
+not start (one line, e.g. a missing folder). The runtime takes an answer only for a request it
+sent and is still waiting for, with the same nonce; anything else is refused and logged. The
+server refuses an id it has already seen.
+
+The credentials of a forked child go to it as :mod:`~app.runtime.runners.handoff` gives them to
+an exec'd one: a socketpair holding them (made just before the fork, its other end closed)
+whose descriptor the child inherits and names with ``--credentials-fd``; the server drops
+them right after the fork. A child keeps no descriptor of the server's (the control socket,
+its siblings' credentials).
 
 Guarantees, so that a forked teammate is the process ``subprocess`` would have started:
 
@@ -23,7 +35,7 @@ Guarantees, so that a forked teammate is the process ``subprocess`` would have s
   the interpreter (``atexit`` and logging shut down as usual).
 * The server is single-threaded when it forks (checked), ignores ``SIGCHLD`` so that its
   children are reaped as they end (a dead teammate's pid is gone at once, no zombie), and when
-  the runtime closes its stdin it starts no more children and waits for the running ones
+  the runtime closes its end of the socket it starts no more children and waits for the running ones
   before it exits -- teammates outlive the dashboard, and still have a parent that reaps them.
 
 ``TEAMDECK_FORKSERVER=0`` turns it off (every teammate process is exec'd).
@@ -37,14 +49,18 @@ import itertools
 import json
 import logging
 import os
+import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from app.runtime.runners.handoff import CREDENTIALS_FD_OPTION, socket_holding
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +93,7 @@ class Forked:
     """One child asked of the server: its pid once started, or why it was not."""
 
     id: int
+    nonce: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
     pid: int | None = None
     error: str | None = None
     #: The server ended before it answered: the child was not started (start it otherwise).
@@ -91,10 +108,13 @@ class ForkServer:
         self._env = dict(env)
         self._settings = interpreter_settings(self._env)
         self._popen: subprocess.Popen[bytes] | None = None
+        self._socket: socket.socket | None = None
         self._ids = itertools.count(1)
         self._waiting: dict[int, Forked] = {}
         self._lock = threading.Lock()
         self._ended = False
+        #: Answers refused (an id not waiting, a wrong nonce): logged, never acted on.
+        self.refused = 0
 
     @property
     def pid(self) -> int | None:
@@ -105,25 +125,32 @@ class ForkServer:
         return not self._ended and interpreter_settings(env) == self._settings
 
     def spawn(
-        self, args: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr: Path
+        self,
+        args: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stderr: Path,
+        credentials: Mapping[str, str] | None = None,
     ) -> Forked:
-        """Ask for a child running the teammate entry point with ``args``; answered later (see
-        :class:`Forked`). OSError if the server cannot take it (ended, or cannot start)."""
+        """Ask for a child running the teammate entry point with ``args`` (and
+        ``--credentials-fd`` for ``credentials``); answered later (see :class:`Forked`).
+        OSError if the server cannot take it (ended, or cannot start)."""
         if not self.usable_for(env):
             raise OSError("the fork server cannot start this process")
         with self._lock:
-            popen = self._started()
+            sock = self._started()
             forked = Forked(next(self._ids))
             self._waiting[forked.id] = forked
-            line = json.dumps(
-                {"id": forked.id, "args": list(args), "cwd": str(cwd), "env": dict(env),
-                 "stderr": str(stderr)}
-            )  # fmt: skip
+            request: dict[str, Any] = {
+                "id": forked.id, "nonce": forked.nonce, "args": list(args), "cwd": str(cwd),
+                "env": dict(env), "stderr": str(stderr),
+            }  # fmt: skip
+            if credentials:
+                request["credentials"] = dict(credentials)
             try:
-                assert popen.stdin is not None
-                popen.stdin.write(line.encode() + b"\n")
-                popen.stdin.flush()
-            except (OSError, ValueError) as exc:
+                sock.sendall(json.dumps(request).encode() + b"\n")
+            except OSError as exc:
                 del self._waiting[forked.id]
                 self._ended = True
                 raise OSError(f"the fork server is gone: {exc}") from exc
@@ -139,106 +166,175 @@ class ForkServer:
         """Start no more children (those running go on; the server exits after them)."""
         with self._lock:
             self._ended = True
-            popen = self._popen
-        if popen is not None and popen.stdin is not None:
-            with contextlib.suppress(OSError, ValueError):
-                popen.stdin.close()
+            sock = self._socket
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_WR)
 
-    def _started(self) -> subprocess.Popen[bytes]:
-        if self._popen is not None:
-            return self._popen
+    def answered(self, answer: Mapping[str, Any]) -> bool:
+        """Take one answer of the server (what the reader does with each line): True if it
+        was for a request this runtime sent and still waits for, with its nonce; anything else
+        is refused (logged, and nothing recorded)."""
+        if "id" not in answer:
+            if answer.get("ready") is False:
+                log.warning("fork server cannot fork: %s", answer.get("error"))
+            return answer.get("ready") is True
+        rid, pid = answer["id"], answer.get("pid")
+        with self._lock:
+            forked = self._waiting.get(rid) if type(rid) is int else None
+            nonce = answer.get("nonce")
+            if (
+                forked is None
+                or not isinstance(nonce, str)
+                or not secrets.compare_digest(nonce, forked.nonce)
+                or (pid is not None and (type(pid) is not int or pid <= 1))
+            ):
+                self.refused += 1
+                log.warning("fork server: refused an answer it was not asked for: %.200r", answer)
+                return False
+            del self._waiting[forked.id]
+            if pid is None:
+                forked.error = str(answer.get("error") or "unknown error")
+                return True
+            forked.pid = pid
+            cancelled = forked.cancelled
+        if cancelled:  # killed before it started: it must not run
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        return True
+
+    def _started(self) -> socket.socket:
+        if self._socket is not None:
+            return self._socket
         if self._ended:
             raise OSError("the fork server has stopped")
-        self._popen = subprocess.Popen(
-            [sys.executable, "-P", "-m", __name__],
-            env=self._env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._popen = subprocess.Popen(
+                [sys.executable, "-P", "-m", __name__, "--control-fd", str(theirs.fileno())],
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+            )
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._socket = ours
         reader = threading.Thread(
-            target=self._read, args=(self._popen.stdout,), name="teamdeck-forkserver", daemon=True
+            target=self._read, args=(ours,), name="teamdeck-forkserver", daemon=True
         )
         reader.start()
-        return self._popen
+        return ours
 
-    def _read(self, out: IO[bytes]) -> None:
-        for raw in out:
-            try:
-                answer = json.loads(raw)
-                forked = self._waiting.pop(int(answer["id"]), None) if "id" in answer else None
-            except (ValueError, KeyError, TypeError):
-                log.warning("fork server: unreadable answer %r", raw[:200])
-                continue
-            if forked is None:
-                if answer.get("ready") is False:
-                    log.warning("fork server cannot fork: %s", answer.get("error"))
-                continue
-            if "pid" in answer:
-                with self._lock:
-                    forked.pid = int(answer["pid"])
-                    cancelled = forked.cancelled
-                if cancelled:  # killed before it started: it must not run
-                    with contextlib.suppress(OSError):
-                        os.kill(forked.pid, signal.SIGKILL)
-            else:
-                forked.error = str(answer.get("error") or "unknown error")
+    def _read(self, sock: socket.socket) -> None:
+        with sock.makefile("rb") as lines:
+            for raw in _lines(lines):
+                try:
+                    answer = json.loads(raw)
+                    if not isinstance(answer, dict):
+                        raise TypeError("not an object")
+                    self.answered(answer)
+                except (ValueError, KeyError, TypeError):
+                    log.warning("fork server: unreadable answer %r", raw[:200])
         with self._lock:  # the server ended: what it did not answer was never started
             self._ended = True
             for forked in self._waiting.values():
                 forked.lost = True
             self._waiting.clear()
+        with contextlib.suppress(OSError):
+            sock.close()
         if self._popen is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._popen.wait(timeout=5)
 
 
+def _lines(stream: Iterable[bytes]) -> Iterable[bytes]:
+    with contextlib.suppress(OSError):  # a reset connection ends the stream too
+        yield from stream
+
+
 # ---------------------------------------------------------------------------------- the server
 
 
-def _answer(data: dict[str, Any]) -> None:
-    with contextlib.suppress(BrokenPipeError):  # the runtime is gone: stdin ends next
-        os.write(1, json.dumps(data).encode() + b"\n")
+class _Control:
+    """The server's end of its socketpair with the runtime."""
+
+    def __init__(self, fd: int) -> None:
+        self.socket = socket.socket(fileno=fd)
+        self.requests = self.socket.makefile("rb")
+
+    def answer(self, data: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # the runtime is gone: the requests end next
+            self.socket.sendall(json.dumps(data).encode() + b"\n")
+
+    def close(self) -> None:
+        """In a child: it must hold nothing of the server's."""
+        self.requests.close()
+        self.socket.close()
 
 
-def serve() -> int:
-    """The server's loop: fork a child per request until stdin ends, then wait for them.
-    Returns in each child too, with the child's exit code (its teammate's run)."""
+def serve(control_fd: int) -> int:
+    """The server's loop: fork a child per request until the runtime closes its end, then wait
+    for them. Returns in each child too, with the child's exit code (its teammate's run)."""
     from app.runtime.runners.priority import batch_priority
 
+    control = _Control(control_fd)
     batch_priority()  # children inherit it; the imports below are its whole cost
     from app.runtime.runners.launch import AGENT_MAIN
 
     for name in (AGENT_MAIN, *PRELOAD):
         importlib.import_module(name)
     if threading.active_count() != 1:
-        _answer({"ready": False, "error": "a thread started while importing"})
+        control.answer({"ready": False, "error": "a thread started while importing"})
         return 1
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped as they end
-    _answer({"ready": True})
-    for raw in sys.stdin.buffer:
+    control.answer({"ready": True})
+    seen: set[int] = set()
+    for raw in _lines(control.requests):
         try:
             request = json.loads(raw)
-            rid = int(request["id"])
+            rid, nonce = int(request["id"]), str(request["nonce"])
         except (ValueError, KeyError, TypeError):
             continue
+        if rid in seen:  # a request id is used once
+            continue
+        seen.add(rid)
+        credentials = request.pop("credentials", None)
         try:
             if not Path(request["cwd"]).is_dir():
                 raise OSError(f"no such folder: {request['cwd']}")
             stderr_fd = _open_stderr(Path(request["stderr"]))
         except (OSError, KeyError, TypeError) as exc:
-            _answer({"id": rid, "error": str(exc) or type(exc).__name__})
+            control.answer({"id": rid, "nonce": nonce, "error": str(exc) or type(exc).__name__})
             continue
+        held = _holding(credentials)
         pid = os.fork()
         if pid == 0:
+            control.close()
+            if held is not None:
+                request["args"] = [*request["args"], CREDENTIALS_FD_OPTION, str(held.detach())]
             return _child(AGENT_MAIN, request, stderr_fd)
+        del credentials  # the child has them; the server keeps none
+        if held is not None:
+            held.close()
         os.close(stderr_fd)
-        _answer({"id": rid, "pid": pid})
+        control.answer({"id": rid, "nonce": nonce, "pid": pid})
     with contextlib.suppress(ChildProcessError):  # SIGCHLD ignored: returns once all ended
         while True:
             os.waitpid(-1, 0)
     return 0
+
+
+def _holding(credentials: object) -> socket.socket | None:
+    """A socket holding ``credentials`` for the next child (see ``handoff``), if any."""
+    if not isinstance(credentials, dict) or not credentials:
+        return None
+    return socket_holding({str(k): str(v) for k, v in credentials.items()})
 
 
 def _open_stderr(path: Path) -> int:
@@ -277,5 +373,13 @@ def _set_title(argv: Sequence[str]) -> None:
     setproctitle(" ".join(argv))
 
 
+def main(argv: Sequence[str]) -> int:
+    """``python -m app.runtime.runners.forkserver --control-fd N``."""
+    if len(argv) != 2 or argv[0] != "--control-fd" or not argv[1].isdigit():
+        print("usage: python -m app.runtime.runners.forkserver --control-fd N", file=sys.stderr)
+        return 2
+    return serve(int(argv[1]))
+
+
 if __name__ == "__main__":
-    sys.exit(serve())
+    sys.exit(main(sys.argv[1:]))

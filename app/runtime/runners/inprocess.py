@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from app.core import Home
     from app.runtime.agent.channel import Sent
+    from app.runtime.sandbox import SandboxConfig
 
 
 class InProcessRunner:
@@ -43,6 +44,7 @@ class InProcessRunner:
         on_exit: Callable[[InProcessRunner], None],
         on_request_dropped: Callable[[str, str], None] | None = None,
         gate: Callable[[AgentSession], Awaitable[None]] | None = None,
+        sandbox: SandboxConfig | None = None,
     ) -> None:
         self.spec = spec
         self._spawner = spawner
@@ -59,6 +61,7 @@ class InProcessRunner:
             on_exit=lambda _: self._on_exit(self),
             on_request_dropped=on_request_dropped,
             gate=gate,
+            sandbox=sandbox,
         )
         self.handle: Any = None
 

@@ -5,8 +5,9 @@ what ``teamdeck agent`` runs too), so a teammate process is the same teamdeck as
 environment is the runtime's without the API credentials (``child_env``), plus Claude Code's
 teammate variables (``CLAUDE_CODE_TEAM_NAME``, ``CLAUDE_CODE_AGENT_ID``,
 ``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``, ``CLAUDE_CODE_PLAN_MODE_REQUIRED``);
-the credentials go through ``handoff`` instead. An offline runtime starts offline teammates
-(``--offline``), whatever their environment holds.
+the credentials (:meth:`AgentLaunch.credentials`) go through ``handoff`` instead, over a
+socket only the teammate process holds. An offline runtime starts offline teammates
+(``--offline``, no credentials), whatever their environment holds.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.runtime.model.credentials import held_credentials
-from app.runtime.runners import handoff
 from app.runtime.runners.base import TeammateSpec
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.tools.workspace import child_env
 
 #: The teammate entry point a teammate process runs (named, not imported: it sits above the
@@ -58,10 +59,11 @@ class AgentLaunch:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     permission_timeout: float = 300.0
+    sandbox: SandboxConfig | None = None
 
     def command(self, spec: TeammateSpec, backend: str) -> list[str]:
-        """The teammate process's command line for ``spec`` (the credentials are offered
-        separately)."""
+        """The teammate process's command line for ``spec`` (the credentials are handed over
+        separately: see :meth:`credentials`)."""
         # -P: the teammate's working folder is not put on sys.path (a folder holding an
         # ``app.py``, such as teamdeck's own package in the demo, would shadow ``app``).
         return [sys.executable, "-P", "-m", AGENT_MAIN, *self.arguments(spec, backend)]
@@ -73,15 +75,17 @@ class AgentLaunch:
         cmd += ["--permission-timeout", f"{self.permission_timeout:g}"]
         if self.offline:
             cmd.append("--offline")
-        else:
-            credentials = held_credentials()
-            if credentials:
-                cmd += ["--credentials", str(handoff.offer(credentials))]
         for rule in self.allow:
             cmd += ["--allow", rule]
         for rule in self.deny:
             cmd += ["--deny", rule]
+        # No configuration (a library caller's runtime): unconfined, as in-process teammates.
+        cmd += self.sandbox.arguments() if self.sandbox is not None else ["--no-sandbox"]
         return cmd
+
+    def credentials(self) -> dict[str, str]:
+        """What a teammate process gets through ``handoff`` (nothing when offline)."""
+        return {} if self.offline else held_credentials()
 
     def environment(self, spec: TeammateSpec) -> dict[str, str]:
         """The whole environment of a child process (``process`` mode)."""

@@ -5,6 +5,9 @@ reach it, and it outlives the dashboard when the person leaves the team running)
 its event log, its stderr goes to ``agents/{name}.stderr`` for a post-mortem. Where a fork
 server runs (:mod:`~app.runtime.runners.forkserver`), the process is forked from it instead of
 exec'd: the same process, without a second of imports.
+
+The API credentials reach it over a socket only it holds (:mod:`~app.runtime.runners.handoff`):
+passed with ``pass_fds`` when it is exec'd, sent in the fork server's request otherwise.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.runtime.runners import handoff
 from app.runtime.runners.external import ExternalRunner
 from app.runtime.runners.process_record import pid_exists
 
@@ -59,6 +63,7 @@ class ProcessRunner(ExternalRunner):
                 self.forked = self.forks.spawn(
                     self.launch_config.arguments(spec, self.backend),
                     cwd=spec.cwd, env=env, stderr=self._stderr_path(),
+                    credentials=self.launch_config.credentials() or None,
                 )  # fmt: skip
                 return
             except OSError as exc:
@@ -67,21 +72,29 @@ class ProcessRunner(ExternalRunner):
 
     def _exec(self, env: dict[str, str]) -> None:
         spec = self.spec
+        command = self.launch_config.command(spec, self.backend)
+        credentials = self.launch_config.credentials()
+        held = handoff.socket_holding(credentials) if credentials else None
+        if held is not None:  # the child's end of a socketpair: only it ever holds it
+            command += [handoff.CREDENTIALS_FD_OPTION, str(held.fileno())]
         fd = os.open(
             self._stderr_path(), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
         )
         try:
             self.popen = subprocess.Popen(
-                self.launch_config.command(spec, self.backend),
+                command,
                 cwd=spec.cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=fd,
+                pass_fds=(held.fileno(),) if held is not None else (),
                 start_new_session=True,
             )
         finally:
             os.close(fd)
+            if held is not None:
+                held.close()
 
     def kill(self) -> None:
         if self.forked is not None and self.forks is not None:

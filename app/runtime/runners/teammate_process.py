@@ -39,6 +39,7 @@ from app.runtime.runners.event_log import LOG_VERSION, LogWriter, exit_line
 from app.runtime.runners.hold import FileHold, hold_path
 from app.runtime.runners.pane import PanePrinter
 from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling import offload
 
 
@@ -63,6 +64,7 @@ async def run_agent(
     deny: Sequence[str] = (),
     permission_timeout: float = 300.0,
     print_to: IO[str] | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> int:
     """Run teammate ``name`` of ``team`` until it leaves; 0 after a shutdown, 1 otherwise."""
     if offload.ENABLED_ENV not in os.environ:
@@ -115,7 +117,8 @@ async def run_agent(
         backend=backend,
         permission_timeout=permission_timeout,
         on_sent=lambda sent: emit(sent_event(sent)),
-        gate=FileHold(hold_path(home, team)),  # the run's budget, held by the lead's runtime
+        gate=FileHold(hold_path(home, team)),
+        sandbox=sandbox,  # the run's budget, held by the lead's runtime
     )
     heartbeat = Heartbeat(record_path)
     heartbeat.start()

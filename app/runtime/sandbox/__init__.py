@@ -16,6 +16,8 @@ from app.runtime.sandbox.bwrap import (
     SandboxConfig,
     bwrap_problem,
     protected_paths,
+    sandbox_for,
+    shell_argv,
 )
 from app.runtime.sandbox.env import BASE_ENV, sandbox_env
 
@@ -27,4 +29,6 @@ __all__ = [
     "bwrap_problem",
     "protected_paths",
     "sandbox_env",
+    "sandbox_for",
+    "shell_argv",
 ]

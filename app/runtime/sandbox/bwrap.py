@@ -9,9 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-INSTALL_HINT = (
-    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
-)
+INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap, or dnf install bubblewrap)"
 
 #: Paths in a project that hold configuration which runs code (hooks, git's fsmonitor,
 #: aliases, submodules, MCP servers): read-only inside the sandbox, whatever the command.
@@ -32,6 +30,41 @@ class SandboxConfig:
     @property
     def network(self) -> bool:
         return bool(self.allowed_hosts)
+
+    @property
+    def active(self) -> bool:
+        """On, and bubblewrap works here."""
+        return self.enabled and bwrap_problem() is None
+
+    def arguments(self) -> list[str]:
+        """The ``teamdeck agent`` options that give a teammate process this configuration."""
+        args = [] if self.enabled else ["--no-sandbox"]
+        for host in self.allowed_hosts:
+            args += ["--sandbox-host", host]
+        for name in self.pass_env:
+            args += ["--pass-env", name]
+        return args
+
+    def describe(self) -> str:
+        """For the header and the first line of a run: ``sandbox`` / ``no sandbox``."""
+        if not self.enabled:
+            return "no sandbox"
+        if bwrap_problem() is not None:
+            return "no sandbox (bwrap missing)"
+        return "sandbox + network" if self.network else "sandbox"
+
+
+def sandbox_for(cwd: Path, roots: Sequence[Path], network: bool) -> Sandbox:
+    """The sandbox of an agent working in ``cwd`` (its project, or its worktree) with the
+    extra folders its permission rules open (``roots``). A worktree's commits go into the
+    main repository's ``.git`` (read-write, its config and hooks read-only)."""
+    extra = list(roots)
+    parent = cwd.parent
+    if parent.name == "worktrees" and parent.parent.name == ".claude":
+        main_git = parent.parent.parent / ".git"
+        if main_git.is_dir():
+            extra.append(main_git)
+    return Sandbox.for_project(cwd, network=network, extra_writable=extra)
 
 
 @functools.cache

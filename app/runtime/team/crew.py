@@ -60,6 +60,13 @@ class Crew:
         """The teammate's runner, present or gone."""
         return self.runners.get(name) or self._gone.get(name)
 
+    def status_of(self, name: str) -> str:
+        """A teammate's status, present or gone (NotFoundError for a name never seen)."""
+        runner = self.any(name)
+        if runner is None:
+            raise NotFoundError(f"unknown agent {name!r}")
+        return runner.snapshot().status
+
     def snapshots(self) -> list[AgentSnapshot]:
         """Present and departed teammates, in spawn order."""
         snaps = [r.snapshot() for r in self.runners.values()] + list(self.departed.values())

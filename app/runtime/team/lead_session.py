@@ -20,6 +20,7 @@ from app.runtime.agent.prompts import lead_prompt
 from app.runtime.agent.session import AgentSession
 from app.runtime.api import Decider
 from app.runtime.permissions import PermissionMode, PermissionRules, parse_mode, tools_for_mode
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.team.crew import BYPASS, BypassNotAllowedError
 from app.runtime.tools import lead_tools
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool
@@ -43,6 +44,7 @@ class LeadHost(Protocol):
     allow_bypass: bool
     permission_timeout: float
     lead_permissions: LeadPermissions
+    sandbox: SandboxConfig | None
 
     def _emit(self, event: RuntimeEvent) -> None: ...
 
@@ -84,6 +86,7 @@ def new_lead_session(host: LeadHost, mode: str, services: TeamServices) -> Agent
         ask_permission=ask,
     )
     session.gate = host.gate
+    session.sandbox = host.sandbox
     return session
 
 

@@ -30,6 +30,7 @@ from app.runtime.runners.forkserver import ForkServer, supported
 from app.runtime.runners.hold import clear_hold, set_hold
 from app.runtime.runners.launch import AgentLaunch
 from app.runtime.runners.modes import BACKENDS, adopt_runner, check_backend, external_runner
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.team.lead_state import LeadKeeper
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class ProcessesHost(Protocol):
     client: anthropic.AsyncAnthropic
     rules: PermissionRules
     permission_timeout: float
+    sandbox: SandboxConfig | None
     team: str | None
     crew: Crew
     queue: Approvals
@@ -98,6 +100,7 @@ class TeamProcesses:
             allow=tuple(str(rule) for rule in rt.rules.allow),
             deny=tuple(str(rule) for rule in rt.rules.deny),
             permission_timeout=rt.permission_timeout,
+            sandbox=rt.sandbox,
         )
 
     # ------------------------------------------------------------------ the runtime's steps

@@ -24,8 +24,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anthropic
-
 from app.core import Home
 from app.core.errors import NotFoundError
 from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
@@ -46,12 +44,13 @@ from app.runtime.events import (
     TranscriptEntry,
     TurnOutcome,
 )
-from app.runtime.model.client import describe_model, make_client
+from app.runtime.model.client import describe_model, load_sdk, make_client
 from app.runtime.model.names import resolve_model
 from app.runtime.permissions import PermissionRules
 from app.runtime.permissions.settings import local_settings_path
 from app.runtime.runners.base import Runner
 from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling.gc_pauses import freeze_long_lived
 from app.runtime.team import spawning
 from app.runtime.team.answers import RequestDesk, keep_allow_rule
@@ -66,6 +65,7 @@ from app.runtime.tools.base import AgentIdentity
 
 if TYPE_CHECKING:
     from app.runtime.model.budget import Budget
+    from app.runtime.model.client import SDKClient
 
 log = logging.getLogger(__name__)
 Listener = Callable[[RuntimeEvent], None]
@@ -76,7 +76,7 @@ class TeamRuntime:
         self,
         home: Home,
         *,
-        client: anthropic.AsyncAnthropic | None = None,
+        client: SDKClient | None = None,
         model: str | None = None,
         cwd: Path | None = None,
         spawner: Spawner | None = None,
@@ -92,13 +92,14 @@ class TeamRuntime:
         attach: str | None = None,
         allow_bypass: bool | None = None,
         worktrees: bool = False,
+        sandbox: SandboxConfig | None = None,
     ) -> None:
         check_mode(teammate_backend)
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
         self._owns_watcher = watcher is None
-        self.client = client or make_client()
+        self.client = client or make_client(deferred=True)  # built at its first call: start()
         self.model = resolve_model(model)
         self.model_description = describe_model(self.client, self.model)
         self.cwd = (cwd or Path.cwd()).absolute()
@@ -115,6 +116,8 @@ class TeamRuntime:
         #: ``CLAUDE_CODE_PLAN_MODE_REQUIRED=true``: every teammate starts in plan mode.
         self.plan_mode_required = plan_mode_required_by_env()
         self.rules = rules or PermissionRules()
+        #: Where agents' commands and hooks run (``None``: unconfined; ``teamdeck`` passes one).
+        self.sandbox = sandbox
         self.headless = headless
         #: How teammates run: ``in-process``, ``process`` or ``tmux``.
         self.teammate_backend = teammate_backend
@@ -156,6 +159,7 @@ class TeamRuntime:
     async def start(self) -> None:
         freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
         self._loop = asyncio.get_running_loop()
+        await load_sdk()  # in a thread: the event loop (the dashboard) goes on meanwhile
         if self.attach_team:
             if self.processes is None:
                 raise ValueError("only a team of teammate processes can be attached to")
@@ -321,12 +325,7 @@ class TeamRuntime:
         return self.crew.transcript(agent)
 
     def status_of(self, agent: str) -> str:
-        if agent == LEAD_NAME:
-            return self.lead_session.status
-        runner = self.crew.any(agent)
-        if runner is None:
-            raise NotFoundError(f"unknown agent {agent!r}")
-        return runner.snapshot().status
+        return self.lead_session.status if agent == LEAD_NAME else self.crew.status_of(agent)
 
     @property
     def teammates(self) -> dict[str, Teammate]:

@@ -18,6 +18,7 @@ from app.core.errors import NotFoundError
 from app.runtime.model.names import resolve_model
 from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.team.crew import Crew, member_entry, spawn_result, teammate_spec
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class SpawnHost(Protocol):
     spawner: Spawner
     rules: PermissionRules
     permission_timeout: float
+    sandbox: SandboxConfig | None
 
     def _emit(self, event: RuntimeEvent) -> None: ...
 
@@ -135,4 +137,5 @@ def make_runner(host: SpawnHost, spec: TeammateSpec) -> Runner:
         on_exit=host._runner_exited,
         on_request_dropped=host._request_dropped,
         gate=gate,
+        sandbox=host.sandbox,
     )

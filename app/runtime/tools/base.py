@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from app.core import Home
+    from app.runtime.sandbox import SandboxConfig
     from app.runtime.scheduling.offload import Lane
 
 P = ParamSpec("P")
@@ -146,6 +147,8 @@ class ToolContext:
     hooks: ToolHooks | None = None
     #: The agent's lane for blocking file work (``None``: such work runs inline).
     lane: Lane | None = None
+    #: Where commands run (``None``: as before the sandbox existed, for library callers).
+    sandbox: SandboxConfig | None = None
 
     async def blocking(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking core call (file I/O, a task-list scan) off the event loop, after the

@@ -15,12 +15,14 @@ import contextlib
 import os
 import shutil
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from app.core.errors import TeamdeckError
 from app.core.paths import LEAD_NAME
 from app.runtime.permissions import is_compound_command
+from app.runtime.sandbox import SandboxConfig, sandbox_env, sandbox_for, shell_argv
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 from app.runtime.tools.workspace.confinement import OUTPUT_MAX_CHARS, cap, str_arg
 
@@ -184,7 +186,14 @@ class Bash(Tool):
             timeout_ms = min(timeout_ms, BASH_MAX_TIMEOUT_MS)
         cwd = Path(ctx.agent.cwd)
         try:
-            return await run_command(command, cwd, timeout_ms / 1000, agent_env(ctx))
+            return await run_command(
+                command,
+                cwd,
+                timeout_ms / 1000,
+                agent_env(ctx),
+                sandbox=ctx.sandbox,
+                roots=ctx.extra_roots,
+            )
         except (FileNotFoundError, NotADirectoryError):
             raise ToolError(f"the working directory {cwd} does not exist") from None
 
@@ -194,21 +203,44 @@ async def run_command(
     cwd: Path,
     timeout: float,  # noqa: ASYNC109
     extra_env: dict[str, str] | None = None,
+    *,
+    sandbox: SandboxConfig | None = None,
+    roots: Sequence[Path] = (),
 ) -> ToolResult:
     """Run ``command`` in a shell in ``cwd`` (own process group, no stdin, no credentials,
-    ``extra_env`` added) and report its merged output (capped), exit code and any timeout."""
-    spawn = asyncio.ensure_future(
-        asyncio.create_subprocess_shell(
-            command,
-            cwd=str(cwd),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            env=_command_env(extra_env),
-            start_new_session=True,
-            executable=shutil.which("bash") or None,
+    ``extra_env`` added) and report its merged output (capped), exit code and any timeout.
+    With a ``sandbox`` configuration the environment is its allowlist, and where bubblewrap
+    works the command runs inside it (``cwd`` and ``roots`` writable)."""
+    env = _command_env(extra_env)
+    if sandbox is None:
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_shell(
+                command,
+                cwd=str(cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                executable=shutil.which("bash") or None,
+            )
         )
-    )
+    else:
+        env = sandbox_env(env, sandbox.pass_env)
+        argv = shell_argv(command)
+        if sandbox.active:
+            argv = sandbox_for(cwd, roots, sandbox.network).argv(argv, cwd)
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *argv,
+                cwd=str(cwd),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        )
     try:
         proc = await asyncio.shield(spawn)
     except asyncio.CancelledError:

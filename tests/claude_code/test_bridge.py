@@ -1,0 +1,197 @@
+"""The hook bridge against the real Claude Code: ``teamdeck claude setup`` installs the hooks,
+``teamdeck claude listen`` holds the lead's Bash request, ``teamdeck approve`` from another
+process answers it, and the command runs without Claude Code's own prompt (under ``-p`` nobody
+could answer that one: the call would come back "needs approval"). ``--remove`` then gives the
+settings file back byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.claude_code.conftest import ClaudeHome
+from tests.claude_code.server import Rule, call
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The person's own settings, in their own formatting: setup must give them back exactly.
+SETTINGS = b'{\n  "model": "claude-opus-5-5",\n  "permissions": {"allow": []}\n}\n'
+
+
+def teamdeck(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "app.cli.main", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
+    """teamdeck's environment: its own home, Claude Code's config folder."""
+    home = tmp_path / "td"
+    return {
+        **os.environ,
+        "TEAMDECK_HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(claude_home.root),
+    }
+
+
+@pytest.fixture
+def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """``teamdeck claude listen --json``, started and listening."""
+    process = subprocess.Popen(
+        [sys.executable, "-P", "-m", "app.cli.main", "claude", "listen", "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert "listening" in process.stdout.readline()
+    yield process
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def pending(env: dict[str, str]) -> list[dict[str, Any]]:
+    done = teamdeck(env, "approvals", "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def wait_for_request(env: dict[str, str], claude: subprocess.Popen[str]) -> dict[str, Any]:
+    for _ in range(600):
+        found = pending(env)
+        if found:
+            return found[0]
+        assert claude.poll() is None, "Claude Code ended without asking"
+        time.sleep(0.1)
+    raise AssertionError("the request never reached teamdeck")
+
+
+def start_claude(
+    claude_home: ClaudeHome, env: dict[str, str], prompt: str
+) -> subprocess.Popen[str]:
+    command = [str(claude_home.binary), "-p", prompt, "--debug-file", str(claude_home.debug_log)]
+    return subprocess.Popen(
+        [*command, "--permission-mode", "manual"],
+        cwd=claude_home.project,
+        env=claude_home.env(TEAMDECK_HOME=env["TEAMDECK_HOME"]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def tool_results(claude_home: ClaudeHome) -> list[dict[str, Any]]:
+    results = []
+    for request in claude_home.api.messages():
+        content = request.body["messages"][-1].get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_result":
+                results.append(block)
+    return results
+
+
+def test_the_leads_bash_request_is_answered_from_teamdeck(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
+) -> None:
+    claude_home.settings_path.write_bytes(SETTINGS)
+    setup = teamdeck(env, "claude", "setup")
+    assert setup.returncode == 0, setup.stderr
+    target = claude_home.project / "made-by-lead"
+    command = {"command": f"touch {target}", "description": "Create the marker"}
+    claude_home.api.add(Rule(call("Bash", command), last="Please make the marker", tool="Bash"))
+
+    claude = start_claude(claude_home, env, "Please make the marker file.")
+    request = wait_for_request(env, claude)
+    assert request["agent"] == "team-lead"
+    assert request["toolName"] == "Bash" and request["input"] == command
+    assert not target.exists()  # it waits for the person
+    approved = teamdeck(env, "approve", request["requestId"])
+    assert approved.returncode == 0, approved.stderr
+    out, err = claude.communicate(timeout=120)
+
+    assert claude.returncode == 0, err[-2000:]
+    assert target.exists(), "the approved command did not run"
+    (result,) = tool_results(claude_home)
+    assert result["is_error"] is False  # not "needs approval": Claude Code did not ask itself
+    assert pending(env) == []
+
+    listener.terminate()
+    lines, _ = listener.communicate(timeout=30)
+    events = [json.loads(line) for line in lines.splitlines()]
+    names = [e["event"] for e in events]
+    assert "PermissionRequest" in names
+    assert {"SessionStart", "PreToolUse", "PostToolUse", "SessionEnd"} <= set(names)
+    assert "Notification" not in names  # Claude Code never prompted
+
+    removed = teamdeck(env, "claude", "setup", "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert "byte for byte" in removed.stdout
+    assert claude_home.settings_path.read_bytes() == SETTINGS
+
+
+def test_with_nobody_listening_claude_code_decides_by_itself(
+    claude_home: ClaudeHome, env: dict[str, str]
+) -> None:
+    setup = teamdeck(env, "claude", "setup")
+    assert setup.returncode == 0, setup.stderr
+    target = claude_home.project / "made-by-lead"
+    command = {"command": f"touch {target}", "description": "Create the marker"}
+    claude_home.api.add(Rule(call("Bash", command), last="Please make the marker", tool="Bash"))
+
+    claude = start_claude(claude_home, env, "Please make the marker file.")
+    _, err = claude.communicate(timeout=120)
+
+    assert claude.returncode == 0, err[-2000:]
+    assert not target.exists()
+    (result,) = tool_results(claude_home)
+    assert result["is_error"] is True  # Claude Code's own prompt, which -p cannot show
+    assert "needs approval" in json.dumps(result["content"])
+    log = claude_home.debug_log.read_text(errors="replace")
+    assert "timed out" not in log
+
+
+def test_a_subagents_bash_request_is_answered_from_teamdeck(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
+) -> None:
+    """Under ``-p`` an ``Agent`` call starts a background subagent in the lead's process, not a
+    teammate (2.1.332 forms a team in interactive sessions only): the lead runs its
+    PermissionRequest hook (``agent_id``, ``agent_type`` on stdin), as for an in-process
+    teammate. The request names the agent, and teamdeck's answer lets its command run."""
+    assert teamdeck(env, "claude", "setup").returncode == 0
+    target = claude_home.project / "made-by-worker"
+    spawn = {
+        "description": "worker task",
+        "prompt": "WORKER TASK: please run the command",
+        "name": "worker",
+        "subagent_type": "general-purpose",
+    }
+    claude_home.api.add(Rule(call("Agent", spawn), last="Please spawn a worker", tool="Agent"))
+    command = {"command": f"touch {target}", "description": "Worker makes the marker"}
+    claude_home.api.add(Rule(call("Bash", command), last="WORKER TASK", tool="Bash"))
+
+    claude = start_claude(claude_home, env, "Please spawn a worker.")
+    request = wait_for_request(env, claude)
+    assert request["agent"] == "general-purpose"  # the subagent, not the lead
+    assert request["input"] == command
+    assert teamdeck(env, "approve", request["requestId"]).returncode == 0
+    _, err = claude.communicate(timeout=180)
+
+    assert claude.returncode == 0, err[-2000:]
+    assert target.exists(), "the subagent's approved command did not run"
