@@ -4,6 +4,7 @@ asks why in every mode, what ``a``/``r``/``v`` answer is shown before the key is
 from __future__ import annotations
 
 import pytest
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -15,6 +16,7 @@ from app.dashboard.screens.permission import PermissionScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
+from widgets.status_bar import StatusBar
 
 
 async def loaded(pilot: Pilot[None]) -> TeamDeckApp:
@@ -161,3 +163,41 @@ async def test_what_a_answers_is_highlighted_and_named_before_the_key(
         # the plan answered: the oldest left that the person answers is the researcher's
         await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
         await wait_for(pilot, lambda: "a approve researcher: Bash" in footer(deck))
+
+
+# ---------------------------------------------------------------------- item 5: the header
+
+
+class _Header(App[None]):
+    def compose(self) -> ComposeResult:
+        yield StatusBar()
+
+
+@pytest.mark.parametrize(
+    ("model", "cost", "mode", "kept"),
+    [
+        ("offline model — set ANTHROPIC_API_KEY for Claude", "$0", "acceptEdits", "offline · $0"),
+        ("steering a Claude Code team — answers go to its inboxes", "", "",
+         "steering a Claude Code team"),
+    ],
+)  # fmt: skip
+async def test_at_80_columns_the_team_name_is_what_gets_shortened(
+    model: str, cost: str, mode: str, kept: str
+) -> None:
+    """Issue 19: at 80 columns the cost, "offline", the permission mode (shift+tab's only
+    feedback) and a viewer's "steering a Claude Code team" stay; the team's name is shortened;
+    the line never ends in a bare cut-off count."""
+    app = _Header()
+    async with app.run_test(size=(80, 5)) as pilot:
+        bar = app.query_one(StatusBar)
+        team = "refactor-the-payment-module-and-its-tests"
+        bar.show(
+            team=team, model=model, teammates=3, open_tasks=2, approvals=1, mode=mode,
+            cost=cost,
+        )  # fmt: skip
+        await pilot.pause()
+        line = bar.line.plain
+        assert len(line) <= 78
+        assert line.endswith(kept) and (not mode or "⏵⏵ accept edits on" in line)
+        assert "3 teammates · 2 open · 1 approval" in line
+        assert "refac" in line and "…" in line and team not in line  # the name, shortened
