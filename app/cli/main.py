@@ -50,6 +50,7 @@ SYNOPSIS = """commands:
   teamdeck history [--json] | show RUN | export RUN [-o FILE] | prune --older-than 30d
   teamdeck claude setup [--project] [--remove | --status] | claude listen [--json]
   teamdeck hook EVENT                          what Claude Code's hooks run (see claude setup)
+  teamdeck permissions check --tool NAME --input JSON [--mode M] [--allow R] [--deny R]
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
