@@ -44,21 +44,6 @@ SPY = Path(__file__).with_name("spy.py")
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / "pkg").mkdir(parents=True)
-    (root / "alpha.py").write_text('"""Alpha: the first module."""\n\n\ndef a():\n    pass\n')
-    (root / "beta.py").write_text('"""Beta: the second module."""\n\n\nclass B:\n    pass\n')
-    (root / "pkg" / "gamma.py").write_text("# gamma helpers\ndef c():\n    pass\n")
-    return root
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Home:
-    return Home(tmp_path / "home")
-
-
-@pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[OfflineAPI]:
     """The keyed loopback API, with teamdeck's environment pointing at it."""
     with OfflineAPI(KEY) as server:
