@@ -117,6 +117,7 @@ class TeamDeckApp(DeckState):
         self.source = source
         self.clock = clock
         self.demo = demo
+        self.keep_home = False  # a demo: the person left its team on disk (quit dialog)
         self.watcher = watcher or Watcher(home, cross_process=watch)
         shown = self.shown_team
         self.steering: Steering = source.connect(self.watcher, self.spawn_agent, shown)

@@ -201,7 +201,7 @@ QUIT_SHUTDOWN = key(
 )
 QUIT_LEAVE = key(
     "l",
-    "leave it on disk (listed at the next start)",
+    "leave it on disk (listed at the next start; a demo keeps its home and says where)",
     Binding("l", "choose('leave')", "Leave it", id="quit-leave"),
 )
 QUIT_CANCEL = key(

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,7 +169,7 @@ def run_dashboard(
 ) -> int:
     """Run the dashboard until the person quits. The demo's temporary home is removed when it
     ends, however it ends, unless ``keep`` (then its path is printed)."""
-    with demo_home(keep) if demo else _no_demo_home() as demo_root:
+    with demo_home(keep) if demo else _no_demo_home() as kept:
         app = build_dashboard(
             home,
             demo=demo,
@@ -176,7 +177,7 @@ def run_dashboard(
             lead_approves=lead_approves,
             viewer=viewer,
             modes=modes,
-            demo_root=demo_root,
+            demo_root=kept.root if kept is not None else None,
             **options,
         )
         clear_start()  # "starting teamdeck…": the dashboard takes the screen now
@@ -185,19 +186,31 @@ def run_dashboard(
                 app.run()
         finally:
             finish_dashboard_recording(app)
+            if kept is not None and app.keep_home:  # "Leave on disk": the team is there
+                kept.keep = True
         return app.return_code or 0
 
 
+@dataclass
+class DemoHome:
+    """The demo's temporary home, and whether it outlives the demo."""
+
+    root: Path
+    keep: bool
+
+
 @contextmanager
-def demo_home(keep: bool) -> Iterator[Path]:
+def demo_home(keep: bool) -> Iterator[DemoHome]:
     """A temporary home for the demo: removed on the way out (a normal quit, ctrl+q mid-run,
-    an exception), or kept and named when ``keep``."""
-    root = Path(tempfile.mkdtemp(prefix=DEMO_PREFIX))
+    an exception), or kept and named when ``keep`` (``--keep``, or the person left the team on
+    disk as the demo ended)."""
+    kept = DemoHome(Path(tempfile.mkdtemp(prefix=DEMO_PREFIX)), keep)
+    root = kept.root
     try:
-        yield root
+        yield kept
     finally:
-        if keep:
-            print(f"teamdeck: the demo's files are kept in {root}")
+        if kept.keep:
+            print(f"teamdeck: the demo's files are kept in {root} (teamdeck --home {root})")
         else:
             try:
                 shutil.rmtree(root)

@@ -66,16 +66,21 @@ def _live_teammates(app: DeckApp) -> list[str]:
 
 
 async def ask_quit(app: DeckApp, team: str) -> None:
-    """Ask what becomes of ``team``, do it, and quit (or stay, on cancel)."""
+    """Ask what becomes of ``team``, do it, and quit (or stay, on cancel). In a demo,
+    leaving the team keeps the demo's temporary home (``app.keep_home``), as the dialog says."""
     runtime = app.runtime
     running = runtime is not None and runtime.teammate_backend != "in-process"
+    statuses = [a.status for a in teammates(app.agents) if a.status not in TERMINAL_STATUSES]
+    demo_home = str(app.home.root) if app.demo else None
     choice = await app.push_screen_wait(
-        QuitScreen(team, len(_live_teammates(app)), running=running)
+        QuitScreen(team, statuses, running=running, demo_home=demo_home)
     )
     if choice is None:
         return
     if choice == "shutdown":
         await shut_team_down(app, team)
+    elif app.demo:
+        app.keep_home = True
     app.exit()
 
 

@@ -78,9 +78,14 @@ def test_ctrl_q_mid_run_removes_the_demo_home(
     assert list(scratch.iterdir()) == []
 
 
-def test_leaving_the_team_on_disk_still_removes_the_demo_home(
-    tmp_path: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch
+def test_leaving_the_team_on_disk_keeps_the_demo_home_and_says_where(
+    tmp_path: Path,
+    scratch: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """ "Leave on disk" is true in a demo too: its home is not deleted as the demo ends."""
+
     async def leave(pilot: Pilot[Any]) -> None:
         await team_at_work(pilot, scratch)
         await pilot.press("ctrl+q")
@@ -89,7 +94,10 @@ def test_leaving_the_team_on_disk_still_removes_the_demo_home(
 
     run_headless(monkeypatch, leave)
     assert main(["--home", str(tmp_path / "home"), "demo"]) == 0
-    assert demo_homes(scratch) == []
+    [home] = demo_homes(scratch)
+    assert [p.name for p in (home / "teams").iterdir()]  # the team is there
+    out = capsys.readouterr().out
+    assert f"teamdeck: the demo's files are kept in {home} (teamdeck --home {home})" in out
 
 
 def test_keep_leaves_the_demo_home_and_says_where(

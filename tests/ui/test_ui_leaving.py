@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from app.core import Home
 from app.dashboard.app import TeamDeckApp
@@ -23,6 +24,11 @@ async def loaded(pilot: Pilot[None]) -> TeamDeckApp:
     assert isinstance(app, TeamDeckApp)
     await wait_for(pilot, lambda: app.loaded)
     return app
+
+
+def question(app: TeamDeckApp) -> str:
+    """The quit dialog's question, as one line."""
+    return " ".join(str(app.screen.query_one(".dialog-question", Static).render()).split())
 
 
 class StoppingRuntime(FakeRuntime):
@@ -47,6 +53,41 @@ async def test_quit_with_a_live_team_asks_and_cancel_stays(
         await wait_for(pilot, lambda: not isinstance(deck.screen, QuitScreen))
         assert deck.is_running
         assert [c for c in runtime.calls if c[0] == "request_shutdown"] == []
+
+
+async def test_the_quit_question_counts_teammates_by_what_they_are_doing(tmp_path: Path) -> None:
+    """Not "2 teammates still working" when one of them is idle: each live one by its state."""
+    runtime = FakeRuntime(TEAM, [*_agents()])
+    app = make_app(tmp_path, runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        text = question(app)
+        assert "(2 teammates: 1 working, 1 idle)" in text, text
+        assert "still working" not in text
+        await pilot.press("n")
+        runtime.set_status("researcher", "idle")
+        await wait_for(pilot, lambda: app.agent("researcher").status == "idle")  # type: ignore[union-attr]
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        assert "(2 teammates idle)" in question(app)
+
+
+async def test_leaving_a_demo_team_on_disk_says_its_home_is_kept(tmp_path: Path) -> None:
+    """A demo's home is temporary: "Leave on disk" keeps it (and says where), so it is true."""
+    runtime = FakeRuntime(TEAM, [*_agents()])
+    app = make_app(tmp_path, runtime, demo=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        text = question(app)
+        assert "the demo's home is kept" in text and f"teamdeck --home {tmp_path}" in text
+        assert "listed the next time teamdeck starts" not in text
+        await pilot.press("l")
+        await wait_for(pilot, lambda: not app.is_running)
+    assert app.keep_home
 
 
 async def test_quit_and_leave_the_team_on_disk(deck: TeamDeckApp, runtime: FakeRuntime) -> None:

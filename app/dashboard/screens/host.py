@@ -88,6 +88,9 @@ class DeckApp(DeckHost, Protocol):
 
     #: Seconds teammates get to answer a shutdown request when the person quits.
     SHUTDOWN_WAIT: float
+    #: A demo run (its home is temporary), and whether the person chose to keep that home.
+    demo: bool
+    keep_home: bool
 
     def notify(
         self,

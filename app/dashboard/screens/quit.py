@@ -9,6 +9,8 @@ in-process team is left on disk (its teammates stop with the dashboard).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -20,7 +22,7 @@ from app.dashboard import keys
 
 
 class QuitScreen(ModalScreen[str | None]):
-    """Ask what becomes of ``team`` (with ``working`` teammates still at it)."""
+    """Ask what becomes of ``team`` (its live teammates' ``statuses``)."""
 
     AUTO_FOCUS = "#shutdown"
     BINDINGS = [
@@ -29,26 +31,42 @@ class QuitScreen(ModalScreen[str | None]):
         keys.QUIT_CANCEL.binding(),
     ]
 
-    def __init__(self, team: str, working: int, *, running: bool = False) -> None:
+    def __init__(
+        self,
+        team: str,
+        statuses: Sequence[str],
+        *,
+        running: bool = False,
+        demo_home: str | None = None,
+    ) -> None:
         super().__init__(classes="dialog-screen")
         self.team = team
-        self.working = working
+        self.statuses = list(statuses)
         #: The teammates run in processes of their own: leaving keeps them working.
         self.running = running
+        #: A demo's temporary home: leaving the team keeps it (else it is deleted on the way
+        #: out), so the dialog says where the team is left.
+        self.demo_home = demo_home
 
     def compose(self) -> ComposeResult:
-        who = f"{self.working} teammate{'s' if self.working != 1 else ''} still working"
+        home = f"--home {self.demo_home} " if self.demo_home else ""
         left: tuple[str | tuple[str, str], ...]
         if self.running:
             left = (
                 "Left running, its teammates keep working; ",
-                (f"teamdeck attach {self.team}", "bold"),
+                (f"teamdeck {home}attach {self.team}", "bold"),
                 " opens it again.",
+            )
+        elif self.demo_home:
+            left = (
+                "Left on disk, the demo's home is kept (not deleted as the demo ends); ",
+                (f"teamdeck {home}".rstrip(), "bold"),
+                " lists it.",
             )
         else:
             left = ("Left on disk, it is listed the next time teamdeck starts.",)
         question = Text.assemble(
-            "Quit while team ", (self.team, "bold"), f" is live ({who})?\n\n",
+            "Quit while team ", (self.team, "bold"), f" is live ({who(self.statuses)})?\n\n",
             "Shutting it down asks every teammate to stop and deletes the team and its tasks. ",
             *left,
         )  # fmt: skip
@@ -67,3 +85,22 @@ class QuitScreen(ModalScreen[str | None]):
     def _pressed(self, event: Button.Pressed) -> None:
         choice = event.button.id or ""
         self.dismiss(None if choice == "cancel" else choice)
+
+
+#: How the quit question words a live teammate's status.
+_WORDS = {"running": "working", "awaiting approval": "waiting for you", "stopping": "stopping"}
+
+
+def who(statuses: Sequence[str]) -> str:
+    """The live teammates by state: "3 teammates idle", "2 teammates: 1 working, 1 idle"."""
+    if not statuses:
+        return "no teammates left"
+    counts: dict[str, int] = {}
+    for status in statuses:
+        word = _WORDS.get(status, status)
+        counts[word] = counts.get(word, 0) + 1
+    total = len(statuses)
+    noun = f"{total} teammate{'s' if total != 1 else ''}"
+    if len(counts) == 1:
+        return f"{noun} {next(iter(counts))}"
+    return f"{noun}: " + ", ".join(f"{n} {word}" for word, n in counts.items())
