@@ -82,6 +82,7 @@ def _approval(event: Any) -> tuple[str, Fields]:
         "agent": getattr(event, "agent", None),
         "resolved": bool(getattr(event, "resolved", False)),
         "outcome": str(getattr(event, "outcome", "") or ""),
+        "by": str(getattr(event, "by", "") or ""),
     }
 
 

@@ -175,7 +175,7 @@ class RuntimeEvents:
 
         def op(conn: sqlite3.Connection) -> None:
             if resolved:
-                rows.approval_answered(conn, at, request_id, kind, agent, outcome)
+                rows.approval_answered(conn, at, request_id, kind, agent, outcome, f["by"])
             else:
                 rows.approval_asked(conn, at, request_id, kind, agent, title, body)
             text, size = truncate(outcome if resolved else (title or "asked"))

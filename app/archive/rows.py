@@ -243,16 +243,19 @@ class Rows:
         kind: str,
         agent: str,
         outcome: str | None,
+        by: str = "",
     ) -> None:
+        """``by``: who answered, as the runtime knows it (``user``: the person); it outranks
+        the answer frame's sender, which is ``team-lead`` whoever decided."""
         conn.execute(
             "INSERT INTO approvals (run_id, request_id, kind, agent) VALUES (?, ?, ?, ?)"
             " ON CONFLICT DO NOTHING",
             (self.run_id, request_id, kind, agent),
         )
         conn.execute(
-            "UPDATE approvals SET answered_at = ?, decision = ?"
-            " WHERE run_id = ? AND request_id = ?",
-            (at, outcome or "answered", self.run_id, request_id),
+            "UPDATE approvals SET answered_at = ?, decision = ?,"
+            " decided_by = coalesce(?, decided_by) WHERE run_id = ? AND request_id = ?",
+            (at, outcome or "answered", by or None, self.run_id, request_id),
         )
 
     # ------------------------------------------------------------------ messages
@@ -334,7 +337,8 @@ class Rows:
         else:
             decision = "approved" if frame.type == "shutdown_approved" else "rejected"
         conn.execute(
-            "UPDATE approvals SET decided_by = ?, feedback = coalesce(?, feedback),"
+            "UPDATE approvals SET decided_by = coalesce(decided_by, ?),"
+            " feedback = coalesce(?, feedback),"
             " decision = coalesce(decision, ?), answered_at = coalesce(answered_at, ?)"
             " WHERE run_id = ? AND request_id = ?",
             (sender, feedback, decision, at, self.run_id, request_id),

@@ -129,9 +129,10 @@ class Approvals:
         return self._items.get(request_id)
 
     def claim(
-        self, request_id: str, outcome: str, kind: ApprovalKind | None = None
+        self, request_id: str, outcome: str, kind: ApprovalKind | None = None, by: str = ""
     ) -> Approval | Answer:
-        """Mark a request answered; returns it, or the typed reason why it cannot be answered."""
+        """Mark a request answered (``by``: who answered, for the record); returns it, or the
+        typed reason why it cannot be answered."""
         with self._lock:
             approval = self._items.get(request_id)
             if approval is None:
@@ -155,7 +156,7 @@ class Approvals:
                     previous=approval.outcome,
                 )
             approval.outcome = outcome
-        self._emit(ApprovalChanged(request_id, approval.kind, approval.agent, True, outcome))
+        self._emit(ApprovalChanged(request_id, approval.kind, approval.agent, True, outcome, by))
         return approval
 
     def pending(self) -> list[Approval]:

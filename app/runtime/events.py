@@ -114,6 +114,9 @@ class ApprovalChanged:
     agent: str
     resolved: bool
     outcome: str = ""  # approved | rejected | allowed | denied | timed out | ...
+    #: Who answered: ``user`` (the person), ``team-lead`` (the lead's model); "" when nobody
+    #: did (timed out, cancelled, the teammate left).
+    by: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from app.archive import connect
+from app.cli.main import main
 from app.core import Home
 from app.dashboard.launch import build_dashboard
 from app.dashboard.recording import finish_dashboard_recording
@@ -145,3 +148,37 @@ async def test_recorded_runs_replay_from_the_dashboards_palette(home: Home) -> N
         await pilot.pause(0.1)
         assert isinstance(app.screen, LeaderScreen)
     finish_dashboard_recording(app)
+
+
+async def test_the_persons_answers_are_credited_to_the_person(
+    home: Home, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The answer frames come from team-lead (the protocol's sender), but a plan or a
+    permission the person answered is theirs in the record and in ``teamdeck history show``."""
+    goal = "Summarize what the Python files in this folder do and count their lines"
+    app = build_dashboard(home, goal=goal, cwd=project)
+    answered: set[str] = set()
+    async with app.run_test(size=(120, 40)) as pilot:
+        deadline = time.monotonic() + scaled(GUARD)
+        while not app.recorder.team_deleted:
+            assert time.monotonic() < deadline, "the team never finished"
+            mine = [a for a in app.approvals if a.kind != "shutdown"]
+            if mine and mine[0].request_id not in answered:
+                answered.add(mine[0].request_id)
+                await pilot.press("a")  # the person approves / allows once
+            await pilot.pause(0.1)
+    finish_dashboard_recording(app)
+    conn = connect(home.root / "history.db")
+    decided = conn.execute("SELECT kind, agent, decided_by FROM approvals").fetchall()
+    conn.close()
+    kinds = {kind for kind, _, _ in decided}
+    assert {"plan", "permission"} <= kinds, decided
+    for kind, agent, by in decided:
+        assert by == ("user" if kind in ("plan", "permission") else agent), decided
+    assert main(["--home", str(home.root), "history", "show", "last"]) == 0
+    shown = capsys.readouterr().out
+    lines = [line.split() for line in shown.split("approvals:")[1].splitlines() if line.strip()]
+    by_column = lines[0].index("BY")
+    for row in lines[1:]:
+        if row[0] in ("plan", "permission"):
+            assert row[by_column] == "user", shown

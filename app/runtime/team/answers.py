@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from app.core.errors import TeamdeckError
+from app.core.paths import LEAD_NAME
 from app.core.protocol import Frame, permission_response, plan_approval_response
 from app.runtime.agent.channel import TeamChannel
 from app.runtime.agent.permission_flow import LeadPermissions
@@ -46,23 +47,33 @@ class RequestDesk:
         self._channel = channel
         self._add_rule = add_rule
 
-    def answer_plan(self, request_id: str, approve: bool, feedback: str | None) -> Answer:
-        claimed = self.queue.claim(request_id, "approved" if approve else "rejected", "plan")
+    def answer_plan(
+        self, request_id: str, approve: bool, feedback: str | None, *, by: str = LEAD_NAME
+    ) -> Answer:
+        """``by``: who answers (the lead's model, or ``user``: the person), for the record; the
+        frame comes from ``team-lead`` either way, as the protocol wants."""
+        verdict = "approved" if approve else "rejected"
+        claimed = self.queue.claim(request_id, verdict, "plan", by)
         if isinstance(claimed, Answer):
             return claimed
         frame = plan_approval_response(
             request_id, approve, feedback=feedback or None, permission_mode="default"
         )
         failure = self._send(claimed, frame)
-        verdict = "approved" if approve else "rejected"
         text = f"Plan {verdict} for {claimed.agent}"
         return failure or Answer(AnswerStatus.DONE, text, claimed.agent, request_id)
 
     def answer_permission(
-        self, request_id: str, allow: bool, reason: str | None = None, *, always: bool = False
+        self,
+        request_id: str,
+        allow: bool,
+        reason: str | None = None,
+        *,
+        always: bool = False,
+        by: str = LEAD_NAME,
     ) -> Answer:
         outcome = ("always allowed" if always else "allowed") if allow else "denied"
-        claimed = self.queue.claim(request_id, outcome, "permission")
+        claimed = self.queue.claim(request_id, outcome, "permission", by)
         if isinstance(claimed, Answer):
             return claimed
         note = ""

@@ -28,7 +28,7 @@ from app.core import Home
 from app.core.errors import NotFoundError
 from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import InboxMessage
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.watch import Watcher
 from app.runtime.agent.channel import Sent, TeamChannel, sent_event
 from app.runtime.agent.lead import Lead
@@ -301,16 +301,19 @@ class TeamRuntime:
         self.crew.require(agent).kill()
         return Answer(AnswerStatus.DONE, f"killed {agent}", agent)
 
+    # The person's answers (the lead's model answers through ``desk`` itself): credited to
+    # ``user`` in the record, though the frames come from team-lead.
+
     def approve_plan(self, request_id: str) -> Answer:
-        return self.desk.answer_plan(request_id, True, None)
+        return self.desk.answer_plan(request_id, True, None, by=USER_NAME)
 
     def reject_plan(self, request_id: str, feedback: str) -> Answer:
-        return self.desk.answer_plan(request_id, False, feedback)
+        return self.desk.answer_plan(request_id, False, feedback, by=USER_NAME)
 
     def answer_permission(
         self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
     ) -> Answer:
-        return self.desk.answer_permission(request_id, allow, feedback, always=always)
+        return self.desk.answer_permission(request_id, allow, feedback, always=always, by=USER_NAME)
 
     def snapshot(self) -> list[AgentSnapshot]:
         """The lead, then the current team's teammates in spawn order (gone or not)."""
