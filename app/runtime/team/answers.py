@@ -23,6 +23,8 @@ from app.runtime.permissions import PermissionRules, Rule
 from app.runtime.permissions.settings import add_allow_rule
 
 log = logging.getLogger(__name__)
+#: Why a teammate's waiting request is answered "no" when it is asked to shut down.
+SHUTTING_DOWN = "Denied: teammate shutting down"
 
 
 class RequestDesk:
@@ -97,6 +99,17 @@ class RequestDesk:
         verdict = "allowed" if allow else "denied"
         text = f"Permission {verdict} for {claimed.agent}" + (f" ({note})" if note else "")
         return Answer(AnswerStatus.DONE, text, claimed.agent, request_id, note=note)
+
+    def refuse_waiting(self, agent: str, *, by: str) -> None:
+        """``agent`` is asked to shut down: its plan or permission request still waiting is
+        answered "no" at once (``SHUTTING_DOWN``). A teammate blocked on an answer would
+        otherwise never get to the shutdown request, and the request would stay queued for
+        an agent that is leaving."""
+        for waiting in self.queue.pending_for(agent):
+            if waiting.kind == "permission":
+                self.answer_permission(waiting.request_id, False, SHUTTING_DOWN, by=by)
+            elif waiting.kind == "plan":
+                self.answer_plan(waiting.request_id, False, SHUTTING_DOWN, by=by)
 
     def _send(self, approval: Approval, frame: Frame) -> Answer | None:
         """Write the answer into the requester's inbox: ``None``, or why it could not be."""

@@ -291,18 +291,16 @@ class TeamRuntime:
             self.crew.require(agent).interrupt()
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
-        recipient, request_id = self.require_channel().request_shutdown(
-            agent, reason or "The person asked you to shut down."
-        )
+        """The person asks ``agent`` to shut down; its waiting requests are answered "no"."""
+        why = reason or "The person asked you to shut down."
+        recipient, request_id = self.require_channel().request_shutdown(agent, why)
+        self.desk.refuse_waiting(recipient, by=USER_NAME)
         text = f"shutdown requested from {recipient}"
         return Answer(AnswerStatus.DONE, text, recipient, request_id)
 
     def kill(self, agent: str) -> Answer:
         self.crew.require(agent).kill()
         return Answer(AnswerStatus.DONE, f"killed {agent}", agent)
-
-    # The person's answers (the lead's model answers through ``desk`` itself): credited to
-    # ``user`` in the record, though the frames come from team-lead.
 
     def approve_plan(self, request_id: str) -> Answer:
         return self.desk.answer_plan(request_id, True, None, by=USER_NAME)
