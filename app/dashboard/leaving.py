@@ -4,9 +4,10 @@
   ended (its last message is the report); the views then say so and what comes next.
 - :func:`ask_quit`: ctrl+q with a live team asks first: shut it down (the default), leave it
   on disk, or stay. The runtime has no whole-team shutdown call, so :func:`shut_team_down`
-  uses the person's own levers: a shutdown request to each live teammate, a wait of
-  ``SHUTDOWN_WAIT`` seconds for their answers, a kill for the ones still running, then the
-  team's files are deleted (``Home.teams.delete``, what the lead's TeamDelete does).
+  uses the person's own levers: a shutdown request to each live teammate (its turn
+  interrupted), a wait of ``SHUTDOWN_WAIT`` seconds for their answers, a kill for the ones
+  still running, then the team's files are deleted (``Home.teams.delete``, what the lead's
+  TeamDelete does). Its progress shows from the moment "Shut down" is chosen.
 - :func:`offer_cleanup`: teams an earlier run left on disk, offered for deletion at start.
 """
 
@@ -21,9 +22,10 @@ from textual.markup import escape
 from app.core.paths import LEAD_NAME
 from app.dashboard.screens.host import DeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
-from app.dashboard.screens.quit import QuitScreen
+from app.dashboard.screens.quit import QuitScreen, ShuttingDownScreen
 from app.display.values import teammates
 from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
+from app.runtime.runners.external import KILL_GRACE
 from app.runtime.runners.table import running_teams
 
 log = logging.getLogger(__name__)
@@ -85,29 +87,57 @@ async def ask_quit(app: DeckApp, team: str) -> None:
 
 
 async def shut_team_down(app: DeckApp, team: str) -> None:
-    """See the module docstring."""
+    """See the module docstring. What it does shows at once (:class:`ShuttingDownScreen`):
+    each teammate is asked to shut down, a working one's current turn interrupted first, so
+    it reads the request now rather than after its turn; those that have not stopped after
+    ``SHUTDOWN_WAIT`` seconds are killed, one line each, and awaited until their processes
+    are gone (SIGKILL ``KILL_GRACE`` s after SIGTERM), so none outlives the dashboard."""
     live = _live_teammates(app)
-    app.notify(escape(f"Shutting down {team}…"), title="Quitting")
-    for name in live:
-        app.steering.shutdown(name)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + app.SHUTDOWN_WAIT
-    while loop.time() < deadline and live_team(app) is not None:
-        app.flush_runtime()
-        states = {a.name: a.status for a in app.agents}
-        if all(states.get(name) in TERMINAL_STATUSES for name in live):
-            break
-        await asyncio.sleep(0.1)
+    progress = ShuttingDownScreen(team, live)
+    await app.push_screen(progress)
     for name in live:
         agent = app.agent(name)
-        if agent is not None and agent.status not in TERMINAL_STATUSES:
-            app.steering.kill(name)
+        if agent is not None and agent.status in ("running", "awaiting approval"):
+            app.steering.interrupt(name)  # before the request: never its answering turn
+        app.steering.shutdown(name)  # its waiting requests are answered "no" at once
+    await _until_stopped(app, live, progress, app.SHUTDOWN_WAIT)
+    late = [name for name in live if not _stopped(app, name)]
+    for name in late:
+        wait = f"{app.SHUTDOWN_WAIT:g}"
+        progress.show(_stopped_of(app, live), f"force-stopping {name} (no answer in {wait} s)")
+        app.steering.kill(name)
+    if late:
+        await _until_stopped(app, late, progress, KILL_GRACE + 2.0)
     home = app.home
     if home.layout.team_dir(team).exists():
         try:
             await asyncio.to_thread(home.teams.delete, team, force=True)
         except Exception as exc:  # quitting anyway: the log says what is left behind
             log.warning("deleting team %s on quit failed: %s", team, exc)
+
+
+def _stopped(app: DeckApp, name: str) -> bool:
+    agent = app.agent(name)
+    return agent is None or agent.status in TERMINAL_STATUSES
+
+
+def _stopped_of(app: DeckApp, names: list[str]) -> set[str]:
+    return {name for name in names if _stopped(app, name)}
+
+
+async def _until_stopped(
+    app: DeckApp, names: list[str], progress: ShuttingDownScreen, within: float
+) -> None:
+    """Until every one of ``names`` has stopped (or ``within`` s), the progress kept shown."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while loop.time() < deadline and live_team(app) is not None:
+        app.flush_runtime()
+        stopped = _stopped_of(app, names)
+        progress.show(stopped | progress.stopped)
+        if len(stopped) == len(names):
+            return
+        await asyncio.sleep(0.1)
 
 
 async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
 from app.core import Home
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
-from app.dashboard.screens.quit import QuitScreen
+from app.dashboard.screens.quit import QuitScreen, ShuttingDownScreen
 from app.dashboard.team_source import RuntimeSource
-from app.runtime.api import AgentSnapshot
+from app.runtime.api import AgentSnapshot, Answer
 from tests.ui.data import TEAM, build_home, fixed_clock, make_app
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
@@ -129,6 +130,50 @@ async def test_quit_kills_teammates_that_do_not_answer(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: not app.is_running, within=15)
     assert [c[1] for c in runtime.calls if c[0] == "kill"] == ["researcher", "engineer"]
     assert app.home.teams.get(TEAM) is None
+
+
+async def test_shutting_down_shows_its_progress_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the moment "Shut down" is chosen: how many teammates stopped, who is awaited, and
+    one line per teammate force-stopped. A working teammate's turn is interrupted before it
+    is asked (so it reads the request now); an idle one is only asked."""
+
+    class OneStops(FakeRuntime):
+        def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
+            answer = super().request_shutdown(agent, reason)
+            if agent == "researcher":
+                self.set_status(agent, "completed")
+            return answer
+
+    seen: list[str] = []
+    show = ShuttingDownScreen.show
+
+    def shown(screen: ShuttingDownScreen, stopped: set[str], note: str | None = None) -> None:
+        show(screen, stopped, note)
+        if not seen or seen[-1] != str(screen.text()):
+            seen.append(str(screen.text()))
+
+    monkeypatch.setattr(ShuttingDownScreen, "show", shown)
+    runtime = OneStops(TEAM, [*_agents()])
+    app = make_app(tmp_path, runtime)
+    app.SHUTDOWN_WAIT = 0.5
+    async with app.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.is_running, within=15)
+    assert seen[0].startswith(f"Shutting down {TEAM}: 2 teammates…"), seen
+    assert any("1 of 2 stopped; waiting for engineer" in t for t in seen), seen
+    assert any("force-stopping engineer (no answer in 0.5 s)" in t for t in seen), seen
+    steps = [c[:2] for c in runtime.calls if c[0] in ("interrupt", "request_shutdown", "kill")]
+    assert steps == [
+        ("interrupt", "researcher"),  # working: its turn ends before it is asked
+        ("request_shutdown", "researcher"),
+        ("request_shutdown", "engineer"),  # idle: only asked
+        ("kill", "engineer"),
+    ]
 
 
 async def test_quit_without_a_team_just_quits(tmp_path: Path) -> None:

@@ -105,3 +105,6 @@ class DeckApp(DeckHost, Protocol):
     def exit(self, result: None = None, return_code: int = 0, message: Any = None) -> None: ...
 
     async def push_screen_wait(self, screen: Screen[ScreenResult]) -> ScreenResult: ...
+
+    def push_screen(self, screen: Any) -> Any:
+        """Show ``screen`` without waiting for its result (awaitable: until it is mounted)."""

@@ -87,6 +87,42 @@ class QuitScreen(ModalScreen[str | None]):
         self.dismiss(None if choice == "cancel" else choice)
 
 
+class ShuttingDownScreen(ModalScreen[None]):
+    """What "Shut down" is doing, from the moment it is chosen until teamdeck quits: how many
+    teammates have stopped, who is still awaited, and one line per teammate force-stopped.
+    It answers no key (quitting is under way); :func:`app.dashboard.leaving.shut_team_down`
+    updates it."""
+
+    def __init__(self, team: str, names: Sequence[str]) -> None:
+        super().__init__(classes="dialog-screen")
+        self.team = team
+        self.names = list(names)
+        self.stopped: set[str] = set()
+        self.notes: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="shutting-down"):
+            yield Static(self.text(), classes="dialog-question", id="shutting-down-text")
+
+    def text(self) -> Text:
+        total = len(self.names)
+        head = f"Shutting down {self.team}: {total} teammate{'s' if total != 1 else ''}…"
+        lines = [head]
+        if total:
+            waiting = [n for n in self.names if n not in self.stopped]
+            line = f"{len(self.stopped)} of {total} stopped"
+            lines.append(line + (f"; waiting for {', '.join(waiting)}" if waiting else ""))
+        lines += self.notes
+        return Text("\n".join(lines))
+
+    def show(self, stopped: set[str], note: str | None = None) -> None:
+        self.stopped = set(stopped) & set(self.names)
+        if note:
+            self.notes.append(note)
+        if self.is_mounted:
+            self.query_one("#shutting-down-text", Static).update(self.text())
+
+
 #: How the quit question words a live teammate's status.
 _WORDS = {"running": "working", "awaiting approval": "waiting for you", "stopping": "stopping"}
 

@@ -102,14 +102,16 @@ class RequestDesk:
 
     def refuse_waiting(self, agent: str, *, by: str) -> None:
         """``agent`` is asked to shut down: its plan or permission request still waiting is
-        answered "no" at once (``SHUTTING_DOWN``). A teammate blocked on an answer would
-        otherwise never get to the shutdown request, and the request would stay queued for
-        an agent that is leaving."""
+        answered "no" at once (``SHUTTING_DOWN``): a teammate blocked in a tool call on a
+        permission would otherwise never get to the shutdown request, and the request would
+        stay queued for an agent that is leaving. A plan is only dropped from the queue
+        ("cancelled: teammate shutting down"): its teammate waits between turns, so it reads
+        the shutdown request next, where a rejection would have it revise the plan first."""
         for waiting in self.queue.pending_for(agent):
             if waiting.kind == "permission":
                 self.answer_permission(waiting.request_id, False, SHUTTING_DOWN, by=by)
             elif waiting.kind == "plan":
-                self.answer_plan(waiting.request_id, False, SHUTTING_DOWN, by=by)
+                self.queue.claim(waiting.request_id, "cancelled: teammate shutting down")
 
     def _send(self, approval: Approval, frame: Frame) -> Answer | None:
         """Write the answer into the requester's inbox: ``None``, or why it could not be."""
