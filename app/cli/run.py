@@ -42,6 +42,8 @@ def run_tui(
     if team:
         home.require_exists()
         extra["team"] = resolve_team(home, team)
+        if not viewer and not demo and goal is None:
+            extra.update(resume_options(home, extra["team"], modes))
     announce_start()  # on a terminal, until the dashboard takes the screen
     try:
         from app.dashboard.launch import run_dashboard  # Textual loads only for the dashboard
@@ -58,6 +60,22 @@ def run_tui(
     finally:
         clear_start()  # already gone unless the dashboard failed to start
     return int(result or 0)
+
+
+def resume_options(home: Home, team: str, modes: cli_modes.ModeOptions | None) -> dict[str, Any]:
+    """``teamdeck --team NAME`` on a team left on disk (or running): the dashboard's lead leads
+    it again, as ``teamdeck attach`` does -- its tasks stay, its teammates that still run are
+    adopted, the others leave it (their tasks back on the board, the lead told) -- so that a
+    message to the lead carries on with this team instead of starting a new one. Teammates
+    spawned from then on run as processes (tmux with ``--teammate-mode tmux``). Refused in one
+    line while another dashboard leads the team."""
+    from app.runtime.runners.table import team_backend
+    from app.runtime.team.lead_state import check_no_other_lead
+
+    check_no_other_lead(home, team)
+    chosen = modes.teammate_backend if modes is not None else "in-process"
+    backend = chosen if chosen != "in-process" else team_backend(home, team)
+    return {"attach": team, "teammate_backend": backend}
 
 
 def run_headless(

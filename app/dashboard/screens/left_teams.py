@@ -38,7 +38,9 @@ class LeftTeamsScreen(ModalScreen[bool]):
         for name in self.teams:
             text.append(f"  • {name}\n", style="bold")
         text.append("\nDelete removes their config, inboxes and tasks. Kept, they stay reachable ")
-        text.append("with ctrl+p → Switch team.")
+        text.append("with ctrl+p → Switch team; ")
+        text.append(f"teamdeck --team {self.teams[0]}", style="bold")
+        text.append(" resumes one (its lead carries on with its tasks).")
         with Vertical(classes="dialog", id="left-teams"):
             yield Static(text, classes="dialog-question")
             with Horizontal(classes="dialog-buttons"):
