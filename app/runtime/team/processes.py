@@ -173,13 +173,13 @@ class TeamProcesses:
         # teammate whose process is gone can never be answered: never queued, and its reaping
         # (``watch_adopted``) says they were dropped.
         for request in scan_team(rt.home, team).pending:
-            runner = rt.crew.runners.get(request.approval.agent)
-            if not isinstance(runner, ExternalRunner):
+            asker = rt.crew.runners.get(request.approval.agent)
+            if not isinstance(asker, ExternalRunner):
                 continue
-            if runner.process_alive():
+            if asker.process_alive():
                 rt.queue.add(request.approval)
             else:
-                runner.dropped.append(request.approval)
+                asker.dropped.append(request.approval)
 
     def watch_adopted(self) -> None:
         """Once the watcher runs: look at each adopted teammate (reaping the dead ones)."""
