@@ -190,6 +190,10 @@ class TeamRuntime:
         await asyncio.sleep(0)
         await self.worktrees.close(self.crew.runners)
 
+    @property
+    def sandbox_description(self) -> str:
+        return self.sandbox.describe() if self.sandbox is not None else "no sandbox"
+
     # ================================================================== events
 
     def subscribe(self, callback: Listener) -> Callable[[], None]:
