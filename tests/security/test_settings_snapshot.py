@@ -52,7 +52,7 @@ async def test_a_hook_written_during_the_run_runs_only_once_the_person_accepts_i
 
     request = await until(lambda: settings_request(runtime), "the person asked", within=GUARD)
     assert request.agent == "team-lead" and request.kind == "permission"
-    assert f"adds a TaskCompleted hook: touch {marker}" in request.title
+    assert f"settings changed on disk: adds a TaskCompleted hook: touch {marker}" in request.title
     run = await hooks.fire("TaskCompleted")  # not accepted yet: the snapshot has no hook
     assert run.results == [] and not marker.exists()
     # The lead model cannot answer it for the person.
@@ -123,3 +123,29 @@ def test_a_teammate_process_follows_its_leads_snapshot(tmp_path: Path) -> None:
         f"touch {tmp_path / 'ran'}"
     ]
     snapshot.forget(project)
+
+
+async def test_the_dashboard_asks_and_a_accepts(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person sees the change in the approvals and answers it with the usual key."""
+    from app.dashboard.app import TeamDeckApp
+    from app.dashboard.launch import runtime_factory
+    from app.dashboard.team_source import RuntimeSource
+    from tests.ui.helpers import screen_text, wait_for
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    home = Home(tmp_path / "home")
+    factory = runtime_factory(home, cwd=project, decider="person")
+    app = TeamDeckApp(home, RuntimeSource(factory), watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        runtime = app.runtime
+        assert isinstance(runtime, TeamRuntime)
+        await wait_for(pilot, lambda: runtime.settings_watch.accepted, within=GUARD)  # started
+        write_hook(project, project / "hook-ran")
+        await wait_for(pilot, lambda: "team-lead: settings changed" in screen_text(app), GUARD)
+        assert not snapshot.current(project).hooks
+        await pilot.press("escape")  # out of the lead's input: keys act
+        await pilot.press("a")
+        await wait_for(pilot, lambda: bool(snapshot.current(project).hooks), within=GUARD)
+        await pilot.press("ctrl+q")

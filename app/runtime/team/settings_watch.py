@@ -112,7 +112,7 @@ class SettingsWatch:
             request_id=make_request_id("permission", LEAD_NAME),
             kind="permission",
             agent=LEAD_NAME,
-            title=f"{LEAD_NAME}: use settings changed on disk? {'; '.join(lines)}",
+            title=f"{LEAD_NAME}: settings changed on disk: {'; '.join(lines)}",
             body="\n".join([f"Changed during the run: {files}", *lines,
                             "a: use them from now on · r: keep the settings in use"]),
             tool_name=TOOL,
