@@ -161,10 +161,11 @@ async def test_search_filters_the_feed_and_moves_between_hits() -> None:
             or "task number 12" in replay.events[i].text.lower()
             for i in screen.hits
         )
+        assert "enter, then n/N" in feed(app)  # n is still a letter of the query
         await pilot.press("enter")  # to the first hit
         first = screen.hits[0]
         assert screen.position == first + 1
-        assert "matching 'task #12'" in feed(app)
+        assert "matching 'task #12'" in feed(app) and "n/N next/prev" in feed(app)
         await pilot.press("n")
         assert screen.position == screen.hits[1] + 1
         await pilot.press("N")
