@@ -171,7 +171,7 @@ class ReplayScreen(Screen[None]):
         if self.query_text:
             events = [e for e in events if e.id in self._hit_ids]
             title += f" matching {self.query_text!r} ({len(self.hits)} in the run)"
-            typing = self.query_one("#replay-search", Input).has_focus  # n is text there
+            typing = self.focused is self.query_one("#replay-search", Input)  # n is text there
             title += " · enter, then n/N" if typing else " · n/N next/prev · esc closes"
         text = Text()
         text.append(title + "\n", style="bold")
