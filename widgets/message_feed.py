@@ -79,9 +79,7 @@ class MessageFeed(ScrollView, can_focus=True):
     }
     """
 
-    def __init__(
-        self, *, clock: Callable[[], float] = time.time, id: str | None = None
-    ) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time, id: str | None = None) -> None:
         super().__init__(id=id)
         self.clock = clock
         self._items: list[FeedItem] = []
