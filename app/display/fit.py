@@ -9,11 +9,15 @@ shortened with "…" instead.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
-from rich.cells import cell_len
-
 ELLIPSIS = "…"
+
+
+def cell_len(text: str) -> int:
+    """Terminal cells ``text`` takes (wide characters two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 @dataclass(frozen=True)
