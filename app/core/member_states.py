@@ -18,10 +18,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from app.core.teams import Teams
+
+class MemberWriter(Protocol):
+    """What the batcher needs of ``Teams`` (a Protocol, so this module imports no ``teams``)."""
+
+    def update_members(self, team: str, members: dict[str, dict[str, Any]]) -> bool: ...
+
 
 BATCH_DELAY = 0.1
 """Seconds a change waits for others before the config is written."""
@@ -34,7 +38,7 @@ OnError = Callable[[Exception], None]
 class MemberStates:
     """Pending member field changes of one home's teams, written by a timer thread."""
 
-    def __init__(self, teams: Teams, delay: float = BATCH_DELAY) -> None:
+    def __init__(self, teams: MemberWriter, delay: float = BATCH_DELAY) -> None:
         self._teams = teams
         self.delay = delay
         self._pending: dict[str, dict[str, dict[str, Any]]] = {}
