@@ -15,7 +15,7 @@ import builtins
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import DependencyCycleError
+from app.core.errors import DependencyCycleError, TaskBlockedError
 from app.core.events import TaskChanged
 from app.core.models import Task
 from app.core.task_claims import ClaimReason, ClaimResult, TaskClaims, UnassignResult
@@ -104,6 +104,10 @@ class TaskList(TaskClaims):
                 task.description = description
             if active_form is not None:
                 task.active_form = active_form
+            if status == "in_progress" and task.status != "in_progress":
+                blockers = self.open_blockers(task)
+                if blockers:
+                    raise TaskBlockedError(task.id, blockers)
             if status is not None:
                 task.status = status
             if owner is not _UNSET:

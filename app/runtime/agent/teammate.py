@@ -194,9 +194,9 @@ class Teammate:
         def failed(exc: Exception) -> None:
             log.warning("%s: could not update isActive in the config: %s", self.name, exc)
 
-        self.session.io.submit(  # a config rewrite: off the loop, in this agent's order
-            self.home.teams.update_member, self.team, self.name, is_active=active, on_error=failed
-        )
+        # Written with the team's other member changes (app.core.member_states): a config
+        # rewrite per batch, off the loop.
+        self.home.teams.states.set(self.team, self.name, is_active=active, on_error=failed)
 
     async def _go_idle(self, outcome: TurnOutcome) -> None:
         """Tell the lead (an inbox append, off the loop), then show idle: whoever sees the
