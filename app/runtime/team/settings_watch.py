@@ -18,7 +18,6 @@ Rules teamdeck itself added (an "always allow" answer) are no change. A change a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -89,8 +88,10 @@ class SettingsWatch:
             if stats == self._stats:
                 continue
             self._stats = stats
-            with contextlib.suppress(Exception):  # a watch must never end the run
+            try:
                 await self.look()
+            except Exception:  # a watch must never end the run: the log says why
+                log.exception("looking at the settings files of %s failed", self.project)
 
     async def look(self) -> None:
         """The files changed: ask about (or say) what differs from the settings in use."""
