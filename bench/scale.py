@@ -40,14 +40,18 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from app.core import Home, InboxMessage, TeamMember, inbox_cache  # noqa: E402
 from app.core import mailbox as mailbox_module  # noqa: E402
@@ -58,23 +62,33 @@ AGENT = "worker"
 UNREAD = 10
 MESSAGES = (1_000, 10_000, 100_000)
 TASKS = (100, 1_000, 10_000)
+GROUPS = ("inbox", "tasks", "state", "startup", "archive", "dashboard")
 
 
 @dataclass
 class Row:
+    """One target row: ``value`` against ``baseline_value`` measured in the same run. Most
+    targets are a ratio (``target``); a few are absolute (``target_text`` with ``verdict``:
+    the archive's MB and seconds, the dashboard's first frame), printed with their baseline."""
+
     name: str
-    size: int
-    value_ms: float
-    baseline_ms: float
+    size: int | str
+    value: float
+    baseline_value: float
     baseline: str
     target: float | None
+    unit: str = "ms"
+    target_text: str = ""
+    verdict: bool | None = None
 
     @property
     def ratio(self) -> float:
-        return self.value_ms / self.baseline_ms if self.baseline_ms else float("inf")
+        return self.value / self.baseline_value if self.baseline_value else float("inf")
 
     @property
     def met(self) -> bool | None:
+        if self.target_text:
+            return self.verdict
         return None if self.target is None else self.ratio <= self.target
 
 
@@ -194,7 +208,7 @@ def inbox_rows(base: Path, size: int, samples: int) -> list[Row]:
         path.read_bytes()
         return timed(lambda: floor_write(path, marked))
 
-    mark_samples = max(3, samples // 2)
+    mark_samples = max(5, samples)  # writes are the noisiest rows: as many as the reads
     value, baseline = compare(mark_samples, mark, mark_floor)
     rows.append(Row("mark_read(1)", size, value, baseline, "write+fsync+rename", 1.3))
 
@@ -293,22 +307,202 @@ def task_rows(base: Path, size: int, samples: int) -> list[Row]:
     return rows
 
 
+# ----------------------------------------------------------------------------- state, locks
+
+
+def config_rows(base: Path, members: int = 8, changes: int = 50) -> list[Row]:
+    """``config.json`` rewrites while ``members`` members each change state ``changes`` times,
+    a change every millisecond or so (a busy team): through ``Teams.states`` (batched) against
+    one ``update_member`` per change (each a rewrite: what the runtime did before). The file
+    must end the same both ways, with every member's last value."""
+    counts: list[int] = []
+    finals: list[dict[str, object]] = []
+    for batched in (False, True):
+        home = Home(base / f"config-{batched}")
+        home.teams.create(TEAM, description="bench")
+        names = [f"worker-{i}" for i in range(members)]
+        for name in names:
+            home.teams.add_member(TEAM, TeamMember(agent_id="", name=name))
+        path = home.layout.config_path(TEAM)
+        data = json.loads(path.read_bytes())
+        data["futureField"] = {"kept": True}  # an unknown field must survive every rewrite
+        path.write_text(json.dumps(data, indent=2))
+        seen: list[object] = []
+        home.subscribe(seen.append)
+        for round_ in range(changes):
+            for i, name in enumerate(names):
+                active = (round_ + i) % 2 == 0
+                if batched:
+                    home.teams.states.set(TEAM, name, is_active=active)
+                else:
+                    home.teams.update_member(TEAM, name, is_active=active)
+                time.sleep(0.001)
+        home.teams.states.flush()
+        counts.append(sum(type(e).__name__ == "TeamChanged" for e in seen))
+        finals.append(json.loads(path.read_bytes()))
+        shutil.rmtree(home.root)
+    plain, batched_ = finals
+    for final in finals:
+        final.pop("createdAt", None)
+        for member in final["members"]:  # type: ignore[attr-defined]
+            member.pop("joinedAt", None)
+            member.pop("agentId", None)
+    if plain != batched_ or "futureField" not in batched_:
+        raise SystemExit("config rewrites: the batched config differs from the plain one")
+    size = f"{members}x{changes}"
+    baseline = "one rewrite per change"
+    return [Row("config rewrites", size, counts[1], counts[0], baseline, 0.1, unit="writes")]
+
+
+def lock_rows(quick: bool) -> list[Row]:
+    """bench/lock_wait.py: the CPU 8 idle teammates spend waiting for locks."""
+    import lock_wait
+
+    result = lock_wait.measure(8, 60 if quick else 120)
+    if result["completed"] != result["tasks"] or result["claimed"] != result["tasks"]:
+        raise SystemExit(f"lock wait: {result['completed']} completed, {result['claimed']} claims")
+    return [
+        Row(
+            "lock wait CPU",
+            "8 teammates",
+            result["wait_cpu_s"] * 1000,
+            result["cpu_s"] * 1000,
+            f"the teammates' CPU (wall time waiting: {result['wait_s'] * 1000:.0f} ms)",
+            0.10,
+        )
+    ]
+
+
+# ----------------------------------------------------------------------------- other benches
+
+
+def sub_bench(script: str, *args: str) -> dict[str, Any]:
+    """Run ``bench/{script}`` with ``--json`` and return what it printed."""
+    argv = [sys.executable, str(HERE / script), "--json", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    try:
+        result: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        raise SystemExit(f"{script} failed: {done.stderr.strip()[-400:]}") from None
+    return result
+
+
+def startup_rows(quick: bool) -> list[Row]:
+    """bench/startup.py: ``--help`` and ``team list`` against ``import pydantic``, and the
+    dashboard's first frame against a bare Textual app."""
+    out = sub_bench("startup.py", *(["--quick"] if quick else []))
+    rows = []
+    for r in out["rows"]:
+        if r["name"] not in ("teamdeck --help", "teamdeck team list", "dashboard first frame"):
+            continue
+        if r["unit"] == "s":
+            target = f"<= {r['target']:g} s"
+            rows.append(
+                Row(
+                    r["name"],
+                    "start-up",
+                    r["value"],
+                    r["baseline"],
+                    r["baseline_name"],
+                    None,
+                    unit="s",
+                    target_text=target,
+                    verdict=r["met"],
+                )  # fmt: skip
+            )
+        else:
+            rows.append(
+                Row(
+                    r["name"],
+                    "start-up",
+                    r["value"],
+                    r["baseline"],
+                    r["baseline_name"],
+                    r["target"],
+                )  # fmt: skip
+            )
+    for item in out["imports"]:
+        if not item["met"]:
+            rows.append(Row(f"{item['command']} imports the model client", "start-up", 1, 0,
+                            "-", None, unit="", target_text="never", verdict=False))  # fmt: skip
+    return rows
+
+
+def archive_rows(quick: bool) -> list[Row]:
+    """bench/archive_scale.py: the 180k-event run (18k with ``--quick``)."""
+    out = sub_bench("archive_scale.py", *(["--quick"] if quick else []))
+    size = "18k events" if quick else "180k events"
+    short = {
+        "recording": "recorder",
+        "history show RUN --json": "history show --json",
+        "history export RUN": "history export",
+        "history show RUN, start": "history show",
+        "replay open (load": "replay open",
+        "replay open, peak RSS": "replay open RSS",
+    }
+    rows = []
+    for r in out["rows"]:
+        name = next((v for k, v in short.items() if r["measure"].startswith(k)), r["measure"])
+        rows.append(
+            Row(
+                name,
+                size,
+                r["value"],
+                0.0,
+                r["baseline"],
+                None,
+                unit=r["unit"],
+                target_text=r["target"],
+                verdict=r["met"],
+            )  # fmt: skip
+        )
+    return rows
+
+
+def dashboard_rows() -> list[Row]:
+    """bench/live.py's key press row (8 in-process teammates at pace 0; ~3 minutes)."""
+    out = sub_bench("live.py", "--only", "keypress")
+    row = next(r["data"] for r in out["rows"] if r.get("id") == "keypress")
+    return [
+        Row(
+            "key press p95",
+            "8 teammates",
+            row["p95_ms"],
+            row["baseline_p95_ms"],
+            "offloading off (work on the loop)",
+            None,
+            target_text="<= 50 ms",
+            verdict=row["p95_ms"] <= 50,
+        )  # fmt: skip
+    ]
+
+
 # ----------------------------------------------------------------------------- main
+
+
+def fmt(value: float, unit: str) -> str:
+    if unit in ("ms", "s"):
+        return f"{value:.2f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
+    return f"{value:,.0f} {unit}".strip()
 
 
 def print_table(rows: list[Row]) -> None:
     header = (
-        f"{'row':<16} {'size':>7} | {'teamdeck ms':>11} {'baseline ms':>11} {'ratio':>7}"
-        f" | {'target':>7} {'':<6} | baseline"
+        f"{'row':<22} {'size':>11} | {'teamdeck':>13} {'baseline':>13} {'ratio':>7}"
+        f" | {'target':>10} {'':<6} | baseline"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
-        target = f"<= {r.target:g}x" if r.target is not None else "-"
+        if r.target_text:
+            target, ratio, base = r.target_text, "-", "-"
+        else:
+            target = f"<= {r.target:g}x" if r.target is not None else "-"
+            ratio, base = f"{r.ratio:.2f}x", fmt(r.baseline_value, r.unit)
         verdict = {True: "met", False: "MISSED", None: ""}[r.met]
         print(
-            f"{r.name:<16} {r.size:>7} | {r.value_ms:>11.2f} {r.baseline_ms:>11.2f}"
-            f" {r.ratio:>6.2f}x | {target:>7} {verdict:<6} | {r.baseline}",
+            f"{r.name:<22} {r.size!s:>11} | {fmt(r.value, r.unit):>13} {base:>13} {ratio:>7}"
+            f" | {target:>10} {verdict:<6} | {r.baseline}",
             flush=True,
         )
 
@@ -317,33 +511,65 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller curves, fewer samples")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
-    parser.add_argument("--rounds", type=int, default=0, help="samples per row (default 15, 7)")
+    parser.add_argument("--rounds", type=int, default=0, help="samples per row (default 15, 9)")
     parser.add_argument("--dir", help="where to make the bench homes (default: a temp dir)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=GROUPS,
+        help="run only these groups of rows (default: all but dashboard)",
+    )
+    parser.add_argument(
+        "--dashboard", action="store_true", help="also bench/live.py's key press row (~3 min)"
+    )
     args = parser.parse_args()
-    samples = args.rounds or (7 if args.quick else 15)
+    samples = args.rounds or (9 if args.quick else 15)
     messages = MESSAGES[:2] if args.quick else MESSAGES
-    task_sizes = TASKS[:2] if args.quick else TASKS
+    task_sizes = TASKS if not args.quick else TASKS[:2]
+    groups = set(args.only or [g for g in GROUPS if g != "dashboard"])
+    if args.dashboard:
+        groups.add("dashboard")
     base = Path(tempfile.mkdtemp(prefix="teamdeck-scale-", dir=args.dir))
     started = time.perf_counter()
+    load_before = os.getloadavg()
     rows: list[Row] = []
     if not args.json:
-        load = os.getloadavg()[0]
-        print(f"bench/scale.py  python {sys.version.split()[0]}  cpus {os.cpu_count()}", end="")
-        print(f"  load {load:.1f}  dir {base}\n")
+        print(
+            f"bench/scale.py  {time.strftime('%Y-%m-%d %H:%M')}  python {sys.version.split()[0]}",
+            end="",
+        )
+        print(f"  cpus {os.cpu_count()}  load {load_before[0]:.1f}  dir {base}\n", flush=True)
     try:
-        for size in messages:
-            rows += inbox_rows(base, size, samples if size < 100_000 else max(3, samples // 3))
-        for size in task_sizes:
-            rows += task_rows(base, size, samples)
+        if "inbox" in groups:
+            for size in messages:
+                rows += inbox_rows(base, size, samples if size < 100_000 else max(5, samples // 3))
+        if "tasks" in groups:
+            for size in task_sizes:
+                rows += task_rows(base, size, samples)
+        if "state" in groups:
+            rows += config_rows(base)
+            rows += lock_rows(args.quick)
+        if "startup" in groups:
+            rows += startup_rows(args.quick)
+        if "archive" in groups:
+            rows += archive_rows(args.quick)
+        if "dashboard" in groups:
+            rows += dashboard_rows()
     finally:
         shutil.rmtree(base, ignore_errors=True)
     missed = [r for r in rows if r.met is False]
+    load_after = os.getloadavg()
     if args.json:
         out = [{**asdict(r), "ratio": r.ratio, "met": r.met} for r in rows]
-        print(json.dumps({"rows": out, "missed": len(missed), "load": os.getloadavg()[0]}))
+        loads = {"before": load_before, "after": load_after}
+        print(json.dumps({"rows": out, "missed": len(missed), "load": loads}))
     else:
         print_table(rows)
-        print(f"\n{time.perf_counter() - started:.1f} s; load {os.getloadavg()[0]:.1f}")
+        if "dashboard" not in groups:
+            print("\n(the dashboard rows: --dashboard for the key press row, bench/ui.py for the")
+            print(" 50-teammate first render and feed)")
+        took = time.perf_counter() - started
+        print(f"\n{took:.1f} s; load {load_before[0]:.1f} before, {load_after[0]:.1f} after")
         print("all targets met" if not missed else f"{len(missed)} target(s) missed")
     return 1 if missed else 0
 

@@ -47,6 +47,7 @@ import secrets
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from filelock import BaseFileLock, Timeout
@@ -56,8 +57,8 @@ from app.core.paths import LockStyle
 
 STALE_AFTER = 10.0  # seconds; proper-lockfile's default ``stale``
 DEFAULT_TIMEOUT = 20.0
-POLL_INTERVAL = 0.002  # seconds between attempts; a lock is held for milliseconds
-POLL_FIRST = 0.0005  # the first wait is shorter: most holders are about to let go
+POLL_FIRST = 0.0005  # seconds before the second attempt (most holders are about to let go)...
+POLL_MAX = 0.008  # ...doubling up to this: a waiter's polling is CPU its process spends idle
 
 _log = logging.getLogger(__name__)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -250,15 +251,17 @@ class FlockLock:
 
 
 class LockStats:
-    """This process's lock acquisitions, how many had to wait, and the seconds spent waiting
-    (for ``bench/scale.py``'s lock-wait row and anyone diagnosing contention)."""
+    """This process's lock acquisitions, how many had to wait, the seconds spent waiting and
+    the CPU seconds that waiting cost (polling; not the ``give_up`` callbacks, which do the
+    caller's own work early), for ``bench/lock_wait.py`` and anyone diagnosing contention."""
 
-    __slots__ = ("acquired", "waited", "wait_seconds")
+    __slots__ = ("acquired", "wait_cpu_seconds", "wait_seconds", "waited")
 
     def __init__(self) -> None:
         self.acquired = 0
         self.waited = 0
         self.wait_seconds = 0.0
+        self.wait_cpu_seconds = 0.0
 
 
 stats = LockStats()
@@ -275,48 +278,68 @@ class HomeLock:
         self._timeout = timeout
 
     def __enter__(self) -> HomeLock:
-        try:
-            if isinstance(self._lock, FlockLock):
-                self._acquire_flock(self._lock)
-            else:
-                start = time.perf_counter()
-                self._lock.acquire(timeout=self._timeout, poll_interval=POLL_INTERVAL)
-                waited = time.perf_counter() - start
-                stats.acquired += 1
-                if waited > POLL_INTERVAL / 2:
-                    stats.waited += 1
-                    stats.wait_seconds += waited
-        except Timeout:
-            raise LockTimeoutError(self._path, self._timeout) from None
-        except OSError as exc:  # e.g. a symlink or a directory planted at the lock path
-            reason = exc.strerror or type(exc).__name__
-            raise LockError(f"could not lock {self._path}: {reason}") from None
+        self.acquire()
         return self
 
-    def _acquire_flock(self, lock: FlockLock) -> None:
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def acquire(self, give_up: Callable[[], bool] | None = None) -> bool:
+        """Take the lock (polling while another process holds it). ``give_up``, if given, is
+        asked between attempts whether the lock is still needed (say, the task a claimer was
+        after has been claimed by the holder meanwhile): if it answers True, this returns
+        False without the lock. LockTimeoutError after the timeout; LockError if the lock
+        cannot be taken at all (a symlink or a directory planted at the lock path)."""
+        try:
+            return self._acquire(give_up)
+        except Timeout:
+            raise LockTimeoutError(self._path, self._timeout) from None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise LockError(f"could not lock {self._path}: {reason}") from None
+
+    def _try(self) -> bool:
+        lock = self._lock
+        if isinstance(lock, FlockLock):
+            return lock.try_acquire()
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            return False
+        return True
+
+    def _acquire(self, give_up: Callable[[], bool] | None) -> bool:
         stats.acquired += 1
-        if lock.try_acquire():
-            return
-        start = time.perf_counter()
+        if self._try():
+            return True
+        start, cpu = time.perf_counter(), time.thread_time()
         deadline = start + self._timeout
         pause = POLL_FIRST
         try:
             while True:
                 time.sleep(pause)
-                if lock.try_acquire():
-                    return
+                if self._try():
+                    return True
+                if give_up is not None:
+                    asked = time.thread_time()
+                    done = give_up()
+                    cpu += time.thread_time() - asked  # the caller's work, not waiting
+                    if done:
+                        return False
                 if time.perf_counter() >= deadline:
                     raise Timeout(str(self._path))
-                pause = POLL_INTERVAL
+                pause = min(pause * 2, POLL_MAX)
         except BaseException:
-            lock.release()  # not held: only closes the descriptor
+            if isinstance(self._lock, FlockLock):
+                self._lock.release()  # not held: only closes the descriptor
             raise
         finally:
             stats.waited += 1
             stats.wait_seconds += time.perf_counter() - start
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
+            stats.wait_cpu_seconds += time.thread_time() - cpu
 
 
 def make_lock(lock_path: Path, style: LockStyle, timeout: float = DEFAULT_TIMEOUT) -> HomeLock:
