@@ -344,6 +344,7 @@ def config_rows(base: Path, members: int = 8, changes: int = 50) -> list[Row]:
     plain, batched_ = finals
     for final in finals:
         final.pop("createdAt", None)
+        final.pop("leadSessionId", None)
         for member in final["members"]:  # type: ignore[attr-defined]
             member.pop("joinedAt", None)
             member.pop("agentId", None)
