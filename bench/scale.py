@@ -1,14 +1,14 @@
-"""The core at scale: inbox reads, read flags, appends and the task list, each against its floor.
+"""Every row of issue 21 ("fast at any size"), each against a baseline from the same run.
 
     .venv/bin/python bench/scale.py [--quick] [--json] [--rounds N] [--dir PATH]
+                                    [--only GROUP ...] [--dashboard]
 
-Every row is a ratio: teamdeck's operation over a baseline measured in the same run, on the
-same file, alternating the two and keeping each one's median (the machine is shared, so the
-absolute times are context only). Curves at 1k / 10k / 100k messages and 100 / 1k / 10k tasks
-(``--quick``: 1k / 10k messages, 100 / 1k tasks, fewer samples).
+Most rows are a ratio: teamdeck's operation over a baseline measured in the same run, on the
+same file, alternating the two (taking turns at going first) and keeping each one's median
+(the machine is shared, so the absolute times are context only). Groups (``--only``):
 
-Inbox rows (issue 21). The inbox holds ``N`` messages like the runtime's, all read but the last
-ten (a long-lived inbox: its history read, a few new):
+``inbox`` -- curves at 1k / 10k / 100k messages (``--quick``: 1k / 10k). The inbox holds ``N``
+messages like the runtime's, all read but the last ten (a long-lived inbox):
 
 * ``read`` / ``unread``, cold (a process that has never seen the file: the per-process caches
   emptied) and cached (the same file read again), against ``json.loads`` of the file's bytes
@@ -18,18 +18,41 @@ ten (a long-lived inbox: its history read, a few new):
   the decode and validation; this one adds building all ``N`` models.
 * ``mark_read`` of one unread message, after the ``unread()`` that found it (as an agent does),
   against the floor of writing the resulting bytes: temp file, write, fsync, rename, fsync of
-  the folder (the least a crash-safe replace costs). Target <= 1.3x.
-* a cold ``append`` (a process that has not seen the file) against the same floor for the
-  bytes it leaves. Target <= 2x at 10k.
+  the folder (the least a crash-safe replace costs), from the same start (the inbox written
+  durably, then read). Target <= 1.3x.
+* a cold ``append`` (a process that has not seen the file, so it checks it whole) against the
+  same floor for the bytes it leaves. Target <= 2x at 10k.
 
-Task rows. A board of ``N`` pending tasks:
+``tasks`` -- a board of 100 / 1k / 10k pending tasks (``--quick``: 100 / 1k):
 
 * ``claim_next`` (a fresh agent each time, so the busy check passes) against ``claim(id)`` of
   a given pending task. Target <= 3x at 1k and 10k tasks.
-* ``create`` against the floor of one fsynced write of the new task's bytes (as above). Target
-  <= 2x.
+* ``create`` against the floor of one fsynced write of the new task's bytes. Target <= 2x.
 * ``list`` against reading every task file and ``json.loads`` of each. Target <= 1.5x.
 
+``state`` -- the team config and the locks:
+
+* ``config rewrites``: 8 members changing state 50 times each, about a change a millisecond,
+  through ``Teams.states`` (batched) against one ``update_member`` per change (a rewrite each,
+  as before); both files must end the same, an unknown field kept. Target <= 0.1x.
+* ``lock wait CPU``: bench/lock_wait.py -- 8 idle teammate processes claiming the tasks a lead
+  creates every 20 ms; the CPU they spend waiting for locks against their CPU. Target <= 10%.
+
+``startup`` -- bench/startup.py: ``teamdeck --help`` (<= 2x) and ``teamdeck team list``
+(<= 3x) against ``python -c "import pydantic"``, no model client imported, and the
+dashboard's first frame (<= 2 s on a quiet machine; a bare Textual app beside it).
+
+``archive`` -- bench/archive_scale.py: the 180k-event run (``--quick``: 18k): recorder
+events/s, ``history show --json`` / ``export`` peak RSS, ``history show`` to its first line,
+replay open time and RSS (absolute targets, each printed with its baseline).
+
+``dashboard`` (only with ``--dashboard``: ~3 minutes) -- bench/live.py's key press p95 with 8
+teammates at pace 0, against the same run with offloading off. The 50-teammate dashboard's
+first render and feed latency are bench/ui.py's rows.
+
+The dashboard's first frame and the key press are absolute latencies the issue sets for a
+quiet machine: when the load average exceeds the core count, a miss is printed as "loaded"
+(context), not counted. Every run prints the load before and after (``--json``: ``load``).
 Exit status 1 if a target is missed.
 """
 
@@ -80,6 +103,9 @@ class Row:
     unit: str = "ms"
     target_text: str = ""
     verdict: bool | None = None
+    quiet: bool = False
+    """An absolute latency the issue sets for a quiet machine (load average below the core
+    count): on a loaded one a miss is printed as context ("loaded"), not counted."""
 
     @property
     def ratio(self) -> float:
@@ -88,8 +114,15 @@ class Row:
     @property
     def met(self) -> bool | None:
         if self.target_text:
+            if self.quiet and self.verdict is False and loaded():
+                return None
             return self.verdict
         return None if self.target is None else self.ratio <= self.target
+
+
+def loaded() -> bool:
+    """Whether the machine is busier than its cores (the 1-minute load average)."""
+    return os.getloadavg()[0] > (os.cpu_count() or 1)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -409,7 +442,8 @@ def startup_rows(quick: bool) -> list[Row]:
                     unit="s",
                     target_text=target,
                     verdict=r["met"],
-                )  # fmt: skip
+                    quiet=True,
+                )
             )
         else:
             rows.append(
@@ -420,7 +454,7 @@ def startup_rows(quick: bool) -> list[Row]:
                     r["baseline"],
                     r["baseline_name"],
                     r["target"],
-                )  # fmt: skip
+                )
             )
     for item in out["imports"]:
         if not item["met"]:
@@ -455,7 +489,7 @@ def archive_rows(quick: bool) -> list[Row]:
                 unit=r["unit"],
                 target_text=r["target"],
                 verdict=r["met"],
-            )  # fmt: skip
+            )
         )
     return rows
 
@@ -474,7 +508,8 @@ def dashboard_rows() -> list[Row]:
             None,
             target_text="<= 50 ms",
             verdict=row["p95_ms"] <= 50,
-        )  # fmt: skip
+            quiet=True,
+        )
     ]
 
 
@@ -496,11 +531,14 @@ def print_table(rows: list[Row]) -> None:
     print("-" * len(header))
     for r in rows:
         if r.target_text:
-            target, ratio, base = r.target_text, "-", "-"
+            target, ratio = r.target_text, "-"
+            base = fmt(r.baseline_value, r.unit) if r.baseline_value else "-"
         else:
             target = f"<= {r.target:g}x" if r.target is not None else "-"
             ratio, base = f"{r.ratio:.2f}x", fmt(r.baseline_value, r.unit)
         verdict = {True: "met", False: "MISSED", None: ""}[r.met]
+        if r.met is None and r.quiet:
+            verdict = "loaded"
         print(
             f"{r.name:<22} {r.size!s:>11} | {fmt(r.value, r.unit):>13} {base:>13} {ratio:>7}"
             f" | {target:>10} {verdict:<6} | {r.baseline}",
