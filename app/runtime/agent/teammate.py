@@ -230,8 +230,11 @@ class Teammate:
         else:
             self.show()
 
-    def exit(self, status: AgentStatus, *, reason: str, error: str | None = None) -> None:
-        """Leave the team (once): tasks back to the board, membership removed, lead told."""
+    def exit(
+        self, status: AgentStatus, *, reason: str, error: str | None = None, note: str = ""
+    ) -> None:
+        """Leave the team (once): tasks back to the board, membership removed, lead told
+        (``note`` first, when it says why)."""
         if self.finished:
             return
         self.finished = True
@@ -242,7 +245,7 @@ class Teammate:
         if error:
             session.set_error(error)
             session.record("error", error)
-        headline = f'Teammate "{self.name}" failed: {error}.' if error else ""
+        headline = f'Teammate "{self.name}" failed: {error}.' if error else note
         session.io.flush()  # its queued writes land before it leaves
         self.channel.leave(reason, headline=headline)
         if status == "completed" and self.shutdown_request is not None:
