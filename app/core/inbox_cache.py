@@ -162,25 +162,38 @@ def load(data: bytes) -> Parsed:
     """Decode and validate an inbox file (see the module docstring). ValueError names the
     first bad entry and field."""
     entries = decode_array(data)
-    return Parsed(data, entries, validate_entries(entries))
+    unread: list[int] = []
+    parsed = Parsed(data, entries, validate_entries(entries, unread))
+    parsed._unread = unread  # noted on the way: a second pass over 100k entries is not free
+    return parsed
 
 
-def validate_entries(entries: list[dict[str, Any]]) -> dict[int, InboxMessage]:
+def validate_entries(
+    entries: list[dict[str, Any]], unread: list[int] | None = None
+) -> dict[int, InboxMessage]:
     """The models of the entries that plain type checks cannot vouch for (each validated by
-    pydantic); ValueError for the first that is not a valid message."""
+    pydantic); ValueError for the first that is not a valid message. ``unread``, if given,
+    gets the indices of the messages not read, in order."""
     odd: dict[int, InboxMessage] = {}
+    note = unread.append if unread is not None else None
     for index, entry in enumerate(entries):
         get = entry.get
-        if not (
+        read = get("read", False)
+        if (
             type(get("from", "")) is str
             and type(get("text", "")) is str
             and type(get("timestamp")) is str  # missing: its default is "now", made once
-            and type(get("read", False)) is bool
+            and type(read) is bool
             and type(get("summary")) in _NULLABLE
             and type(get("color")) in _NULLABLE
             and "sender" not in entry  # a field's Python name: pydantic reads it as "from"
         ):
-            odd[index] = validate_entry(entry, index)
+            if note is not None and not read:
+                note(index)
+            continue
+        model = odd[index] = validate_entry(entry, index)
+        if note is not None and not model.read:
+            note(index)
     return odd
 
 
