@@ -52,9 +52,10 @@ replay open time and RSS (absolute targets, each printed with its baseline).
 teammates at pace 0, against the same run with offloading off. The 50-teammate dashboard's
 first render and feed latency are bench/ui.py's rows.
 
-The dashboard's first frame and the key press are absolute latencies the issue sets for a
-quiet machine: when the load average exceeds the core count, a miss is printed as "loaded"
-(context), not counted. Every run prints the load before and after (``--json``: ``load``).
+The dashboard's first frame, the key press and the archive's times (seconds, events/s) are
+absolute figures the issue sets for a quiet machine (bench/archive_scale.py: "the absolute
+targets assume a quiet machine"): when the load average exceeds the core count, a miss is
+printed as "loaded" (context), not counted; its baseline is printed beside it. Every run prints the load before and after (``--json``: ``load``).
 Exit status 1 if a target is missed.
 """
 
@@ -516,6 +517,7 @@ def archive_rows(quick: bool) -> list[Row]:
                 unit=r["unit"],
                 target_text=r["target"],
                 verdict=r["met"],
+                quiet=r["unit"] != "MB",  # its times assume a quiet machine (its docstring)
             )
         )
     return rows

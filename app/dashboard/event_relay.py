@@ -28,7 +28,6 @@ from app.dashboard.streams import HookLines, RunEnded, Streamed
 from app.display.values import hook_item
 from app.runtime.events import RuntimeEvent, TextDelta
 
-
 MIN_GAP = 0.05
 """Seconds between two flushes asked for by events (the views update at most this often)."""
 
