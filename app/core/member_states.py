@@ -18,10 +18,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from app.core.teams import Teams
+
+class Teams(Protocol):
+    """What a batch needs of ``app.core.teams.Teams``."""
+
+    def update_members(self, team: str, members: dict[str, dict[str, Any]]) -> bool: ...
 
 BATCH_DELAY = 0.1
 """Seconds a change waits for others before the config is written."""
