@@ -26,6 +26,7 @@ class Teams(Protocol):
 
     def update_members(self, team: str, members: dict[str, dict[str, Any]]) -> bool: ...
 
+
 BATCH_DELAY = 0.1
 """Seconds a change waits for others before the config is written."""
 
