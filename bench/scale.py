@@ -55,7 +55,8 @@ first render and feed latency are bench/ui.py's rows.
 The dashboard's first frame, the key press and the archive's times (seconds, events/s) are
 absolute figures the issue sets for a quiet machine (bench/archive_scale.py: "the absolute
 targets assume a quiet machine"): when the load average exceeds the core count, a miss is
-printed as "loaded" (context), not counted; its baseline is printed beside it. Every run prints the load before and after (``--json``: ``load``).
+printed as "loaded" (context), not counted; its baseline is printed beside it.
+Every run prints the load before and after (``--json``: ``load``).
 Exit status 1 if a target is missed.
 """
 
