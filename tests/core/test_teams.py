@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -354,3 +355,16 @@ def test_a_batch_is_written_on_its_own_shortly_after(home: Home) -> None:
     while home.teams.require("crew").member("worker").is_active:  # type: ignore[union-attr]
         assert time.monotonic() < until, "the batch was never written"
         time.sleep(0.01)
+
+
+def test_a_process_that_exits_within_a_batch_still_writes_it(home: Home) -> None:
+    home.teams.create("crew")
+    home.teams.add_member("crew", member("worker", is_active=True))
+    script = (
+        "import sys; from pathlib import Path; from app.core import Home;"
+        "h = Home(Path(sys.argv[1])); h.teams.states.delay = 3600;"
+        "h.teams.states.set('crew', 'worker', is_active=False)"
+    )
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", script, str(home.root)], check=True, cwd=root)
+    assert home.teams.require("crew").member("worker").is_active is False  # type: ignore[union-attr]
