@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 
-class Teams(Protocol):
-    """What a batch needs of ``app.core.teams.Teams``."""
+class MemberWriter(Protocol):
+    """What the batcher needs of ``Teams`` (a Protocol, so this module imports no ``teams``)."""
 
     def update_members(self, team: str, members: dict[str, dict[str, Any]]) -> bool: ...
 
@@ -40,7 +40,7 @@ OnError = Callable[[Exception], None]
 class MemberStates:
     """Pending member field changes of one home's teams, written by a timer thread."""
 
-    def __init__(self, teams: Teams, delay: float = BATCH_DELAY) -> None:
+    def __init__(self, teams: MemberWriter, delay: float = BATCH_DELAY) -> None:
         self._teams = teams
         self.delay = delay
         self._pending: dict[str, dict[str, dict[str, Any]]] = {}
