@@ -202,8 +202,14 @@ class TaskList(TaskClaims):
             task = self.require(task_id)
             mark = max(self.highwatermark(), int(task_id), *(self.ids_on_disk() or [0]))
             self._write_highwatermark(mark)
+            path = Path(self.layout.task_path(self.team, task_id))
             with self._task_lock(task_id):
-                Path(self.layout.task_path(self.team, task_id)).unlink(missing_ok=True)
+                path.unlink(missing_ok=True)
+                lock = path.with_name(path.name + ".lock")
+                if not lock.is_dir():  # a flock file (a mkdir lock goes at release)
+                    # An updater waiting on it finds no task once it holds it, and the id is
+                    # never given out again.
+                    lock.unlink(missing_ok=True)
             for other in self.list(include_internal=True):
                 if task_id in other.blocks or task_id in other.blocked_by:
                     self._set_links(

@@ -10,7 +10,9 @@ What it does goes to its event log and its liveness to its record (both in
 ``teams/{team}/agents/``, see :mod:`app.runtime.runners.event_log`); with ``print_to`` (the
 tmux window) its transcript is printed as it happens. Signals: SIGINT ends its current turn,
 SIGTERM/SIGHUP stop it at once (it leaves the team: tasks back to the board, the lead told).
-If its team is deleted it simply ends.
+If its team is deleted it simply ends; if its lead is gone (killed, crashed) and no dashboard
+attaches within ``$TEAMDECK_ORPHAN_TIMEOUT`` seconds it shuts down
+(:mod:`app.runtime.runners.orphan`).
 """
 
 from __future__ import annotations
@@ -27,20 +29,37 @@ from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
 from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import TeamMember
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, project_of
 from app.core.watch import Watcher
 from app.runtime.agent.channel import sent_event
 from app.runtime.events import RuntimeEvent
 from app.runtime.model.client import default_offline_handler, make_client
+from app.runtime.permissions import PermissionRules, snapshot
 from app.runtime.permissions.settings import load_settings
 from app.runtime.runners.base import spec_from_member
 from app.runtime.runners.build import build_teammate
 from app.runtime.runners.event_log import LOG_VERSION, LogWriter, exit_line
 from app.runtime.runners.hold import FileHold, hold_path
+from app.runtime.runners.orphan import LeadWatch, orphan_timeout
 from app.runtime.runners.pane import PanePrinter
 from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling import offload
+
+
+def run_settings(home: Home, team: str, cwd: Path) -> PermissionRules:
+    """Its rules; its hooks are then the run's (``permissions.snapshot``): the lead's snapshot
+    when the lead's runtime keeps one, else the settings files of its folder as they are now,
+    at its start."""
+    kept = home.layout.agents_dir(team) / "settings.json"
+    project = project_of(cwd)
+    try:
+        snapshot.follow(project, kept)
+    except (OSError, ValueError):
+        snapshot.take(project)
+        return load_settings(cwd).rules
+    taken = snapshot.current(project).rules
+    return PermissionRules(list(taken.allow), list(taken.ask), list(taken.deny))
 
 
 def find_member(home: Home, team: str, name: str) -> TeamMember:
@@ -102,7 +121,7 @@ async def run_agent(
         if printer is not None:
             printer(event)
 
-    rules = load_settings(spec.cwd).rules  # the settings of the folder it works in
+    rules = run_settings(home, team, spec.cwd)
     for rule in allow:
         rules.add_allow(rule)
     for rule in deny:
@@ -140,8 +159,23 @@ async def run_agent(
             teammate.exit("killed", reason="terminated")
         main.cancel()
 
+    async def watch_lead(watch: LeadWatch) -> None:
+        """Shut down once the lead has been gone for the grace period (see ``orphan``)."""
+        while not main.done():
+            await asyncio.sleep(watch.interval)
+            why = await asyncio.to_thread(watch.check)
+            if why is None or teammate.finished:
+                continue
+            teammate.session.record("notice", f"Shutting down: {why}.")
+            teammate.exit("completed", reason="shutdown", note=f'Teammate "{name}": {why}.')
+            main.cancel()
+            return
+
     await watcher.start()
     unsubscribe = watcher.subscribe(on_changes)
+    timeout = orphan_timeout()
+    lead_path = layout.agent_record_path(team, LEAD_NAME)
+    orphaned = asyncio.ensure_future(watch_lead(LeadWatch(lead_path, timeout))) if timeout else None
     for sig, handler in (
         (signal.SIGINT, teammate.session.interrupt),
         (signal.SIGTERM, stop_now),
@@ -155,6 +189,8 @@ async def run_agent(
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
         heartbeat.stop()
+        if orphaned is not None:
+            orphaned.cancel()
         unsubscribe()
         await watcher.stop()
         snap = teammate.session.snapshot

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from app.runtime.permissions import PermissionRules
     from app.runtime.runners.base import Runner, TeammateSpec
     from app.runtime.team.crew import Crew
+    from app.runtime.team.settings_watch import SettingsWatch
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class ProcessesHost(Protocol):
     queue: Approvals
     lead_session: AgentSession
     budget: Budget | None
+    settings_watch: SettingsWatch
 
     def team_created(self, team: str) -> None: ...
 
@@ -119,6 +121,7 @@ class TeamProcesses:
         rt = self.runtime
         keeper = LeadKeeper(rt.home, team, rt.lead_session, self.backend)
         keeper.start()
+        rt.settings_watch.keep_for(team)  # its teammates use the run's hooks and rules
         self.keeper = keeper
         self._unsubscribe = rt.subscribe(keeper.on_event)
 
@@ -169,10 +172,17 @@ class TeamProcesses:
                 emit=rt._emit, on_exit=rt._runner_exited, launch=self._launch(),
             )  # fmt: skip
             rt.crew.add(runner)
-        # Requests the earlier lead read but nobody answered (the files say which).
+        # Requests the earlier lead read but nobody answered (the files say which); those of a
+        # teammate whose process is gone can never be answered: never queued, and its reaping
+        # (``watch_adopted``) says they were dropped.
         for request in scan_team(rt.home, team).pending:
-            if request.approval.agent in rt.crew.runners:
+            asker = rt.crew.runners.get(request.approval.agent)
+            if not isinstance(asker, ExternalRunner):
+                continue
+            if asker.process_alive():
                 rt.queue.add(request.approval)
+            else:
+                asker.dropped.append(request.approval)
 
     def watch_adopted(self) -> None:
         """Once the watcher runs: look at each adopted teammate (reaping the dead ones)."""
