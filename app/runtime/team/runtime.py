@@ -292,7 +292,6 @@ class TeamRuntime:
             self.crew.require(agent).interrupt()
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
-        """The person asks ``agent`` to shut down; its waiting requests are answered "no"."""
         why = reason or "The person asked you to shut down."
         recipient, request_id = self.require_channel().request_shutdown(agent, why)
         self.desk.refuse_waiting(recipient, by=USER_NAME)
