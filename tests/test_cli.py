@@ -252,12 +252,12 @@ def test_task_update_fields_owner_and_dependencies(run: Any, home_dir: Path) -> 
 
     updated = run(
         "task", "update", "--team", "alpha", "3",
-        "--status", "in_progress", "--owner", "researcher",
+        "--owner", "researcher",
         "--blocked-by", "1", "2", "--subject", "THREE", "--description", "desc", "--json",
     )  # fmt: skip
     assert updated.code == 0, updated.err
     task = updated.json()
-    assert task["status"] == "in_progress" and task["owner"] == "researcher"
+    assert task["status"] == "pending" and task["owner"] == "researcher"
     assert task["subject"] == "THREE" and task["description"] == "desc"
     assert task["blockedBy"] == ["1", "2"]
     tasks = Home(home_dir).tasks("alpha")
@@ -265,7 +265,9 @@ def test_task_update_fields_owner_and_dependencies(run: Any, home_dir: Path) -> 
 
     table = run("task", "list", "--team", "alpha").out
     row = next(line for line in table.splitlines() if line.startswith("#3"))
-    assert row.split() == ["#3", "in_progress", "researcher", "THREE", "#1,", "#2"]
+    assert row.split() == ["#3", "pending", "researcher", "THREE", "#1,", "#2"]
+    started = run("task", "update", "--team", "alpha", "3", "--status", "in_progress")
+    assert started.code == 1 and "blocked by unfinished task(s) #1, #2" in started.err
 
     run("task", "update", "--team", "alpha", "1", "--status", "completed")
     row = next(

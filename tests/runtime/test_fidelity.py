@@ -164,7 +164,9 @@ async def test_stopping_outranks_awaiting_approval_while_a_permission_answer_is_
     [request] = await until(rt.approvals, "the permission request")
     assert rt.status_of("worker") == "awaiting approval"
 
-    shutdown_id = rt.request_shutdown("worker", "wrap up").request_id
+    # The lead's own shutdown request (the person's, through the dashboard, also answers the
+    # waiting permission "no" at once: tests/runtime/test_shutdown_while_waiting.py).
+    _, shutdown_id = rt.require_channel().request_shutdown("worker", "wrap up")
     await until(lambda: rt.status_of("worker") == "stopping", "stopping")
     unread = [m for m in inbox_of(home, TEAM, "worker") if not m["read"]]
     assert len(unread) == 1 and shutdown_id in unread[0]["text"]  # left for after the turn

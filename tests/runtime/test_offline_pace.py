@@ -133,9 +133,13 @@ def test_offline_pace_option_sets_the_pace_for_the_run_and_its_processes(
 
     assert cli.main([*home, "run", "x", "--headless", "--offline-pace", "fast"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].endswith(
-        "argument --offline-pace: invalid offline pace 'fast': use SECONDS "
-        "per streamed chunk (default 0.02), 'realistic' (0.8 s to the "
-        "first token, then 80 tokens/s) or TTFT,TPS (e.g. 0.5,120)"
+    assert (
+        err[-1]
+        .removesuffix(" (teamdeck run --help)")
+        .endswith(
+            "argument --offline-pace: invalid offline pace 'fast': use SECONDS "
+            "per streamed chunk (default 0.02), 'realistic' (0.8 s to the "
+            "first token, then 80 tokens/s) or TTFT,TPS (e.g. 0.5,120)"
+        )
     )
     assert seen == ["realistic"]  # nothing ran

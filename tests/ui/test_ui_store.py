@@ -292,6 +292,7 @@ def test_a_viewer_shows_the_mode_in_the_config(tmp_path: Path) -> None:
     store = Store(home)
     files = store.load().files(TeamFiles())
     assert find_agent(merge_agents(None, files), "engineer").mode == "plan"  # type: ignore[union-attr]
+    home.tasks(TEAM).remove_dependency("3", "4")  # #4 may start: its blocker is gone
     home.tasks(TEAM).update("4", status="in_progress")  # a delta without a config change ...
     later = store.apply([TaskChanged(TEAM, "4")])
     assert later is not None and not later.config_changed
