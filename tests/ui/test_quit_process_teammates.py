@@ -40,6 +40,7 @@ async def test_shut_down_stops_every_process_teammate_before_quitting(
 ) -> None:
     home = Home(tmp_path / "home")
     app = build_dashboard(home, goal=GOAL, cwd=project, teammate_backend="process", history=False)
+    app.SHUTDOWN_WAIT = scaled(60)  # a loaded machine: teammates answer late, not never
     runners: list[ExternalRunner] = []
     async with app.run_test(size=(120, 40)) as pilot:
         assert isinstance(app, TeamDeckApp)
@@ -52,7 +53,7 @@ async def test_shut_down_stops_every_process_teammate_before_quitting(
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShuttingDownScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ShuttingDownScreen), within=30)
         await wait_for(pilot, lambda: not app.is_running, within=GUARD)
     left = {r.spec.name: r.snapshot().status for r in runners}
     assert all(status in TERMINAL_STATUSES for status in left.values()), left
