@@ -365,10 +365,8 @@ class TeamDeckApp(DeckState):
     def request_hint(self, agent: str) -> str:
         """The keys that answer ``agent``'s request from where the person is now."""
         views = [s for s in self.screen_stack if isinstance(s, DeckScreen)]
-        hint = views[-1].request_hint(agent) if views else ""
-        if views and views[-1] is not self.screen:
-            hint = f"close this dialog, then {hint}"
-        return hint
+        # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
+        return views[-1].request_hint(agent) if views else ""
 
     def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
         self.notify(message, title=title, severity=severity)

@@ -260,7 +260,7 @@ def request_label(approval: Approval, detail: int = 14) -> str:
     shown = data.get("command")
     if not isinstance(shown, str):
         shown = next((v for v in data.values() if isinstance(v, str) and v), "")
-    inside = one_line(shown, detail)
+    inside = one_line(shown, detail) if detail > 0 else ""  # 0: the tool alone
     return f"{approval.agent}: {tool}({inside})" if inside else f"{approval.agent}: {tool}"
 
 

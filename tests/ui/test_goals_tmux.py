@@ -103,7 +103,7 @@ def test_a_second_goal_shows_only_the_second_team(tmp_path: Path) -> None:
         assert re.search(r"3 +Summarize what each file does +(pending|in_progress) +writer", board)
         feed = panel(screen, "Messages")
         # The second team found the one Markdown file; the first had found two Python files.
-        assert "Found 1 files in 1 folder(s)" in feed and "Found 2 files" not in feed, feed
+        assert "Found 1 files in 1 folder" in feed and "Found 2 files" not in feed, feed
         assert ".py" not in feed and "shutdown" not in feed, feed  # the first team's are gone
 
         approve_the_plan(tmux, screen)

@@ -137,6 +137,9 @@ class DeckView(Screen[None]):
         event.stop()
         self.search.submitted()
 
+    def on_screen_resume(self) -> None:
+        self.host.release_toasts()  # a dialog closed: what happened meanwhile
+
     def on_descendant_focus(self) -> None:
         self.focus_moved()
 
