@@ -52,8 +52,15 @@ from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
 from app.dashboard.toasts import ToastBatch
-from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
-from app.runtime.api import Approval, RuntimeAPI
+from app.display.values import (
+    HeaderInfo,
+    TeamFiles,
+    header_info,
+    merge_agents,
+    since_goal,
+    with_usage,
+)
+from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
 from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import Steering
@@ -347,9 +354,12 @@ class TeamDeckApp(DeckState):
             return
         if news is None:
             return
+        if news.run_ended:  # what the lead does from here on is the next goal's
+            self._lead_at_end = next((a for a in self.source.snapshot() or () if a.is_lead), None)
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
+            self._lead_base = self._lead_at_end
         if news.agents_changed:
             self.pull_agents()
         if news.approvals_changed:
@@ -390,8 +400,11 @@ class TeamDeckApp(DeckState):
 
     # ------------------------------------------------------------------ DeckState's part
 
+    _lead_at_end: AgentSnapshot | None = None  # the lead when the last run ended
+    _lead_base: AgentSnapshot | None = None  # ... as the team shown began (``since_goal``)
+
     def pull_agents(self) -> None:
-        agents = merge_agents(self.source.snapshot(), self.files)
+        agents = since_goal(merge_agents(self.source.snapshot(), self.files), self._lead_base)
         self.agents = with_usage(agents, self.usage) if self.usage else agents
 
     def _dated(self, files: TeamFiles) -> TeamFiles:

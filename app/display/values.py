@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.core import TeamConfig
 from app.core.frame_text import describe_hook, one_line
@@ -204,6 +205,39 @@ def merge_agents(
         agents.append(snap)
     agents.sort(key=lambda a: not a.is_lead)  # stable: lead first, order kept
     return tuple(agents)
+
+
+#: The counters a goal's lead starts again from (``since_goal``).
+COUNTERS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "tool_calls",
+    "model_calls",
+    "unpriced_calls",
+)
+
+
+def since_goal(
+    agents: Sequence[AgentSnapshot], base: AgentSnapshot | None
+) -> tuple[AgentSnapshot, ...]:
+    """``agents`` with the lead's counts (tokens, calls, cost) since ``base``, the lead as it
+    was when the previous goal's run ended: one lead serves every goal of a dashboard, and
+    each goal's team (and its history run) counts only its own work."""
+    if base is None:
+        return tuple(agents)
+    out: list[AgentSnapshot] = []
+    for snap in agents:
+        if snap.is_lead and snap.name == base.name:
+            changes: dict[str, Any] = {
+                name: max(0, getattr(snap, name) - getattr(base, name)) for name in COUNTERS
+            }
+            if snap.cost_usd is not None:
+                changes["cost_usd"] = max(0.0, snap.cost_usd - (base.cost_usd or 0.0))
+            snap = dataclasses.replace(snap, **changes)
+        out.append(snap)
+    return tuple(out)
 
 
 def _from_files(files: TeamFiles, snap: AgentSnapshot) -> AgentSnapshot:

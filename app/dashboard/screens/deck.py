@@ -56,6 +56,7 @@ class DeckScreen(DeckView):
         *keys.SELECT.bindings,
         keys.MODE.binding(),
         *keys.SEARCH_KEYS,
+        keys.CTRL_C.binding(),
     ]
 
     #: Keys the footer leaves out while ``a`` names its request, so that what matters
