@@ -360,8 +360,7 @@ class Store:
         the panel no longer shows it."""
         named = _TASK_REF.findall(summary)
         return bool(named) and all(
-            (task := self._tasks.get(n)) is not None and task.status == "completed"
-            for n in named
+            (task := self._tasks.get(n)) is not None and task.status == "completed" for n in named
         )
 
     def _rebuild_feed(self, delta: StoreDelta, tasks_changed: bool) -> StoreDelta:
