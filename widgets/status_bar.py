@@ -51,9 +51,10 @@ class StatusBar(Widget):
     words take their short forms first ("5 open", "offline"), then the team's name is
     shortened ("(deleted)" stays whole), then parts go, the least important first: teammates
     gone, the view, the model's name, the word "teamdeck", the counts. What stays whatever the
-    width: the team (shortened), the cost, "offline", the permission mode, an error and a
-    viewer's words ("read-only viewer", "steering a Claude Code team"). Redrawn in place (no
-    layout pass) and only when the line changes: it is updated on every store delta.
+    width: the team (shortened), the cost, "offline", the sandbox's state, the permission
+    mode, an error and a viewer's words ("read-only viewer", "steering a Claude Code team").
+    Redrawn in place (no layout pass) and only when the line changes: it is updated on every
+    store delta.
     """
 
     DEFAULT_CSS = """
@@ -131,12 +132,17 @@ class StatusBar(Widget):
         if read_only:  # a viewer that steers: its words (never dropped), no model, no cost
             parts.append(Part(" · read-only viewer", "dim"))
         else:
-            words = short_model(model)
+            head, dash, hint = model.partition(" — ")
+            segments = head.split(" · ")
+            sandbox = next((p for p in segments if "sandbox" in p), "")  # where commands run
+            words = " · ".join(p for p in segments if p != sandbox)
             if words.startswith("Claude · "):  # a model's name: goes before the counts
                 parts.append(Part(f" · {words}", "dim", drop=6))
             elif words:  # "offline", "steering a Claude Code team": they stay
                 short = "offline" if words.startswith("offline") else words
-                parts.append(Part(f" · {model}", "dim", short=f" · {short}"))
+                parts.append(Part(f" · {words}{dash}{hint}", "dim", short=f" · {short}"))
+            if sandbox:  # stays, as the cost does
+                parts.append(Part(f" · {sandbox}", "dim"))
             if cost:
                 parts.append(Part(f" · {cost}", "dim"))
         if parts != self._parts or name_at != self._name_at:

@@ -123,6 +123,13 @@ class Recorder:
         else:
             self.runtime_events.handle(kind, at, f)
 
+    def claude_hook(self, event: Any) -> None:
+        """A Claude Code hook event from the bridge (``app.archive.from_hooks``)."""
+        if self.available:
+            from app.archive.from_hooks import record_hook
+
+            record_hook(self.writer, self.rows, event)
+
     def on_local_change(self, event: Any) -> None:
         if not self.available:
             return

@@ -57,6 +57,9 @@ class NullRecorder:
     def on_changes(self, batch: list[Any]) -> None:
         pass
 
+    def claude_hook(self, event: Any) -> None:
+        pass
+
     def flush(self, timeout: float = 10.0) -> bool:
         return True
 

@@ -35,7 +35,7 @@ from textual.worker import Worker, WorkerState
 import styles
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
-from app.dashboard.claude_bridge import BridgeChanged, BridgeEventArrived, BridgeLink, toast_text
+from app.dashboard.claude_bridge import BridgeChanged, BridgeEventArrived, BridgeLink
 from app.dashboard.event_burst import Notice, request_notice, task_notice
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
 from app.dashboard.first_frame import report_first_frame
@@ -279,7 +279,7 @@ class TeamDeckApp(DeckState):
         try:
             with self.batch_update():
                 self.leader.apply_store(delta)
-                self.files = self._dated(delta.files(self.files))
+                self.files = self._dated(delta.files(self.files), fresh=True)
                 if pending is not None:
                     self.approvals = pending
         except NoMatches:  # the views are being torn down: we are quitting
@@ -316,11 +316,12 @@ class TeamDeckApp(DeckState):
         known = {a.request_id for a in self.approvals}
         self.approvals = self._viewer_approvals()
         self._announce(known)
+        self.files = self._dated(self.files)  # who awaits approval
 
     def on_bridge_event_arrived(self, message: BridgeEventArrived) -> None:
-        text = toast_text(message.event)
-        if text:
-            self.notify(escape(text), title="Claude Code", timeout=4)
+        if self.bridge is not None:
+            self.files = self._dated(self.files)  # the statuses the event implies
+            self.bridge.arrived(self, message.event)
 
     # ------------------------------------------------------------------ session files -> views
 
@@ -407,8 +408,11 @@ class TeamDeckApp(DeckState):
         agents = since_goal(merge_agents(self.source.snapshot(), self.files), self._lead_base)
         self.agents = with_usage(agents, self.usage) if self.usage else agents
 
-    def _dated(self, files: TeamFiles) -> TeamFiles:
-        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity)."""
+    def _dated(self, files: TeamFiles, *, fresh: bool = False) -> TeamFiles:
+        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity), and
+        what Claude Code's hooks say of the statuses (``fresh``: the store's new word)."""
+        if self.bridge is not None:
+            files = self.bridge.overlay(files, fresh=fresh)
         return self.source.dated(files, self.clock)
 
     def show_team(self, team: str | None) -> None:
@@ -424,6 +428,7 @@ class TeamDeckApp(DeckState):
             demo=self.demo,
             priced=self.source.priced,
             budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
+            sandbox=self.runtime.sandbox_description if self.runtime is not None else "",
         )
 
     def _tick(self) -> None:

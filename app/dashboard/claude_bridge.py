@@ -4,18 +4,30 @@ requests join its approvals queue (answered with its keys, or with ``teamdeck ap
 another terminal), and the hooks' lifecycle events reach it as they happen.
 
 The listening itself is ``app.runtime.bridge.server`` (no Textual); this module turns its
-callbacks, which come from the server's threads, into messages for the app.
+callbacks, which come from the server's threads, into messages for the app. What the events say
+(``app.runtime.bridge.facts``) goes where the files no longer can (Claude Code consumes its
+inboxes): the panels' statuses (:meth:`BridgeLink.overlay`), a feed line, and the run archive.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from dataclasses import dataclass
+from typing import Any
 
 from textual.app import App
+from textual.markup import escape
 from textual.message import Message
 
+from app.core.frame_text import FeedLine
+from app.core.models import now_iso
+from app.dashboard.streams import HookLines
+from app.display.values import FeedItem, TeamFiles
 from app.runtime.api import Approval
-from app.runtime.bridge.server import Bridge, BridgeServer, HookEvent
+from app.runtime.bridge.facts import HookFacts, feed_text
+from app.runtime.bridge.server import ANSWERED, Bridge, BridgeServer, HookEvent
+from app.runtime.by_files.liveness import lead_alive, process_alive
 
 #: Events worth a toast of their own (the others only update what is shown).
 TOASTS = {
@@ -43,6 +55,11 @@ class BridgeLink:
     def __init__(self, bridge: Bridge | None = None, server: BridgeServer | None = None) -> None:
         self.bridge = bridge or Bridge()
         self.server = server or BridgeServer(self.bridge)
+        self.facts = HookFacts()
+        #: the statuses the files gave last (team, statuses, since): what :meth:`overlay`
+        #: starts from, so a status the hooks no longer hold (an answered request) goes back
+        self._base: tuple[str | None, dict[str, Any], dict[str, float]] = (None, {}, {})
+        self._feed_seq = itertools.count(1_000_000)
 
     def start(self, app: App[None]) -> str | None:
         """Listen, telling ``app``; a warning line when it cannot (another teamdeck does)."""
@@ -51,6 +68,7 @@ class BridgeLink:
             app.post_message(BridgeChanged())
 
         def arrived(event: HookEvent) -> None:
+            self.facts.note(event)
             app.post_message(BridgeEventArrived(event))
 
         self.bridge.on_change, self.bridge.on_event = changed, arrived
@@ -67,6 +85,47 @@ class BridgeLink:
 
     def pending(self) -> tuple[Approval, ...]:
         return tuple(self.bridge.pending())
+
+    def overlay(self, files: TeamFiles, *, fresh: bool = False) -> TeamFiles:
+        """``files`` with what the hooks say of its team's agents (``fresh``: ``files`` is the
+        store's new word). The files' "gone" (left the config) stands; a request held here
+        is "awaiting approval"; a pane teammate whose process is gone, or every agent once
+        the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``)."""
+        if fresh or self._base[0] != files.team:
+            self._base = (files.team, dict(files.statuses), dict(files.status_since))
+        statuses, since = dict(self._base[1]), dict(self._base[2])
+        for agent, fact in self.facts.of(files.team).items():
+            if statuses.get(agent) == "gone":
+                continue
+            status = fact.status
+            if fact.pid is not None and status != "completed":
+                status = "gone" if process_alive(fact.pid) is False else status
+            if statuses.get(agent) != status:
+                statuses[agent], since[agent] = status, fact.since
+        for agent in self.bridge.asking(files.team):
+            statuses[agent] = "awaiting approval"
+        config = files.config
+        if config is not None and lead_alive(config.extra_fields()) is False:
+            names = [m.name for m in config.members] + list(statuses)
+            statuses = dict.fromkeys(names, "gone")
+        if statuses == files.statuses and since == files.status_since:
+            return files
+        return dataclasses.replace(files, statuses=statuses, status_since=since)
+
+    def arrived(self, app: Any, event: HookEvent) -> None:
+        """An event reached the app: a toast for a few, a feed line, a row of the archive."""
+        text = toast_text(event)
+        if text:
+            app.notify(escape(text), title="Claude Code", timeout=4)
+        line = feed_text(event)
+        if line:
+            agent = "you" if event.event == ANSWERED else event.sender.agent
+            words = FeedLine(agent, None, line, "hook")
+            item = FeedItem(now_iso(), -next(self._feed_seq), agent, (), line, None, words)
+            app.streamed.publish(HookLines([(event.sender.team, item)]))
+        recorder = getattr(app, "recorder", None)
+        if recorder is not None:
+            recorder.claude_hook(event)
 
 
 def toast_text(event: HookEvent) -> str | None:

@@ -125,7 +125,7 @@ def test_allow_prints_the_decision_with_the_input(
         }
     }
     assert client.pending_requests() == []
-    assert [e.event for e in events] == ["PermissionRequest"]
+    assert [e.event for e in events] == ["PermissionRequest", "Answered"]  # teamdeck's own
 
 
 def test_always_adds_a_rule_and_deny_carries_the_message(

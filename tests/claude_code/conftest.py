@@ -22,11 +22,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.claude_code.server import ClaudeServer
+
+if TYPE_CHECKING:
+    from tests.claude_code.interactive import Session  # noqa: F401
 
 VERSION = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -181,6 +184,9 @@ def first_run_state(project: Path) -> dict[str, Any]:
         "lastReleaseNotesSeen": VERSION,
         "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []},
         "officialMarketplaceAutoInstallAttempted": True,
+        # interactive sessions retry the marketplace download unless told it failed for good
+        "officialMarketplaceAutoInstallRetryCount": 1,
+        "officialMarketplaceAutoInstallNextRetryTime": 4102444800000,  # 2100-01-01
         "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}},
     }
 
@@ -210,3 +216,17 @@ def claude_home(
 def hook_command(script: Path, *args: str) -> str:
     """A hook command line running ``script`` with this Python, isolated (``-I``)."""
     return " ".join([sys.executable, "-I", str(script), *args])
+
+
+@pytest.fixture
+def session(claude_home: ClaudeHome, tmp_path: Path) -> Iterator[Session]:
+    """An interactive Claude Code session next to teamdeck, in tmux (``interactive``)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed: the interactive Claude Code tests need it")
+    from tests.claude_code.interactive import Session  # it imports this module
+
+    running = Session(claude_home, tmp_path)
+    try:
+        yield running
+    finally:
+        running.stop()

@@ -46,6 +46,7 @@ class Sender:
     session_id: str
     pane: bool = False  # a teammate running in a tmux pane (its own process)
     in_process: bool = False  # a teammate in the lead's process
+    pid: int | None = None  # the Claude Code process that ran the hook (``CLAUDE_PID``)
 
 
 #: An in-process teammate's ``agent_id``: ``a<name>-<16 hex>`` (its ``agent_type`` is the
@@ -75,6 +76,8 @@ def _option(args: list[str], name: str) -> str | None:
 def sender(data: dict[str, Any], env: dict[str, str]) -> Sender:
     """Who the event in ``data`` (a hook's stdin) is about; ``env`` is the hook's environment."""
     session = str(data.get("session_id") or env.get("CLAUDE_CODE_SESSION_ID") or "")
+    pid_text = env.get("CLAUDE_PID") or ""
+    pid = int(pid_text) if pid_text.isdigit() else None
     lead_team = f"session-{session[:8]}" if session else None
     if data.get("agent_id"):
         named = _IN_PROCESS_ID.match(str(data["agent_id"]))
@@ -84,12 +87,13 @@ def sender(data: dict[str, Any], env: dict[str, str]) -> Sender:
             or data.get("agent_type")
             or data["agent_id"]
         )
-        return Sender(name, str(data.get("team_name") or lead_team or ""), session, in_process=True)
+        team = str(data.get("team_name") or lead_team or "")
+        return Sender(name, team, session, in_process=True, pid=pid)
     args = _command_line(env.get("CLAUDE_PID"))
     pane_name = _option(args, "--agent-name")
     if pane_name:
-        return Sender(pane_name, _option(args, "--team-name"), session, pane=True)
-    return Sender(LEAD, lead_team, session)
+        return Sender(pane_name, _option(args, "--team-name"), session, pane=True, pid=pid)
+    return Sender(LEAD, lead_team, session, pid=pid)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ from app.runtime.bridge.hold import Sender, ToolSubject, hold, sender
 from app.runtime.permissions import suggest_rule
 
 TITLE_LIMIT = 80
+#: teamdeck's own event, told to ``on_event`` when a person answered a held request
+#: (``data``: ``decision``, ``line``, ``feedback``, ``kind``).
+ANSWERED = "Answered"
 #: Recent events kept for a late reader (the dashboard's feed, ``teamdeck claude listen``).
 RECENT_EVENTS = 500
 
@@ -181,6 +184,11 @@ class Bridge:
         with self._lock:
             return [p.approval for p in self._pending.values()]
 
+    def asking(self, team: str | None) -> set[str]:
+        """The agents of ``team`` with a request held here."""
+        with self._lock:
+            return {p.approval.agent for p in self._pending.values() if p.event.sender.team == team}
+
     def listing(self) -> list[dict[str, Any]]:
         with self._lock:
             return [request_json(p.approval, p.event) for p in self._pending.values()]
@@ -217,12 +225,14 @@ class Bridge:
             if always and allow:
                 note = " (once: a pane teammate's hook cannot add a rule)"
         pending.done.set()
-        self._tell(None, changed=True)
         verb = ("approved" if allow else "rejected") if plan else ("allowed" if allow else "denied")
         if always and allow and note.startswith(" (rule"):
             verb = "always allowed"
         what = "plan" if plan else f"{approval.tool_name} request"
-        return True, f"{verb} {approval.agent}'s {what} {request_id}{note}"
+        line = f"{verb} {approval.agent}'s {what} {request_id}{note}"
+        said = {"decision": verb, "line": line, "feedback": feedback, "kind": approval.kind}
+        self._tell(HookEvent(ANSWERED, said, event.sender, request_id=request_id), changed=True)
+        return True, line
 
     def release_all(self) -> None:
         """No decision for every pending request (teamdeck is leaving): Claude Code asks."""

@@ -29,6 +29,7 @@ from app.core.errors import CorruptFileError, TeamdeckError
 from app.core.home import Home
 from app.core.models import TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME
+from app.runtime.by_files.liveness import lead_alive
 from app.runtime.by_files.requests import TeamRequests, scan_team
 from app.runtime.events import AgentStatus
 
@@ -87,8 +88,13 @@ def teammate_statuses(config: TeamConfig, found: TeamRequests) -> dict[str, File
 
 def panel_statuses(config: TeamConfig, found: TeamRequests) -> dict[str, AgentStatus]:
     """``teammate_statuses`` in the panels' words (the same: a departed Claude Code teammate
-    is "gone", not "completed": the files do not say it finished its work)."""
-    return dict(teammate_statuses(config, found))
+    is "gone", not "completed": the files do not say it finished its work). A team whose
+    ``leadProcess`` (2.1.332) is no longer running is gone, the lead with it: its in-process
+    teammates died with the lead, and a lead killed outright leaves its team's files behind."""
+    statuses: dict[str, AgentStatus] = dict(teammate_statuses(config, found))
+    if lead_alive(config.extra_fields()) is False:
+        statuses = dict.fromkeys([m.name for m in config.members] + list(statuses), "gone")
+    return statuses
 
 
 def status_times(config: TeamConfig, found: TeamRequests) -> dict[str, float]:

@@ -1,0 +1,65 @@
+"""Teammates of the real Claude Code steered from teamdeck: interactive sessions in tmux
+(``interactive``), a team formed by the scripted lead's ``Agent`` call, the teammate's first
+act a Bash call that waits for the person.
+
+- in-process (``teammateMode: in-process``): the lead runs the teammate's PermissionRequest
+  hook; the request shows in the dashboard's Approvals box and ``a`` answers it;
+- in a tmux pane (``teammateMode: tmux``): 2.1.332 runs no PermissionRequest hook for it, its
+  own PreToolUse hook holds the call; ``teamdeck approve ID`` from another process answers.
+
+Each time: the command ran only after the answer, nobody answered Claude Code's own prompt
+(its terminal never asked), the panels follow the hook events (awaiting approval, then idle;
+gone once the lead's process is), and ``setup --remove`` gives settings.json back.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tests.claude_code.interactive import Session, teamdeck, wait_until
+
+#: What Claude Code's own permission prompt says in its terminal.
+OWN_PROMPT = re.compile(r"Do you want to|Yes, and don't ask again|needs your permission")
+
+
+def panel_status(screen: str, agent: str) -> str:
+    """The status word on ``agent``'s row of the Team panel."""
+    match = re.search(
+        rf"\d {re.escape(agent)}\b[^│]*?(running|idle|awaiting approval|gone|completed)", screen
+    )
+    return match.group(1) if match else ""
+
+
+def test_an_in_process_teammates_request_is_answered_with_a_key(session: Session) -> None:
+    session.setup("in-process")
+    target = session.home.project / "made-by-worker"
+    session.script_worker({"command": f"touch {target}", "description": "Worker makes the marker"})
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.")
+
+    deck = session.terminals
+    screen = deck.wait_for(
+        "deck", lambda s: "perm worker: Worker makes the marker" in s, "the request in Approvals"
+    )
+    (request,) = session.pending()
+    assert request["agent"] == "worker" and request["source"] == "hook PermissionRequest"
+    assert not target.exists()  # it waits for the person
+    deck.wait_for(
+        "deck", lambda s: panel_status(s, "worker") == "awaiting approval", "awaiting approval"
+    )
+
+    deck.keys("deck", "a")
+    wait_until(target.exists, "the approved command to run")
+    screen = deck.wait_for("deck", lambda s: panel_status(s, "worker") == "idle", "worker idle")
+    assert "nothing to approve" in screen
+    assert session.pending() == []
+    assert not OWN_PROMPT.search(deck.screen("claude")), "Claude Code asked by itself"
+
+    deck.wait_for(
+        "deck", lambda s: "worker is idle" in s or "worker finished its turn" in s, "the feed"
+    )
+    deck.tmux("kill-window", "-t", "t:claude")  # the lead's process ends: its team is gone
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "gone", "worker gone")
+
+    removed = teamdeck(session.env, "claude", "setup", "--remove")
+    assert removed.returncode == 0, removed.stderr
