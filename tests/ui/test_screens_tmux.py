@@ -58,7 +58,8 @@ def test_header_and_footer_keep_what_matters(tmp_path: Path, size: tuple[int, in
         )
         header = rows(settled(tmux))[0]
         assert len(header.rstrip()) <= width - 1, header
-        assert header.rstrip().endswith("offline · $0"), header  # the cost and "offline" stay
+        assert header.rstrip().endswith(" · $0"), header  # the cost stays, and "offline"...
+        assert " · offline · " in header and "sandbox" in header, header  # ...and the sandbox
         assert "demo" in header and "⏵⏵ accept edits on" in header, header
         tmux.keys("C-q")
         tmux.wait_for(lambda s: "EXIT=0" in s, "the demo to exit")
