@@ -162,25 +162,38 @@ def load(data: bytes) -> Parsed:
     """Decode and validate an inbox file (see the module docstring). ValueError names the
     first bad entry and field."""
     entries = decode_array(data)
-    return Parsed(data, entries, validate_entries(entries))
+    unread: list[int] = []
+    parsed = Parsed(data, entries, validate_entries(entries, unread))
+    parsed._unread = unread  # noted on the way: a second pass over 100k entries is not free
+    return parsed
 
 
-def validate_entries(entries: list[dict[str, Any]]) -> dict[int, InboxMessage]:
+def validate_entries(
+    entries: list[dict[str, Any]], unread: list[int] | None = None
+) -> dict[int, InboxMessage]:
     """The models of the entries that plain type checks cannot vouch for (each validated by
-    pydantic); ValueError for the first that is not a valid message."""
+    pydantic); ValueError for the first that is not a valid message. ``unread``, if given,
+    gets the indices of the messages not read, in order."""
     odd: dict[int, InboxMessage] = {}
+    note = unread.append if unread is not None else None
     for index, entry in enumerate(entries):
         get = entry.get
-        if not (
+        read = get("read", False)
+        if (
             type(get("from", "")) is str
             and type(get("text", "")) is str
             and type(get("timestamp")) is str  # missing: its default is "now", made once
-            and type(get("read", False)) is bool
+            and type(read) is bool
             and type(get("summary")) in _NULLABLE
             and type(get("color")) in _NULLABLE
             and "sender" not in entry  # a field's Python name: pydantic reads it as "from"
         ):
-            odd[index] = validate_entry(entry, index)
+            if note is not None and not read:
+                note(index)
+            continue
+        model = odd[index] = validate_entry(entry, index)
+        if note is not None and not model.read:
+            note(index)
     return odd
 
 
@@ -250,6 +263,14 @@ def replace_entries(
     if min(edits) < 0 or max(edits) >= count:
         return None
     half = count // 2
+    if len(edits) == 1 and min(edits) >= half:  # one message marked, among the newest
+        index = min(edits)
+        span = _span_from_the_back(data, entries, index)
+        if span is None:
+            return None
+        view = memoryview(data)
+        start, end = span
+        return [view[:start], encode_entry(edits[index]), view[end:]]
     front = [i for i in edits if i < half]
     back = [i for i in edits if i >= half]
     walk_front = max(front) + 1 if front else 0
@@ -282,6 +303,41 @@ def replace_entries(
         done = end
     chunks.append(view[done:])
     return chunks
+
+
+def _span_from_the_back(data: bytes, entries: Sequence[Any], index: int) -> tuple[int, int] | None:
+    """Where element ``index`` lies in ``data``, found by counting separators back from the
+    end -- proven without encoding the elements walked over:
+
+    * its start: ``[`` + the text from there must parse as an array of ``count - index``
+      elements. A separator holds raw newlines, so it is never inside a string; a start
+      inside a nested value would leave brackets unbalanced in that text; so the start is
+      an element's, and the count says whose;
+    * its end: the bytes up to the separator after it must be exactly ``encode_entry`` of
+      the element -- a whole object from the proven start, so it ends there."""
+    count = len(entries)
+    end = len(data) - 2  # before "\n]"
+    start = 2
+    for position in range(count - 1, index - 1, -1):
+        if position == 0:
+            start = 2
+            break
+        at = data.rfind(_ENTRY_SEP, 0, end)
+        if at < 0:
+            return None
+        start = at + _SEP_START
+        if position > index:
+            end = at + _SEP_END
+    if index:
+        try:
+            tail = from_json(b"[" + data[start:], allow_inf_nan=False)
+        except ValueError:
+            return None
+        if not isinstance(tail, list) or len(tail) != count - index:
+            return None
+    if memoryview(data)[start:end] != encode_entry(entries[index]):
+        return None
+    return start, end
 
 
 class MessageView(Sequence[InboxMessage]):

@@ -4,198 +4,47 @@
   ``filelock.FileLock`` takes, without its bookkeeping: an inbox append holds its lock for about
   a millisecond, and filelock's registries cost a third of that); the kernel releases it when
   the holder dies, so a dead process can never leave a stale lock.
-* ``mkdir`` -- the protocol of the npm ``proper-lockfile`` package Claude Code uses, so that
-  teamdeck and Claude Code exclude each other on the same files. Written as a
-  ``filelock.BaseFileLock`` subclass so callers use both styles the same way.
+* ``mkdir`` -- the protocol of the npm ``proper-lockfile`` package Claude Code uses
+  (:mod:`app.core.mkdir_lock`, imported when a Claude Code home is locked).
 
-proper-lockfile (v4), which this module mirrors:
-
-* the lock is ``mkdir("{file}.lock")`` (atomic: exactly one creator wins; ``EEXIST`` = held);
-* a lock directory whose mtime is more than ``stale`` (10 000 ms) old is stale -- its holder
-  died or hung -- and may be taken over: proper-lockfile ``rmdir``\\s it and retries ``mkdir``;
-* a holder refreshes the mtime every ``update`` (``stale / 2``) ms while it holds the lock;
-* release is ``rmdir``. Nothing is ever written inside the directory.
-
-Where this module is stricter than proper-lockfile (which only matters between teamdeck
-processes; a Claude Code process can still race as proper-lockfile itself does):
-
-* A stale lock is *renamed* aside before it is removed, and the renamed inode is checked
-  against the one judged stale (kept allocated through an open descriptor, so its number
-  cannot be reused meanwhile). If a racing reclaimer replaced it with a fresh lock in between,
-  that live lock is put back instead of being destroyed.
-* Release removes the directory only if it is still the one we created (same inode as the
-  descriptor held open since ``mkdir``): a holder whose lock was taken over as stale never
-  deletes the new holder's lock.
-* Nothing but ``mkdir`` ever creates the lock path, so no regular file appears where Claude Code
-  expects a lock directory.
-
-No mtime refresh: every teamdeck operation under a lock is one read-modify-write of a small
-JSON file (milliseconds), far below the 10 s staleness threshold, so a refresh thread would be
-pure overhead. A holder that is suspended for longer than that (SIGSTOP, laptop sleep) loses the
-lock exactly as a proper-lockfile holder whose refresh timer could not run; the release check
-above keeps the aftermath harmless and logs it.
+Both are taken the same way (:class:`HomeLock`): one attempt, then polls that back off, a
+timeout reported as LockTimeoutError.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
-import logging
 import os
-import secrets
-import shutil
-import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
-
-from filelock import BaseFileLock, Timeout
+from typing import TYPE_CHECKING, Any
 
 from app.core.errors import LockTimeoutError, TeamdeckError
 from app.core.paths import LockStyle
 
-STALE_AFTER = 10.0  # seconds; proper-lockfile's default ``stale``
+if TYPE_CHECKING:
+    from app.core.mkdir_lock import MkdirLock
+
 DEFAULT_TIMEOUT = 20.0
-POLL_INTERVAL = 0.002  # seconds between attempts; a lock is held for milliseconds
-POLL_FIRST = 0.0005  # the first wait is shorter: most holders are about to let go
+POLL_FIRST = 0.0005  # seconds before the second attempt (most holders are about to let go)...
+POLL_MAX = 0.008  # ...doubling up to this: a waiter's polling is CPU its process spends idle
 
-_log = logging.getLogger(__name__)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-# Opens the directory we just created; the descriptor is our proof of identity at release.
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
-# Pins whatever occupies the lock path (directory, file or symlink) so its inode number stays
-# ours to compare while we decide. O_PATH needs no read permission; elsewhere read-only will do.
-_PIN_FLAGS = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | os.O_NOFOLLOW | _CLOEXEC
 
 
-class MkdirLock(BaseFileLock):
-    """A proper-lockfile compatible lock: ``mkdir(lock_file)``; stale after 10 s by mtime.
+def __getattr__(name: str) -> Any:
+    """``MkdirLock`` and ``STALE_AFTER`` from :mod:`app.core.mkdir_lock`, on first use."""
+    if name in ("MkdirLock", "STALE_AFTER"):
+        from app.core import mkdir_lock
 
-    While held, ``_context.lock_file_fd`` is an open descriptor of the lock directory we
-    created (filelock's contract: set when acquired, ``None`` otherwise; filelock registers it
-    for fork tracking, so a forked child never releases the parent's lock). Construct it with
-    ``thread_local=False`` as ``make_lock`` does: one lock object per operation.
-    """
-
-    stale_after: float = STALE_AFTER
-    # filelock 4 capability flags: the directory *is* the lock, so it cannot be preserved on
-    # release, and there is no lock file whose descriptor an ``on_acquired`` hook could use.
-    _preserve_lock_file_supported = False
-    _on_acquired_supported = False
-
-    def _acquire(self) -> None:
-        path = self.lock_file
-        # Second attempt only right after a stale lock was removed (as proper-lockfile retries).
-        for _ in range(2):
-            try:
-                os.mkdir(path, 0o700)
-            except FileExistsError:
-                if self._reclaim_if_stale(path):
-                    continue
-                return  # held by someone else: filelock polls again
-            self._hold(path)
-            return
-
-    def _hold(self, path: str) -> None:
-        """Keep a descriptor of the directory we just created: filelock's "held" marker."""
-        try:
-            fd = os.open(path, _DIR_FLAGS)
-        except FileNotFoundError:
-            return  # a proper-lockfile peer removed it already (its stale race): not held
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.rmdir(path)
-            raise
-        self._context.lock_file_fd = fd
-
-    def _release(self) -> None:
-        fd = self._context.lock_file_fd
-        assert fd is not None  # filelock calls _release only while held
-        path = self.lock_file
-        try:
-            ours = os.fstat(fd)
-            try:
-                present: os.stat_result | None = os.lstat(path)
-            except FileNotFoundError:
-                present = None
-            if present is not None and os.path.samestat(present, ours):
-                os.rmdir(path)
-            else:
-                _log.warning(
-                    "lock %s was removed or taken over as stale while held (held over %gs?); "
-                    "leaving the path alone",
-                    path,
-                    self.stale_after,
-                )
-        finally:
-            self._context.lock_file_fd = None
-            os.close(fd)
-
-    def _reclaim_if_stale(self, path: str) -> bool:
-        """Remove the lock at ``path`` if it is stale. True when the caller should retry now."""
-        try:
-            pin = os.open(path, _PIN_FLAGS)
-        except FileNotFoundError:
-            return True  # released meanwhile
-        except OSError:
-            return False  # cannot inspect it: treat as held, the timeout will report it
-        try:
-            judged = os.fstat(pin)
-            if time.time() - judged.st_mtime <= self.stale_after:
-                return False
-            with contextlib.suppress(FileNotFoundError):
-                if not os.path.samestat(os.lstat(path), judged):
-                    return True  # replaced since we looked: judge the new one afresh
-            grave = f"{path}.stale-{os.getpid()}-{secrets.token_hex(4)}"
-            try:
-                os.rename(path, grave)
-            except FileNotFoundError:
-                return True  # another reclaimer (or the owner) was faster
-            except OSError:
-                return False
-            taken = os.lstat(grave)
-            if not os.path.samestat(taken, judged):
-                # Between our check and the rename, another reclaimer removed the stale lock
-                # and a new holder created a fresh one, which we just moved: give it back.
-                _put_back(path, grave)
-                return False
-            _log.info("removed stale lock %s (mtime %.0fs old)", path, time.time() - taken.st_mtime)
-            _remove(grave, taken)
-            return True
-        finally:
-            os.close(pin)
+        return getattr(mkdir_lock, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _put_back(path: str, grave: str) -> None:
-    """Return a live lock directory that was moved to ``grave`` by mistake.
-
-    ``mkdir`` first claims the path, so nobody can acquire in between; ``rename`` then replaces
-    that empty placeholder atomically (POSIX allows renaming a directory over an empty one).
-    """
-    try:
-        os.mkdir(path, 0o700)
-    except OSError:
-        # A third process acquired in the microseconds the path was free: the moved lock's
-        # owner is no longer protected. Nothing can restore that; leave the path to its holder.
-        _log.warning("lock %s: a live lock was displaced by a concurrent stale reclaim", path)
-        with contextlib.suppress(OSError):
-            os.rmdir(grave)
-        return
-    try:
-        os.rename(grave, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.rmdir(path)
-        raise
-
-
-def _remove(path: str, st: os.stat_result) -> None:
-    """Remove a renamed-away stale lock (normally an empty directory)."""
-    with contextlib.suppress(OSError):
-        if stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(path)
-        else:
-            os.unlink(path)
+class _TimedOut(Exception):
+    """The lock's timeout passed (reported as LockTimeoutError)."""
 
 
 class LockError(TeamdeckError):
@@ -250,15 +99,17 @@ class FlockLock:
 
 
 class LockStats:
-    """This process's lock acquisitions, how many had to wait, and the seconds spent waiting
-    (for ``bench/scale.py``'s lock-wait row and anyone diagnosing contention)."""
+    """This process's lock acquisitions, how many had to wait, the seconds spent waiting and
+    the CPU seconds that waiting cost (polling; not the ``give_up`` callbacks, which do the
+    caller's own work early), for ``bench/lock_wait.py`` and anyone diagnosing contention."""
 
-    __slots__ = ("acquired", "waited", "wait_seconds")
+    __slots__ = ("acquired", "wait_cpu_seconds", "wait_seconds", "waited")
 
     def __init__(self) -> None:
         self.acquired = 0
         self.waited = 0
         self.wait_seconds = 0.0
+        self.wait_cpu_seconds = 0.0
 
 
 stats = LockStats()
@@ -269,60 +120,84 @@ class HomeLock:
 
     __slots__ = ("_lock", "_path", "_timeout")
 
-    def __init__(self, lock: BaseFileLock | FlockLock, path: Path, timeout: float) -> None:
+    def __init__(self, lock: MkdirLock | FlockLock, path: Path, timeout: float) -> None:
         self._lock = lock
         self._path = path
         self._timeout = timeout
 
     def __enter__(self) -> HomeLock:
-        try:
-            if isinstance(self._lock, FlockLock):
-                self._acquire_flock(self._lock)
-            else:
-                start = time.perf_counter()
-                self._lock.acquire(timeout=self._timeout, poll_interval=POLL_INTERVAL)
-                waited = time.perf_counter() - start
-                stats.acquired += 1
-                if waited > POLL_INTERVAL / 2:
-                    stats.waited += 1
-                    stats.wait_seconds += waited
-        except Timeout:
-            raise LockTimeoutError(self._path, self._timeout) from None
-        except OSError as exc:  # e.g. a symlink or a directory planted at the lock path
-            reason = exc.strerror or type(exc).__name__
-            raise LockError(f"could not lock {self._path}: {reason}") from None
+        self.acquire()
         return self
 
-    def _acquire_flock(self, lock: FlockLock) -> None:
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def acquire(self, give_up: Callable[[], bool] | None = None) -> bool:
+        """Take the lock (polling while another process holds it). ``give_up``, if given, is
+        asked between attempts whether the lock is still needed (say, the task a claimer was
+        after has been claimed by the holder meanwhile): if it answers True, this returns
+        False without the lock. LockTimeoutError after the timeout; LockError if the lock
+        cannot be taken at all (a symlink or a directory planted at the lock path)."""
+        try:
+            return self._acquire(give_up)
+        except _TimedOut:
+            raise LockTimeoutError(self._path, self._timeout) from None
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise LockError(f"could not lock {self._path}: {reason}") from None
+
+    def _try(self) -> bool:
+        lock = self._lock
+        if isinstance(lock, FlockLock):
+            return lock.try_acquire()
+        from app.core.mkdir_lock import Timeout
+
+        try:
+            lock.acquire(blocking=False)
+        except Timeout:
+            return False
+        return True
+
+    def _acquire(self, give_up: Callable[[], bool] | None) -> bool:
         stats.acquired += 1
-        if lock.try_acquire():
-            return
-        start = time.perf_counter()
+        if self._try():
+            return True
+        start, cpu = time.perf_counter(), time.thread_time()
         deadline = start + self._timeout
         pause = POLL_FIRST
         try:
             while True:
                 time.sleep(pause)
-                if lock.try_acquire():
-                    return
+                if self._try():
+                    return True
+                if give_up is not None:
+                    asked = time.thread_time()
+                    done = give_up()
+                    cpu += time.thread_time() - asked  # the caller's work, not waiting
+                    if done:
+                        return False
                 if time.perf_counter() >= deadline:
-                    raise Timeout(str(self._path))
-                pause = POLL_INTERVAL
+                    raise _TimedOut
+                pause = min(pause * 2, POLL_MAX)
         except BaseException:
-            lock.release()  # not held: only closes the descriptor
+            if isinstance(self._lock, FlockLock):
+                self._lock.release()  # not held: only closes the descriptor
             raise
         finally:
             stats.waited += 1
             stats.wait_seconds += time.perf_counter() - start
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
+            stats.wait_cpu_seconds += time.thread_time() - cpu
 
 
 def make_lock(lock_path: Path, style: LockStyle, timeout: float = DEFAULT_TIMEOUT) -> HomeLock:
     """A fresh lock object per operation (``thread_local=False``; never shared)."""
-    lock: BaseFileLock | FlockLock
+    lock: MkdirLock | FlockLock
     if style == "mkdir":
+        from app.core.mkdir_lock import MkdirLock
+
         lock = MkdirLock(str(lock_path), thread_local=False)
     else:
         lock = FlockLock(str(lock_path))

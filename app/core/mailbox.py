@@ -109,12 +109,6 @@ def _is_known(path: Path) -> bool:
     return known is not None and _stat_key(path) == known.key
 
 
-def _validated_bytes(data: bytes) -> bytes:
-    """``data`` once checked to be an inbox."""
-    check_array(data)
-    return data
-
-
 def _validate_extension(path: Path, raw: bytes) -> bool:
     """Whether ``raw`` is valid because it is a head this process validated, plus appended
     entries that are valid on their own -- checked without parsing the known part again.
@@ -146,6 +140,11 @@ def _validate_extension(path: Path, raw: bytes) -> bool:
     except ValueError:
         return False
     return empty_head or bool(entries)
+
+
+def _checked_bytes(data: bytes) -> bytes:
+    check_array(data)  # ValueError if not an inbox
+    return data
 
 
 def parse_raw_inbox(data: bytes) -> list[dict[str, Any]]:
@@ -307,7 +306,7 @@ class Mailbox:
                     check = functools.partial(check_array, raw)
                     atomic_write_checked(path, parts, check, size=len(raw))
                 except ValueError:  # maybe caught mid-way by another writer: the full story
-                    raw = parse_with_retry(path, _validated_bytes)
+                    raw = parse_with_retry(path, _checked_bytes)
                     unchecked = False
             if not unchecked:
                 parts = _spliced(raw, entry)

@@ -15,8 +15,10 @@ time the batch is written is skipped; a team deleted meanwhile, too.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -57,10 +59,11 @@ class MemberStates:
             if on_error is not None:
                 self._on_error.setdefault(team, []).append(on_error)
             if self._timer is None:
-                # Not a daemon: a process that exits right after a change still writes it.
                 self._timer = threading.Timer(self.delay, self.flush)
                 self._timer.name = "teamdeck-member-states"
+                self._timer.daemon = True  # a process that exits first writes it (_at_exit)
                 self._timer.start()
+                _waiting.add(self)
 
     def pending(self, team: str, name: str) -> dict[str, Any]:
         """The fields recorded for a member and not written yet."""
@@ -73,6 +76,7 @@ class MemberStates:
             pending, self._pending = self._pending, {}
             on_error, self._on_error = self._on_error, {}
             timer, self._timer = self._timer, None
+            _waiting.discard(self)
         if timer is not None and timer is not threading.current_thread():
             timer.cancel()
         written = 0
@@ -89,3 +93,14 @@ class MemberStates:
         with self._lock:
             self.writes += written
         return written
+
+
+_waiting: weakref.WeakSet[MemberStates] = weakref.WeakSet()
+"""Batchers with changes not written yet."""
+
+
+@atexit.register
+def _at_exit() -> None:
+    """A process that exits within a batch's delay still writes the batch."""
+    for states in list(_waiting):
+        states.flush()

@@ -72,6 +72,7 @@ class Board:
         self._pid = os.getpid()
         self._complete = False
         self._dirty: set[int] = set()
+        self._top = 0  # the highest id seen; checked against ``tasks`` by ``highest``
 
     @property
     def watched(self) -> bool:
@@ -193,6 +194,7 @@ class Board:
         if task is None:
             return
         self.tasks[task_id] = task
+        self._top = max(self._top, task_id)
         if key is not None and self._key(task_id) == key:  # the same file throughout
             self.keys[task_id] = key
         if isinstance(task, CorruptFileError):
@@ -223,6 +225,12 @@ class Board:
             self.keys.pop(task_id, None)
 
     # ------------------------------------------------------------------ queries
+
+    def highest(self) -> int:
+        """The highest task id on the board (0 if none), without a pass over 10k ids."""
+        if self._top and self._top not in self.tasks:  # the highest was deleted
+            self._top = max(self.tasks, default=0)
+        return self._top
 
     def in_order(self) -> Iterator[tuple[int, Task | CorruptFileError]]:
         for task_id in sorted(self.tasks):

@@ -122,8 +122,29 @@ class TaskClaims(TaskFiles):
         task is read again under its own lock before it is written, as in ``claim``.
         """
         folder = self.layout.task_dir(self.team)
-        with self._list_lock():
-            known = self._board()
+        known = self._board()
+
+        def nothing_to_claim() -> bool:
+            """No candidate on the board as it is now (a busy agent still takes the lock, to
+            be told so). Asked before taking the lock and while waiting for it: when eight
+            idle teammates wake for one new task, the seven that lose see it claimed and
+            stop waiting, instead of queueing for the lock one after the other."""
+            with known.lock:
+                known.sync(self._reader(folder))
+                if known.busy(agent):
+                    return False
+                candidates = known.candidates()
+                try:
+                    return next(candidates, None) is None
+                finally:
+                    candidates.close()
+
+        if nothing_to_claim():
+            return None
+        lock = self._list_lock()
+        if not lock.acquire(give_up=nothing_to_claim):
+            return None
+        try:
             with known.lock:
                 known.sync(self._reader(folder))
                 busy = known.busy(agent)
@@ -137,6 +158,8 @@ class TaskClaims(TaskFiles):
                             return result
                 finally:
                     candidates.close()
+        finally:
+            lock.release()
         return None
 
     def unassign(

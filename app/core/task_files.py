@@ -117,7 +117,7 @@ class TaskFiles:
         with known.lock:
             if known.watched:
                 known.sync(self._reader(self.dir))
-                return max(known.tasks, default=0)
+                return known.highest()
         on_disk = self.ids_on_disk()
         return on_disk[-1] if on_disk else 0
 

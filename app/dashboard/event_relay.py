@@ -1,8 +1,11 @@
 """Runtime events -> the dashboard's views, in arrival order.
 
 The runtime calls :meth:`RuntimeRelay.push` from any thread; events are buffered
-(``EventBuffer``) and flushed at once for status, approval and transcript events (one pending
-``RuntimeFlush`` message at a time), every ``TeamDeckApp.FLUSH_SECONDS`` for streamed text.
+(``EventBuffer``) and flushed every ``TeamDeckApp.FLUSH_SECONDS``; a status, approval or
+transcript event asks for a flush at once (one pending ``RuntimeFlush`` message at a time)
+unless the last flush was less than :data:`MIN_GAP` ago -- the next tick takes it then. Eight
+teammates at full speed send hundreds of such events a second: flushed one by one, each
+redrew the roster, the board and the feed, and a key press waited behind them.
 A flush publishes streamed text, transcript entries, hook outcomes (feed lines) and the end of
 a run through ``streamed``, a Textual ``Signal`` the open views subscribe to
 (``app.dashboard.streams``: they are streams, not state), and returns the rest (``Digest``) for
@@ -12,6 +15,7 @@ the app to apply to its state.
 from __future__ import annotations
 
 import itertools
+import time
 from typing import Any
 
 from textual.app import App
@@ -23,6 +27,9 @@ from app.dashboard.leaving import RunWatch
 from app.dashboard.streams import HookLines, RunEnded, Streamed
 from app.display.values import hook_item
 from app.runtime.events import RuntimeEvent, TextDelta
+
+MIN_GAP = 0.05
+"""Seconds between two flushes asked for by events (the views update at most this often)."""
 
 
 class RuntimeFlush(Message):
@@ -44,14 +51,17 @@ class RuntimeRelay:
         self._hook_seq = itertools.count(1)  # feed lines of hook outcomes: -1, -2, ...
         #: What the views take as it comes (they subscribe while mounted).
         self.streamed: Signal[Streamed] = Signal(app, "streamed")
+        self._flushed_at = 0.0  # time.monotonic() of the last flush
 
     def push(self, event: RuntimeEvent) -> None:
-        """The runtime's listener (any thread): buffer; ask for a prompt flush unless text."""
-        if self._events.push(event):
+        """The runtime's listener (any thread): buffer; ask for a prompt flush unless text
+        (or unless the views were updated less than ``MIN_GAP`` ago: the tick flushes it)."""
+        if self._events.push(event) and time.monotonic() - self._flushed_at >= MIN_GAP:
             self.app.post_message(RuntimeFlush())
 
     def flush(self) -> Digest | None:
         """Stream what arrived to the views; ``None`` if nothing did, else the rest to apply."""
+        self._flushed_at = time.monotonic()
         events = self._events.drain()
         if not events:
             return None

@@ -323,3 +323,26 @@ def test_node_rewriting_the_file_after_a_read_falls_back_safely(
     assert path.read_bytes() == expected.encode()
     assert [m.text for _, m in box.unread(AGENT)][-1] != "pushed"
     assert in_place == []
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_mark_read_beside_boundary_lookalikes_equals_the_full_rewrite(
+    home: Home, index: int
+) -> None:
+    """Another program's layout with text shaped like a boundary between entries inside two
+    entries, and two real boundaries laid out on one line: marking any one message read
+    gives exactly what re-encoding the whole file gives (in place or not)."""
+    box = home.mailbox(TEAM)
+    path = box.path(AGENT)
+    entries = [entry(i, read=False) for i in range(6)]
+    for k in (2, 5):
+        entries[k] = {"z": [{}, {"q": 1}], **entries[k]}
+    canonical = '"z": [\n      {},\n      {\n        "q": 1\n      }\n    ]'
+    text = dumps_array(entries).replace(canonical, '"z": [{\n  },\n  {\n"q": 1}]')
+    text = text.replace("\n  },\n  {\n", "},{\n", 1)  # the first real boundary, on one line
+    path.write_bytes(text.encode())
+    assert json.loads(path.read_bytes()) == entries
+    assert len(box.unread(AGENT)) == 6
+    assert box.mark_read(AGENT, index) == 1
+    assert json.loads(path.read_bytes()) == json.loads(flipped(entries, index))
+    assert [m.read for m in box.read(AGENT)] == [i == index for i in range(6)]

@@ -371,3 +371,29 @@ def test_flock_style_excludes_filelock_on_the_same_file(tmp_path: Path) -> None:
     with make_lock(lock_path, "flock", timeout=1), pytest.raises(Timeout):
         FileLock(str(lock_path), thread_local=False).acquire(timeout=0.1)
     assert lock_path.is_file()
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_waiter_gives_up_when_it_no_longer_needs_the_lock(
+    tmp_path: Path, style: LockStyle
+) -> None:
+    """``acquire(give_up=...)``: asked while another process holds the lock; True -> no lock
+    taken (False returned), and the lock is still free for the next taker once released."""
+    lock_path = tmp_path / "list.lock"
+    asked: list[int] = []
+    with _held_by_child(lock_path, style) as child:
+        waiter = make_lock(lock_path, style, timeout=20)
+
+        def give_up() -> bool:
+            asked.append(1)
+            return len(asked) == 3
+
+        assert waiter.acquire(give_up=give_up) is False
+        assert len(asked) == 3
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(5)
+    if style == "mkdir":
+        _age(lock_path, STALE_AFTER + 1)  # the killed holder's directory, reclaimed as stale
+    taker = make_lock(lock_path, style, timeout=5)
+    assert taker.acquire(give_up=lambda: True) is True  # free: taken at the first attempt
+    taker.release()

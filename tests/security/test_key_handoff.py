@@ -208,3 +208,30 @@ async def test_the_fork_server_never_holds_the_key(home: Home, tmp_path: Path) -
         server.stop()
         if server.pid is not None:
             os.kill(server.pid, signal.SIGKILL)
+
+
+_DUMPABLE_PROBE = """
+import ctypes, ctypes.util, os, sys
+from app.runtime.model import credentials
+libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+before = libc.prctl(credentials.PR_GET_DUMPABLE, 0, 0, 0, 0)
+credentials.hold_credentials()
+after = libc.prctl(credentials.PR_GET_DUMPABLE, 0, 0, 0, 0)
+print(before, after, "ANTHROPIC_API_KEY" in os.environ)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+@pytest.mark.parametrize("key", ["sk-ant-fake", None])
+def test_a_process_holding_the_key_refuses_same_user_readers(key: str | None) -> None:
+    """Once it holds a key, teamdeck's process is not dumpable: another process of the same
+    user can no longer read its /proc/<pid>/environ or /proc/<pid>/mem. Without a key nothing
+    changes (debuggers still attach)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    if key is not None:
+        env["ANTHROPIC_API_KEY"] = key
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", _DUMPABLE_PROBE],
+        env=env, capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2],
+    ).stdout.split()  # fmt: skip
+    assert out == (["1", "0", "False"] if key else ["1", "1", "False"])

@@ -39,6 +39,8 @@ def hold(values: dict[str, str]) -> None:
     for name in CREDENTIAL_ENVS:
         if values.get(name):
             _held[name] = values[name]
+    if _held:
+        refuse_same_user_readers()
 
 
 def hold_credentials() -> None:
@@ -57,6 +59,8 @@ def hold_credentials() -> None:
         _held[name] = value
         scrub_initial_environ(name)
         os.environ.pop(name, None)
+    if _held:
+        refuse_same_user_readers()
 
 
 def scrub_initial_environ(name: str) -> bool:
@@ -81,6 +85,26 @@ def scrub_initial_environ(name: str) -> bool:
             found = True
         index += 1
     return found
+
+
+PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE = 3
+
+
+def refuse_same_user_readers() -> bool:
+    """Mark this process not dumpable (Linux ``prctl(PR_SET_DUMPABLE, 0)``): another process
+    of the same user can then no longer read its ``/proc/<pid>/environ`` or ``/proc/<pid>/mem``
+    (both are checked like a ptrace attach), nor get a core dump holding the key. Children
+    forked without exec inherit it. Costs: no core dumps, and debuggers such as ``gdb`` or
+    ``py-spy`` need root to attach. True if the flag was set."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        return int(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 class CredentialError(ValueError):
