@@ -29,7 +29,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.markup import escape
 from textual.scrollbar import ScrollBar
@@ -74,6 +74,21 @@ def in_words(text: str, recipient: str = "") -> str:
     if parse_frame(text) is not None:  # a bare frame
         return f"✉ {describe('?', recipient, text).plain()}"
     return _WRAPPED.sub(mail, text)
+
+
+_NOTE = re.compile(r"^\[[^\[\]]*\]$", re.DOTALL)
+
+
+def split_notes(text: str) -> tuple[str, list[str]]:
+    """A prompt and the system's notes appended to it ("[idle teammates: ...]", "[notes:
+    ...]": paragraphs wholly in brackets), so the notes are drawn as the system's, not as
+    part of a teammate's message."""
+    paragraphs = text.split("\n\n")
+    notes = [p.strip() for p in paragraphs if _NOTE.match(p.strip())]
+    if not notes:
+        return text, []
+    kept = [p for p in paragraphs if not _NOTE.match(p.strip())]
+    return "\n\n".join(kept).strip(), notes
 
 
 def _is_long(text: str) -> bool:
@@ -189,7 +204,8 @@ class Transcript(FollowsTranscript, VerticalScroll):
     Transcript {
         height: 1fr;
         scrollbar-size-vertical: 1;
-        & > .user { color: $text-accent; text-style: bold; padding: 0 1; }
+        & > .user { color: $text-accent; text-style: bold; padding: 0 1; height: auto; }
+        & .system-note { color: $text-muted; text-style: italic not bold; }
         & > .notice { color: $text-muted; text-style: italic; padding: 0 1; }
         & > .error { color: $text-error; padding: 0 1; }
         & > Markdown { margin: 0; padding: 0 1; }
@@ -355,7 +371,14 @@ class Transcript(FollowsTranscript, VerticalScroll):
                 if entry.text in self._said:  # the turn that delivers it: already shown
                     self._said.remove(entry.text)
                     return None
-                return Static(Text(f"› {in_words(entry.text, self.agent or '')}"), classes="user")
+                said, notes = split_notes(entry.text)
+                if not notes:
+                    return Static(Text(f"› {in_words(said, self.agent or '')}"), classes="user")
+                return Vertical(  # the message, then the system's notes: dim, no sender
+                    *([Static(Text(f"› {in_words(said, self.agent or '')}"))] if said else []),
+                    *(Static(Text(note), classes="system-note") for note in notes),
+                    classes="user",
+                )
             case "assistant":  # whole: drawn at its height at once (streamed text: Markdown)
                 return Static(StaticMarkdown(entry.text), classes="assistant")
             case "tool_call":

@@ -120,3 +120,35 @@ async def test_the_leads_counts_start_again_with_a_new_goal(
         spend(5300, 9, 0.6)
         await wait_for(pilot, lambda: lead().input_tokens == 300)
         assert lead().tool_calls == 2 and abs((lead().cost_usd or 0) - 0.1) < 1e-9
+
+
+def test_system_notes_are_not_a_teammates_words() -> None:
+    from widgets.transcript import split_notes
+
+    prompt = (
+        '<teammate_message teammate_id="analyst">Task #2 done</teammate_message>\n\n'
+        "[idle teammates: writer (blocked)]\n\n[notes: researcher completed task #1]"
+    )
+    said, notes = split_notes(prompt)
+    assert "Task #2 done" in said and "[" not in said.replace("<", "")[:1]
+    assert notes == ["[idle teammates: writer (blocked)]", "[notes: researcher completed task #1]"]
+    assert split_notes("plain [not a note] text") == ("plain [not a note] text", [])
+
+
+async def test_the_leads_pane_draws_system_notes_apart() -> None:
+    from textual.app import App, ComposeResult
+
+    from app.runtime.events import TranscriptEntry
+    from widgets.transcript_tail import TranscriptTail
+
+    class Pane(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TranscriptTail(id="lead")
+
+    app = Pane()
+    async with app.run_test(size=(100, 10)):
+        tail = app.query_one(TranscriptTail)
+        text = '<teammate_message teammate_id="analyst">Task #2 done</teammate_message>'
+        tail.show("team-lead", [TranscriptEntry("team-lead", "user", f"{text}\n\n[notes: x]", {})])
+        assert tail.lines == ["› ✉ analyst: Task #2 done", "[notes: x]"]
+        assert [line.kind for line in tail._lines] == ["user", "notice"]
