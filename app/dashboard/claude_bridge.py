@@ -94,17 +94,22 @@ class BridgeLink:
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
         statuses, since = dict(self._base[1]), dict(self._base[2])
+        config = files.config
+        members = {m.name for m in config.members} if config is not None else None
         for agent, fact in self.facts.of(files.team).items():
             if statuses.get(agent) == "gone":
                 continue
             status = fact.status
-            if fact.pid is not None and status != "completed":
-                status = "gone" if process_alive(fact.pid) is False else status
+            if fact.pid is not None and process_alive(fact.pid) is False:
+                status = "gone"  # a pane teammate's own process ended
+            if members is not None and agent not in members:
+                if status not in ("completed", "gone"):
+                    continue  # not in the config yet
+                status = "gone"  # its session ended and Claude Code took it out: it left
             if statuses.get(agent) != status:
                 statuses[agent], since[agent] = status, fact.since
         for agent in self.bridge.asking(files.team):
             statuses[agent] = "awaiting approval"
-        config = files.config
         if config is not None and lead_alive(config.extra_fields()) is False:
             names = [m.name for m in config.members] + list(statuses)
             statuses = dict.fromkeys(names, "gone")

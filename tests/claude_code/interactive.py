@@ -182,11 +182,14 @@ class Session:
                 return json.loads(path.read_text())  # type: ignore[no-any-return]
         return None
 
-    def stop(self) -> None:
-        self.terminals.kill()
+    def stop_swarm(self) -> None:
+        """Stop the tmux server Claude Code started for its pane teammates."""
         swarm = self.tmux_tmp / f"tmux-{os.getuid()}"
         for sock in swarm.glob("*") if swarm.is_dir() else []:
-            subprocess.run(
-                ["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=20
-            )
+            command = ["tmux", "-S", str(sock), "kill-server"]
+            subprocess.run(command, capture_output=True, timeout=20, check=False)
+
+    def stop(self) -> None:
+        self.terminals.kill()
+        self.stop_swarm()
         shutil.rmtree(self.tmux_tmp, ignore_errors=True)
