@@ -59,6 +59,13 @@ def test_an_in_process_teammates_request_is_answered_with_a_key(session: Session
     deck.wait_for(
         "deck", lambda s: "worker is idle" in s or "worker finished its turn" in s, "the feed"
     )
+    # its transcript: subagents/agent-aworker-<hex>.jsonl, named by the sibling .meta.json
+    deck.keys("deck", "1")
+    deck.wait_for("deck", lambda s: "▶1 worker" in s, "worker selected")
+    deck.keys("deck", "Enter")
+    view = deck.wait_for("deck", lambda s: "WORKER TASK" in s and "Bash" in s, "its transcript")
+    assert "no transcript found" not in view
+    deck.keys("deck", "Escape")
     deck.tmux("kill-window", "-t", "t:claude")  # the lead's process ends: its team is gone
     deck.wait_for("deck", lambda s: panel_status(s, "worker") == "gone", "worker gone")
 

@@ -8,7 +8,10 @@ and its "Teammates support" notes). How a teammate's file is found, most specifi
 
 1. the member's own session id in the team config (``sessionId``, when the config has one) names
    the file: ``projects/**/<sessionId>.jsonl``;
-2. otherwise the newest ``projects/**/*.jsonl`` whose first records say ``teamName`` = the team
+2. an in-process teammate of 2.1.332: ``<leadSessionId>/subagents/agent-a<name>-<hex>.jsonl``
+   whose sibling ``.meta.json`` says ``name`` = the member and ``teamName`` = the team (its
+   records name neither);
+3. otherwise the newest ``projects/**/*.jsonl`` whose first records say ``teamName`` = the team
    and ``agentName`` = the member (the lead's ``leadSessionId`` folder is searched first: in-process
    teammates live under it).
 
@@ -114,12 +117,32 @@ def find_transcript(
     since = config.created_at / 1000 if config.created_at else 0.0
     files = [p for p in files if _mtime(p) >= since]
     lead = config.lead_session_id
+    named = [p for p in files if _subagent_of(p, config.name, member.name, lead)]
+    if named:
+        return max(named, key=_mtime)
     files.sort(key=lambda p: (lead not in p.parts if lead else True, -_mtime(p)))
     for path in files:
         for record in _head(path):
             if record.get("teamName") == config.name and record.get("agentName") == member.name:
                 return path
     return None
+
+
+def _subagent_of(path: Path, team: str, name: str, lead: str | None) -> bool:
+    """Whether ``path`` is the in-process teammate ``name``'s transcript (2.1.332):
+    ``<leadSessionId>/subagents/agent-a<name>-<hex>.jsonl``, whose records do not name the
+    teammate; the sibling ``.meta.json`` does (``name``, ``teamName``)."""
+    if path.parent.name != "subagents" or (lead and path.parent.parent.name != lead):
+        return False
+    if not path.name.startswith(f"agent-a{name}-"):
+        return False
+    try:
+        meta = json.loads(path.with_name(path.name[: -len(".jsonl")] + ".meta.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(meta, dict) and meta.get("name") == name and meta.get("teamName", team) == team
+    )
 
 
 def _mtime(path: Path) -> float:
