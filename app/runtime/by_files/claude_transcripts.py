@@ -38,6 +38,7 @@ from app.core.home import Home
 from app.core.models import TeamConfig
 from app.core.paths import LEAD_NAME
 from app.runtime.events import TranscriptEntry
+from app.runtime.model.pricing import call_cost
 
 LineKind = Literal["text", "tool", "result", "prompt"]
 HEAD_RECORDS = 8  # records read from a candidate file to recognise its team and agent
@@ -61,6 +62,10 @@ class Usage:
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
     tool_calls: int = 0
+    #: USD at the list prices of ``app.runtime.model.pricing``, for the calls whose model has
+    #: a price; ``unpriced_calls`` counts the others (the cost is then a floor)
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
 
 def _jsonl_files(root: Path) -> list[Path]:
@@ -191,6 +196,7 @@ class TranscriptReader:
     usage: Usage = field(default_factory=Usage)
     _partial: bytes = b""
     _usage_by_message: dict[str, dict[str, int]] = field(default_factory=dict)
+    _model_by_message: dict[str, str] = field(default_factory=dict)
 
     def read_new(self) -> list[TranscriptLine]:
         """The lines written since the last call (a half-written last record waits). A file
@@ -230,6 +236,7 @@ class TranscriptReader:
                 self._usage_by_message[key] = {
                     k: int(v) for k, v in usage.items() if isinstance(v, int)
                 }
+                self._model_by_message[key] = str(message.get("model") or "")
             for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict):
                     continue
@@ -262,6 +269,16 @@ class TranscriptReader:
         self.usage.output_tokens = sum(x.get("output_tokens", 0) for x in u)
         self.usage.cache_read_tokens = sum(x.get("cache_read_input_tokens", 0) for x in u)
         self.usage.cache_creation_tokens = sum(x.get("cache_creation_input_tokens", 0) for x in u)
+        cost, unpriced = 0.0, 0
+        for key, x in self._usage_by_message.items():
+            counts = (x.get("input_tokens", 0), x.get("output_tokens", 0))
+            caches = (x.get("cache_read_input_tokens", 0), x.get("cache_creation_input_tokens", 0))
+            call = call_cost(self._model_by_message.get(key, ""), *counts, *caches)
+            if call is None:
+                unpriced += 1
+            else:
+                cost += call
+        self.usage.cost_usd, self.usage.unpriced_calls = cost, unpriced
 
 
 EntryKind = Literal["user", "assistant", "tool_call", "tool_result"]
