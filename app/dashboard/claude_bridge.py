@@ -38,6 +38,12 @@ TOASTS = {
 }
 
 
+#: Events after which a transcript not found yet may exist (rare ones: each costs a search).
+NEW_TRANSCRIPTS = frozenset(
+    {"SessionStart", "SubagentStart", "SubagentStop", "TeammateIdle", "PermissionRequest"}
+)
+
+
 class BridgeChanged(Message):
     """The requests the bridge holds changed."""
 
@@ -128,6 +134,11 @@ class BridgeLink:
             words = FeedLine(agent, None, line, "hook")
             item = FeedItem(now_iso(), -next(self._feed_seq), agent, (), line, None, words)
             app.streamed.publish(HookLines([(event.sender.team, item)]))
+        files = getattr(app, "session_files", None)
+        if event.event in NEW_TRANSCRIPTS and files is not None:
+            look_again = getattr(files.source, "look_again", None)
+            if look_again is not None:
+                look_again()  # an agent's transcript may exist now
         recorder = getattr(app, "recorder", None)
         if recorder is not None:
             recorder.claude_hook(event)

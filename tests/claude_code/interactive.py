@@ -61,9 +61,12 @@ def teamdeck(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
 def wait_until(predicate: Callable[[], Any], what: str, within: float = 60.0) -> Any:
     """``predicate()``'s first truthy value, polled; a hang guard, not a speed check."""
     end = time.monotonic() + scaled(within)
+    start = time.monotonic()
     while time.monotonic() < end:
         value = predicate()
         if value:
+            if os.environ.get("TD_TIMING"):
+                print(f"{time.monotonic() - start:6.2f}s {what}")
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")

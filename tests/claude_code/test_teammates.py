@@ -69,8 +69,12 @@ def test_an_in_process_teammates_request_is_answered_with_a_key(session: Session
     deck.tmux("kill-window", "-t", "t:claude")  # the lead's process ends: its team is gone
     deck.wait_for("deck", lambda s: panel_status(s, "worker") == "gone", "worker gone")
 
+    # the home is intact: nothing forged into its inboxes, its settings given back
+    for inbox in session.home.root.glob("teams/*/inboxes/*.json"):
+        assert "permission_response" not in inbox.read_text(), inbox
     removed = teamdeck(session.env, "claude", "setup", "--remove")
     assert removed.returncode == 0, removed.stderr
+    assert session.home.settings() == {"teammateMode": "in-process"}  # what the test added
 
 
 def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> None:

@@ -345,6 +345,13 @@ class ClaudeTranscripts:
                     changed.add(agent)
         return changed
 
+    def look_again(self) -> None:
+        """Search for the transcripts not found yet at the next read, not ``recheck`` seconds
+        after the last search (a hook said an agent started or did something)."""
+        with self._lock:
+            self._missing.clear()
+            self._listing = None
+
     def usage(self, agent: str) -> Usage | None:
         """Token usage and tool calls of ``agent``'s transcript (``None``: none found yet)."""
         team = self.team()
