@@ -116,11 +116,16 @@ def compare(
     ours: Callable[[], float],
     base: Callable[[], float],
 ) -> tuple[float, float]:
-    """Medians of ``samples`` alternating runs of each (each callable returns its own ms)."""
+    """Medians of ``samples`` alternating runs of each (each callable returns its own ms),
+    taking turns at going first (a write's cost depends on what the disk did just before)."""
     a, b = [], []
-    for _ in range(samples):
-        a.append(ours())
-        b.append(base())
+    for i in range(samples):
+        if i % 2:
+            b.append(base())
+            a.append(ours())
+        else:
+            a.append(ours())
+            b.append(base())
     return statistics.median(a), statistics.median(b)
 
 
@@ -177,14 +182,16 @@ def inbox_rows(base: Path, size: int, samples: int) -> list[Row]:
 
     # mark_read: each sample starts from the fixture, finds the unread (untimed) and marks one.
     def mark() -> float:
-        path.write_bytes(fixture)
+        floor_write(path, fixture)  # durable, as the floor's own starting point is
         forget_inboxes()
         unread = box.unread(AGENT)
         return timed(lambda: box.mark_read(AGENT, unread[0][0]))
 
     marked = box_result_bytes(path)
 
-    def mark_floor() -> float:
+    def mark_floor() -> float:  # from the same start: the fixture on disk, just read
+        floor_write(path, fixture)
+        path.read_bytes()
         return timed(lambda: floor_write(path, marked))
 
     mark_samples = max(3, samples // 2)
@@ -193,13 +200,14 @@ def inbox_rows(base: Path, size: int, samples: int) -> list[Row]:
 
     # A cold append: a process that has not seen the file.
     def append() -> float:
-        path.write_bytes(fixture)
+        floor_write(path, fixture)
         forget_inboxes()
         return timed(lambda: box.append(AGENT, InboxMessage(sender="lead", text="next")))
 
     appended = path.read_bytes()
 
     def append_floor() -> float:
+        floor_write(path, fixture)
         return timed(lambda: floor_write(path, appended))
 
     value, baseline = compare(mark_samples, append, append_floor)

@@ -656,7 +656,56 @@ def test_error_home_is_a_file(run: Any, tmp_path: Path) -> None:
 def test_bad_usage_exits_2(run: Any, argv: list[str]) -> None:
     result = run(*argv)
     assert result.code == 2, result
-    assert "usage:" in result.err and "Traceback" not in result.err
+    assert_usage_line(result)
+
+
+def assert_usage_line(result: Result, prog: str | None = None) -> None:
+    """A usage error: one line naming the command, ending with where its help is."""
+    assert result.code == 2 and "Traceback" not in result.err, result
+    assert result.err.count("\n") == 1, result.err
+    named = result.err.split(": error: ", 1)[0]
+    assert "[" not in named and named.startswith("teamdeck"), result.err
+    assert result.err.rstrip().endswith(f"({named} --help)"), result.err
+    if prog is not None:
+        assert named == prog, result.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "prog", "fragment"),
+    [
+        (["task", "list"], "teamdeck task list", "required: --team"),
+        (
+            ["task", "list", "--tema", "x"],
+            "teamdeck task list",
+            "unknown option --tema (did you mean --team?)",
+        ),
+        (["--tema", "x"], "teamdeck", "unknown option --tema (did you mean --team?)"),
+        (["tui", "--tema", "x"], "teamdeck tui", "unknown option --tema (did you mean --team?)"),
+        (
+            ["--home", "/x", "history", "show", "--jsno", "1"],
+            "teamdeck history show",
+            "unknown option --jsno (did you mean --json?)",
+        ),
+        (["team", "list", "--zzz"], "teamdeck team list", "unknown option --zzz"),
+        (["task", "bogus"], "teamdeck task", "invalid choice: 'bogus'"),
+        (["run", "goal", "--json"], "teamdeck run", "--json needs --headless"),
+    ],
+)
+def test_usage_errors_are_one_line_named_by_their_command(
+    run: Any, argv: list[str], prog: str, fragment: str
+) -> None:
+    result = run(*argv)
+    assert_usage_line(result, prog)
+    assert fragment in result.err, result.err
+
+
+def test_option_values_that_look_like_options_are_not_unknown_options(run: Any) -> None:
+    """A known option's value is never taken for an option, nor is anything after ``--``."""
+    assert run("team", "create", "alpha", "--description=--not-an-option").code == 0
+    spaced = run("team", "create", "beta", "--description", "--not-an-option")
+    assert "unknown option" not in spaced.err and "expected one argument" in spaced.err
+    assert run("send", "--team", "alpha", "--to", "team-lead", "--", "--hello").code == 0
+    assert run("task", "list", "--te", "alpha").code == 0  # argparse's abbreviations still work
 
 
 def test_help_and_version(run: Any) -> None:
@@ -856,7 +905,7 @@ def test_subprocess_exit_codes(tmp_path: Path) -> None:
     assert failed.err.startswith("teamdeck: error: ") and failed.err.count("\n") == 1
     assert not (tmp_path / "home" / "teams" / "alpha" / "inboxes" / "nobody.json").exists()
     usage = run_process("task", "update", "--team", "alpha", env=env)
-    assert usage.code == 2 and "usage:" in usage.err and "Traceback" not in usage.err
+    assert_usage_line(usage, "teamdeck task update")
     bad_status = run_process("task", "update", "--team", "alpha", "1", "--status", "x", env=env)
     assert bad_status.code == 1 and "Traceback" not in bad_status.err
 

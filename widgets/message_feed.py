@@ -16,8 +16,9 @@ where the person scrolls (back to the end: following again), never by what a lay
 
 from __future__ import annotations
 
+import time
 from bisect import insort
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -45,7 +46,10 @@ class MessageFeed(ScrollView, can_focus=True):
     """Feed items in time order; see the module docstring.
 
     A cursor (up/down while focused) marks one line; ``enter`` or a click on a line asks for
-    the whole message (``Opened``): a line is cut at the panel's width.
+    the whole message (``Opened``): a line is cut at the panel's width, with "…".
+
+    Times are of today ("14:02:05") or dated ("Nov 20 14:02"), today being ``clock``'s
+    (injected: snapshots use a fixed one).
     """
 
     BINDINGS = [
@@ -75,8 +79,9 @@ class MessageFeed(ScrollView, can_focus=True):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.clock = clock
         self._items: list[FeedItem] = []
         self._view: list[FeedItem] = self._items
         self.agent_filter: str | None = None
@@ -86,7 +91,7 @@ class MessageFeed(ScrollView, can_focus=True):
         #: character goes back to one of them instead of searching everything again.
         self._recent: dict[tuple[str, ...], list[FeedItem]] = {}
         self.name_colors: dict[str, str] = {}
-        self._cache: LRUCache[tuple[int, int], Strip] = LRUCache(512)
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(512)
         self.following = True
         self.cursor: FeedItem | None = None
 
@@ -289,10 +294,10 @@ class MessageFeed(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ drawing
 
-    def _text(self, item: FeedItem) -> Text:
+    def _text(self, item: FeedItem, now: float) -> Text:
         line = item.line
         text = Text(no_wrap=True, end="")
-        text.append(short_time(item.timestamp), style="dim")
+        text.append(short_time(item.timestamp, now), style="dim")
         text.append(" ")
         text.append(line.actor, style=f"bold {rich_color(self.name_colors.get(line.actor))}")
         if line.target:
@@ -306,7 +311,8 @@ class MessageFeed(ScrollView, can_focus=True):
         return text
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        # The scrollbar's column is not the line's: a line cut there would hide its "…".
+        width = self.scrollable_content_region.width
         index = self.scroll_offset.y + y
         style = self.rich_style
         if not self._view:
@@ -318,10 +324,11 @@ class MessageFeed(ScrollView, can_focus=True):
         if index >= len(self._view):
             return Strip.blank(width, style)
         item = self._view[index]
-        key = (item.seq, width)
+        now = self.clock()
+        key = (item.seq, width, int(now // 3600))  # a new hour may be a new day: dates again
         strip = self._cache.get(key)
         if strip is None:
-            text = self._text(item)
+            text = self._text(item, now)
             if item is self.cursor:
                 text.stylize("reverse" if self.has_focus else "underline")
             text.truncate(width, overflow="ellipsis")

@@ -50,13 +50,16 @@ def short_model(model: str) -> str:
     return model.split(" — ", 1)[0].strip()
 
 
-def model_and_cost(model: str, cost: str, *, short: bool) -> str:
-    """The header's tail: ``Claude · claude-sonnet-5-5 · $0.0123``; short: the offline model
-    is ``offline · $0``."""
+def model_and_cost(model: str, cost: str, *, short: bool, sandbox_only: bool = False) -> str:
+    """The header's tail: ``Claude · claude-sonnet-5-5 · sandbox · $0.0123``; short: the
+    offline model is ``offline · sandbox · $0``."""
     if short:
         model = short_model(model)
         if model.startswith("offline"):
-            model = "offline"
+            _, dot, rest = model.partition(" · ")  # the sandbox's state stays
+            model = f"offline{dot}{rest}"
+    if sandbox_only:  # the narrower forms drop the model but keep where commands run
+        model = next((part for part in model.split(" · ") if "sandbox" in part), "")
     return " · ".join(part for part in (model, cost) if part)
 
 
@@ -110,6 +113,7 @@ class StatusBar(Widget):
             (False, model_and_cost(source, cost, short=False)),
             (False, model_and_cost(source, cost, short=True)),
             (True, model_and_cost(source, cost, short=True)),
+            (True, model_and_cost(source, cost, short=True, sandbox_only=True)),
             (True, cost),
             (True, ""),
         ]

@@ -59,6 +59,14 @@ def when(epoch: float | None) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def run_length(run: RunSummary, last_at: float | None = None) -> float | None:
+    """How long ``run`` took: its start to its end; a run not ended (being recorded, or cut
+    off), its start to ``last_at`` (its last event so far), else unknown. The one number
+    ``teamdeck history`` lists and the replay plays to."""
+    end = run.ended_at if run.ended_at is not None else last_at
+    return None if end is None else max(0.0, end - run.started_at)
+
+
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "-"

@@ -68,7 +68,7 @@ def cmd_history(home: Home, args: argparse.Namespace) -> int:
     import sqlite3
 
     from app.archive import query
-    from app.archive.timeline import duration, run_cost, when
+    from app.archive.timeline import duration, run_cost, run_length, when
 
     if not archive_path(home, args).exists():
         if args.json:
@@ -95,7 +95,7 @@ def cmd_history(home: Home, args: argparse.Namespace) -> int:
             r.team or "-",
             fmt.one_line(r.goal, 40) or "-",
             when(r.started_at)[:-4],
-            duration(r.duration),
+            duration(run_length(r)),
             r.outcome,
             r.agents,
             r.tasks_done,
@@ -163,7 +163,7 @@ def _write_json(out: IO[str], document: dict[str, Any], events: Iterator[query.E
 
 def _write_head(out: IO[str], run: query.RunSummary, document: dict[str, Any]) -> None:
     """The run, its agents and approvals (``history show`` before the timeline)."""
-    from app.archive.timeline import duration, run_cost, when
+    from app.archive.timeline import duration, run_cost, run_length, when
     from app.runtime.model.pricing import format_usd
 
     model = "offline model" if run.offline else (run.model or "-")
@@ -172,7 +172,7 @@ def _write_head(out: IO[str], run: query.RunSummary, document: dict[str, Any]) -
         f" · {model} · {run_cost(run)}\n"
     )
     out.write(f"goal: {fmt.one_line(run.goal, 200) or '-'}\n")
-    out.write(f"started {when(run.started_at)}, took {duration(run.duration)}")
+    out.write(f"started {when(run.started_at)}, took {duration(run_length(run))}")
     if run.reason:
         out.write(f" ({fmt.one_line(run.reason, 120)})")
     out.write("\n")

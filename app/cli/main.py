@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import os
 import sys
@@ -80,12 +81,62 @@ _VALUE_OPTIONS = ("--home", "--team")
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser with usage errors cut like every other error line (an unknown
-    5,000-character argument is echoed cut, with "…"); the subcommands' parsers are of this
-    class too (``add_subparsers`` makes them of the parent's type)."""
+    """argparse's parser with usage errors as one line like every other error, named by the
+    command that has them and cut (an unknown 5,000-character argument is echoed cut, with
+    "…"): ``teamdeck task list: error: ... (teamdeck task list --help)``. An option no parser
+    knows is reported as such before anything else (argparse would first complain that a
+    required option is missing, or take ``--tema x``'s value for a command), with the closest
+    known one suggested. The subcommands' parsers are of this class too (``add_subparsers``
+    makes them of the parent's type)."""
 
     def error(self, message: str) -> NoReturn:
-        super().error(clip(message, MAX_ERROR_LINE))
+        line = clip(f"{self.prog}: error: {message}", MAX_ERROR_LINE)
+        self.exit(2, f"{line} ({self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        tokens = list(sys.argv[1:] if args is None else args)
+        unknown = unknown_option(self, tokens)
+        if unknown is not None:
+            self.error(unknown)
+        return super().parse_known_args(tokens, namespace)
+
+
+def unknown_option(parser: argparse.ArgumentParser, tokens: Sequence[str]) -> str | None:
+    """The error for the first option in ``tokens`` that ``parser`` does not know (up to its
+    command word, if it has commands: the command's own parser checks the rest), or None.
+    A known option's value is skipped, whatever it looks like; ``--`` ends the options."""
+    actions = parser._option_string_actions  # noqa: SLF001 - the options argparse matches
+    commands = {
+        name
+        for action in parser._actions  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction)  # noqa: SLF001
+        for name in action.choices
+    }
+    longs = [name for name in actions if name.startswith("--")]
+    position = 0
+    while position < len(tokens):
+        token = tokens[position]
+        position += 1
+        if token == "--" or token in commands:
+            return None
+        if not token.startswith("-") or token == "-" or token[1:2].isdigit():
+            continue
+        name, has_value = (token.split("=", 1)[0], "=" in token)
+        if not name.startswith("--") and len(name) > 2:  # -oFILE
+            name, has_value = name[:2], True
+        action = actions.get(name)
+        if action is None and name.startswith("--"):
+            matches = [known for known in longs if known.startswith(name)]
+            action = actions[matches[0]] if len(matches) == 1 else None
+        if action is None:
+            close = difflib.get_close_matches(name, longs, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return f"unknown option {name}{hint}"
+        if not has_value and action.nargs != 0:
+            position += 1  # its value, even one that starts with "-"
+    return None
 
 
 def _home_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -140,7 +191,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "--team", dest="dashboard_team", metavar="NAME", help="the dashboard shows this team"
     )
     parser.set_defaults(handler=None, parser=parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", prog=PROG)
 
     def command(
         group: argparse._SubParsersAction[argparse.ArgumentParser],

@@ -71,6 +71,18 @@ class DependencyCycleError(TeamdeckError):
     """A task dependency that would make a cycle."""
 
 
+class TaskBlockedError(TeamdeckError):
+    """A task cannot start: tasks it is blocked by are unfinished."""
+
+    def __init__(self, task_id: str, blockers: list[str]) -> None:
+        self.task_id = task_id
+        self.blockers = blockers
+        listing = ", ".join(f"#{b}" for b in blockers)
+        super().__init__(
+            f"task #{task_id} cannot start: it is blocked by unfinished task(s) {listing}"
+        )
+
+
 class TeamNotEmptyError(TeamdeckError):
     """TeamDelete refused: members other than the lead remain."""
 

@@ -169,6 +169,12 @@ def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> Non
 
 
 def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool) -> None:
+    replace_temp(write_temp(path, data, durable=durable), path, durable=durable)
+
+
+def write_temp(path: Path, data: Chunks, *, durable: bool) -> Path:
+    """The first half of an atomic write: ``data`` in a new temp file next to ``path``
+    (fsynced if ``durable``); :func:`replace_temp` (or :func:`discard_temp`) finishes it."""
     directory = path.parent
     ensure_dir(directory)
     check_not_symlink(path)
@@ -201,18 +207,26 @@ def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool) -> None:
             _datasync(fd)
     except BaseException:
         os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temp(tmp)
         raise
     os.close(fd)
+    return tmp
+
+
+def replace_temp(tmp: Path, path: Path, *, durable: bool) -> None:
+    """The second half: rename ``tmp`` over ``path`` (and fsync the folder if ``durable``)."""
     try:
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        discard_temp(tmp)
         raise
     if durable:
-        fsync_dir(directory)
+        fsync_dir(path.parent)
+
+
+def discard_temp(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
 
 
 #: The temp file's data and size must reach the disk before the rename; its other metadata

@@ -125,15 +125,11 @@ def decode_array(data: bytes) -> list[dict[str, Any]]:
     return raw
 
 
-_ENVELOPE = ("msgV", "msg_id")
 _SHAPE = SchemaValidator(
-    cs.list_schema(
-        cs.typed_dict_schema(
-            {k: cs.typed_dict_field(cs.any_schema(), required=False) for k in _ENVELOPE},
-            extra_behavior="ignore",
-        )
-    )
+    cs.list_schema(cs.typed_dict_schema({}, extra_behavior="ignore", total=False))
 )
+"""An array of objects, nothing built: with no field to look for, the parser skips every value
+(still checking its syntax) -- a quarter of the cost of a parse."""
 
 
 def _maybe_nonfinite(data: bytes) -> bool:
@@ -142,17 +138,19 @@ def _maybe_nonfinite(data: bytes) -> bool:
     return (b"N" in data and b"NaN" in data) or (b"I" in data and b"Infinity" in data)
 
 
-def check_array(data: bytes) -> list[dict[str, Any]]:
+def check_array(data: bytes) -> None:
     """Check that ``data`` is an inbox (as :func:`decode_array`, the same errors) without
-    building it -- for an append, which only extends the bytes: about half the cost of a
-    parse. Returns, per message, its envelope keys (``msgV``, ``msg_id``) if it has any."""
-    if not _maybe_nonfinite(data):  # pydantic's JSON parser would accept NaN and Infinity
+    building it -- for an append, which only extends the bytes. Anything the fast check
+    refuses (or that may hold ``NaN``/``Infinity``, which it would accept) goes through
+    :func:`decode_array`, which raises what it always did or accepts what the fast one cannot
+    (a lone surrogate escape, as JavaScript writes)."""
+    if not _maybe_nonfinite(data):
         try:
-            shapes: list[dict[str, Any]] = _SHAPE.validate_json(data)
-            return shapes
+            _SHAPE.validate_json(data)
+            return
         except ValidationError:
-            pass  # the strict loader tells what is wrong (or accepts what jiter cannot)
-    return [{k: e[k] for k in _ENVELOPE if k in e} for e in decode_array(data)]
+            pass
+    decode_array(data)
 
 
 def _json_type(value: Any) -> str:

@@ -1,6 +1,8 @@
 """Locks: one factory for teamdeck's own home (flock) and a Claude Code home (mkdir).
 
-* ``flock`` -- ``filelock.FileLock`` on a regular ``*.lock`` file; the kernel releases it when
+* ``flock`` -- ``flock(2)`` on a regular ``*.lock`` file (:class:`FlockLock`, the same lock
+  ``filelock.FileLock`` takes, without its bookkeeping: an inbox append holds its lock for about
+  a millisecond, and filelock's registries cost a third of that); the kernel releases it when
   the holder dies, so a dead process can never leave a stale lock.
 * ``mkdir`` -- the protocol of the npm ``proper-lockfile`` package Claude Code uses, so that
   teamdeck and Claude Code exclude each other on the same files. Written as a
@@ -37,6 +39,8 @@ above keeps the aftermath harmless and logs it.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import logging
 import os
 import secrets
@@ -45,7 +49,7 @@ import stat
 import time
 from pathlib import Path
 
-from filelock import BaseFileLock, FileLock, Timeout
+from filelock import BaseFileLock, Timeout
 
 from app.core.errors import LockTimeoutError, TeamdeckError
 from app.core.paths import LockStyle
@@ -53,6 +57,7 @@ from app.core.paths import LockStyle
 STALE_AFTER = 10.0  # seconds; proper-lockfile's default ``stale``
 DEFAULT_TIMEOUT = 20.0
 POLL_INTERVAL = 0.002  # seconds between attempts; a lock is held for milliseconds
+POLL_FIRST = 0.0005  # the first wait is shorter: most holders are about to let go
 
 _log = logging.getLogger(__name__)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -197,19 +202,90 @@ class LockError(TeamdeckError):
     """A lock that cannot be taken for a reason other than another holder."""
 
 
+class FlockLock:
+    """``flock(LOCK_EX)`` on a regular lock file, polled (non-blocking) until a deadline.
+
+    The same kernel lock ``filelock.FileLock`` takes on the same file, so the two exclude each
+    other; the file is created ``0600`` if missing and never removed (removing it would let two
+    holders lock two different inodes). One object per operation, used by one thread. A lock
+    file unlinked by someone between our ``open`` and our ``flock`` is opened afresh."""
+
+    __slots__ = ("_fd", "_path")
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        fd = self._fd
+        if fd is None:
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC
+            fd = self._fd = os.open(self._path, flags, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                return False
+            self._close()
+            raise
+        if os.fstat(fd).st_nlink == 0:  # unlinked before we locked it: not the live lock file
+            self._close()
+            return False
+        return True
+
+    def release(self) -> None:
+        """Unlock and close (closing alone would unlock too; the explicit unlock also covers a
+        descriptor a forked child inherited)."""
+        fd = self._fd
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                self._close()
+
+    def _close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+class LockStats:
+    """This process's lock acquisitions, how many had to wait, and the seconds spent waiting
+    (for ``bench/scale.py``'s lock-wait row and anyone diagnosing contention)."""
+
+    __slots__ = ("acquired", "waited", "wait_seconds")
+
+    def __init__(self) -> None:
+        self.acquired = 0
+        self.waited = 0
+        self.wait_seconds = 0.0
+
+
+stats = LockStats()
+
+
 class HomeLock:
-    """Context manager around a filelock lock that reports a timeout as LockTimeoutError."""
+    """Context manager around a lock that reports a timeout as LockTimeoutError."""
 
     __slots__ = ("_lock", "_path", "_timeout")
 
-    def __init__(self, lock: BaseFileLock, path: Path, timeout: float) -> None:
+    def __init__(self, lock: BaseFileLock | FlockLock, path: Path, timeout: float) -> None:
         self._lock = lock
         self._path = path
         self._timeout = timeout
 
     def __enter__(self) -> HomeLock:
         try:
-            self._lock.acquire(timeout=self._timeout, poll_interval=POLL_INTERVAL)
+            if isinstance(self._lock, FlockLock):
+                self._acquire_flock(self._lock)
+            else:
+                start = time.perf_counter()
+                self._lock.acquire(timeout=self._timeout, poll_interval=POLL_INTERVAL)
+                waited = time.perf_counter() - start
+                stats.acquired += 1
+                if waited > POLL_INTERVAL / 2:
+                    stats.waited += 1
+                    stats.wait_seconds += waited
         except Timeout:
             raise LockTimeoutError(self._path, self._timeout) from None
         except OSError as exc:  # e.g. a symlink or a directory planted at the lock path
@@ -217,15 +293,37 @@ class HomeLock:
             raise LockError(f"could not lock {self._path}: {reason}") from None
         return self
 
+    def _acquire_flock(self, lock: FlockLock) -> None:
+        stats.acquired += 1
+        if lock.try_acquire():
+            return
+        start = time.perf_counter()
+        deadline = start + self._timeout
+        pause = POLL_FIRST
+        try:
+            while True:
+                time.sleep(pause)
+                if lock.try_acquire():
+                    return
+                if time.perf_counter() >= deadline:
+                    raise Timeout(str(self._path))
+                pause = POLL_INTERVAL
+        except BaseException:
+            lock.release()  # not held: only closes the descriptor
+            raise
+        finally:
+            stats.waited += 1
+            stats.wait_seconds += time.perf_counter() - start
+
     def __exit__(self, *exc: object) -> None:
         self._lock.release()
 
 
 def make_lock(lock_path: Path, style: LockStyle, timeout: float = DEFAULT_TIMEOUT) -> HomeLock:
     """A fresh lock object per operation (``thread_local=False``; never shared)."""
-    lock: BaseFileLock
+    lock: BaseFileLock | FlockLock
     if style == "mkdir":
         lock = MkdirLock(str(lock_path), thread_local=False)
     else:
-        lock = FileLock(str(lock_path), thread_local=False, mode=0o600)
+        lock = FlockLock(str(lock_path))
     return HomeLock(lock, lock_path, timeout)

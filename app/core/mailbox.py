@@ -21,6 +21,7 @@ every message.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import uuid
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core import inbox_cache
+from app.core.checked_write import atomic_write_checked
 from app.core.errors import NotFoundError, UnknownRecipientError
 from app.core.events import InboxChanged, InboxRead
 from app.core.files import (
@@ -107,9 +109,10 @@ def _is_known(path: Path) -> bool:
     return known is not None and _stat_key(path) == known.key
 
 
-def _validated_bytes(data: bytes) -> tuple[bytes, bool]:
-    """``data`` once checked to be an inbox, and whether a message carries an envelope."""
-    return data, any(check_array(data))
+def _validated_bytes(data: bytes) -> bytes:
+    """``data`` once checked to be an inbox."""
+    check_array(data)
+    return data
 
 
 def _validate_extension(path: Path, raw: bytes) -> bool:
@@ -192,6 +195,16 @@ def _envelope_template(raw: bytes) -> dict[str, Any] | None:
             template: dict[str, Any] = entry
             return template
     return None
+
+
+def _spliced(raw: bytes | None, entry: dict[str, Any]) -> list[Chunk]:
+    """The chunks of the inbox ``raw`` (``None``: none yet) with ``entry`` appended, in the
+    envelope of its newest message if it has one. ValueError if ``raw`` is not an array."""
+    template = _envelope_template(raw) if raw is not None else None
+    piece = encode_entry(envelope_like(template, entry) if template else entry)
+    if raw is None:
+        return [b"[\n", piece, b"\n]"]
+    return splice_parts(raw, piece)
 
 
 def parse_inbox(data: bytes) -> Parsed:
@@ -287,16 +300,18 @@ class Mailbox:
             if guard is not None:
                 guard()
             raw = read_bytes(path)
-            enveloped = True  # unless the full check below says otherwise
-            if raw is not None and not (_is_known(path) or _validate_extension(path, raw)):
-                checked = parse_with_retry(path, _validated_bytes, first=raw)
-                raw, enveloped = checked or (None, False)
-            template = _envelope_template(raw) if raw is not None and enveloped else None
-            piece = encode_entry(envelope_like(template, entry) if template else entry)
-            parts: list[Chunk] = [b"[\n", piece, b"\n]"]
-            if raw is not None:
-                parts = splice_parts(raw, piece)
-            atomic_write_bytes(path, parts)
+            unchecked = raw is not None and not (_is_known(path) or _validate_extension(path, raw))
+            if unchecked and raw is not None:
+                try:  # checked while the new version is written (see app.core.checked_write)
+                    parts = _spliced(raw, entry)
+                    check = functools.partial(check_array, raw)
+                    atomic_write_checked(path, parts, check, size=len(raw))
+                except ValueError:  # maybe caught mid-way by another writer: the full story
+                    raw = parse_with_retry(path, _validated_bytes)
+                    unchecked = False
+            if not unchecked:
+                parts = _spliced(raw, entry)
+                atomic_write_bytes(path, parts)
             written = _remember(path, parts[:-1])
         self.home.emit(InboxChanged(self.team, agent, written=written))
 

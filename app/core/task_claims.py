@@ -79,7 +79,7 @@ class TaskClaims(TaskFiles):
                 return ClaimResult(False, "already_claimed", task)
             if task.is_resolved:
                 return ClaimResult(False, "already_resolved", task)
-            open_blockers = [b for b in task.blocked_by if self._is_open(b)]
+            open_blockers = self.open_blockers(task)
             if open_blockers:
                 return ClaimResult(False, "blocked", task, blocked_by=open_blockers)
             task.owner = agent
@@ -88,6 +88,13 @@ class TaskClaims(TaskFiles):
             changed = self._write(task)
         self.home.emit(changed)
         return ClaimResult(True, None, task)
+
+    def open_blockers(self, task: Task) -> builtins.list[str]:
+        """The rule every way of starting a task obeys (a claim, ``claim_next``, TaskUpdate's
+        ``in_progress`` by a teammate or the lead, ``teamdeck task update``), in every
+        teammate mode: a task whose ``blockedBy`` names an unfinished task does not start.
+        The ids of those unfinished blockers (an unreadable one counts as unfinished)."""
+        return [b for b in task.blocked_by if self._is_open(b)]
 
     def _is_open(self, task_id: str) -> bool:
         try:

@@ -15,7 +15,7 @@ import builtins
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import DependencyCycleError
+from app.core.errors import DependencyCycleError, TaskBlockedError
 from app.core.events import TaskChanged
 from app.core.models import Task
 from app.core.task_claims import ClaimReason, ClaimResult, TaskClaims, UnassignResult
@@ -104,6 +104,10 @@ class TaskList(TaskClaims):
                 task.description = description
             if active_form is not None:
                 task.active_form = active_form
+            if status == "in_progress" and task.status != "in_progress":
+                blockers = self.open_blockers(task)
+                if blockers:
+                    raise TaskBlockedError(task.id, blockers)
             if status is not None:
                 task.status = status
             if owner is not _UNSET:
@@ -198,8 +202,14 @@ class TaskList(TaskClaims):
             task = self.require(task_id)
             mark = max(self.highwatermark(), int(task_id), *(self.ids_on_disk() or [0]))
             self._write_highwatermark(mark)
+            path = Path(self.layout.task_path(self.team, task_id))
             with self._task_lock(task_id):
-                Path(self.layout.task_path(self.team, task_id)).unlink(missing_ok=True)
+                path.unlink(missing_ok=True)
+                lock = path.with_name(path.name + ".lock")
+                if not lock.is_dir():  # a flock file (a mkdir lock goes at release)
+                    # An updater waiting on it finds no task once it holds it, and the id is
+                    # never given out again.
+                    lock.unlink(missing_ok=True)
             for other in self.list(include_internal=True):
                 if task_id in other.blocks or task_id in other.blocked_by:
                     self._set_links(

@@ -10,7 +10,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from app.core.errors import (
     CorruptFileError,
@@ -22,6 +22,8 @@ from app.core.errors import (
 from app.core.events import TeamChanged, TeamRemoved
 from app.core.files import atomic_write_json, ensure_dir, load_json, parse_with_retry
 from app.core.home_parts import HomeParts
+from app.core.locks import LockError
+from app.core.member_states import MemberStates
 from app.core.models import TeamConfig, TeamMember, now_ms
 from app.core.paths import LEAD_NAME, agent_id, sanitize_name
 
@@ -53,6 +55,8 @@ class Teams:
     def __init__(self, home: HomeParts) -> None:
         self.home = home
         self.layout = home.layout
+        self.states = MemberStates(self)
+        """Member state changes (``isActive``, ``mode``), written to the config in batches."""
 
     # ------------------------------------------------------------------ read
 
@@ -279,6 +283,26 @@ class Teams:
         self.modify(team, change)
         return found[0]
 
+    def update_members(self, team: str, members: dict[str, dict[str, Any]]) -> bool:
+        """Set fields on several members in one rewrite (members no longer in the team, or a
+        team deleted meanwhile, are skipped); whether the file was rewritten -- not if every
+        value was already there."""
+        if not self.layout.config_path(team).is_file():
+            return False
+
+        def change(config: TeamConfig) -> None:
+            for name, fields in members.items():
+                member = config.member(name)
+                for key, value in fields.items() if member is not None else ():
+                    setattr(member, _MEMBER_FIELDS.get(key, key), value)
+
+        try:
+            return self.modify(team, change, written=True) is not None
+        except (NotFoundError, LockError):
+            if self.layout.config_path(team).is_file():
+                raise
+            return False  # the team was deleted meanwhile
+
     # ------------------------------------------------------------------ hidden panes
 
     def hidden_pane_ids(self, team: str) -> builtins.list[str]:
@@ -307,13 +331,29 @@ class Teams:
         self.modify(team, change)
         return changed
 
-    def modify(self, team: str, change: Callable[[TeamConfig], None]) -> TeamConfig:
-        """Read-modify-write the config under its lock."""
+    @overload
+    def modify(self, team: str, change: Callable[[TeamConfig], None]) -> TeamConfig: ...
+
+    @overload
+    def modify(
+        self, team: str, change: Callable[[TeamConfig], None], *, written: bool
+    ) -> TeamConfig | None: ...
+
+    def modify(
+        self, team: str, change: Callable[[TeamConfig], None], *, written: bool = False
+    ) -> TeamConfig | None:
+        """Read-modify-write the config under its lock. Nothing is written (and no change
+        announced) if ``change`` left every value as it was: readers re-read the file at each
+        write. ``written=True``: ``None`` in that case instead of the config."""
         path = self.layout.config_path(team)
         with self.home.lock(path):
             config = self.require(team)
+            before = config.to_json_dict()
             change(config)
-            self._write(config)
+            after = config.to_json_dict()
+            if after == before and list(after) == list(before):
+                return None if written else config
+            atomic_write_json(path, after)
         self.home.emit(TeamChanged(config.name))
         return config
 

@@ -419,6 +419,7 @@ class TeamDeckApp(DeckState):
             demo=self.demo,
             priced=self.source.priced,
             budget_limit=budget.limit if (budget := getattr(self, "budget", None)) else None,
+            sandbox=self.runtime.sandbox_description if self.runtime is not None else "",
         )
 
     def _tick(self) -> None:

@@ -27,6 +27,9 @@ class Key:
     shown: str
     does: str
     bindings: tuple[Binding, ...] = ()
+    #: The steering lever the key pulls, when a team may not offer it (``--claude``: Claude
+    #: Code runs its teammates): the help then says why instead, and the footer leaves it out.
+    lever: str = ""
 
     def binding(self, id: str | None = None) -> Binding:
         """The row's one binding, or the one with ``id`` when the row documents several."""
@@ -36,9 +39,9 @@ class Key:
         return found[0]
 
 
-def key(shown: str, does: str, *bindings: Binding) -> Key:
+def key(shown: str, does: str, *bindings: Binding, lever: str = "") -> Key:
     """A help row; its bindings carry ``does`` as their tooltip."""
-    return Key(shown, does, tuple(replace(b, tooltip=does) for b in bindings))
+    return Key(shown, does, tuple(replace(b, tooltip=does) for b in bindings), lever)
 
 
 # ---------------------------------------------------------------------- typing
@@ -102,7 +105,12 @@ SHUTDOWN = key(
     "ask the selected teammate to shut down",
     Binding("s", "shutdown", "Shutdown", id="shutdown"),
 )
-KILL = key("K", "kill the selected teammate (asks first)", Binding("K", "kill", "Kill", id="kill"))
+KILL = key(
+    "K",
+    "kill the selected teammate (asks first; not on a Claude Code team, which runs its own)",
+    Binding("K", "kill", "Kill", id="kill"),
+    lever="kill",
+)
 FILTER = key(
     "f",
     "feed: only the selected agent's messages / everything",

@@ -44,14 +44,24 @@ def rich_color(name: str | None, default: str = "default") -> str:
     return RICH_COLORS.get(name.lower(), name.lower())
 
 
-def short_time(timestamp: str) -> str:
-    """``2026-01-02T03:04:05.678Z`` -> ``03:04:05`` in local time; the raw text if unparseable."""
+def short_time(timestamp: str, now: float | None = None) -> str:
+    """``2026-01-02T03:04:05.678Z`` -> ``03:04:05`` in local time; the raw text if unparseable.
+
+    With ``now`` (epoch seconds, the caller's clock), a moment of another day says which:
+    ``Nov 20 14:02`` (another year: ``2025-11-20 14:02``), so a week-old event never reads as
+    today's."""
     try:
         moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
     except ValueError:
         return timestamp[:8]
     if moment.tzinfo is not None:
         moment = moment.astimezone()
+    if now is not None:
+        today = datetime.fromtimestamp(now, moment.tzinfo).date()
+        if moment.date() != today:
+            if moment.year != today.year:
+                return moment.strftime("%Y-%m-%d %H:%M")
+            return f"{moment.strftime('%b')} {moment.day} {moment.strftime('%H:%M')}"
     return moment.strftime("%H:%M:%S")
 
 

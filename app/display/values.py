@@ -306,14 +306,18 @@ def header_info(
     demo: bool,
     priced: bool = True,
     budget_limit: float | None = None,
+    sandbox: str = "",
 ) -> HeaderInfo:
     """Counts come from what the panels show: teammates still with the team (a killed,
     failed or finished one keeps its panel but is not counted); the cost (``priced``: a run
-    of ours, whose model calls are counted) is every agent's, gone ones included."""
+    of ours, whose model calls are counted) is every agent's, gone ones included. The
+    sandbox's state (``sandbox``, ``no sandbox``...; "" for a viewer, which runs nothing)
+    follows the model's words, before the model's hint."""
     team = files.team
+    head, dash, hint = model.partition(" — ")
     return HeaderInfo(
         team=f"{team} (deleted)" if team and files.removed else team,
-        model=model,
+        model=f"{head} · {sandbox}{dash}{hint}" if sandbox else model,
         teammates=sum(1 for a in teammates(agents) if a.status not in TERMINAL_STATUSES),
         open_tasks=files.open_tasks,
         approvals=len(approvals),

@@ -121,6 +121,10 @@ class RuntimeAPI(Protocol):
     #: bypassPermissions may be entered (the flag, or the person's confirmation, gives it).
     allow_bypass: bool
 
+    @property
+    def sandbox_description(self) -> str:
+        """Where agents' commands run, for the header: ``sandbox``, ``no sandbox``, ..."""
+
     def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
 
     def events(self) -> AsyncIterator[RuntimeEvent]: ...

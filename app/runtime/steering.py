@@ -19,6 +19,9 @@ from app.core.paths import LEAD_NAME, USER_NAME
 from app.runtime.api import Answer, AnswerStatus, Approval, RuntimeAPI
 
 READ_ONLY = "Read-only viewer: there is no runtime here to answer that."
+NO_TEAM_TO_SPAWN = (
+    "no team to spawn a teammate into: the lead's team has ended (send the lead a goal)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,11 @@ class Steering(Protocol):
     @property
     def denial_feedback(self) -> bool:
         """True when a denied permission can carry the person's words to the teammate."""
+
+    def unavailable(self, lever: str) -> str | None:
+        """Why ``lever`` (``kill``, ``interrupt``, ``spawn``) cannot act on this team at all, in
+        one line; None when it can. The dashboard says it at once instead of asking first, and
+        neither its footer nor its palette offers the lever."""
 
     def approve(self, approval: Approval) -> Outcome:
         """Approve a plan, or allow a permission once."""
@@ -108,6 +116,13 @@ class RuntimeSteering:
 
     read_only = False
     denial_feedback = True  # the denial's reason is what the teammate's tool call returns
+
+    def unavailable(self, lever: str) -> str | None:
+        """The runtime runs its teammates: every lever acts, except a spawn with no team (the
+        lead's team ended): said before the spawn dialog asks anything."""
+        if lever == "spawn" and self.runtime.team is None:
+            return NO_TEAM_TO_SPAWN
+        return None
 
     def __init__(self, runtime: RuntimeAPI) -> None:
         self.runtime = runtime
@@ -248,6 +263,9 @@ class ReadOnlySteering:
 
     def _refuse(self, *_: object, **__: object) -> Outcome:
         return Outcome(False, READ_ONLY)
+
+    def unavailable(self, lever: str) -> str | None:
+        return READ_ONLY
 
     approve = reject = allow = deny = shutdown = kill = interrupt = send = _refuse
     set_lead_mode = set_teammate_permission_mode = _refuse

@@ -177,3 +177,28 @@ def test_costs_are_shown_for_priced_models(run: Any, home_dir: Path) -> None:
     [row] = json.loads(run("history", "--json").out)
     assert row["cost_usd"] == pytest.approx((1000 * 2 + 100 * 10) / 1e6)
     assert "$0.0030" in run("history").out
+
+
+async def test_the_replay_length_is_the_one_history_lists(run: Any, home_dir: Path) -> None:
+    """A run whose end comes after its last event: ``teamdeck history``'s TIME and the
+    replay's length are the same ``run_length``."""
+    from app.archive import query
+    from app.archive.replay import Replay
+    from app.dashboard.screens.replay import ReplayApp
+
+    run_id = record_fake_run(Home(home_dir), "a goal", started=1_795_000_000.0)  # took 5 s
+    conn = connect(home_dir / "history.db")
+    conn.execute("UPDATE runs SET ended_at = started_at + 151 WHERE id = ?", (run_id,))
+    conn.execute("UPDATE events SET at = ? WHERE run_id = ?", (1_795_000_000.0 + 150, run_id))
+    conn.commit()
+    conn.close()
+    listing = run("history").out.splitlines()[1]
+    assert " 2m31s " in listing, listing
+    assert "took 2m31s" in run("history", "show", str(run_id)).out
+    reader = query.open_reader(home_dir / "history.db")
+    replay = Replay.load(reader, str(run_id))
+    reader.close()
+    app = ReplayApp(replay)
+    async with app.run_test(size=(120, 40)):
+        header = str(app.screen.query_one("#replay-header").render())
+        assert "/ 2m31s" in header, header

@@ -189,6 +189,30 @@ def test_corrupt_ten_megabyte_inbox_errors(home: Home) -> None:
     assert [c.read_bytes() == data for c in corrupt_copies(path)] == [True]
 
 
+@pytest.mark.parametrize("damage", ["bad string", "nan", "non-object"])
+def test_a_large_inbox_broken_in_the_middle_is_never_extended(home: Home, damage: str) -> None:
+    """A cold append to a big inbox writes the new version while it checks the old one: a
+    check that fails leaves the file as it was, and no temp file behind."""
+    box = home.mailbox(TEAM)
+    path = box.path("researcher")
+    good = dumps([{**VALID_ENTRY, "text": f"message {i}"} for i in range(4000)]).encode()
+    assert len(good) > 256 * 1024  # large enough to be checked alongside the write
+    middle = good.index(b'"message 2000"')
+    bad = {
+        "bad string": b"'message 2000'",
+        "nan": b"NaN",
+        "non-object": b'"message 2000"}, 7, {"x": 1',
+    }[damage]
+    data = good[:middle] + bad + good[middle + len(b'"message 2000"') :]
+    path.write_bytes(data)
+    with pytest.raises(CorruptFileError) as err:
+        box.send("researcher", msg("must not be lost silently"))
+    assert_one_line(err.value, path)
+    assert path.read_bytes() == data
+    leftovers = [p.name for p in path.parent.iterdir() if ".tmp-" in p.name]
+    assert leftovers == []
+
+
 # ----------------------------------------------------------------------------- inbox entries
 
 

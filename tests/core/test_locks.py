@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock, Timeout
 
 import app.core.mailbox as mailbox_module
 from app.core import Home, InboxMessage, LockTimeoutError, TeamMember
@@ -353,3 +354,20 @@ def test_home_send_times_out_on_a_claude_code_held_lock(tmp_path: Path) -> None:
         mailbox.send("researcher", InboxMessage(sender="team-lead", text="lost?"))
     assert [m.text for m in mailbox.read("researcher")] == ["before"]
     assert home.lock(home.layout.tasklist_lock_path(team))._path.name == ".lock.lock"
+
+
+def test_flock_style_excludes_filelock_on_the_same_file(tmp_path: Path) -> None:
+    """teamdeck's own flock lock is the kernel lock ``filelock.FileLock`` takes: a process
+    still running an older teamdeck (which locked through filelock) and this one exclude each
+    other."""
+    lock_path = tmp_path / "inbox.json.lock"
+    other = FileLock(str(lock_path), thread_local=False)
+    other.acquire(timeout=1)
+    try:
+        with pytest.raises(LockTimeoutError), make_lock(lock_path, "flock", timeout=0.1):
+            pass
+    finally:
+        other.release()
+    with make_lock(lock_path, "flock", timeout=1), pytest.raises(Timeout):
+        FileLock(str(lock_path), thread_local=False).acquire(timeout=0.1)
+    assert lock_path.is_file()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core import DependencyCycleError, Home, NotFoundError, TaskChanged, TaskList
+from app.core.errors import TaskBlockedError
 from app.core.files import dumps
 
 TEAM = "t"
@@ -168,6 +169,19 @@ def test_claim_blocked_until_blockers_resolve(tasks: TaskList) -> None:
     assert tasks.claim("3", "researcher").blocked_by == ["2"]
     tasks.delete("2")  # a deleted blocker no longer blocks
     assert tasks.claim("3", "researcher").success
+
+
+def test_an_owned_blocked_task_does_not_start(tasks: TaskList) -> None:
+    """Starting obeys the claim's rule: not while a blocker is unfinished, whoever owns it."""
+    tasks.create("first")
+    tasks.create("second", owner="researcher")
+    tasks.add_dependency("1", "2")
+    with pytest.raises(TaskBlockedError, match=r"#2 cannot start.*blocked.*#1"):
+        tasks.update("2", status="in_progress")
+    assert tasks.require("2").status == "pending"
+    tasks.update("2", description="other fields still change")  # only starting is refused
+    tasks.update("1", status="completed")
+    assert tasks.update("2", status="in_progress").status == "in_progress"
 
 
 def test_claim_agent_busy(tasks: TaskList) -> None:

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from app.core import (
     TeamNotEmptyError,
     TeamRemoved,
 )
+from tests.timing import deadline
 
 
 @pytest.fixture
@@ -274,3 +276,77 @@ def test_delete_prunes_a_worktree_git_cannot_remove(home: Home, repo: Path) -> N
     assert home.teams.delete("t") == [str(tree)]
     assert not tree.exists()
     assert str(tree) not in _git(repo, "worktree", "list", "--porcelain")
+
+
+# ----------------------------------------------------------------------------- batched state
+
+
+def test_rapid_member_state_changes_are_written_in_a_few_batches(home: Home) -> None:
+    """Eight members flipping ``isActive`` 50 times each: the config is rewritten a bounded
+    number of times (not once per change), ends with every member's last value, and keeps
+    Claude Code's shape -- every other field, unknown ones included, and the key order."""
+    home.teams.create("crew", description="batched")
+    names = [f"worker-{i}" for i in range(8)]
+    for name in names:
+        home.teams.add_member("crew", member(name))
+    path = home.root / "teams" / "crew" / "config.json"
+    data = json.loads(path.read_text())
+    data["futureTopLevel"] = {"kept": True}
+    for entry in data["members"]:
+        entry["futureMemberField"] = [1, "two"]
+    path.write_text(json.dumps(data, indent=2))
+    events: list[object] = []
+    home.subscribe(events.append)
+    for round_ in range(50):
+        for i, name in enumerate(names):
+            home.teams.states.set("crew", name, is_active=(round_ + i) % 2 == 0)
+    home.teams.states.flush()
+    rewrites = sum(isinstance(e, TeamChanged) for e in events)
+    assert 1 <= rewrites <= 5  # 400 changes; a slow machine may split them over a few batches
+    after = json.loads(path.read_text())
+    expected = json.loads(json.dumps(data))
+    for entry in expected["members"]:
+        if entry["name"] in names:
+            entry["isActive"] = (49 + names.index(entry["name"])) % 2 == 0
+    assert after == expected
+    assert list(after) == list(expected)
+    assert [list(m) for m in after["members"]] == [list(m) for m in expected["members"]]
+    assert path.read_text() == json.dumps(expected, indent=2, ensure_ascii=False)
+
+
+def test_a_state_change_that_changes_nothing_writes_nothing(home: Home) -> None:
+    home.teams.create("crew")
+    home.teams.add_member("crew", member("worker", is_active=True))
+    path = home.root / "teams" / "crew" / "config.json"
+    before = os.stat(path)
+    home.teams.states.set("crew", "worker", is_active=False)
+    home.teams.states.set("crew", "worker", is_active=True)  # set back within the batch
+    assert home.teams.states.flush() == 0
+    home.teams.update_member("crew", "worker", is_active=True)
+    assert (os.stat(path).st_ino, os.stat(path).st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_batch_for_a_member_that_left_or_a_deleted_team_is_skipped(home: Home) -> None:
+    home.teams.create("crew")
+    home.teams.add_member("crew", member("worker"))
+    home.teams.add_member("crew", member("other"))
+    home.teams.states.set("crew", "worker", is_active=False)
+    home.teams.states.set("crew", "other", is_active=False)
+    home.teams.remove_member("crew", "worker")
+    assert home.teams.states.flush() == 1
+    config = home.teams.require("crew")
+    assert [(m.name, m.is_active) for m in config.members][1:] == [("other", False)]
+    home.teams.states.set("crew", "other", is_active=True)
+    home.teams.delete("crew", force=True)
+    assert home.teams.states.flush() == 0
+    assert not (home.root / "teams" / "crew").exists()
+
+
+def test_a_batch_is_written_on_its_own_shortly_after(home: Home) -> None:
+    home.teams.create("crew")
+    home.teams.add_member("crew", member("worker", is_active=True))
+    home.teams.states.set("crew", "worker", is_active=False)
+    until = deadline(10)
+    while home.teams.require("crew").member("worker").is_active:  # type: ignore[union-attr]
+        assert time.monotonic() < until, "the batch was never written"
+        time.sleep(0.01)

@@ -211,14 +211,15 @@ async def test_a_teammate_that_claims_its_next_task_at_once_stays_active_on_disk
     once at the start and once at the end -- not twice per task."""
     monkeypatch.setattr(teammate_module, "IDLE_WRITE_DELAY", 1.0)  # a loaded machine's claim
     written: list[bool] = []
-    original = Teams.update_member
+    original = Teams.update_members
 
-    def recording(self: Teams, team: str, name: str, **fields: Any) -> Any:
-        if name == "worker" and "is_active" in fields:
+    def recording(self: Teams, team: str, members: dict[str, dict[str, Any]]) -> bool:
+        fields = members.get("worker", {})
+        if "is_active" in fields:
             written.append(fields["is_active"])
-        return original(self, team, name, **fields)
+        return original(self, team, members)
 
-    monkeypatch.setattr(Teams, "update_member", recording)
+    monkeypatch.setattr(Teams, "update_members", recording)
     rt = await started(make_runtime, Router())  # the worker: the offline model
     tasks = home.tasks(TEAM)
     for n in range(3):

@@ -349,6 +349,19 @@ async def test_claim_blocked_and_resolved(alice: ToolContext, lead: ToolContext)
         await TaskUpdate().call({"taskId": done, "owner": "alice"}, alice)
 
 
+async def test_neither_the_owner_nor_the_lead_starts_a_blocked_task(
+    alice: ToolContext, lead: ToolContext, home: Home
+) -> None:
+    blocker = await create(lead, "first")
+    blocked = await create(lead, "second")
+    await run(TaskUpdate(), lead, taskId=blocked, addBlockedBy=[blocker], owner="alice")
+    for ctx in (alice, lead):
+        with pytest.raises(ToolError, match=rf"#{blocked} cannot start.*#{blocker}"):
+            await TaskUpdate().call({"taskId": blocked, "status": "in_progress"}, ctx)
+    await run(TaskUpdate(), lead, taskId=blocker, status="completed")
+    await run(TaskUpdate(), alice, taskId=blocked, status="in_progress")
+
+
 async def test_lead_assigns_directly(lead: ToolContext, home: Home) -> None:
     task_id = await create(lead, "assign me")
     await run(TaskUpdate(), lead, taskId=task_id, owner="alice")

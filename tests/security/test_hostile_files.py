@@ -131,6 +131,22 @@ def test_updating_a_missing_task_leaves_no_lock_file(
     assert sorted(os.listdir(folder)) == before
 
 
+def test_deleting_a_task_leaves_no_lock_file(
+    home: Home, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = home.layout.task_dir("alpha")
+    home.tasks("alpha").update("2", status="in_progress")  # its lock file is made
+    before = sorted(os.listdir(folder))
+    assert "2.json" in before
+
+    code, _, err = run(home, "task", "delete", "--team", "alpha", "2", capsys=capsys)
+
+    assert (code, err) == (0, "")
+    after = sorted(os.listdir(folder))
+    assert "2.json" not in after and "2.json.lock" not in after
+    assert set(after) <= set(before)
+
+
 def test_a_lone_surrogate_in_an_inbox_prints(
     home: Home, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,7 @@ class FakeRuntime:
     ) -> None:
         self.team = team
         self.model_description = "offline model — set ANTHROPIC_API_KEY for Claude"
+        self.sandbox_description = ""  # the header says nothing of it
         self.decider: Decider = "person"
         self.teammate_mode = "default"
         self.allow_bypass = False

@@ -20,8 +20,11 @@ from textual.widgets import OptionList
 from app.core import Home
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.launch import build_dashboard
+from app.dashboard.messages import AskSpawn
+from app.dashboard.palette.commands import DeckCommands
 from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.screens.feedback import FeedbackScreen
+from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.team_picker import TeamPickerScreen, summary_line
 from app.runtime.bridge.steering import BridgeSteering
@@ -168,6 +171,49 @@ async def test_s_requests_a_shutdown(deck: TeamDeckApp) -> None:
         await wait_for(pilot, lambda: "shutdown_request" in last(app, "writer")["text"])
         frame = last_frame(app, "writer")
         assert frame["from"] == "team-lead" and frame["requestId"].endswith("@writer")
+
+
+def footer_keys(app: TeamDeckApp) -> set[str]:
+    return {k for k, active in app.screen.active_bindings.items() if active.binding.show}
+
+
+async def test_k_says_at_once_why_it_cannot_kill_a_claude_code_teammate(
+    deck: TeamDeckApp,
+) -> None:
+    """Claude Code runs its teammates: K asks nothing, says why in one line, and neither the
+    footer, the palette nor the help offers a kill."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        await select(pilot, app, "writer")
+        assert "K" not in footer_keys(app) and "s" in footer_keys(app)
+        assert "Kill" not in screen_text(app).splitlines()[-1]
+        before = app.screen
+        await pilot.press("K")
+        await wait_for(pilot, lambda: len(app._notifications) > 0)
+        assert app.screen is before  # no "Kill writer?" question
+        (said,) = [str(n.message) for n in app._notifications]
+        assert said.startswith("K: not possible from here") and "\n" not in said
+        assert "shutdown_request" not in last(app, "writer")["text"]
+        palette = [title for title, _, _ in DeckCommands(app.screen)._commands()]
+        assert "Request shutdown: writer" in palette
+        assert not [t for t in palette if t.startswith(("Kill:", "Interrupt:"))]
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert "kill the selected teammate" not in screen_text(app)
+        assert "K: not possible from here" in screen_text(app)
+
+
+async def test_the_spawn_command_says_at_once_that_claude_code_spawns(
+    deck: TeamDeckApp,
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        app = await ready(pilot)
+        before = app.screen
+        app.screen.post_message(AskSpawn())
+        await wait_for(pilot, lambda: len(app._notifications) > 0)
+        assert app.screen is before  # not "Spawn a teammate: its name"
+        (said,) = [str(n.message) for n in app._notifications]
+        assert "the Claude Code lead spawns teammates" in said
 
 
 async def test_the_teammate_view_sends_a_message(deck: TeamDeckApp) -> None:

@@ -529,6 +529,24 @@ async def test_spawn_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRu
         assert ("spawn_teammate", "reviewer", "review the diff", False, "default") in runtime.calls
 
 
+async def test_spawn_with_no_team_says_so_before_asking_anything(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """The lead's team has ended: "Spawn teammate…" asks no name, prompt nor mode only to fail
+    after them; it says why at once, in one line (the palette entry says it too)."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        runtime.team = None
+        await pilot.press("ctrl+p")
+        await type_text(pilot, "Spawn teammate")
+        await pilot.pause(0.3)
+        assert "the lead's team has ended" in screen_text(deck)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("no team to spawn" in n for n in notes(deck)))
+        assert isinstance(deck.screen, LeaderScreen)  # no "Spawn a teammate: its name"
+        assert not [c for c in runtime.calls if c[0] == "spawn_teammate"]
+
+
 async def test_kill_from_the_command_palette(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)

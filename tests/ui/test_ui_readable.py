@@ -8,6 +8,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
+from app.core import Home
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.message import MessageScreen
@@ -82,6 +83,37 @@ async def test_header_fits_and_help_keeps_the_long_hint(
         await wait_for(pilot, lambda: isinstance(deck.screen, HelpScreen))
         await pilot.pause(0.1)
         assert "set ANTHROPIC_API_KEY for Claude" in screen_text(deck)
+
+
+@SIZES
+@pytest.mark.parametrize("state", ["sandbox", "no sandbox", "no sandbox (no bwrap)"])
+async def test_header_shows_the_sandbox_within_the_width(
+    tmp_path: Path, size: tuple[int, int], state: str
+) -> None:
+    runtime = make_runtime()
+    runtime.sandbox_description = state  # what the runtime says of where commands run
+    deck = make_app(tmp_path, runtime)
+    async with deck.run_test(size=size) as pilot:
+        await ready(pilot)
+        header = rows(deck)[0].rstrip()
+        # Whole (a long team name may be shortened, as it is first at 80 columns).
+        assert header.endswith((f"offline · {state} · $0", f"approvals · {state} · $0")), header
+
+
+def test_the_runtime_says_where_commands_run(tmp_path: Path) -> None:
+    from app.runtime.sandbox import SandboxConfig, bwrap_problem
+    from app.runtime.team.runtime import TeamRuntime
+
+    def said(sandbox: SandboxConfig | None) -> str:
+        return TeamRuntime(
+            Home(tmp_path / "home"), cwd=tmp_path, sandbox=sandbox
+        ).sandbox_description
+
+    assert said(None) == "no sandbox"  # a library caller's runtime: unconfined
+    assert said(SandboxConfig(enabled=False)) == "no sandbox"
+    assert said(SandboxConfig()) == (
+        "sandbox" if bwrap_problem() is None else "no sandbox (no bwrap)"
+    )
 
 
 # ---------------------------------------------------------------------- item 14: feed detail

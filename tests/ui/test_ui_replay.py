@@ -6,11 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import DataTable, Input, Static
 
 from app.archive.query import Event, RunSummary
 from app.archive.replay import Replay
 from app.dashboard.screens.replay import ReplayApp, ReplayScreen
+from tests.ui.helpers import screen_text
 
 T0 = 1_795_000_000.0  # fixed times: the picture never changes
 
@@ -161,10 +163,11 @@ async def test_search_filters_the_feed_and_moves_between_hits() -> None:
             or "task number 12" in replay.events[i].text.lower()
             for i in screen.hits
         )
+        assert "enter, then n/N" in feed(app)  # n is still a letter of the query
         await pilot.press("enter")  # to the first hit
         first = screen.hits[0]
         assert screen.position == first + 1
-        assert "matching 'task #12'" in feed(app)
+        assert "matching 'task #12'" in feed(app) and "n/N next/prev" in feed(app)
         await pilot.press("n")
         assert screen.position == screen.hits[1] + 1
         await pilot.press("N")
@@ -204,3 +207,45 @@ def test_replay_command_on_a_damaged_history_is_one_line(tmp_path: Path, capsys:
     assert cli.main(["--home", str(home), "replay", "1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("teamdeck: error: ") and err.count("\n") == 1 and "damaged" in err
+
+
+def long_named_replay() -> Replay:
+    """The synthetic run with a long team name and a teammate whose status has a long detail."""
+    replay = synthetic_replay(30)
+    run = replay.run
+    run.team = "a-team-with-a-rather-long-name-for-the-header"
+    detail = "waiting for a permission to run a very long shell command " * 2
+    n = len(replay.events) + 1
+    events = [
+        *replay.events,
+        Event(n, T0 + 30.5, "status", "worker-2", None, "idle", detail, 0, None),
+    ]
+    agents = [{"name": name, "color": "blue"} for name in ("team-lead", "worker-1", "worker-2")]
+    return Replay(run, events, agents)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_replay_lays_out_cleanly(size: tuple[int, int]) -> None:
+    """No table scrolls sideways or runs into the other; the agents' cost, the tasks' owner and
+    the run's cost stay; the footer keeps q Quit; a long status ends in "…"."""
+    app = ReplayApp(long_named_replay())
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        rows = screen_text(app).splitlines()
+        head = rows[0]
+        assert "$0.0" in head and "⏸ paused" in head and "run 7" in head
+        assert "/ 31.0s" in head  # the run's length, as teamdeck history lists it
+        columns = rows[1]
+        assert "agent" in columns and "cost" in columns and "owner" in columns
+        agents = app.screen.query_one("#replay-agents", DataTable)
+        tasks = app.screen.query_one("#replay-tasks", DataTable)
+        for table in (agents, tasks):
+            assert table.virtual_size.width <= table.scrollable_content_region.width, table.id
+        worker_2 = next(r for r in rows if r.lstrip().startswith("worker-2"))
+        assert "…" in worker_2 and "$0.0" in worker_2  # the status shrank, the cost stayed
+        assert rows[-1].lstrip().startswith("q Quit")
+        assert all(len(r) <= size[0] for r in rows)
+
+
+def test_replay_snapshot_80x24(snap_compare: Any) -> None:
+    assert snap_compare(ReplayApp(long_named_replay()), terminal_size=(80, 24))

@@ -79,6 +79,9 @@ async def test_n_and_shift_n_step_through_hits_and_esc_closes(deck: TeamDeckApp)
         await type_text(pilot, "engineer")
         hits = feed(deck).lines()
         assert 1 < len(hits) < total
+        # While typing, n is a letter of the query: the hint says enter first.
+        assert "enter, then n/N" in screen_text(deck)
+        assert "n/N next/prev" not in screen_text(deck)
         await pilot.press("enter")  # keys act again; the first hit is marked
         assert deck.screen.focused is feed(deck)
         shown = lambda: feed(deck).cursor.line.plain()  # noqa: E731
@@ -88,7 +91,13 @@ async def test_n_and_shift_n_step_through_hits_and_esc_closes(deck: TeamDeckApp)
         await pilot.press("N", "N")
         assert shown() == hits[-1]  # wraps
         assert "n/N next/prev" in screen_text(deck)  # the box says how
-        await pilot.press("escape")
+        assert "enter, then n/N" not in screen_text(deck)
+        await pilot.press("slash")  # back into the box: n is text again, and the hint says so
+        await pilot.pause()
+        assert "enter, then n/N" in screen_text(deck)
+        await pilot.press("n")
+        assert deck.screen.query_one("#search").value == "engineern"  # type: ignore[attr-defined]
+        await pilot.press("backspace", "enter", "escape")
         assert len(feed(deck).lines()) == total
         assert not deck.screen.query_one(SearchBar).is_open
         assert isinstance(deck.screen, LeaderScreen)

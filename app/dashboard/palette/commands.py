@@ -47,9 +47,10 @@ class DeckCommands(Provider):
         def to_screen(message: Message) -> Callable[[], object]:
             return partial(screen.post_message, message)
 
+        steering = host.steering
         yield (
             "Spawn teammate…",
-            "A new teammate: its name, prompt and permission mode",
+            steering.unavailable("spawn") or "A new teammate: its name, prompt and permission mode",
             to_screen(AskSpawn()),
         )
         yield "Leader view", "Back to the leader view", to_app(ShowLeader())
@@ -80,22 +81,24 @@ class DeckCommands(Provider):
                 f"Messages {name} sent or received",
                 to_app(FilterFeed(name)),
             )
-            yield (
-                f"Interrupt: {name}",
-                f"Stop {name}'s current turn",
-                to_screen(AskInterrupt(name)),
-            )
+            if steering.unavailable("interrupt") is None:
+                yield (
+                    f"Interrupt: {name}",
+                    f"Stop {name}'s current turn",
+                    to_screen(AskInterrupt(name)),
+                )
             if not agent.is_lead:
                 yield (
                     f"Request shutdown: {name}",
                     f"Ask {name} to shut down",
                     to_screen(AskShutdown(name)),
                 )
-                yield (
-                    f"Kill: {name}",
-                    f"Stop {name} now (asks first)",
-                    to_screen(AskKill(name)),
-                )
+                if steering.unavailable("kill") is None:  # K still says why not
+                    yield (
+                        f"Kill: {name}",
+                        f"Stop {name} now (asks first)",
+                        to_screen(AskKill(name)),
+                    )
 
     async def discover(self) -> Hits:
         for title, help_text, command in self._commands():

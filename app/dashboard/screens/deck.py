@@ -95,6 +95,10 @@ class DeckScreen(DeckView):
         """The footer's keys; ``a`` names the request it answers ("a approve researcher:
         Bash(wc -l …)")."""
         found = super().active_bindings
+        for binding_key, lever in (("K", "kill"),):  # still answer: they say why not
+            shown = found.get(binding_key)
+            if shown is not None and self.steering.unavailable(lever) is not None:
+                found[binding_key] = shown._replace(binding=replace(shown.binding, show=False))
         active = found.get("a")
         if active is None or active.binding.action != "approve" or self.typing:
             return found
@@ -231,6 +235,10 @@ class DeckScreen(DeckView):
         self.report(self.steering.interrupt(message.name))
 
     def action_kill(self) -> None:
+        why = self.steering.unavailable("kill")
+        if why is not None:  # said at once: never a question about a kill that cannot happen
+            self.notify(escape(why), severity="warning")
+            return
         name = self._teammate("kill")
         if name is not None:
             self.post_message(AskKill(name))
@@ -246,8 +254,9 @@ class DeckScreen(DeckView):
 
     @work(group="ui", exit_on_error=False)
     async def confirm_kill(self, name: str) -> None:
-        if self.steering.read_only:
-            self.notify(READ_ONLY, severity="warning")
+        why = self.steering.unavailable("kill")
+        if why is not None:
+            self.notify(escape(why), severity="warning")
             return
         question = f"Kill {name}? Its turn stops now; unfinished tasks go back to pending."
         if await self.app.push_screen_wait(ConfirmScreen(question, confirm_label="Kill")):
@@ -260,8 +269,9 @@ class DeckScreen(DeckView):
 
     @work(group="ui", exit_on_error=False)
     async def spawn_teammate(self) -> None:
-        if self.steering.read_only:
-            self.notify(READ_ONLY, severity="warning")
+        why = self.steering.unavailable("spawn")
+        if why is not None:  # before the dialog asks anything
+            self.notify(escape(why), severity="warning")
             return
         name = await self.app.push_screen_wait(
             FeedbackScreen("Spawn a teammate: its name", placeholder="e.g. researcher")

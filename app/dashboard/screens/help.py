@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 from rich.table import Table
@@ -22,11 +23,22 @@ KEYS: tuple[tuple[str, str], ...] = tuple(
 )
 
 
-def keys_table() -> Table:
+def keys_rows(unavailable: Callable[[str], str | None]) -> list[tuple[str, str]]:
+    """:data:`KEYS` on this team: a key whose lever it does not offer says why instead."""
+    rows: list[tuple[str, str]] = []
+    for title, keys in SECTIONS:
+        rows.append((title, ""))
+        for k in keys:
+            why = unavailable(k.lever) if k.lever else None
+            rows.append((k.shown, why or k.does))
+    return rows
+
+
+def keys_table(unavailable: Callable[[str], str | None] = lambda _: None) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
-    for key, description in KEYS:
+    for key, description in keys_rows(unavailable):
         if description:
             table.add_row(Text(key), Text(description))
         else:
@@ -53,8 +65,12 @@ class HelpScreen(ModalScreen[None]):
             if model:
                 yield Static(Text(f"Model: {model}", style="dim"), id="help-model")
             with VerticalScroll(classes="dialog-body"):
-                yield Static(keys_table())
+                yield Static(keys_table(self._unavailable))
             yield Static(Text("esc to close", style="dim"), classes="dialog-hint")
+
+    def _unavailable(self, lever: str) -> str | None:
+        steering = getattr(self.app, "steering", None)
+        return steering.unavailable(lever) if steering is not None else None
 
     def action_close(self) -> None:
         self.dismiss(None)

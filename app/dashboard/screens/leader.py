@@ -72,7 +72,7 @@ class LeaderScreen(DeckScreen):
                 yield ApprovalsQueue(id="approvals")
             with Vertical(id="work"):
                 yield TaskBoard(id="board")
-                yield MessageFeed(id="feed")
+                yield MessageFeed(clock=clock, id="feed")
                 yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
         yield Input(placeholder="Message the lead… (i to type, enter sends)", id="prompt")
         yield Footer()

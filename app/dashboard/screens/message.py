@@ -69,7 +69,8 @@ class MessageScreen(ModalScreen[None]):
         item = self.item
         line = item.line
         head = Text.assemble((item.sender, "bold"), " -> ", (", ".join(item.recipients), "bold"))
-        head.append(f"  {short_time(item.timestamp)}", style="dim")
+        clock = getattr(self.app, "clock", None)  # the dashboard's (tests: a fixed one)
+        head.append(f"  {short_time(item.timestamp, clock() if clock else None)}", style="dim")
         with Vertical(classes="dialog wide", id="message"):
             yield Static(head, classes="dialog-question")
             with VerticalScroll(classes="dialog-body"):

@@ -31,12 +31,32 @@ from textual.widgets import DataTable, Footer, Input, Static
 from app.archive import query
 from app.archive.db import HistoryUnavailable
 from app.archive.replay import Replay, Search
-from app.archive.timeline import duration, event_line
+from app.archive.timeline import duration, event_line, run_length
+from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
+from widgets.fitted_table import FittedTable
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 TICK = 0.1
 FEED_LINES = 200
+
+
+#: The tables' columns: at a narrow width the long ones shrink (with "…"), then the least
+#: important go (``drop``, highest first); the agent, its cost, a task and its owner stay.
+AGENT_COLUMNS = [
+    Column("agent", least=6),
+    Column("status", drop=2, least=7),
+    Column("calls", drop=4),
+    Column("tokens", drop=3),
+    Column("cost"),
+    Column("last", drop=1, least=6),
+]
+TASK_COLUMNS = [
+    Column("#"),
+    Column("task", least=6),
+    Column("status", drop=1),
+    Column("owner", least=6),
+]
 
 
 def clock(seconds: float) -> str:
@@ -46,24 +66,25 @@ def clock(seconds: float) -> str:
 
 class ReplayScreen(Screen[None]):
     AUTO_FOCUS = None
+    #: Footer order: what matters most first (a narrow footer cuts the end), q Quit first.
     BINDINGS = [
+        Binding("q", "close", "Quit"),
         Binding("space", "toggle_play", "Play/pause"),
+        Binding("slash", "search", "Search", key_display="/"),
+        Binding("enter", "open_agent", "Transcript"),
+        Binding("left_square_bracket", "minute(-1)", "-1 min", key_display="["),
+        Binding("right_square_bracket", "minute(1)", "+1 min", key_display="]"),
         Binding("plus,equals_sign", "faster", "Faster", key_display="+"),
         Binding("minus", "slower", "Slower", key_display="-"),
         Binding("left", "step(-1)", "Back", show=False),
         Binding("right", "step(1)", "Forward", show=False),
-        Binding("left_square_bracket", "minute(-1)", "-1 min", key_display="["),
-        Binding("right_square_bracket", "minute(1)", "+1 min", key_display="]"),
         Binding("home", "jump(0)", "Start", show=False),
         Binding("end", "jump(-1)", "End", show=False),
-        Binding("slash", "search", "Search", key_display="/"),
         Binding("n", "hit(1)", "Next hit", show=False),
         Binding("N", "hit(-1)", "Previous hit", show=False),
         Binding("up", "select(-1)", "Previous agent", show=False),
         Binding("down", "select(1)", "Next agent", show=False),
-        Binding("enter", "open_agent", "Transcript"),
         Binding("escape", "back", "Back", show=False),
-        Binding("q", "close", "Quit"),
     ]
 
     DEFAULT_CSS = """
@@ -95,12 +116,8 @@ class ReplayScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="replay-header")
         with Horizontal(id="replay-top"):
-            agents: DataTable[str] = DataTable(
-                id="replay-agents", cursor_type="row", zebra_stripes=True
-            )
-            tasks: DataTable[str] = DataTable(
-                id="replay-tasks", cursor_type="none", zebra_stripes=True
-            )
+            agents = FittedTable(AGENT_COLUMNS, id="replay-agents", cursor_type="row")
+            tasks = FittedTable(TASK_COLUMNS, id="replay-tasks", cursor_type="none")
             for table in (agents, tasks):  # the screen keeps the keys: arrows move the timeline
                 table.can_focus = False
             yield agents
@@ -113,51 +130,74 @@ class ReplayScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        agents = self.query_one("#replay-agents", DataTable)
-        agents.add_columns("agent", "status", "calls", "tokens", "cost", "last")
-        tasks = self.query_one("#replay-tasks", DataTable)
-        tasks.add_columns("#", "task", "status", "owner")
         self.draw()
         self._timer = self.set_interval(TICK, self._tick, pause=True)
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.draw)  # the tables' columns fit the new width
+
     # ------------------------------------------------------------------ drawing
+
+    @property
+    def length(self) -> float:
+        """The run's length, as ``teamdeck history`` lists it (``run_length``)."""
+        replay = self.replay
+        last = replay.times[-1] if len(replay) else None
+        return run_length(replay.run, last) or 0.0
+
+    def header_line(self, cost: str, width: int) -> Text:
+        """The header in ``width`` cells: the team's name shortens first, then the event
+        count, "read-only" and the word "teamdeck" go; the run, play state, time and cost
+        stay."""
+        run = self.replay.run
+        elapsed = self.replay.time_at(self.position) - run.started_at
+        state = "▶ playing" if self.playing else "⏸ paused"
+        parts = [
+            Part("teamdeck ", "bold", drop=1),
+            Part("replay", "bold"),
+            Part(f" · run {run.id} · "),
+            Part(run.team or "no team"),
+            Part(" · "),
+            Part(state, "bold"),
+            Part(f" {self.speed:g}x · {clock(elapsed)} / {duration(self.length)}"),
+            Part(f" · event {self.position}/{len(self.replay)}", drop=3),
+            Part(f" · {cost}", "dim"),
+            Part(" · read-only", "dim", drop=2),
+        ]
+        header = Text(no_wrap=True, overflow="ellipsis", end="")
+        for part in fit_parts(parts, width, shorten=3):
+            header.append(part.text, style=part.style)
+        return header
 
     def draw(self) -> None:
         replay = self.replay
         state = replay.state_at(self.position)
         run = replay.run
-        elapsed = replay.time_at(self.position) - run.started_at
-        total = (replay.times[-1] - run.started_at) if len(replay) else 0.0
-        header = Text(no_wrap=True, overflow="ellipsis")
-        header.append("teamdeck replay", style="bold")
-        header.append(f" · run {run.id} · {run.team or 'no team'} · ")
-        header.append("▶ playing" if self.playing else "⏸ paused", style="bold")
-        header.append(f" {self.speed:g}x · {clock(elapsed)} / {clock(total)}")
-        header.append(f" · event {self.position}/{len(replay)}")
         cost = cost_label(state.cost, offline=run.offline)
-        header.append(f" · {cost} · read-only", style="dim")
-        self.query_one("#replay-header", Static).update(header)
+        bar = self.query_one("#replay-header", Static)
+        width = (bar.size.width or self.app.size.width) - 2 * (bar.size.width == 0)
+        bar.update(self.header_line(cost, width))
 
-        agents = self.query_one("#replay-agents", DataTable)
+        agents = self.query_one("#replay-agents", FittedTable)
         selected = agents.cursor_row
-        agents.clear()
-        for agent in state.agents.values():
-            status = agent.status + (f" ({agent.detail})" if agent.detail else "")
-            agents.add_row(
+        rows = [
+            (
                 agent.name,
-                status,
+                agent.status + (f" ({agent.detail})" if agent.detail else ""),
                 str(agent.model_calls),
                 str(agent.tokens),
                 "$0" if run.offline else format_usd(agent.cost),
                 agent.last,
-                key=agent.name,
             )
+            for agent in state.agents.values()
+        ]
+        agents.set_rows(rows)
         if agents.row_count:
             agents.move_cursor(row=min(selected, agents.row_count - 1), animate=False)
-        tasks = self.query_one("#replay-tasks", DataTable)
-        tasks.clear()
-        for task in state.tasks.values():
-            tasks.add_row(task.id, task.subject, task.status, task.owner or "-")
+        tasks = [
+            (task.id, task.subject, task.status, task.owner or "-") for task in state.tasks.values()
+        ]
+        self.query_one("#replay-tasks", FittedTable).set_rows(tasks)
         self.query_one("#replay-lines", Static).update(self.feed_text())
 
     def feed_text(self) -> Text:
@@ -171,9 +211,13 @@ class ReplayScreen(Screen[None]):
         if self.query_text:
             events = [e for e in events if e.id in self._hit_ids]
             title += f" matching {self.query_text!r} ({len(self.hits)} in the run)"
-        text = Text()
+            typing = self.focused is self.query_one("#replay-search", Input)  # n is text there
+            title += " · enter, then n/N" if typing else " · n/N next/prev · esc closes"
+        text = Text(no_wrap=True, overflow="ellipsis")  # a line each: the newest stay in view
         text.append(title + "\n", style="bold")
-        for event in events[-40:]:
+        height = self.query_one("#replay-feed").size.height
+        rows = height - 1 if height > 1 else 40  # below the title: the newest that fit
+        for event in events[-rows:]:
             at = clock(event.at - replay.run.started_at)
             text.append(f"{at}  ", style="dim")
             text.append(event_line(event) + "\n")

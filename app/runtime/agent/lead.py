@@ -109,13 +109,8 @@ class Lead:
             if self._active == (team, active):
                 self._active = None  # written again on the next change
 
-        self.session.io.submit(
-            self.runtime.home.teams.update_member,
-            team,
-            LEAD_NAME,
-            is_active=active,
-            on_error=failed,
-        )
+        # Written with the team's other member changes (app.core.member_states).
+        self.runtime.home.teams.states.set(team, LEAD_NAME, is_active=active, on_error=failed)
 
     async def _next_prompt(self) -> str | None:
         delivered = await self.drain()

@@ -194,9 +194,9 @@ class Teammate:
         def failed(exc: Exception) -> None:
             log.warning("%s: could not update isActive in the config: %s", self.name, exc)
 
-        self.session.io.submit(  # a config rewrite: off the loop, in this agent's order
-            self.home.teams.update_member, self.team, self.name, is_active=active, on_error=failed
-        )
+        # Written with the team's other member changes (app.core.member_states): a config
+        # rewrite per batch, off the loop.
+        self.home.teams.states.set(self.team, self.name, is_active=active, on_error=failed)
 
     async def _go_idle(self, outcome: TurnOutcome) -> None:
         """Tell the lead (an inbox append, off the loop), then show idle: whoever sees the
@@ -230,8 +230,11 @@ class Teammate:
         else:
             self.show()
 
-    def exit(self, status: AgentStatus, *, reason: str, error: str | None = None) -> None:
-        """Leave the team (once): tasks back to the board, membership removed, lead told."""
+    def exit(
+        self, status: AgentStatus, *, reason: str, error: str | None = None, note: str = ""
+    ) -> None:
+        """Leave the team (once): tasks back to the board, membership removed, lead told
+        (``note`` first, when it says why)."""
         if self.finished:
             return
         self.finished = True
@@ -242,7 +245,7 @@ class Teammate:
         if error:
             session.set_error(error)
             session.record("error", error)
-        headline = f'Teammate "{self.name}" failed: {error}.' if error else ""
+        headline = f'Teammate "{self.name}" failed: {error}.' if error else note
         session.io.flush()  # its queued writes land before it leaves
         self.channel.leave(reason, headline=headline)
         if status == "completed" and self.shutdown_request is not None:

@@ -54,6 +54,9 @@ class BridgeSteering:
 
     # the agent levers are the wrapped steering's
 
+    def unavailable(self, lever: str) -> str | None:
+        return self.inner.unavailable(lever)
+
     def shutdown(self, agent: str) -> Outcome:
         return self.inner.shutdown(agent)
 

@@ -45,6 +45,14 @@ NOT_FROM_HERE = (
     "not possible from here: {agent} is a Claude Code teammate; "
     "stop it in its own terminal (or ask it to shut down with s)"
 )
+#: What the levers a Claude Code team keeps to itself say, before anything is asked.
+CANNOT = {
+    "kill": "K: not possible from here: Claude Code runs its teammates; stop one in its own "
+    "terminal (or ask it to shut down with s)",
+    "interrupt": "not possible from here: Claude Code runs its agents; interrupt one in its "
+    "own terminal",
+    "spawn": "not possible from here: the Claude Code lead spawns teammates",
+}
 
 
 class AlreadyAnsweredError(TeamdeckError):
@@ -191,6 +199,9 @@ class FileSteering:
     read_only = False
     denial_feedback = True  # a denial's ``error`` is what the teammate reads
 
+    def unavailable(self, lever: str) -> str | None:
+        return CANNOT.get(lever)
+
     def __init__(self, home: Home, team: str | Callable[[], str | None]) -> None:
         """``team``: the team's name, or a callable giving the team shown right now (a
         dashboard switches teams)."""
@@ -294,7 +305,7 @@ class FileSteering:
         return Outcome(True, f"message sent to {to}")
 
     async def spawn(self, name: str, prompt: str, mode: str | None = None) -> Outcome:
-        return Outcome(False, "not possible from here: the Claude Code lead spawns teammates")
+        return Outcome(False, CANNOT["spawn"])
 
     def set_lead_mode(self, mode: str) -> Outcome:
         return Outcome(False, "not possible from here: change the lead's mode in Claude Code")

@@ -31,7 +31,7 @@ from app.core.errors import TeamdeckError
 from app.core.models import InboxMessage
 from app.core.paths import USER_NAME
 from app.runtime.agent.channel import TeamChannel
-from app.runtime.api import AgentSnapshot
+from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import (
     TERMINAL_STATUSES,
     AgentStatus,
@@ -97,6 +97,8 @@ class ExternalRunner:
         self.error: str | None = None
         #: Why the process could not be started, when that is known after ``start()``.
         self.start_error: str | None = None
+        #: Requests of a dead process found on attach: never queued, named when it is reaped.
+        self.dropped: list[Approval] = []
 
     # ------------------------------------------------------------------ Runner
 
@@ -259,6 +261,9 @@ class ExternalRunner:
         if self._finished:
             return
         name = self.spec.name
+        if self.dropped:
+            kinds = " and ".join(sorted({f"{a.kind} request" for a in self.dropped}))
+            how += f"; its unanswered {kinds} can no longer be answered and was dropped"
         headline = f'Teammate "{name}" {"was killed" if status == "killed" else "failed"}: {how}.'
         spec = self.spec
         channel = TeamChannel(self.home, spec.team, name, spec.color, backend=self.backend)

@@ -11,20 +11,23 @@ and runs the teammate entry point (``app.runtime.agent_main``) in the modules al
 The server talks to its runtime only: over a socketpair made for it (``--control-fd N``, its
 stdin and stdout are ``/dev/null``), which no other process can open (``/proc/<pid>/fd`` does
 not reopen a socket, unlike a pipe). The protocol is one JSON object per line each way. The
-runtime sends requests ``{"id", "nonce", "args", "cwd", "env", "stderr", "credentials"?}``
+runtime sends requests ``{"id", "nonce", "args", "cwd", "env", "stderr", "credentialsFd"?}``
 (``args``: the entry point's arguments; ``env``: the child's whole environment; ``stderr``: the
-file its stderr appends to; ``nonce``: random, per request; ``credentials``: the API key, for
-the child only). The server answers, in order: ``{"ready": true}`` once imported, then
-``{"id", "nonce", "pid"}`` per child started or ``{"id", "nonce", "error"}`` for one it could
+file its stderr appends to; ``nonce``: random, per request; ``credentialsFd``: true when a
+descriptor for the child's credentials comes with the line, see below). The server answers,
+in order: ``{"ready": true}`` once imported, then ``{"id", "nonce", "pid"}`` per child started
+or ``{"id", "nonce", "error"}`` for one it could
 not start (one line, e.g. a missing folder). The runtime takes an answer only for a request it
 sent and is still waiting for, with the same nonce; anything else is refused and logged. The
 server refuses an id it has already seen.
 
 The credentials of a forked child go to it as :mod:`~app.runtime.runners.handoff` gives them to
-an exec'd one: a socketpair holding them (made just before the fork, its other end closed)
-whose descriptor the child inherits and names with ``--credentials-fd``; the server drops
-them right after the fork. A child keeps no descriptor of the server's (the control socket,
-its siblings' credentials).
+an exec'd one: a socketpair holding them, its other end closed, whose descriptor the child
+inherits and names with ``--credentials-fd``. The *runtime* makes that socketpair and sends the
+descriptor with the request's line (``SCM_RIGHTS``): the server passes it on unread, so the key
+is never in the server's memory (no ``/proc/<pid>/mem`` of the server, nor a core dump of it,
+holds it); it closes its copy right after the fork. A child keeps no descriptor of the
+server's (the control socket, its siblings' credentials).
 
 Guarantees, so that a forked teammate is the process ``subprocess`` would have started:
 
@@ -43,6 +46,7 @@ Guarantees, so that a forked teammate is the process ``subprocess`` would have s
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
 import itertools
@@ -55,7 +59,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,14 +150,20 @@ class ForkServer:
                 "id": forked.id, "nonce": forked.nonce, "args": list(args), "cwd": str(cwd),
                 "env": dict(env), "stderr": str(stderr),
             }  # fmt: skip
-            if credentials:
-                request["credentials"] = dict(credentials)
+            held = socket_holding(credentials) if credentials else None
+            if held is not None:
+                request["credentialsFd"] = True
+            line = json.dumps(request).encode() + b"\n"
             try:
-                sock.sendall(json.dumps(request).encode() + b"\n")
+                sent = socket.send_fds(sock, [line], [held.fileno()]) if held else 0
+                sock.sendall(line[sent:])
             except OSError as exc:
                 del self._waiting[forked.id]
                 self._ended = True
                 raise OSError(f"the fork server is gone: {exc}") from exc
+            finally:
+                if held is not None:
+                    held.close()  # the server has its copy (or none: it is gone)
         return forked
 
     def cancel(self, forked: Forked) -> None:
@@ -262,20 +272,42 @@ def _lines(stream: Iterable[bytes]) -> Iterable[bytes]:
 
 
 class _Control:
-    """The server's end of its socketpair with the runtime."""
+    """The server's end of its socketpair with the runtime: request lines, and the
+    descriptors that came with them (in order: a request with ``credentialsFd`` takes the
+    next one)."""
 
     def __init__(self, fd: int) -> None:
         self.socket = socket.socket(fileno=fd)
-        self.requests = self.socket.makefile("rb")
+        self.fds: collections.deque[int] = collections.deque()
+
+    @property
+    def requests(self) -> Iterator[bytes]:
+        buffer = b""
+        while True:
+            data, fds, _flags, _addr = socket.recv_fds(self.socket, 65536, 8)
+            self.fds.extend(fds)
+            if not data:
+                return
+            buffer += data
+            *lines, buffer = buffer.split(b"\n")
+            yield from (line + b"\n" for line in lines)
+
+    def credentials(self, request: dict[str, Any]) -> socket.socket | None:
+        """The descriptor that came with ``request`` (see ``credentialsFd``), if any."""
+        if request.pop("credentialsFd", None) is not True or not self.fds:
+            return None
+        return socket.socket(fileno=self.fds.popleft())
 
     def answer(self, data: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):  # the runtime is gone: the requests end next
             self.socket.sendall(json.dumps(data).encode() + b"\n")
 
     def close(self) -> None:
-        """In a child: it must hold nothing of the server's."""
-        self.requests.close()
+        """In a child: it must hold nothing of the server's (nor a sibling's credentials)."""
         self.socket.close()
+        while self.fds:
+            with contextlib.suppress(OSError):
+                os.close(self.fds.popleft())
 
 
 def serve(control_fd: int) -> int:
@@ -301,26 +333,28 @@ def serve(control_fd: int) -> int:
             rid, nonce = int(request["id"]), str(request["nonce"])
         except (ValueError, KeyError, TypeError):
             continue
+        held = control.credentials(request)
         if rid in seen:  # a request id is used once
+            if held is not None:
+                held.close()
             continue
         seen.add(rid)
-        credentials = request.pop("credentials", None)
         try:
             if not Path(request["cwd"]).is_dir():
                 raise OSError(f"no such folder: {request['cwd']}")
             stderr_fd = _open_stderr(Path(request["stderr"]))
         except (OSError, KeyError, TypeError) as exc:
             control.answer({"id": rid, "nonce": nonce, "error": str(exc) or type(exc).__name__})
+            if held is not None:
+                held.close()
             continue
-        held = _holding(credentials)
         pid = os.fork()
         if pid == 0:
             control.close()
             if held is not None:
                 request["args"] = [*request["args"], CREDENTIALS_FD_OPTION, str(held.detach())]
             return _child(AGENT_MAIN, request, stderr_fd)
-        del credentials  # the child has them; the server keeps none
-        if held is not None:
+        if held is not None:  # the child has it; the server keeps none
             held.close()
         os.close(stderr_fd)
         control.answer({"id": rid, "nonce": nonce, "pid": pid})
@@ -328,13 +362,6 @@ def serve(control_fd: int) -> int:
         while True:
             os.waitpid(-1, 0)
     return 0
-
-
-def _holding(credentials: object) -> socket.socket | None:
-    """A socket holding ``credentials`` for the next child (see ``handoff``), if any."""
-    if not isinstance(credentials, dict) or not credentials:
-        return None
-    return socket_holding({str(k): str(v) for k, v in credentials.items()})
 
 
 def _open_stderr(path: Path) -> int:

@@ -1,9 +1,11 @@
 """An agent's process record: ``teams/{team}/agents/{name}.json`` (teamdeck's own).
 
 ``{name}.json`` -- the **process record**: ``{"name", "team", "pid", "backend", "startedAt",
-"tmuxTarget"?}``, written atomically when the process starts. Its mtime is the heartbeat:
-touched every ``HEARTBEAT_S`` by a thread of the agent process. A process is alive while its pid
-exists and its heartbeat is younger than ``STALE_AFTER_S``.
+"procStart"?, "tmuxTarget"?}``, written atomically when the process starts. Its mtime is the
+heartbeat: touched every ``HEARTBEAT_S`` by a thread of the agent process. A process is alive
+while its pid exists and its heartbeat is younger than ``STALE_AFTER_S``. ``procStart`` (the
+lead's: the process's start time in clock ticks since boot, ``/proc/<pid>/stat`` field 22, as
+Claude Code's ``leadProcess.procStart``) tells a pid that was reused from the process itself.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class AgentRecord:
     backend: str
     started_at: int = field(default_factory=now_ms)
     tmux_target: str | None = None
+    proc_start: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -47,6 +50,8 @@ class AgentRecord:
         }
         if self.tmux_target:
             data["tmuxTarget"] = self.tmux_target
+        if self.proc_start is not None:
+            data["procStart"] = self.proc_start
         return data
 
     @classmethod
@@ -61,6 +66,7 @@ class AgentRecord:
                 backend=str(data.get("backend") or "process"),
                 started_at=int(data.get("startedAt") or 0),
                 tmux_target=data.get("tmuxTarget") or None,
+                proc_start=int(data["procStart"]) if data.get("procStart") is not None else None,
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -108,6 +114,29 @@ def pid_exists(pid: int) -> bool:
     except PermissionError:  # someone else's process: it exists
         return True
     return True
+
+
+def proc_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), ``None`` where it cannot be read
+    (no such process, no ``/proc``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        # Field 22; the command name (field 2) may hold spaces and parentheses: count from
+        # the last ")".
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def same_process(record: AgentRecord) -> bool:
+    """Whether the process ``record`` names still runs: its pid exists and, where the record
+    has its start time, started then (not a later process given the same pid)."""
+    if not pid_exists(record.pid):
+        return False
+    if record.proc_start is None:
+        return True
+    now = proc_start(record.pid)
+    return now is None or now == record.proc_start
 
 
 def is_alive(record: AgentRecord, heartbeat_age: float) -> bool:

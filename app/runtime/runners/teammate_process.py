@@ -10,7 +10,9 @@ What it does goes to its event log and its liveness to its record (both in
 ``teams/{team}/agents/``, see :mod:`app.runtime.runners.event_log`); with ``print_to`` (the
 tmux window) its transcript is printed as it happens. Signals: SIGINT ends its current turn,
 SIGTERM/SIGHUP stop it at once (it leaves the team: tasks back to the board, the lead told).
-If its team is deleted it simply ends.
+If its team is deleted it simply ends; if its lead is gone (killed, crashed) and no dashboard
+attaches within ``$TEAMDECK_ORPHAN_TIMEOUT`` seconds it shuts down
+(:mod:`app.runtime.runners.orphan`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from app.runtime.runners.base import spec_from_member
 from app.runtime.runners.build import build_teammate
 from app.runtime.runners.event_log import LOG_VERSION, LogWriter, exit_line
 from app.runtime.runners.hold import FileHold, hold_path
+from app.runtime.runners.orphan import LeadWatch, orphan_timeout
 from app.runtime.runners.pane import PanePrinter
 from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
 from app.runtime.sandbox import SandboxConfig
@@ -140,8 +143,23 @@ async def run_agent(
             teammate.exit("killed", reason="terminated")
         main.cancel()
 
+    async def watch_lead(watch: LeadWatch) -> None:
+        """Shut down once the lead has been gone for the grace period (see ``orphan``)."""
+        while not main.done():
+            await asyncio.sleep(watch.interval)
+            why = await asyncio.to_thread(watch.check)
+            if why is None or teammate.finished:
+                continue
+            teammate.session.record("notice", f"Shutting down: {why}.")
+            teammate.exit("completed", reason="shutdown", note=f'Teammate "{name}": {why}.')
+            main.cancel()
+            return
+
     await watcher.start()
     unsubscribe = watcher.subscribe(on_changes)
+    timeout = orphan_timeout()
+    lead_path = layout.agent_record_path(team, LEAD_NAME)
+    orphaned = asyncio.ensure_future(watch_lead(LeadWatch(lead_path, timeout))) if timeout else None
     for sig, handler in (
         (signal.SIGINT, teammate.session.interrupt),
         (signal.SIGTERM, stop_now),
@@ -155,6 +173,8 @@ async def run_agent(
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
         heartbeat.stop()
+        if orphaned is not None:
+            orphaned.cancel()
         unsubscribe()
         await watcher.stop()
         snap = teammate.session.snapshot

@@ -46,11 +46,12 @@ class SandboxConfig:
         return args
 
     def describe(self) -> str:
-        """For the header and the first line of a run: ``sandbox`` / ``no sandbox``."""
+        """For the header: ``sandbox`` / ``no sandbox`` / ``no sandbox (no bwrap)`` (short: the
+        header has 80 columns; the reason is the warning line at start)."""
         if not self.enabled:
             return "no sandbox"
         if bwrap_problem() is not None:
-            return "no sandbox (bwrap missing)"
+            return "no sandbox (no bwrap)"
         return "sandbox + network" if self.network else "sandbox"
 
 

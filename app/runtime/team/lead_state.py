@@ -11,7 +11,9 @@ in the team's ``agents/`` folder, like every teammate process:
   ``teamdeck attach`` resumes the lead where it stopped.
 
 When the dashboard quits leaving the team running, the record goes (no lead runs) and the
-files stay.
+files stay. A lead that ends without quitting (killed, crashed) leaves its record behind: its
+teammates see that its process is gone and, unless a dashboard attaches meanwhile, shut down
+(:mod:`app.runtime.runners.orphan`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from app.runtime.runners.process_record import (
     AgentRecord,
     Heartbeat,
     is_alive,
+    proc_start,
     read_record,
     write_record,
 )
@@ -79,7 +82,9 @@ class LeadKeeper:
 
     def start(self) -> None:
         check_no_other_lead(self.home, self.team)
-        write_record(self.record_path, AgentRecord(LEAD_NAME, self.team, os.getpid(), "lead"))
+        pid = os.getpid()
+        record = AgentRecord(LEAD_NAME, self.team, pid, "lead", proc_start=proc_start(pid))
+        write_record(self.record_path, record)
         self._heartbeat = Heartbeat(self.record_path)
         self._heartbeat.start()
         loop = asyncio.get_running_loop()

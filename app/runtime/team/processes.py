@@ -169,10 +169,17 @@ class TeamProcesses:
                 emit=rt._emit, on_exit=rt._runner_exited, launch=self._launch(),
             )  # fmt: skip
             rt.crew.add(runner)
-        # Requests the earlier lead read but nobody answered (the files say which).
+        # Requests the earlier lead read but nobody answered (the files say which); those of a
+        # teammate whose process is gone can never be answered: never queued, and its reaping
+        # (``watch_adopted``) says they were dropped.
         for request in scan_team(rt.home, team).pending:
-            if request.approval.agent in rt.crew.runners:
+            asker = rt.crew.runners.get(request.approval.agent)
+            if not isinstance(asker, ExternalRunner):
+                continue
+            if asker.process_alive():
                 rt.queue.add(request.approval)
+            else:
+                asker.dropped.append(request.approval)
 
     def watch_adopted(self) -> None:
         """Once the watcher runs: look at each adopted teammate (reaping the dead ones)."""

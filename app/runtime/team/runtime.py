@@ -118,6 +118,7 @@ class TeamRuntime:
         self.rules = rules or PermissionRules()
         #: Where agents' commands and hooks run (``None``: unconfined; ``teamdeck`` passes one).
         self.sandbox = sandbox
+        self.sandbox_description = sandbox.describe() if sandbox is not None else "no sandbox"
         self.headless = headless
         #: How teammates run: ``in-process``, ``process`` or ``tmux``.
         self.teammate_backend = teammate_backend

@@ -8,7 +8,9 @@ Claiming: when a teammate (not the lead) makes itself the owner of a task it doe
 (``owner`` set to its own name, or ``status: "in_progress"`` on an unowned task, as Claude
 Code does), the update goes through ``TaskList.claim``, so of several racing teammates exactly
 one wins; the others get an error naming the reason (already_claimed, blocked,
-already_resolved, task_not_found). The lead assigns owners directly.
+already_resolved, task_not_found). The lead assigns owners directly. Starting a task
+(``status: "in_progress"``) is refused for anyone, owner or not, lead or teammate, while a task
+it is blocked by is unfinished: one rule (``TaskList.open_blockers``) in every teammate mode.
 
 Completion: when a teammate sets ``status: "completed"`` on a task that was not completed, a
 ``task_completed`` frame goes to the lead's inbox (through ``ctx.services.send``).
