@@ -168,9 +168,9 @@ class Session:
             return False
         return True
 
-    def start_claude(self, prompt: str) -> None:
+    def start_claude(self, prompt: str, mode: str = "manual") -> None:
         env = self.home.env(TEAMDECK_HOME=str(self.td_home), TMUX_TMPDIR=str(self.tmux_tmp))
-        command = [str(self.home.binary), "--permission-mode", "manual"]
+        command = [str(self.home.binary), "--permission-mode", mode]
         command += ["--debug-file", str(self.home.debug_log), prompt]
         self.terminals.start("claude", command, env, self.home.project)
 
