@@ -102,6 +102,18 @@ def test_a_deny_rule_is_never_evaded(command: str, mode: str, tmp_path: Path) ->
         assert decision.behavior == "deny", decision
 
 
+@pytest.mark.parametrize("broad", ["Bash", "Bash(*)", "Bash(python3 *)", "Bash(find *)"])
+def test_a_wildcard_rule_is_as_broad_as_the_tool(broad: str, tmp_path: Path) -> None:
+    """``allow Bash(*)`` beside ``deny Bash(rm:*)``: inline code and ``find -delete`` still ask
+    (found by the acceptance run: a wildcard rule counted as naming the exact command)."""
+    rules = PermissionRules.from_strings(allow=[broad], deny=["Bash(rm:*)"])
+    for command in ("python3 -c 'import shutil; shutil.rmtree(\"build\")'", "find build -delete"):
+        decision = decide(Bash(), {"command": command}, "default", rules, tmp_path)
+        assert decision.behavior == "ask", (command, decision)
+    exact = PermissionRules.from_strings(allow=["Bash(find build -delete)"])
+    assert decide(Bash(), {"command": "find build -delete"}, "default", exact, tmp_path).allowed
+
+
 @pytest.mark.parametrize(
     "path", [".claude/settings.json", ".claude/settings.local.json", ".git/config",
              ".git/hooks/pre-commit", ".gitmodules", ".mcp.json", "sub/.claude/x.json"],

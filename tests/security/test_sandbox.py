@@ -68,6 +68,21 @@ def test_code_running_config_is_read_only(project: Path) -> None:
     assert all(f"REFUSED-{w}" in out for w in ("CLAUDE", "GIT", "HOOK")), out
 
 
+def test_settings_cannot_be_created_where_there_were_none(tmp_path: Path) -> None:
+    """A project without ``.claude``: a command cannot make one with settings in it (a hook
+    there would be code for teamdeck to run)."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    out = run(
+        Sandbox.for_project(bare),
+        "mkdir -p .claude; echo '{\"hooks\": 1}' > .claude/settings.json || echo REFUSED;"
+        "echo in > made.txt",
+        bare,
+    )
+    assert "REFUSED" in out and (bare / "made.txt").exists()
+    assert not (bare / ".claude" / "settings.json").exists()
+
+
 def test_ancestors_are_out_of_sight(project: Path) -> None:
     """A new PID namespace: this test's process (an ancestor of the command) has no
     ``/proc/<pid>`` inside, so neither its environment nor its memory can be read."""

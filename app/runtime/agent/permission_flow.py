@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from app.runtime.agent.channel import TeamChannel
     from app.runtime.agent.session import AgentSession
     from app.runtime.agent.wakeup import Wakeup
+    from app.runtime.api import Approval
     from app.runtime.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,19 @@ class LeadPermissions:
         future = self._futures.get(request_id)
         if future is not None and not future.done():
             future.set_result((allow, reason))
+
+    async def ask_person(self, approval: Approval) -> bool:
+        """A question only the person answers (no timeout: it waits for them), e.g. whether
+        to use settings changed on disk (``team.settings_watch``)."""
+        future: asyncio.Future[tuple[bool, str]] = asyncio.get_running_loop().create_future()
+        self._futures[approval.request_id] = future
+        self.queue.add(approval)
+        try:
+            allow, _ = await future
+            return allow
+        finally:
+            self._futures.pop(approval.request_id, None)
+            self.queue.claim(approval.request_id, "cancelled")
 
     async def ask(
         self,

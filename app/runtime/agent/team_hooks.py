@@ -6,9 +6,10 @@ they run the same whether the agent lives in the dashboard's process or in a ``t
 process of its own: nothing here goes through the lead's runtime.
 
 Which hooks: the ``hooks`` of Claude Code's settings files
-(:mod:`app.runtime.permissions.settings`) for the
-agent's project, read once at the first event (a teammate in a ``--worktrees`` worktree reads
-those of the project the worktree belongs to, where ``settings.local.json`` lives). A hook runs
+(:mod:`app.runtime.permissions.settings`) for the agent's project, as the run took them at its
+start (:mod:`app.runtime.permissions.snapshot`: a change on disk is used only once the person
+accepts it; a teammate in a ``--worktrees`` worktree uses those of the project the worktree
+belongs to, where ``settings.local.json`` lives). A hook runs
 in the agent's own working directory. ``TEAMDECK_HOOKS=0`` in the environment turns them off
 (the demo does).
 
@@ -33,7 +34,8 @@ from app.core.frame_text import describe_hook
 from app.core.paths import project_of
 from app.runtime.agent.hook_commands import HookRun, hook_input, run_hooks
 from app.runtime.events import HookRan, RuntimeEvent, TurnOutcome
-from app.runtime.permissions.settings import HookCommand, load_settings
+from app.runtime.permissions import snapshot
+from app.runtime.permissions.settings import HookCommand
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.tools.base import AgentIdentity, TeamServices, ToolHooks
 
@@ -71,31 +73,26 @@ def hooks_enabled() -> bool:
 
 
 class TeamHooks:
-    """One agent's hooks: loaded at the first event, run per event, outcomes reported."""
+    """One agent's hooks: the run's snapshot, run per event, outcomes reported."""
 
     def __init__(self, session: HookedSession, *, settings_dir: Path | None = None) -> None:
         self.session = session
         self.settings_dir = settings_dir
         self.session_id = str(uuid.uuid4())
-        self._hooks: dict[str, list[HookCommand]] | None = None
-        self._loading: asyncio.Lock | None = None
+        self._warned: object = None  # the settings whose warnings were logged
 
     async def _load(self) -> dict[str, list[HookCommand]]:
-        if self._hooks is not None:
-            return self._hooks
-        if self._loading is None:
-            self._loading = asyncio.Lock()
-        async with self._loading:
-            if self._hooks is None:
-                if not hooks_enabled():
-                    self._hooks = {}
-                else:
-                    where = self.settings_dir or project_of(self.session.identity.cwd)
-                    settings = await asyncio.to_thread(load_settings, where)
-                    for warning in settings.warnings:
-                        log.warning("%s: %s", self.session.name, warning)
-                    self._hooks = settings.hooks
-        return self._hooks
+        """The run's snapshot of the hooks (taken at its start; the person's accepted changes
+        since), never the files as they are now."""
+        if not hooks_enabled():
+            return {}
+        where = self.settings_dir or project_of(self.session.identity.cwd)
+        settings = await asyncio.to_thread(snapshot.current, where)
+        if self._warned is not settings:
+            self._warned = settings
+            for warning in settings.warnings:
+                log.warning("%s: %s", self.session.name, warning)
+        return settings.hooks
 
     async def has(self, event: str) -> bool:
         """Whether any hook is configured for ``event``."""

@@ -105,12 +105,13 @@ class Caution:
     protected: str | None = None
 
     def overridden_by(self, rule: Rule) -> bool:
-        """Whether ``rule`` names this very call: an exact command rule, or a path rule whose
-        pattern names the protected file or folder."""
+        """Whether ``rule`` names this very call: an exact command rule (no prefix, no
+        wildcard: ``Bash(*)`` is as broad as ``Bash``), or a path rule whose pattern names the
+        protected file or folder."""
         if rule.pattern is None:
             return False
         if self.protected is None:
-            return not rule.is_prefix
+            return not rule.is_prefix and not any(c in rule.pattern for c in "*?[")
         return self.protected in rule.pattern
 
 

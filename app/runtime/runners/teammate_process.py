@@ -29,11 +29,12 @@ from app.core import Home
 from app.core.errors import NotFoundError, TeamdeckError
 from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import TeamMember
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, project_of
 from app.core.watch import Watcher
 from app.runtime.agent.channel import sent_event
 from app.runtime.events import RuntimeEvent
 from app.runtime.model.client import default_offline_handler, make_client
+from app.runtime.permissions import PermissionRules, snapshot
 from app.runtime.permissions.settings import load_settings
 from app.runtime.runners.base import spec_from_member
 from app.runtime.runners.build import build_teammate
@@ -44,6 +45,21 @@ from app.runtime.runners.pane import PanePrinter
 from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling import offload
+
+
+def run_settings(home: Home, team: str, cwd: Path) -> PermissionRules:
+    """Its rules; its hooks are then the run's (``permissions.snapshot``): the lead's snapshot
+    when the lead's runtime keeps one, else the settings files of its folder as they are now,
+    at its start."""
+    kept = home.layout.agents_dir(team) / "settings.json"
+    project = project_of(cwd)
+    try:
+        snapshot.follow(project, kept)
+    except (OSError, ValueError):
+        snapshot.take(project)
+        return load_settings(cwd).rules
+    taken = snapshot.current(project).rules
+    return PermissionRules(list(taken.allow), list(taken.ask), list(taken.deny))
 
 
 def find_member(home: Home, team: str, name: str) -> TeamMember:
@@ -105,7 +121,7 @@ async def run_agent(
         if printer is not None:
             printer(event)
 
-    rules = load_settings(spec.cwd).rules  # the settings of the folder it works in
+    rules = run_settings(home, team, spec.cwd)
     for rule in allow:
         rules.add_allow(rule)
     for rule in deny:

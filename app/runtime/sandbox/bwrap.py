@@ -116,6 +116,10 @@ class Sandbox:
     network: bool = False
     #: Read-only inside the writable paths (see :data:`PROTECTED_NAMES`).
     protected: tuple[Path, ...] = field(default=())
+    #: Protected folders that do not exist (a project's ``.claude``): an empty read-only
+    #: folder inside, so that a command cannot create settings there either (the empty
+    #: folder it is mounted on stays in the project).
+    sealed: tuple[Path, ...] = field(default=())
     exe: str = "bwrap"
 
     @classmethod
@@ -127,12 +131,16 @@ class Sandbox:
         the caller); that ``.git``'s config and hooks stay read-only."""
         roots = [project.resolve(), *(p.resolve() for p in extra_writable)]
         protected: list[Path] = []
+        sealed: list[Path] = []
         for root in roots:
             if root.name == ".git":
                 protected += [p for p in (root / "config", root / "hooks") if p.exists()]
             else:
                 protected += protected_paths(root)
-        return cls(tuple(roots), network, tuple(protected), shutil.which("bwrap") or "bwrap")
+                if not (root / ".claude").exists():
+                    sealed.append(root / ".claude")
+        exe = shutil.which("bwrap") or "bwrap"
+        return cls(tuple(roots), network, tuple(protected), tuple(sealed), exe)
 
     def argv(self, command: Sequence[str], cwd: Path) -> list[str]:
         """``command`` as bubblewrap runs it in ``cwd``."""
@@ -155,6 +163,9 @@ class Sandbox:
                 args += ["--bind", str(path), str(path)]
         for path in self.protected:
             args += ["--ro-bind", str(path), str(path)]
+        for path in self.sealed:
+            if not path.is_symlink():
+                args += ["--tmpfs", str(path), "--remount-ro", str(path)]
         args += ["--chdir", str(cwd)]
         return [*args, "--", *command]
 

@@ -14,6 +14,7 @@ from app.runtime.tools.base import AgentIdentity, ToolError
 if TYPE_CHECKING:
     from app.core import Home
     from app.runtime.agent.channel import TeamChannel
+    from app.runtime.agent.permission_flow import LeadPermissions
     from app.runtime.agent.session import AgentSession
     from app.runtime.api import Decider
     from app.runtime.team.answers import RequestDesk
@@ -33,6 +34,9 @@ class LeadsTeam(Protocol):
 
     @property
     def desk(self) -> RequestDesk: ...
+
+    @property
+    def lead_permissions(self) -> LeadPermissions: ...
 
     @property
     def lead_session(self) -> AgentSession: ...
@@ -93,7 +97,7 @@ class LeadServices:
     def answer_permission_from_lead(
         self, caller: AgentIdentity, request_id: str, allow: bool, reason: str | None
     ) -> str:
-        if self.runtime.decider != "lead":
+        if self.runtime.decider != "lead" or self.runtime.lead_permissions.owns(request_id):
             return "The person decides permission requests in this session; leave it to them."
         return self.runtime.desk.answer_permission(request_id, allow, reason).text
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from app.runtime.permissions import PermissionRules
     from app.runtime.runners.base import Runner, TeammateSpec
     from app.runtime.team.crew import Crew
+    from app.runtime.team.settings_watch import SettingsWatch
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class ProcessesHost(Protocol):
     queue: Approvals
     lead_session: AgentSession
     budget: Budget | None
+    settings_watch: SettingsWatch
 
     def team_created(self, team: str) -> None: ...
 
@@ -119,6 +121,7 @@ class TeamProcesses:
         rt = self.runtime
         keeper = LeadKeeper(rt.home, team, rt.lead_session, self.backend)
         keeper.start()
+        rt.settings_watch.keep_for(team)  # its teammates use the run's hooks and rules
         self.keeper = keeper
         self._unsubscribe = rt.subscribe(keeper.on_event)
 

@@ -59,6 +59,7 @@ from app.runtime.team.lead_inbox import LeadInbox
 from app.runtime.team.lead_services import LeadServices
 from app.runtime.team.lead_session import allowed_mode, new_lead_session, prompt_for, set_lead_mode
 from app.runtime.team.processes import TeamProcesses, check_mode
+from app.runtime.team.settings_watch import SettingsWatch
 from app.runtime.team.spawning import asyncio_spawner
 from app.runtime.team.worktrees import TeamWorktrees
 from app.runtime.tools.base import AgentIdentity
@@ -107,9 +108,8 @@ class TeamRuntime:
         self.decider: Decider = decider
         self.permission_timeout = permission_timeout
         self.teammate_mode = teammate_mode
-        #: bypassPermissions may be entered (lead or teammates): the person allowed it
-        #: (``--dangerously-skip-permissions`` or the dashboard's confirmation). By default,
-        #: only when the run starts in it.
+        #: bypassPermissions may be entered: the person allowed it (``--dangerously-skip-
+        #: permissions``, the dashboard's confirmation); by default only if the run starts in it.
         self.allow_bypass = (
             allow_bypass if allow_bypass is not None else BYPASS in (lead_mode, teammate_mode)
         )
@@ -120,16 +120,13 @@ class TeamRuntime:
         self.sandbox = sandbox
         self.sandbox_description = sandbox.describe() if sandbox is not None else "no sandbox"
         self.headless = headless
-        #: How teammates run: ``in-process``, ``process`` or ``tmux``.
         self.teammate_backend = teammate_backend
         #: What a team of teammate processes needs (``None`` in-process).
         self.processes = (
             TeamProcesses(self, teammate_backend) if teammate_backend != "in-process" else None
         )
-        #: A running team to adopt at start (``teamdeck attach``).
-        self.attach_team = attach
-        #: Where "always allow" rules are kept (Claude Code's personal project settings by
-        #: default, so the next run in this folder reads them too).
+        self.attach_team = attach  # a running team to adopt at start (``teamdeck attach``)
+        #: Where "always allow" rules are kept (the next run in this folder reads them too).
         self.rules_file = rules_file or local_settings_path(self.cwd)
         self.team: str | None = None
         self._listeners: list[Listener] = []
@@ -138,6 +135,7 @@ class TeamRuntime:
         self.desk = RequestDesk(
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule
         )
+        self.settings_watch = SettingsWatch(self)  # hooks and rules: the snapshot at start
         self.crew = Crew()
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
         self.worktrees = TeamWorktrees(
@@ -161,6 +159,7 @@ class TeamRuntime:
         freeze_long_lived()  # full GC passes would stall every thread for 100+ ms
         self._loop = asyncio.get_running_loop()
         await load_sdk()  # in a thread: the event loop (the dashboard) goes on meanwhile
+        self.settings_watch.start()
         if self.attach_team:
             if self.processes is None:
                 raise ValueError("only a team of teammate processes can be attached to")
@@ -178,6 +177,7 @@ class TeamRuntime:
     async def stop(self) -> None:
         """Stop every agent of this process (quitting the app): in-process teammates are
         cancelled; teammate processes go on (``teamdeck attach`` adopts them); files stay."""
+        self.settings_watch.stop()
         for runner in list(self.crew.runners.values()):
             _cancel(getattr(runner, "handle", None))  # in-process ones
         if self.processes is not None:

@@ -1,0 +1,177 @@
+"""Hooks and permission rules as a run took them at its start.
+
+A settings file holds code to run (hooks) and what may run without asking (rules); an agent
+can write one (``.claude/settings.json`` in its project). So teamdeck reads them once, when the
+run starts (:func:`take`), and every agent of the process uses that snapshot (:func:`current`),
+never a later state of the files: a change during the run is shown to the person
+(:mod:`app.runtime.team.settings_watch`) and used only once they accept it (:func:`replace`).
+
+A teammate in a process of its own uses its lead's snapshot: the lead's runtime keeps it in
+``teams/{team}/agents/settings.json`` (:func:`write_snapshot`; ``{"hooks": {event: [{"command",
+"timeout", "matcher", "source"}]}, "permissions": {"allow", "ask", "deny"}}``), which the
+teammate follows (:func:`follow`: read again when it changes, i.e. when the person accepted a
+change). Without such a file (``teamdeck agent`` on a team no teamdeck leads) it takes its own
+snapshot at its start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from app.core.files import atomic_write_json
+from app.runtime.permissions import PermissionRules, Rule
+from app.runtime.permissions.settings import (
+    HOOK_EVENTS,
+    HookCommand,
+    Settings,
+    load_settings,
+    settings_paths,
+)
+
+_lock = threading.Lock()
+_taken: dict[Path, Settings] = {}
+#: project -> (the lead's snapshot file, its stat when last read)
+_followed: dict[Path, tuple[Path, tuple[int, int, int] | None]] = {}
+
+
+def take(project: Path) -> Settings:
+    """The snapshot of ``project``'s settings, read from the files the first time only."""
+    key = project.absolute()
+    with _lock:
+        taken = _taken.get(key)
+    if taken is not None:
+        return taken
+    settings = load_settings(key)
+    with _lock:
+        return _taken.setdefault(key, settings)
+
+
+def current(project: Path) -> Settings:
+    """The settings the agents of ``project`` use now: the snapshot (the lead's, if followed,
+    read again when its file changed)."""
+    key = project.absolute()
+    with _lock:
+        followed = _followed.get(key)
+    if followed is not None:
+        path, seen = followed
+        now = _stat(path)
+        if now is not None and now != seen:
+            try:
+                settings = read_snapshot(path)
+            except (OSError, ValueError):
+                settings = None  # half-written or gone: keep the one in use
+            if settings is not None:
+                with _lock:
+                    _taken[key] = settings
+                    _followed[key] = (path, now)
+    return take(key)
+
+
+def replace(project: Path, settings: Settings) -> None:
+    """The person accepted ``settings``: the agents of ``project`` use them from now on."""
+    with _lock:
+        _taken[project.absolute()] = settings
+
+
+def follow(project: Path, path: Path) -> None:
+    """Use the lead's snapshot in ``path`` for ``project`` (see the module docstring)."""
+    key = project.absolute()
+    settings = read_snapshot(path)
+    with _lock:
+        _taken[key] = settings
+        _followed[key] = (path, _stat(path))
+
+
+def forget(project: Path) -> None:
+    """Drop the snapshot of ``project`` (the next :func:`take` reads the files again)."""
+    key = project.absolute()
+    with _lock:
+        _taken.pop(key, None)
+        _followed.pop(key, None)
+
+
+def file_stats(project: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    """What tells that a settings file of ``project`` changed (cheap: ``stat`` only)."""
+    return tuple(_stat(path) for _, path in settings_paths(project.absolute()))
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+# ------------------------------------------------------------------------------ what changed
+
+
+def _hook_keys(settings: Settings) -> set[tuple[str, str, float, str]]:
+    return {
+        (hook.event, hook.command, hook.timeout, hook.matcher)
+        for hooks in settings.hooks.values()
+        for hook in hooks
+    }
+
+
+def changes(old: Settings, new: Settings, known: PermissionRules | None = None) -> list[str]:
+    """What ``new`` adds to or removes from ``old``, one line each (hooks and rules; a rule
+    ``known`` has already, e.g. from an "always allow" answer, is no change)."""
+    lines: list[str] = []
+    before, after = _hook_keys(old), _hook_keys(new)
+    for event, command, _, _ in sorted(after - before):
+        lines.append(f"adds a {event} hook: {command}")
+    for event, command, _, _ in sorted(before - after):
+        lines.append(f"removes a {event} hook: {command}")
+    for kind in ("allow", "ask", "deny"):
+        was: list[Rule] = getattr(old.rules, kind)
+        now: list[Rule] = getattr(new.rules, kind)
+        have: list[Rule] = getattr(known, kind) if known is not None else []
+        lines += [f"adds {kind} rule {rule}" for rule in now if rule not in was + have]
+        lines += [f"removes {kind} rule {rule}" for rule in was if rule not in now]
+    return lines
+
+
+# ------------------------------------------------------------------------- the lead's file
+
+
+def write_snapshot(path: Path, settings: Settings) -> None:
+    hooks = {
+        event: [
+            {"command": h.command, "timeout": h.timeout, "matcher": h.matcher,
+             "source": str(h.source) if h.source else None}
+            for h in hooks
+        ]
+        for event, hooks in settings.hooks.items()
+    }  # fmt: skip
+    rules = settings.rules
+    permissions = {
+        kind: [str(r) for r in getattr(rules, kind)] for kind in ("allow", "ask", "deny")
+    }
+    atomic_write_json(path, {"hooks": hooks, "permissions": permissions})
+
+
+def read_snapshot(path: Path) -> Settings:
+    """The settings in a snapshot file; ValueError if it is not one."""
+    data: Any = json.loads(path.read_bytes())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a settings snapshot")
+    settings = Settings(files=[path])
+    for event, entries in (data.get("hooks") or {}).items():
+        if event not in HOOK_EVENTS or not isinstance(entries, list):
+            continue
+        settings.hooks[event] = [
+            HookCommand(event, str(e["command"]), float(e.get("timeout") or 60),
+                        str(e.get("matcher") or ""), Path(e["source"]) if e.get("source") else None)
+            for e in entries
+            if isinstance(e, dict) and isinstance(e.get("command"), str)
+        ]  # fmt: skip
+    permissions = data.get("permissions") or {}
+    settings.rules = PermissionRules.from_strings(
+        *(permissions.get(kind) or () for kind in ("allow", "ask", "deny"))
+    )
+    return settings
