@@ -55,7 +55,7 @@ def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
     session.setup("tmux")
     api = session.home.api
     api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
-    api.add(Rule(teammate, when=is_teammate, tool="Write", times=6))
+    api.add(Rule(teammate, when=is_teammate, tool="Write", times=None))
     session.start_dashboard()
     session.start_claude("Please spawn a worker.", mode="plan")
     deck = session.terminals
