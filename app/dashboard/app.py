@@ -330,6 +330,8 @@ class TeamDeckApp(DeckState):
         if usage != self.usage:
             self.usage = usage
             self.pull_agents()
+            if check := getattr(getattr(self, "budget", None), "check", None):
+                check(self, self.agents)  # a Claude Code team's (``claude_budget``)
         for agent in sorted(changed):
             self.streamed.publish(TranscriptGrew(agent))
 

@@ -255,22 +255,26 @@ def _from_files(files: TeamFiles, snap: AgentSnapshot) -> AgentSnapshot:
 
 
 def with_usage(
-    agents: Sequence[AgentSnapshot], usage: Mapping[str, tuple[int, int, int, int]]
+    agents: Sequence[AgentSnapshot], usage: Mapping[str, tuple[Any, ...]]
 ) -> tuple[AgentSnapshot, ...]:
     """``agents`` with token usage and tool calls from elsewhere than the runtime (a viewer:
     the agents' own session transcripts). ``usage``: name -> (input, output, cache read,
-    tool calls)."""
+    tool calls[, USD, unpriced calls])."""
     out: list[AgentSnapshot] = []
     for snap in agents:
         counts = usage.get(snap.name)
         if counts is not None:
-            tokens_in, tokens_out, cache_read, tools = counts
+            tokens_in, tokens_out, cache_read, tools = counts[:4]
+            cost: dict[str, Any] = {}
+            if len(counts) >= 6:
+                cost = {"cost_usd": counts[4], "unpriced_calls": counts[5]}
             snap = dataclasses.replace(
                 snap,
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
                 cache_read_tokens=cache_read,
                 tool_calls=tools,
+                **cost,
             )
         out.append(snap)
     return tuple(out)
