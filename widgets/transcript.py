@@ -41,6 +41,7 @@ from app.display.format import describe, one_line
 from app.display.text_search import haystack, matches, query_words
 from app.runtime.events import TranscriptEntry
 from widgets.literal_markdown import StaticMarkdown, literal_parser
+from widgets.system_notes import split_notes
 
 MAX_ITEMS = 200
 #: Entries mounted at once when a view opens (its end, filling the screen); the older ones
@@ -74,21 +75,6 @@ def in_words(text: str, recipient: str = "") -> str:
     if parse_frame(text) is not None:  # a bare frame
         return f"✉ {describe('?', recipient, text).plain()}"
     return _WRAPPED.sub(mail, text)
-
-
-_NOTE = re.compile(r"^\[[^\[\]]*\]$", re.DOTALL)
-
-
-def split_notes(text: str) -> tuple[str, list[str]]:
-    """A prompt and the system's notes appended to it ("[idle teammates: ...]", "[notes:
-    ...]": paragraphs wholly in brackets), so the notes are drawn as the system's, not as
-    part of a teammate's message."""
-    paragraphs = text.split("\n\n")
-    notes = [p.strip() for p in paragraphs if _NOTE.match(p.strip())]
-    if not notes:
-        return text, []
-    kept = [p for p in paragraphs if not _NOTE.match(p.strip())]
-    return "\n\n".join(kept).strip(), notes
 
 
 def _is_long(text: str) -> bool:

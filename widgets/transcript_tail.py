@@ -28,12 +28,12 @@ from textual.widget import Widget
 
 from app.core.frame_text import one_line
 from app.runtime.events import TranscriptEntry
+from widgets.system_notes import split_notes
 from widgets.transcript import (
     FollowsTranscript,
     in_words,
     input_summary,
     result_in_words,
-    split_notes,
 )
 
 MAX_ITEMS = 20

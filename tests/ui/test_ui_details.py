@@ -123,7 +123,7 @@ async def test_the_leads_counts_start_again_with_a_new_goal(
 
 
 def test_system_notes_are_not_a_teammates_words() -> None:
-    from widgets.transcript import split_notes
+    from widgets.system_notes import split_notes
 
     prompt = (
         '<teammate_message teammate_id="analyst">Task #2 done</teammate_message>\n\n'
