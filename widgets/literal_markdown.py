@@ -8,9 +8,12 @@ underscore as a plain character.
 
 from __future__ import annotations
 
+from typing import Any
+
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.emphasis import tokenize as emphasis
+from rich.markdown import Markdown as RichMarkdown
 
 
 def _stars_only(state: StateInline, silent: bool) -> bool:
@@ -25,3 +28,13 @@ def literal_parser() -> MarkdownIt:
     parser = MarkdownIt("gfm-like")
     parser.inline.ruler.at("emphasis", _stars_only)
     return parser
+
+
+class StaticMarkdown(RichMarkdown):
+    """Markdown drawn in one pass (Rich's renderer, this module's parser): a whole entry of
+    a transcript shown at once, at its full height -- Textual's ``Markdown`` mounts its
+    blocks later, leaving blank gaps that fill in and push the view about while it opens."""
+
+    def __init__(self, markup: str, **options: Any) -> None:
+        super().__init__(markup, **options)
+        self.parsed = literal_parser().parse(markup)

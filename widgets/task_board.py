@@ -105,12 +105,30 @@ class TaskBoard(DataTable[Text]):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._subtitle()
 
+    def on_focus(self) -> None:
+        self._subtitle()
+
+    def on_blur(self) -> None:
+        self._subtitle()
+
     def _subtitle(self) -> None:
+        """The task the board names: the one the person moved to (while it has focus), else
+        the current one (the first in progress, else the first pending); never a completed
+        task the cursor merely rests on, and nothing when all are done."""
         if self._error:
             set_border(self, subtitle=Text(f"⚠ {self._error}", style="bold red"))
             return
-        row = self._rows.get(self._highlighted_key() or "")
+        key = self._highlighted_key() if self.has_focus else self._current_key()
+        row = self._rows.get(key or "")
         set_border(self, subtitle=f"#{row[0].plain} {row[1].plain}" if row else "")
+
+    def _current_key(self) -> str | None:
+        tasks = [t for t in self._tasks.values() if t.id in self._rows]
+        for status in ("in_progress", "pending"):
+            found = next((t.id for t in tasks if t.status == status), None)
+            if found is not None:
+                return found
+        return None
 
     def _highlighted_key(self) -> str | None:
         if not self.row_count or not self.is_valid_row_index(self.cursor_row):
@@ -173,6 +191,7 @@ class TaskBoard(DataTable[Text]):
                 self.remove_row(task_id)
         if self._chunk_timer is None:
             self._add_chunk()
+        self._subtitle()  # the current task may have changed
 
     def _is_open(self, task_id: str) -> bool:
         """A blocker still to be done (unknown ids count as open: better shown than hidden)."""
@@ -236,6 +255,7 @@ class TaskBoard(DataTable[Text]):
         if self._backlog:
             self._chunk_timer = self.set_timer(CHUNK_PAUSE, self._add_chunk)
         else:
+            self._subtitle()
             self.post_message(self.Filled())
 
     def recolor(self, colors: dict[str, str]) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import events
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.markup import escape
 from textual.scrollbar import ScrollBar
@@ -40,9 +40,13 @@ from app.core.protocol import parse_frame
 from app.display.format import describe, one_line
 from app.display.text_search import haystack, matches, query_words
 from app.runtime.events import TranscriptEntry
-from widgets.literal_markdown import literal_parser
+from widgets.literal_markdown import StaticMarkdown, literal_parser
+from widgets.system_notes import split_notes
 
 MAX_ITEMS = 200
+#: Entries mounted at once when a view opens (its end, filling the screen); the older ones
+#: follow above, after the first frame, without moving the view.
+FIRST = 40
 LONG_LINES = 8
 LONG_CHARS = 600
 
@@ -186,10 +190,12 @@ class Transcript(FollowsTranscript, VerticalScroll):
     Transcript {
         height: 1fr;
         scrollbar-size-vertical: 1;
-        & > .user { color: $text-accent; text-style: bold; padding: 0 1; }
+        & > .user { color: $text-accent; text-style: bold; padding: 0 1; height: auto; }
+        & .system-note { color: $text-muted; text-style: italic not bold; }
         & > .notice { color: $text-muted; text-style: italic; padding: 0 1; }
         & > .error { color: $text-error; padding: 0 1; }
         & > Markdown { margin: 0; padding: 0 1; }
+        & > Static.assistant { padding: 0 1; margin: 0 0 1 0; }
         & > .tool-call { padding: 0; margin: 0; border: none; }
         & .tool-result { color: $text-muted; }
         & > .empty { color: $text-muted; text-style: italic; padding: 0 1; }
@@ -283,9 +289,23 @@ class Transcript(FollowsTranscript, VerticalScroll):
                 widget.display = self._shown(widget)
         if not widgets and not partial:
             widgets.append(Static(Text(empty), classes="empty"))
-        self.mount_all(widgets)
+        self._shown_at += 1
+        older, newest = widgets[: -FIRST or None], widgets[-FIRST:]
+        if older:
+            self.anchor()  # the newest fill the view at its end; the older go above it
+        self.mount_all(newest)
+        if older:
+            self.call_after_refresh(self._mount_older, older, self._shown_at)
         if partial:
             self.add_text(partial)
+
+    _shown_at = 0  # how many times ``show`` was called: older entries of a replaced view go
+
+    def _mount_older(self, older: list[Widget], shown_at: int) -> None:
+        """The entries before the first ``FIRST``, above them: the view stays at its end."""
+        if shown_at != self._shown_at or not self.is_attached or not self.children:
+            return
+        self.mount_all(older, before=self.children[0])
 
     def add_entry(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant" and self._stream is not None:
@@ -337,9 +357,16 @@ class Transcript(FollowsTranscript, VerticalScroll):
                 if entry.text in self._said:  # the turn that delivers it: already shown
                     self._said.remove(entry.text)
                     return None
-                return Static(Text(f"› {in_words(entry.text, self.agent or '')}"), classes="user")
-            case "assistant":
-                return Markdown(entry.text, classes="assistant", parser_factory=literal_parser)
+                said, notes = split_notes(entry.text)
+                if not notes:
+                    return Static(Text(f"› {in_words(said, self.agent or '')}"), classes="user")
+                return Vertical(  # the message, then the system's notes: dim, no sender
+                    *([Static(Text(f"› {in_words(said, self.agent or '')}"))] if said else []),
+                    *(Static(Text(note), classes="system-note") for note in notes),
+                    classes="user",
+                )
+            case "assistant":  # whole: drawn at its height at once (streamed text: Markdown)
+                return Static(StaticMarkdown(entry.text), classes="assistant")
             case "tool_call":
                 call = ToolCall(entry)
                 tool_use_id = entry.data.get("tool_use_id")

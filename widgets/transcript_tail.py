@@ -28,7 +28,13 @@ from textual.widget import Widget
 
 from app.core.frame_text import one_line
 from app.runtime.events import TranscriptEntry
-from widgets.transcript import FollowsTranscript, in_words, input_summary, result_in_words
+from widgets.system_notes import split_notes
+from widgets.transcript import (
+    FollowsTranscript,
+    in_words,
+    input_summary,
+    result_in_words,
+)
 
 MAX_ITEMS = 20
 LINE_LIMIT = 400
@@ -144,9 +150,11 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
     def _take(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant":
             self._stream = None  # the whole entry replaces the streamed copy
+        self._after: list[_Line] = []
         line = self._line_for(entry)
         if line is not None:
             self._lines.append(line)
+        self._lines.extend(self._after)
         if len(self._calls) > 4 * self.max_items:  # calls whose result never came, long gone
             self._calls.clear()
 
@@ -160,7 +168,12 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
                 if text in self._said:  # the turn that delivers it: already shown
                     self._said.remove(text)
                     return None
-                return _Line("user", f"› {_flat(in_words(text, self.agent or ''))}")
+                said, notes = split_notes(text)
+                # The system's notes: notices after the message, not part of it.
+                self._after = [_Line("notice", _flat(note)) for note in notes]
+                if not said:
+                    return None
+                return _Line("user", f"› {_flat(in_words(said, self.agent or ''))}")
             case "assistant":
                 return _Line("text", _flat(_plain(text)))
             case "tool_call":

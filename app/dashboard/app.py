@@ -52,8 +52,15 @@ from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
 from app.dashboard.toasts import ToastBatch
-from app.display.values import HeaderInfo, TeamFiles, header_info, merge_agents, with_usage
-from app.runtime.api import Approval, RuntimeAPI
+from app.display.values import (
+    HeaderInfo,
+    TeamFiles,
+    header_info,
+    merge_agents,
+    since_goal,
+    with_usage,
+)
+from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
 from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import Steering
@@ -324,6 +331,8 @@ class TeamDeckApp(DeckState):
         if usage != self.usage:
             self.usage = usage
             self.pull_agents()
+            if check := getattr(getattr(self, "budget", None), "check", None):
+                check(self, self.agents)  # a Claude Code team's (``claude_budget``)
         for agent in sorted(changed):
             self.streamed.publish(TranscriptGrew(agent))
 
@@ -349,9 +358,12 @@ class TeamDeckApp(DeckState):
             return
         if news is None:
             return
+        if news.run_ended:  # what the lead does from here on is the next goal's
+            self._lead_at_end = next((a for a in self.source.snapshot() or () if a.is_lead), None)
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
+            self._lead_base = self._lead_at_end
         if news.agents_changed:
             self.pull_agents()
         if news.approvals_changed:
@@ -367,10 +379,8 @@ class TeamDeckApp(DeckState):
     def request_hint(self, agent: str) -> str:
         """The keys that answer ``agent``'s request from where the person is now."""
         views = [s for s in self.screen_stack if isinstance(s, DeckScreen)]
-        hint = views[-1].request_hint(agent) if views else ""
-        if views and views[-1] is not self.screen:
-            hint = f"close this dialog, then {hint}"
-        return hint
+        # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
+        return views[-1].request_hint(agent) if views else ""
 
     def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
         self.notify(message, title=title, severity=severity)
@@ -394,8 +404,11 @@ class TeamDeckApp(DeckState):
 
     # ------------------------------------------------------------------ DeckState's part
 
+    _lead_at_end: AgentSnapshot | None = None  # the lead when the last run ended
+    _lead_base: AgentSnapshot | None = None  # ... as the team shown began (``since_goal``)
+
     def pull_agents(self) -> None:
-        agents = merge_agents(self.source.snapshot(), self.files)
+        agents = since_goal(merge_agents(self.source.snapshot(), self.files), self._lead_base)
         self.agents = with_usage(agents, self.usage) if self.usage else agents
 
     def _dated(self, files: TeamFiles, *, fresh: bool = False) -> TeamFiles:

@@ -38,6 +38,12 @@ TOASTS = {
 }
 
 
+#: Events after which a transcript not found yet may exist (rare ones: each costs a search).
+NEW_TRANSCRIPTS = frozenset(
+    {"SessionStart", "SubagentStart", "SubagentStop", "TeammateIdle", "PermissionRequest"}
+)
+
+
 class BridgeChanged(Message):
     """The requests the bridge holds changed."""
 
@@ -94,17 +100,22 @@ class BridgeLink:
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
         statuses, since = dict(self._base[1]), dict(self._base[2])
+        config = files.config
+        members = {m.name for m in config.members} if config is not None else None
         for agent, fact in self.facts.of(files.team).items():
             if statuses.get(agent) == "gone":
                 continue
             status = fact.status
-            if fact.pid is not None and status != "completed":
-                status = "gone" if process_alive(fact.pid) is False else status
+            if fact.pid is not None and process_alive(fact.pid) is False:
+                status = "gone"  # a pane teammate's own process ended
+            if members is not None and agent not in members:
+                if status not in ("completed", "gone"):
+                    continue  # not in the config yet
+                status = "gone"  # its session ended and Claude Code took it out: it left
             if statuses.get(agent) != status:
                 statuses[agent], since[agent] = status, fact.since
         for agent in self.bridge.asking(files.team):
             statuses[agent] = "awaiting approval"
-        config = files.config
         if config is not None and lead_alive(config.extra_fields()) is False:
             names = [m.name for m in config.members] + list(statuses)
             statuses = dict.fromkeys(names, "gone")
@@ -123,6 +134,11 @@ class BridgeLink:
             words = FeedLine(agent, None, line, "hook")
             item = FeedItem(now_iso(), -next(self._feed_seq), agent, (), line, None, words)
             app.streamed.publish(HookLines([(event.sender.team, item)]))
+        files = getattr(app, "session_files", None)
+        if event.event in NEW_TRANSCRIPTS and files is not None:
+            look_again = getattr(files.source, "look_again", None)
+            if look_again is not None:
+                look_again()  # an agent's transcript may exist now
         recorder = getattr(app, "recorder", None)
         if recorder is not None:
             recorder.claude_hook(event)

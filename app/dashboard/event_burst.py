@@ -120,6 +120,7 @@ class Digest:
     agents_changed: bool = False  # re-read the runtime's snapshots
     approvals_changed: bool = False  # re-read the runtime's approvals
     new_team: str | None = None  # the runtime created this team: show it
+    run_ended: bool = False  # a goal's run ended (the lead's counts start again after it)
     notices: list[Notice] = field(default_factory=list)
     hooks: list[HookRan] = field(default_factory=list)  # blocked or warned: the feed shows them
 
@@ -152,6 +153,7 @@ def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Diges
                 if not removed:
                     out.notices.append(Notice(f"{agent}: {summary}", "Worktree kept"))
             case RunFinished(ok=ok, reason=reason):
+                out.run_ended = True
                 out.notices.append(Notice(reason, "Run finished", "information" if ok else "error"))
             case _:
                 out.agents_changed = True

@@ -150,6 +150,11 @@ PALETTE = key(
 )
 HELP = key("?", "this help", Binding("question_mark", "help", "Help", id="help"))
 QUIT = key("ctrl+q", "quit (with a live team: asks whether to shut it down)")
+CTRL_C = key(
+    "ctrl+c",
+    "does not quit: says so (ctrl+q quits); in an input it also copies the selected text",
+    Binding("ctrl+c", "ctrl_c", "Copy", show=False, priority=True, id="ctrl-c"),
+)
 
 #: The search's keys. A view that binds ``n`` or ``escape`` itself lists these in its own
 #: ``BINDINGS`` too (a subclass's binding of a key replaces its base's): after what ``escape``
@@ -243,6 +248,7 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
             PALETTE,
             HELP,
             QUIT,
+            CTRL_C,
         ),
     ),
     ("Plan or shutdown review", (PLAN_APPROVE, PLAN_REJECT, PLAN_CLOSE)),

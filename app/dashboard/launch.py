@@ -74,6 +74,10 @@ def build_dashboard(
     if viewer:
         viewing = _viewer(home, team)
         start_attach_recording(viewing, home, history=history)
+        if budget is not None and home.is_claude:
+            from app.dashboard.claude_budget import ClaudeBudget
+
+            viewing.budget = ClaudeBudget(budget)  # type: ignore[attr-defined]  # warns, offers
         return viewing
     history_home = home.root
     if demo:

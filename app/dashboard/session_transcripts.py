@@ -17,8 +17,9 @@ from textual.app import App
 from app.runtime.by_files.claude_transcripts import Usage
 from app.runtime.events import TranscriptEntry
 
-#: An agent's usage as the panels take it: (input, output, cache read tokens, tool calls).
-AgentUsage = tuple[int, int, int, int]
+#: An agent's usage as the panels take it: (input, output, cache read tokens, tool calls, USD
+#: of the priced calls, calls with no known price).
+AgentUsage = tuple[int, int, int, int, float, int]
 #: ``on_read(agents whose file gained entries, usage per agent)``, on the app's thread.
 OnRead = Callable[[set[str], dict[str, AgentUsage]], None]
 
@@ -68,7 +69,7 @@ class SessionFiles:
                 u = self.source.usage(name)
                 if u is not None:
                     tokens = (u.input_tokens, u.output_tokens, u.cache_read_tokens)
-                    usage[name] = (*tokens, u.tool_calls)
+                    usage[name] = (*tokens, u.tool_calls, u.cost_usd, u.unpriced_calls)
         finally:
             with contextlib.suppress(RuntimeError):  # the app closed meanwhile
                 self.app.call_from_thread(self._done, changed, usage)

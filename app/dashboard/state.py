@@ -11,7 +11,6 @@ watch them, and post ``app.dashboard.messages`` up to change them; they never se
 from __future__ import annotations
 
 from textual import on
-from textual.app import App
 from textual.reactive import var
 
 from app.dashboard.messages import (
@@ -24,11 +23,12 @@ from app.dashboard.messages import (
     ToggleBoard,
 )
 from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.toast_hold import HoldsToasts
 from app.display.values import HeaderInfo, TeamFiles, find_agent, valid_selection
 from app.runtime.api import AgentSnapshot, Approval
 
 
-class DeckState(App[None]):
+class DeckState(HoldsToasts):
     """The reactives below and what changes them; see the module docstring. A subclass says
     where the agents and the header come from and how another team is shown."""
 

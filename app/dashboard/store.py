@@ -51,6 +51,7 @@ from app.runtime.events import AgentStatus
 
 HIDDEN_STATUSES = frozenset({"deleted"})
 #: Frames that open or close a request: never a teammate's last DM.
+_TASK_REF = re.compile(r"#(\d+)\b")
 _REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_)')
 OPEN_STATUSES = frozenset({"pending", "in_progress"})
 
@@ -354,6 +355,14 @@ class Store:
         if summary and recipient != LEAD_NAME and not request:
             self._last_dm[sender] = (recipient, summary)
 
+    def _done_with(self, summary: str) -> bool:
+        """A DM about tasks that are all completed now ("Task #3 unblocked"): superseded,
+        the panel no longer shows it."""
+        named = _TASK_REF.findall(summary)
+        return bool(named) and all(
+            (task := self._tasks.get(n)) is not None and task.status == "completed" for n in named
+        )
+
     def _rebuild_feed(self, delta: StoreDelta, tasks_changed: bool) -> StoreDelta:
         """An inbox got shorter (rewritten by someone): read every inbox again."""
         self._inbox_counts.clear()
@@ -398,6 +407,7 @@ class Store:
         delta.last_dm = {
             sender: f"✉ {to}: {one_line(summary, 60)}"
             for sender, (to, summary) in self._last_dm.items()
+            if not self._done_with(summary)
         }
         delta.pending = [r.approval for r in self._requests.pending]
         if self.pick and self.team and self.config is not None:  # a viewer: no runtime knows

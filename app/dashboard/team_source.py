@@ -201,6 +201,8 @@ class FilesSource:
         self._steering = steering
         self._transcripts = transcripts
         self.model_description = model
+        #: the agents' session files give each model call's usage: the header shows the cost
+        self.priced = transcripts is not None
 
     def connect(self, watcher: Watcher, spawner: Spawner, shown: Shown) -> Steering:
         steering: Steering = (

@@ -71,36 +71,52 @@ def fit_columns(columns: list[Column], naturals: list[int], width: int, gap: int
 
 @dataclass(frozen=True)
 class Part:
-    """A piece of a line: its ``text``, its ``style`` (for the caller) and when it goes
-    (``drop`` as for :class:`Column`)."""
+    """A piece of a line: its ``text``, its ``style`` (for the caller), a ``short`` form used
+    before anything goes, and when it goes (``drop`` as for :class:`Column`)."""
 
     text: str
     style: str = ""
     drop: int = 0
+    short: str | None = None
 
 
 def fit_parts(
     parts: list[Part], width: int, *, shorten: int | None = None, least: int = 6
 ) -> list[Part]:
-    """The parts of a line that fit ``width``: the least important go first; before any goes,
-    part ``shorten`` (a name) is cut with "…" down to ``least`` cells."""
-    kept = list(parts)
-    while True:
-        over = sum(cell_len(p.text) for p in kept) - width
+    """The parts of a line that fit ``width``, tried in this order: every part whole; the
+    short forms (one by one, from the line's end); part ``shorten`` (a name) cut with "…"
+    (down to ``least`` cells); then the parts that may go, the highest ``drop`` first, the
+    name as long as the room left allows.
+    When even that is too wide, the name shorter still, down to "…" (then the caller cuts
+    the line's end)."""
+
+    def cells(line: list[Part]) -> int:
+        return sum(cell_len(p.text) for p in line)
+
+    short = list(parts)
+    if cells(short) <= width:
+        return short
+    for i in reversed(range(len(short))):  # the short forms one by one, from the line's end
+        part = short[i]
+        if part.short is not None:
+            short[i] = Part(part.short, part.style, part.drop)
+            if cells(short) <= width:
+                return short
+    stages = sorted({p.drop for p in parts if p.drop}, reverse=True)
+    kept = list(enumerate(short))
+    for stage in [None, *stages]:
+        if stage is not None:
+            kept = [(i, p) for i, p in kept if p.drop != stage]
+        line = [p for _, p in kept]
+        over = cells(line) - width
         if over <= 0:
-            return kept
-        if shorten is not None and parts[shorten] in kept:
-            index = kept.index(parts[shorten])
-            name = kept[index]
+            return line
+        at = next((n for n, (i, _) in enumerate(kept) if i == shorten), None)
+        if at is not None:
+            name = line[at]
             room = cell_len(name.text) - over
-            if room >= least:
-                kept[index] = Part(cut(name.text, room), name.style, name.drop)
-                return kept
-        droppable = [p for p in kept if p.drop]
-        if not droppable:
-            if shorten is not None and parts[shorten] in kept:
-                index = kept.index(parts[shorten])
-                name = kept[index]
-                kept[index] = Part(cut(name.text, least), name.style, name.drop)
-            return kept
-        kept.remove(max(reversed(droppable), key=lambda p: p.drop))
+            if room >= least or stage == (stages[-1] if stages else None):
+                # The last resort: the name shorter than ``least`` rather than the line's end cut.
+                line[at] = Part(cut(name.text, max(room, 1)), name.style, name.drop)
+                return line
+    return [p for _, p in kept]

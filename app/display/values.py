@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.core import TeamConfig
 from app.core.frame_text import describe_hook, one_line
@@ -206,6 +207,39 @@ def merge_agents(
     return tuple(agents)
 
 
+#: The counters a goal's lead starts again from (``since_goal``).
+COUNTERS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "tool_calls",
+    "model_calls",
+    "unpriced_calls",
+)
+
+
+def since_goal(
+    agents: Sequence[AgentSnapshot], base: AgentSnapshot | None
+) -> tuple[AgentSnapshot, ...]:
+    """``agents`` with the lead's counts (tokens, calls, cost) since ``base``, the lead as it
+    was when the previous goal's run ended: one lead serves every goal of a dashboard, and
+    each goal's team (and its history run) counts only its own work."""
+    if base is None:
+        return tuple(agents)
+    out: list[AgentSnapshot] = []
+    for snap in agents:
+        if snap.is_lead and snap.name == base.name:
+            changes: dict[str, Any] = {
+                name: max(0, getattr(snap, name) - getattr(base, name)) for name in COUNTERS
+            }
+            if snap.cost_usd is not None:
+                changes["cost_usd"] = max(0.0, snap.cost_usd - (base.cost_usd or 0.0))
+            snap = dataclasses.replace(snap, **changes)
+        out.append(snap)
+    return tuple(out)
+
+
 def _from_files(files: TeamFiles, snap: AgentSnapshot) -> AgentSnapshot:
     """A snapshot built from the files only: its timers stop when it left (gone) or when the
     team went quiet (stale), instead of counting up forever."""
@@ -221,22 +255,26 @@ def _from_files(files: TeamFiles, snap: AgentSnapshot) -> AgentSnapshot:
 
 
 def with_usage(
-    agents: Sequence[AgentSnapshot], usage: Mapping[str, tuple[int, int, int, int]]
+    agents: Sequence[AgentSnapshot], usage: Mapping[str, tuple[Any, ...]]
 ) -> tuple[AgentSnapshot, ...]:
     """``agents`` with token usage and tool calls from elsewhere than the runtime (a viewer:
     the agents' own session transcripts). ``usage``: name -> (input, output, cache read,
-    tool calls)."""
+    tool calls[, USD, unpriced calls])."""
     out: list[AgentSnapshot] = []
     for snap in agents:
         counts = usage.get(snap.name)
         if counts is not None:
-            tokens_in, tokens_out, cache_read, tools = counts
+            tokens_in, tokens_out, cache_read, tools = counts[:4]
+            cost: dict[str, Any] = {}
+            if len(counts) >= 6:
+                cost = {"cost_usd": counts[4], "unpriced_calls": counts[5]}
             snap = dataclasses.replace(
                 snap,
                 input_tokens=tokens_in,
                 output_tokens=tokens_out,
                 cache_read_tokens=cache_read,
                 tool_calls=tools,
+                **cost,
             )
         out.append(snap)
     return tuple(out)
@@ -260,7 +298,7 @@ def request_label(approval: Approval, detail: int = 14) -> str:
     shown = data.get("command")
     if not isinstance(shown, str):
         shown = next((v for v in data.values() if isinstance(v, str) and v), "")
-    inside = one_line(shown, detail)
+    inside = one_line(shown, detail) if detail > 0 else ""  # 0: the tool alone
     return f"{approval.agent}: {tool}({inside})" if inside else f"{approval.agent}: {tool}"
 
 

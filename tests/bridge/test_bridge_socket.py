@@ -239,6 +239,8 @@ def test_pane_teammates_pre_tool_use_is_held_when_it_would_ask(tmp_path: Path) -
     assert hold("PreToolUse", bash, pane, env) == "permission"
     assert hold("PreToolUse", read, pane, env) is None
     assert hold("PreToolUse", plan, pane, env) == "plan"
+    no_file = {"tool_name": "ExitPlanMode", "tool_input": {}}  # fails by itself: no plan file
+    assert hold("PreToolUse", no_file, pane, env) is None
     assert hold("PreToolUse", {**bash, "permission_mode": "bypassPermissions"}, pane, env) is None
     (tmp_path / "claude").mkdir()
     (tmp_path / "claude" / "settings.json").write_text(

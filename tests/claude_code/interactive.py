@@ -61,9 +61,12 @@ def teamdeck(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
 def wait_until(predicate: Callable[[], Any], what: str, within: float = 60.0) -> Any:
     """``predicate()``'s first truthy value, polled; a hang guard, not a speed check."""
     end = time.monotonic() + scaled(within)
+    start = time.monotonic()
     while time.monotonic() < end:
         value = predicate()
         if value:
+            if os.environ.get("TD_TIMING"):
+                print(f"{time.monotonic() - start:6.2f}s {what}")
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
@@ -165,9 +168,9 @@ class Session:
             return False
         return True
 
-    def start_claude(self, prompt: str) -> None:
+    def start_claude(self, prompt: str, mode: str = "manual") -> None:
         env = self.home.env(TEAMDECK_HOME=str(self.td_home), TMUX_TMPDIR=str(self.tmux_tmp))
-        command = [str(self.home.binary), "--permission-mode", "manual"]
+        command = [str(self.home.binary), "--permission-mode", mode]
         command += ["--debug-file", str(self.home.debug_log), prompt]
         self.terminals.start("claude", command, env, self.home.project)
 
@@ -182,11 +185,14 @@ class Session:
                 return json.loads(path.read_text())  # type: ignore[no-any-return]
         return None
 
-    def stop(self) -> None:
-        self.terminals.kill()
+    def stop_swarm(self) -> None:
+        """Stop the tmux server Claude Code started for its pane teammates."""
         swarm = self.tmux_tmp / f"tmux-{os.getuid()}"
         for sock in swarm.glob("*") if swarm.is_dir() else []:
-            subprocess.run(
-                ["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=20
-            )
+            command = ["tmux", "-S", str(sock), "kill-server"]
+            subprocess.run(command, capture_output=True, timeout=20, check=False)
+
+    def stop(self) -> None:
+        self.terminals.kill()
+        self.stop_swarm()
         shutil.rmtree(self.tmux_tmp, ignore_errors=True)

@@ -14,6 +14,7 @@ gone once the lead's process is), and ``setup --remove`` gives settings.json bac
 
 from __future__ import annotations
 
+import json
 import re
 
 from tests.claude_code.interactive import Session, teamdeck, wait_until
@@ -58,8 +59,60 @@ def test_an_in_process_teammates_request_is_answered_with_a_key(session: Session
     deck.wait_for(
         "deck", lambda s: "worker is idle" in s or "worker finished its turn" in s, "the feed"
     )
+    # its transcript: subagents/agent-aworker-<hex>.jsonl, named by the sibling .meta.json
+    deck.keys("deck", "1")
+    deck.wait_for("deck", lambda s: "▶1 worker" in s, "worker selected")
+    deck.keys("deck", "Enter")
+    view = deck.wait_for("deck", lambda s: "WORKER TASK" in s and "Bash" in s, "its transcript")
+    assert "no transcript found" not in view
+    deck.keys("deck", "Escape")
     deck.tmux("kill-window", "-t", "t:claude")  # the lead's process ends: its team is gone
     deck.wait_for("deck", lambda s: panel_status(s, "worker") == "gone", "worker gone")
 
+    # the home is intact: nothing forged into its inboxes, its settings given back
+    for inbox in session.home.root.glob("teams/*/inboxes/*.json"):
+        assert "permission_response" not in inbox.read_text(), inbox
     removed = teamdeck(session.env, "claude", "setup", "--remove")
     assert removed.returncode == 0, removed.stderr
+    assert session.home.settings() == {"teammateMode": "in-process"}  # what the test added
+
+
+def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> None:
+    session.setup("tmux")
+    target = session.home.project / "made-by-worker"
+    session.script_worker({"command": f"touch {target}", "description": "Worker makes the marker"})
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.")
+
+    request = wait_until(lambda: next(iter(session.pending()), None), "the request")
+    assert request["agent"] == "worker" and request["source"] == "hook PreToolUse"
+    assert request["input"]["command"] == f"touch {target}"
+    config = session.team_config()
+    assert config is not None
+    (worker,) = [m for m in config["members"] if m["name"] == "worker"]
+    assert worker["backendType"] == "tmux"  # a pane of Claude Code's own tmux server
+    deck = session.terminals
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "awaiting approval", "awaiting")
+    assert not target.exists()
+
+    approved = teamdeck(session.env, "approve", request["requestId"])
+    assert approved.returncode == 0, approved.stderr
+    assert f"allowed worker's Bash request {request['requestId']}" in approved.stdout
+    wait_until(target.exists, "the approved command to run")
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "idle", "worker idle")
+    assert not OWN_PROMPT.search(deck.screen("claude")), "Claude Code asked by itself"
+
+    session.stop_swarm()  # the teammate's pane (its own claude process) ends
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "gone", "worker gone")
+
+    # the archive kept what Claude Code's consumed inboxes no longer hold
+    shown = teamdeck(session.env, "--claude", "history", "show", "last", "--json")
+    assert shown.returncode == 0, shown.stderr
+    run = json.loads(shown.stdout)
+    hooks = {(e["agent"], e["frame"]) for e in run["events"] if e["kind"] == "claude-hook"}
+    assert {("worker", "PreToolUse"), ("worker", "Answered"), ("worker", "TeammateIdle")} <= hooks
+    statuses = [(e["agent"], e["frame"]) for e in run["events"] if e["kind"] == "status"]
+    assert ("worker", "running") in statuses and ("worker", "idle") in statuses
+    (approval,) = run["approvals"]
+    assert approval["request_id"] == request["requestId"] and approval["agent"] == "worker"
+    assert approval["decision"] == "allowed" and approval["answered_at"] >= approval["asked_at"]

@@ -207,3 +207,55 @@ def test_no_transcript_found_is_remembered_and_looked_for_again(
     assert entries[0].text == f"transcript: {writer}"
     assert [(e.kind, e.text) for e in entries[1:]] == [("user", "Write the docs.")]
     assert source.poll(["writer"]) == set() and len(searches) == 4  # found: never searched again
+
+
+def test_an_in_process_teammates_transcript_is_found_through_its_meta_file(
+    home: Home, root: Path
+) -> None:
+    """2.1.332 writes an in-process teammate's transcript under the lead's session folder,
+    ``subagents/agent-a<name>-<hex>.jsonl``; its records name no teammate, the sibling
+    ``.meta.json`` does (the shapes observed in the real binary)."""
+    config = home.teams.require(ch.TEAM)
+    member = config.member("writer")
+    assert member is not None
+    folder = next(root.glob("projects/*")) / ch.LEAD_SESSION / "subagents"
+    folder.mkdir(parents=True)
+    path = folder / "agent-awriter-216d8aef5ef51c86.jsonl"
+    record = {
+        "type": "assistant",
+        "isSidechain": True,
+        "agentId": "awriter-216d8aef5ef51c86",
+        "sessionId": ch.LEAD_SESSION,
+        "message": {
+            "id": "msg_w1",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Writing the docs."}],
+            "usage": {"input_tokens": 40, "output_tokens": 7},
+        },
+    }
+    path.write_text(json.dumps(record) + "\n")
+    meta = {"agentType": "writer", "name": "writer", "teamName": ch.TEAM, "color": "blue"}
+    meta_path = folder / "agent-awriter-216d8aef5ef51c86.meta.json"
+    meta_path.write_text(json.dumps(meta))
+
+    assert find_transcript(home, config, "writer") == path
+    assert [line.text for line in TranscriptReader(path).read_new()] == ["Writing the docs."]
+    meta_path.write_text(json.dumps({**meta, "teamName": "session-other"}))
+    assert find_transcript(home, config, "writer") is None  # another team's writer
+
+
+def test_a_team_whose_lead_process_is_gone_is_gone(home: Home, root: Path) -> None:
+    """2.1.332's config names the lead's process (``leadProcess``): once it is not running
+    (a pid of nobody, or one started at another time) every member is gone."""
+    from app.runtime.by_files.liveness import proc_start
+    from app.runtime.by_files.status import panel_statuses
+
+    path = root / "teams" / ch.TEAM / "config.json"
+    data = json.loads(path.read_text())
+    me = {"pid": os.getpid(), "procStart": proc_start(os.getpid())}
+    for lead, gone in ((me, False), ({**me, "procStart": "1"}, True), ({"pid": 2**22 + 7}, True)):
+        path.write_text(json.dumps({**data, "leadProcess": lead}))
+        config = home.teams.require(ch.TEAM)
+        found = panel_statuses(config, scan_team(home, ch.TEAM))
+        assert (set(found.values()) == {"gone"}) is gone, lead
+        assert ("team-lead" in found) is gone

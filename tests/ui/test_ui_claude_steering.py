@@ -285,7 +285,8 @@ async def test_the_teammate_view_follows_its_transcript_as_it_grows(deck: TeamDe
         await select(pilot, app, "researcher")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
-        await wait_for(pilot, lambda: "1.3k tok · 1 tools" in screen_text(app))
+        # the cost at list prices from the transcript's usage (claude-sonnet-4-6)
+        await wait_for(pilot, lambda: "1.3k tok · $0.0049 · 1 tools" in screen_text(app))
         path = transcript_path(app, ch.RESEARCHER_SESSION)
         append_record(path, "Plan sent for approval.", {"input_tokens": 800, "output_tokens": 20})
         await wait_for(pilot, lambda: "Plan sent for approval." in screen_text(app))
@@ -295,7 +296,7 @@ async def test_the_teammate_view_follows_its_transcript_as_it_grows(deck: TeamDe
         await wait_for(pilot, lambda: "Running the tests now." in screen_text(app))
         text = screen_text(app)
         assert text.count("Plan sent for approval.") == 1  # read once, shown once
-        assert "2.1k tok · 2 tools" in text  # the view's border
+        assert "2.1k tok · $" in text and " · 2 tools" in text  # the view's border
         assert tokens(app, "researcher") == (2010, 105, 2)  # and the panel's numbers
 
 

@@ -29,7 +29,7 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
 
 
 def notes(app: TeamDeckApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return [str(n.message) for n in [*app._notifications, *app.waiting_toasts]]
 
 
 async def test_in_process_writes_reach_board_feed_and_panels(

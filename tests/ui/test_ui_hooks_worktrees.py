@@ -27,7 +27,7 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
 
 
 def notes(app: TeamDeckApp) -> list[tuple[str, str]]:
-    return [(str(n.title), str(n.message)) for n in app._notifications]
+    return [(str(n.title), str(n.message)) for n in [*app._notifications, *app.waiting_toasts]]
 
 
 async def test_hooks_in_the_feed_and_worktrees_on_the_panels(tmp_path: Path) -> None:

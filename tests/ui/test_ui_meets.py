@@ -37,7 +37,7 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
 
 
 def notes(app: TeamDeckApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return [str(n.message) for n in [*app._notifications, *app.waiting_toasts]]
 
 
 def lead() -> AgentSnapshot:

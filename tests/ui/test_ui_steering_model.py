@@ -28,7 +28,7 @@ async def loaded(pilot: Pilot[None]) -> TeamDeckApp:
 
 
 def notes(app: TeamDeckApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return [str(n.message) for n in [*app._notifications, *app.waiting_toasts]]
 
 
 async def type_text(pilot: Pilot[None], text: str) -> None:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from textual import on, work
 from textual.binding import ActiveBinding
 from textual.markup import escape
+from textual.widgets import Footer
 
 from app.dashboard import keys
 from app.dashboard.messages import (
@@ -55,6 +56,7 @@ class DeckScreen(DeckView):
         *keys.SELECT.bindings,
         keys.MODE.binding(),
         *keys.SEARCH_KEYS,
+        keys.CTRL_C.binding(),
     ]
 
     #: Keys the footer leaves out while ``a`` names its request, so that what matters
@@ -90,11 +92,35 @@ class DeckScreen(DeckView):
         keys = "a approve · r reject · v review"
         return f"{', then '.join(steps)}, then {keys}" if steps else keys
 
+    #: Below this many columns the footer takes its short form (``fit_footer``).
+    NARROW = 100
+
+    @property
+    def narrow(self) -> bool:
+        return 0 < self.app.size.width < self.NARROW
+
+    def on_resize(self) -> None:
+        self.fit_footer()
+
+    def on_screen_resume(self) -> None:
+        self.fit_footer()  # the terminal may have been resized under a dialog
+
+    def fit_footer(self) -> None:
+        """The footer's short form at a narrow width, so that the steering keys (a, r, v, s,
+        K) stay: compact spacing, no ``^p palette`` (on the help screen) and ``a``'s request
+        in fewer words ("a approve researcher: Bash")."""
+        narrow = self.narrow
+        for footer in self.query(Footer):
+            footer.compact = narrow
+            footer.show_command_palette = not narrow
+        self.refresh_bindings()
+
     @property
     def active_bindings(self) -> dict[str, ActiveBinding]:
         """The footer's keys; ``a`` names the request it answers ("a approve researcher:
-        Bash(wc -l …)")."""
+        Bash(wc -l …)"); see ``fit_footer`` for a narrow footer."""
         found = super().active_bindings
+        narrow = self.narrow
         for binding_key, lever in (("K", "kill"),):  # still answer: they say why not
             shown = found.get(binding_key)
             if shown is not None and self.steering.unavailable(lever) is not None:
@@ -104,7 +130,8 @@ class DeckScreen(DeckView):
             return found
         target = self.selected_approval()
         if target is not None:
-            described = replace(active.binding, description=f"approve {request_label(target)}")
+            label = request_label(target, detail=0 if narrow else 14)
+            described = replace(active.binding, description=f"approve {label}")
             found["a"] = active._replace(binding=described)
             for key in self.MAKE_ROOM_FOR_TARGET:  # still work; listed on the ? screen
                 if key in found:

@@ -137,6 +137,9 @@ class DeckView(Screen[None]):
         event.stop()
         self.search.submitted()
 
+    def on_screen_resume(self) -> None:
+        self.host.release_toasts()  # a dialog closed: what happened meanwhile
+
     def on_descendant_focus(self) -> None:
         self.focus_moved()
 
@@ -146,6 +149,14 @@ class DeckView(Screen[None]):
     def focus_moved(self) -> None:
         """Focus moved inside the view: the footer shows what works from there."""
         self.refresh_bindings()
+
+    def action_ctrl_c(self) -> None:
+        """ctrl+c never quits (a shell habit must not end a team): say what does, and copy
+        the selected text of an input as ctrl+c does there."""
+        focused = self.focused
+        if isinstance(focused, Input) and focused.selected_text:
+            focused.action_copy()
+        self.notify("ctrl+c does not quit: press ctrl+q to quit", title="Quit?")
 
     def action_focus_input(self) -> None:
         widget = self.input_widget()

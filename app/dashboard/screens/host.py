@@ -81,6 +81,10 @@ class DeckHost(Protocol):
     def flush_runtime(self) -> None:
         """Apply the runtime events received so far (``agents`` is current afterwards)."""
 
+    def release_toasts(self) -> None:
+        """A view is shown again: the toasts held while a dialog was open
+        (``app.dashboard.toast_hold``)."""
+
 
 class DeckApp(DeckHost, Protocol):
     """A ``DeckHost`` and the App calls a flow outside any screen needs

@@ -10,9 +10,9 @@ What is held (answered by a person):
 
 - every ``PermissionRequest`` (it fires only when Claude Code would ask);
 - a pane teammate's ``PreToolUse`` when the call would need permission (its PermissionRequest
-  hook never fires): ``ExitPlanMode`` (its plan), and Bash / Write / Edit / NotebookEdit /
-  WebFetch calls that teamdeck's permission engine (``app.runtime.permissions``) says would
-  ask, given the teammate's mode and the settings files' rules.
+  hook never fires): ``ExitPlanMode`` with a plan (its plan), and Bash / Write / Edit /
+  NotebookEdit / WebFetch calls that teamdeck's permission engine (``app.runtime.permissions``)
+  says would ask, given the teammate's mode and the settings files' rules.
 
 Everything else is only told: no decision, at once.
 """
@@ -155,11 +155,13 @@ def hold(event: str, data: dict[str, Any], who: Sender, env: dict[str, str]) -> 
     if event != "PreToolUse" or not who.pane:
         return None
     tool = str(data.get("tool_name") or "")
-    if tool == PLAN_TOOL:
-        return "plan"
     tool_input = data.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
+    if tool == PLAN_TOOL:
+        # Claude Code fills ``plan`` in from the plan file; with no file yet the call fails
+        # by itself ("No plan file found"): nothing for a person to read.
+        return "plan" if str(tool_input.get("plan") or "").strip() else None
     cwd = Path(str(data.get("cwd") or env.get("CLAUDE_PROJECT_DIR") or "."))
     mode = str(data.get("permission_mode") or "default")
     config = env.get("CLAUDE_CONFIG_DIR")

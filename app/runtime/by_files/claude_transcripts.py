@@ -8,7 +8,10 @@ and its "Teammates support" notes). How a teammate's file is found, most specifi
 
 1. the member's own session id in the team config (``sessionId``, when the config has one) names
    the file: ``projects/**/<sessionId>.jsonl``;
-2. otherwise the newest ``projects/**/*.jsonl`` whose first records say ``teamName`` = the team
+2. an in-process teammate of 2.1.332: ``<leadSessionId>/subagents/agent-a<name>-<hex>.jsonl``
+   whose sibling ``.meta.json`` says ``name`` = the member and ``teamName`` = the team (its
+   records name neither);
+3. otherwise the newest ``projects/**/*.jsonl`` whose first records say ``teamName`` = the team
    and ``agentName`` = the member (the lead's ``leadSessionId`` folder is searched first: in-process
    teammates live under it).
 
@@ -35,6 +38,7 @@ from app.core.home import Home
 from app.core.models import TeamConfig
 from app.core.paths import LEAD_NAME
 from app.runtime.events import TranscriptEntry
+from app.runtime.model.pricing import call_cost
 
 LineKind = Literal["text", "tool", "result", "prompt"]
 HEAD_RECORDS = 8  # records read from a candidate file to recognise its team and agent
@@ -58,6 +62,10 @@ class Usage:
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
     tool_calls: int = 0
+    #: USD at the list prices of ``app.runtime.model.pricing``, for the calls whose model has
+    #: a price; ``unpriced_calls`` counts the others (the cost is then a floor)
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
 
 def _jsonl_files(root: Path) -> list[Path]:
@@ -114,12 +122,32 @@ def find_transcript(
     since = config.created_at / 1000 if config.created_at else 0.0
     files = [p for p in files if _mtime(p) >= since]
     lead = config.lead_session_id
+    named = [p for p in files if _subagent_of(p, config.name, member.name, lead)]
+    if named:
+        return max(named, key=_mtime)
     files.sort(key=lambda p: (lead not in p.parts if lead else True, -_mtime(p)))
     for path in files:
         for record in _head(path):
             if record.get("teamName") == config.name and record.get("agentName") == member.name:
                 return path
     return None
+
+
+def _subagent_of(path: Path, team: str, name: str, lead: str | None) -> bool:
+    """Whether ``path`` is the in-process teammate ``name``'s transcript (2.1.332):
+    ``<leadSessionId>/subagents/agent-a<name>-<hex>.jsonl``, whose records do not name the
+    teammate; the sibling ``.meta.json`` does (``name``, ``teamName``)."""
+    if path.parent.name != "subagents" or (lead and path.parent.parent.name != lead):
+        return False
+    if not path.name.startswith(f"agent-a{name}-"):
+        return False
+    try:
+        meta = json.loads(path.with_name(path.name[: -len(".jsonl")] + ".meta.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(meta, dict) and meta.get("name") == name and meta.get("teamName", team) == team
+    )
 
 
 def _mtime(path: Path) -> float:
@@ -168,6 +196,7 @@ class TranscriptReader:
     usage: Usage = field(default_factory=Usage)
     _partial: bytes = b""
     _usage_by_message: dict[str, dict[str, int]] = field(default_factory=dict)
+    _model_by_message: dict[str, str] = field(default_factory=dict)
 
     def read_new(self) -> list[TranscriptLine]:
         """The lines written since the last call (a half-written last record waits). A file
@@ -207,6 +236,7 @@ class TranscriptReader:
                 self._usage_by_message[key] = {
                     k: int(v) for k, v in usage.items() if isinstance(v, int)
                 }
+                self._model_by_message[key] = str(message.get("model") or "")
             for block in content if isinstance(content, list) else []:
                 if not isinstance(block, dict):
                     continue
@@ -239,6 +269,16 @@ class TranscriptReader:
         self.usage.output_tokens = sum(x.get("output_tokens", 0) for x in u)
         self.usage.cache_read_tokens = sum(x.get("cache_read_input_tokens", 0) for x in u)
         self.usage.cache_creation_tokens = sum(x.get("cache_creation_input_tokens", 0) for x in u)
+        cost, unpriced = 0.0, 0
+        for key, x in self._usage_by_message.items():
+            counts = (x.get("input_tokens", 0), x.get("output_tokens", 0))
+            caches = (x.get("cache_read_input_tokens", 0), x.get("cache_creation_input_tokens", 0))
+            call = call_cost(self._model_by_message.get(key, ""), *counts, *caches)
+            if call is None:
+                unpriced += 1
+            else:
+                cost += call
+        self.usage.cost_usd, self.usage.unpriced_calls = cost, unpriced
 
 
 EntryKind = Literal["user", "assistant", "tool_call", "tool_result"]
@@ -304,6 +344,13 @@ class ClaudeTranscripts:
                 if self._refresh(team, agent):
                     changed.add(agent)
         return changed
+
+    def look_again(self) -> None:
+        """Search for the transcripts not found yet at the next read, not ``recheck`` seconds
+        after the last search (a hook said an agent started or did something)."""
+        with self._lock:
+            self._missing.clear()
+            self._listing = None
 
     def usage(self, agent: str) -> Usage | None:
         """Token usage and tool calls of ``agent``'s transcript (``None``: none found yet)."""

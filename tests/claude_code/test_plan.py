@@ -1,0 +1,79 @@
+"""A teammate's plan, decided from teamdeck (the real Claude Code 2.1.332, interactive, tmux).
+
+2.1.332 routes no plan to a person: the lead approves a teammate's plan by itself within a
+second, and no PermissionRequest hook fires for it. The one hook that sees the plan before it
+is sent is the teammate's own PreToolUse on ``ExitPlanMode`` (a pane teammate runs its hooks
+itself), and a deny there keeps the plan from the lead. So teamdeck holds it: the plan shows in
+the Approvals box, ``r`` with feedback rejects it, and the teammate's model reads the feedback;
+the lead never got the plan (its debug log has no plan approval). Approving leaves the plan to
+the lead's own approval (``answers.pre_tool_use``).
+
+The lead runs in plan mode (its pane teammate inherits it). Its ``Agent`` call then meets
+Claude Code's "Auto mode can't check actions" prompt, which no hook sees: the test answers that
+one in Claude Code's terminal, as the person would.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tests.claude_code.interactive import SPAWN, Session, wait_until
+from tests.claude_code.server import Rule, Turn, call, say, user_text
+
+PLAN = "## Plan\n1. Read the README.\n2. Summarise it.\n"
+FEEDBACK = "add tests first"
+
+
+def teammate(body: dict[str, Any]) -> Turn:
+    """The teammate in plan mode, one step per turn: load ExitPlanMode and call it (Claude Code
+    answers with the plan file's place), write the plan there, call ExitPlanMode again; after
+    a rejection, say it will do what was asked."""
+    last = user_text(body)
+    if FEEDBACK in last:
+        return say("I will add tests first.")
+    place = re.search(r"No plan file found at `?([^`\s]+\.md)", last)
+    if place:
+        return call("Write", {"file_path": place.group(1), "content": PLAN})
+    if "WORKER TASK" in last:
+        return call("ToolSearch", {"query": "select:ExitPlanMode"})
+    return call("ExitPlanMode", {})  # after the tool was loaded, and after the Write
+
+
+def is_teammate(body: dict[str, Any]) -> bool:
+    said = user_text(body, last=False)
+    return "WORKER TASK" in said and "Please spawn" not in said
+
+
+def teammate_heard(session: Session, words: str) -> bool:
+    return any(
+        is_teammate(r.body) and words in user_text(r.body) for r in session.home.api.messages()
+    )
+
+
+def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
+    session.setup("tmux")
+    api = session.home.api
+    api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
+    api.add(Rule(teammate, when=is_teammate, tool="Write", times=None))
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.", mode="plan")
+    deck = session.terminals
+    deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's Agent prompt")
+    deck.keys("claude", "Down")  # "Yes" (the default is "No")
+    deck.wait_for("claude", lambda s: "❯ Yes" in s, "Yes selected")
+    deck.keys("claude", "Enter")
+
+    request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
+    assert (request["agent"], request["kind"]) == ("worker", "plan")
+    assert request["planContent"] == PLAN  # Claude Code filled it in from the plan file
+    deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
+    deck.keys("deck", "r")
+    deck.wait_for("deck", lambda s: "feedback" in s.lower(), "the feedback dialog")
+    deck.keys("deck", FEEDBACK, "Enter")
+
+    wait_until(lambda: teammate_heard(session, FEEDBACK), "the teammate reading the feedback")
+    assert teammate_heard(session, "the person rejected this plan: " + FEEDBACK)
+    assert session.pending() == []
+    log = session.home.debug_log.read_text(errors="replace")
+    assert "Auto-approved plan" not in log  # the lead never got it

@@ -1,0 +1,58 @@
+"""Toasts never cover a dialog (help, a review) nor the task board, at 80x24 and 120x40; a burst
+shows a few at a time (issue 19, item 16)."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.help import HelpScreen
+from tests.ui.helpers import screen_text, wait_for
+from widgets.task_board import TaskBoard
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+
+
+def toasts(app: TeamDeckApp) -> list[str]:
+    return [str(t.render()) for t in app.screen.query("Toast") if t.display]
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")
+    return app
+
+
+@SIZES
+async def test_a_toast_waits_while_the_help_is_open(
+    deck: TeamDeckApp, size: tuple[int, int]
+) -> None:
+    async with deck.run_test(size=size, notifications=True) as pilot:
+        app = await ready(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        app.notify("researcher finished task #4", title="Task completed")
+        await pilot.pause(0.3)
+        assert "researcher finished" not in screen_text(app)  # the help is not covered
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "researcher finished" in screen_text(app))
+
+
+@SIZES
+async def test_toasts_stay_off_the_board(deck: TeamDeckApp, size: tuple[int, int]) -> None:
+    async with deck.run_test(size=size, notifications=True) as pilot:
+        app = await ready(pilot)
+        for n in range(4):
+            app.notify(f"toast number {n} with a line long enough to wrap once", title=f"T{n}")
+        await wait_for(pilot, lambda: bool(toasts(app)))
+        await pilot.pause(0.3)
+        board = app.screen.query_one(TaskBoard).region
+        shown = [t for t in app.screen.query("Toast") if t.display]
+        assert shown and len(shown) <= (1 if size[1] < 32 else 2)  # the rest wait their turn
+        for toast in shown:
+            assert not toast.region.overlaps(board), (toast.region, board)
+        footer_row = screen_text(app).splitlines()[-1]
+        assert "K Kill" in footer_row  # nor the footer
