@@ -103,11 +103,12 @@ async def test_palette_pick_a_team_opens_the_picker(home: Home) -> None:
 
 
 async def test_a_quiet_team_is_stale_and_its_timers_stop(home: Home) -> None:
+    # 140 columns: at 120 the header, which also holds the team's cost, says only "(stale)".
     now = time.time()
     joined, last = now - 8 * DAY, now - 7 * DAY  # a week without a change
     quiet_team(home, "weekly", joined=joined, last=last)
     app = build_dashboard(home, viewer=True, team="weekly")
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.loaded and app.files.stale)
         assert app.files.last_activity == pytest.approx(last)
         expected = f"stale since {moment_text(last)}"
@@ -123,12 +124,13 @@ async def test_a_quiet_team_is_stale_and_its_timers_stop(home: Home) -> None:
 
 
 async def test_a_team_turns_stale_when_time_passes(home: Home) -> None:
+    # 140 columns: at 120 the header, which also holds the team's cost, says only "(stale)".
     now = [time.time()]
     last = now[0] - STALE_AFTER + 60  # quiet, but not for long enough yet
     quiet_team(home, "weekly", joined=last - 600, last=last)
     app = build_dashboard(home, viewer=True, team="weekly")
     app.clock = lambda: now[0]
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.loaded and app.files.team == "weekly")
         await pilot.pause(1.2)
         assert not app.files.stale and "stale since" not in screen_text(app)
