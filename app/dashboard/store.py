@@ -147,6 +147,9 @@ class Store:
         self._tasks: dict[str, Task] = {}
         self._task_errors: dict[str, str] = {}
         self._inbox_counts: dict[str, int] = {}
+        # Per inbox, the last message read: a file consumed and written again between two
+        # looks can be as long as before, so the count alone does not show it was rewritten.
+        self._inbox_last: dict[str, tuple[object, object, object]] = {}
         self._inbox_errors: dict[str, str] = {}
         self._items: dict[tuple[str, str, str], FeedItem] = {}
         self._seq = 0
@@ -206,7 +209,7 @@ class Store:
                 return None  # stragglers of the deletion
             return self.load()  # created again: a new team under the old name
         delta = StoreDelta(team=self.team)
-        tasks_changed = False
+        tasks_changed = reread = False
         for event in relevant:
             if isinstance(event, TeamChanged | TeamRemoved):
                 delta.teams = self.home.teams.names()
@@ -215,10 +218,12 @@ class Store:
             elif isinstance(event, TaskChanged):
                 tasks_changed |= self._read_task(event.task_id, delta)
             elif isinstance(event, InboxChanged) and self._read_inbox(event.agent, delta):
-                return self._rebuild_feed(delta, tasks_changed)
+                self._reread_inboxes(delta)
+                reread = True
         delta.feed_added.sort(key=lambda item: item.sort_key)
         changed = (
-            delta.config_changed
+            reread
+            or delta.config_changed
             or delta.teams is not None
             or tasks_changed
             or delta.feed_added
@@ -321,9 +326,13 @@ class Store:
             return False
         self._requests.saw_inbox(agent)
         seen = self._inbox_counts.get(agent, 0)
-        if len(entries) < seen:
+        if len(entries) < seen or (
+            seen and _identity(entries[seen - 1]) != self._inbox_last.get(agent)
+        ):
             return True
         self._inbox_counts[agent] = len(entries)
+        if entries:
+            self._inbox_last[agent] = _identity(entries[-1])
         for entry in entries[seen:]:
             self._requests.note(agent, entry)
             self._add_message(agent, entry, delta)
@@ -363,17 +372,17 @@ class Store:
             (task := self._tasks.get(n)) is not None and task.status == "completed" for n in named
         )
 
-    def _rebuild_feed(self, delta: StoreDelta, tasks_changed: bool) -> StoreDelta:
-        """An inbox got shorter (rewritten by someone): read every inbox again."""
+    def _reread_inboxes(self, delta: StoreDelta) -> None:
+        """An inbox got shorter: someone removed messages from it (Claude Code's lead deletes
+        what it has read, about a second after it lands). What the feed showed stays: the feed
+        is the record of what happened, and the store read each message the moment the watcher
+        saw it land. Every inbox is read again for the requests still waiting (a request whose
+        message is gone is no longer pending in the files) and for anything new; messages
+        already shown are recognised by ``(sender, timestamp, text)`` and not added twice."""
         self._inbox_counts.clear()
-        self._items.clear()
-        self._last_dm.clear()
+        self._inbox_last.clear()
         self._requests = TeamRequests(self.team or "")
-        delta.feed_reset = True
-        delta.feed_added = []
-        delta.feed_updated = []
         self._read_all_inboxes(delta)
-        return self._finish(delta, tasks_changed=tasks_changed)
 
     # ------------------------------------------------------------------ summaries
 
@@ -418,3 +427,8 @@ class Store:
         delta.new_errors = sorted(errors - self._reported)
         self._reported = errors
         return delta
+
+
+def _identity(entry: dict[str, Any]) -> tuple[object, object, object]:
+    """What tells one inbox message from another: its sender, time and text."""
+    return entry.get("from"), entry.get("timestamp"), entry.get("text")

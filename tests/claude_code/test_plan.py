@@ -16,6 +16,7 @@ one in Claude Code's terminal, as the person would.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from tests.claude_code.interactive import SPAWN, Session, wait_until
@@ -51,6 +52,21 @@ def teammate_heard(session: Session, words: str) -> bool:
     )
 
 
+def answer_yes(session: Session) -> None:
+    """Choose "Yes" in Claude Code's prompt (the default is "No") as a person would: again if
+    a key went in while the prompt was still being drawn and it is still asking."""
+
+    def answered() -> bool:
+        screen = session.terminals.screen("claude")
+        if "Do you want to proceed?" not in screen:
+            return True
+        session.terminals.keys("claude", "Enter" if "❯ Yes" in screen else "Down")
+        time.sleep(0.5)
+        return False
+
+    wait_until(answered, "Claude Code's prompt answered Yes")
+
+
 def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
     session.setup("tmux")
     api = session.home.api
@@ -60,9 +76,7 @@ def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
     session.start_claude("Please spawn a worker.", mode="plan")
     deck = session.terminals
     deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's Agent prompt")
-    deck.keys("claude", "Down")  # "Yes" (the default is "No")
-    deck.wait_for("claude", lambda s: "❯ Yes" in s, "Yes selected")
-    deck.keys("claude", "Enter")
+    answer_yes(session)
 
     request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
     assert (request["agent"], request["kind"]) == ("worker", "plan")

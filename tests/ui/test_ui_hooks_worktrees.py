@@ -62,12 +62,13 @@ async def test_hooks_in_the_feed_and_worktrees_on_the_panels(tmp_path: Path) -> 
             "team-lead hook warning: TaskCreated #9 — hook 'lint' failed (exit 1): no config",
         ]
         assert ("TaskCreated hook", "hook 'lint' failed (exit 1): no config") in notes(deck)
-        # a rebuilt feed (an inbox shrank: someone rewrote it) keeps the hook lines
+        # an inbox that shrank (its reader deleted what it read) takes nothing off the feed
         inbox = home.layout.inbox_path(TEAM, "tester")
         inbox.write_text("[]", "utf-8")
         deck.home.emit(InboxChanged(TEAM, "tester"))
-        await wait_for(pilot, lambda: not any("-> tester" in line for line in feed.lines()))
-        assert feed.item_count == before - 1 + 2
+        await pilot.pause(0.3)
+        assert any("-> tester" in line for line in feed.lines())
+        assert feed.item_count == before + 2
         assert "tester hook blocked: TaskCompleted #4 — 2 tests fail" in feed.lines()
 
         summary = f"kept worktree {WORKTREE} on branch teamdeck/alpha/tester (1 changed file)"

@@ -145,15 +145,26 @@ def test_a_broadcast_is_one_item_with_many_recipients(tmp_path: Path) -> None:
     assert item.line.plain() == "team-lead -> researcher, engineer, tester: standup"
 
 
-def test_a_shrunk_inbox_rebuilds_the_feed(tmp_path: Path) -> None:
+def test_a_shrunk_inbox_keeps_what_the_feed_showed(tmp_path: Path) -> None:
+    """Claude Code's lead deletes what it has read: the feed keeps the messages it saw land,
+    adds what is new, and shows nothing twice."""
     home = build_home(tmp_path)
     store = Store(home)
-    store.load()
-    path = home.mailbox(TEAM).path("engineer")
+    first = store.load()
+    shown = len(first.feed_added)
+    box = home.mailbox(TEAM)
+    path = box.path("engineer")
     path.write_text("[]")
     delta = store.apply([InboxChanged(TEAM, "engineer")])
-    assert delta is not None and delta.feed_reset
-    assert len(delta.feed_added) == 7
+    assert delta is not None and not delta.feed_reset and delta.feed_added == []
+    box.append("engineer", InboxMessage(sender="team-lead", text="after", timestamp=ts(95)))
+    delta = store.apply([InboxChanged(TEAM, "engineer")])
+    assert delta is not None and [i.text for i in delta.feed_added] == ["after"]
+    path.write_text("[]")  # consumed again, then a new message and an old one seen elsewhere
+    box.append("engineer", InboxMessage(sender="team-lead", text="later", timestamp=ts(96)))
+    delta = store.apply([InboxChanged(TEAM, "engineer")])
+    assert delta is not None and [i.text for i in delta.feed_added] == ["later"]
+    assert shown > 0
 
 
 def test_task_changes_are_row_deltas(tmp_path: Path) -> None:
