@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 DEMO_PREFIX = "teamdeck-demo-"
 DEMO_GOAL = "Summarize what the Python files in this folder do and count their lines"
 #: What the header says in place of the model when teamdeck steers a Claude Code team.
-STEERING_CLAUDE = "steering a Claude Code team — answers go to its inboxes"
+STEERING_CLAUDE = "steering a Claude Code team — answers go through its hooks or inboxes"
 #: Seconds between streamed chunks in the demo, so a person can watch the agents work.
 DEMO_PACE = "0.02"
 

@@ -177,7 +177,7 @@ class _Header(App[None]):
     ("model", "cost", "mode", "kept"),
     [
         ("offline model — set ANTHROPIC_API_KEY for Claude", "$0", "acceptEdits", "offline · $0"),
-        ("steering a Claude Code team — answers go to its inboxes", "", "",
+        ("steering a Claude Code team — answers go through its hooks or inboxes", "", "",
          "steering a Claude Code team"),
     ],
 )  # fmt: skip
