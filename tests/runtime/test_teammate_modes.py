@@ -24,6 +24,7 @@ import pytest
 from app.cli.headless import run_team
 from app.core import Home
 from app.core.paths import LEAD_NAME
+from app.runtime.api import Approval
 from app.runtime.events import StatusChanged, TeamLifecycle
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.external import ExternalRunner
@@ -58,6 +59,23 @@ def tmux_socket(monkeypatch: pytest.MonkeyPatch) -> object:
     monkeypatch.delenv("TMUX", raising=False)
     yield name
     subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True)
+
+
+async def led_until_a_plan(
+    home: Home, project: Path, runtimes: list[TeamRuntime], what: str = "a plan request"
+) -> tuple[TeamRuntime, Approval]:
+    """A person-led runtime with process teammates, started on :data:`GOAL` and run until a
+    teammate asks to approve its plan."""
+    runtime = TeamRuntime(home, cwd=project, decider="person", teammate_backend="process")
+    runtimes.append(runtime)
+    await runtime.start()
+    runtime.submit(GOAL)
+    plan = await until(
+        lambda: next((a for a in runtime.approvals() if a.kind == "plan"), None),
+        what,
+        within=GUARD,
+    )
+    return runtime, plan
 
 
 async def test_a_headless_run_with_process_teammates_completes(home: Home, project: Path) -> None:
@@ -171,15 +189,7 @@ async def test_a_teammate_process_killed_mid_task_is_reaped_and_the_team_finishe
 async def test_a_team_left_running_is_adopted_by_the_next_runtime(
     home: Home, project: Path, runtimes: list[TeamRuntime]
 ) -> None:
-    first = TeamRuntime(home, cwd=project, decider="person", teammate_backend="process")
-    runtimes.append(first)
-    await first.start()
-    first.submit(GOAL)
-    plan = await until(
-        lambda: next((a for a in first.approvals() if a.kind == "plan"), None),
-        "the writer's plan request",
-        within=GUARD,
-    )
+    first, plan = await led_until_a_plan(home, project, runtimes, "the writer's plan request")
     team = first.team
     assert team is not None
     await until(

@@ -34,7 +34,7 @@ from app.runtime.runners.process_record import (
 )
 from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Observer, until
-from tests.runtime.test_teammate_modes import GOAL, GUARD, tmux_socket  # noqa: F401
+from tests.runtime.test_teammate_modes import GOAL, GUARD, led_until_a_plan, tmux_socket  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,15 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 async def test_attach_does_not_raise_a_dead_teammates_plan_request_again(
     home: Home, project: Path, runtimes: list[TeamRuntime]
 ) -> None:
-    first = TeamRuntime(home, cwd=project, decider="person", teammate_backend="process")
-    runtimes.append(first)
-    await first.start()
-    first.submit(GOAL)
-    plan = await until(
-        lambda: next((a for a in first.approvals() if a.kind == "plan"), None),
-        "a plan request",
-        within=GUARD,
-    )
+    first, plan = await led_until_a_plan(home, project, runtimes)
     team = first.team
     assert team is not None
     pid = first.runners[plan.agent].pid
@@ -138,15 +130,7 @@ async def test_a_led_or_attached_team_is_not_shut_down(
     home: Home, project: Path, runtimes: list[TeamRuntime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TEAMDECK_ORPHAN_TIMEOUT", "1")
-    first = TeamRuntime(home, cwd=project, decider="person", teammate_backend="process")
-    runtimes.append(first)
-    await first.start()
-    first.submit(GOAL)
-    plan = await until(
-        lambda: next((a for a in first.approvals() if a.kind == "plan"), None),
-        "a plan request",
-        within=GUARD,
-    )
+    first, plan = await led_until_a_plan(home, project, runtimes)
     team = first.team
     assert team is not None
     pids = {name: runner.pid for name, runner in first.runners.items()}
