@@ -18,23 +18,12 @@ from typing import Any
 import pytest
 
 from tests.claude_code.conftest import ClaudeHome
+from tests.claude_code.interactive import teamdeck
 from tests.claude_code.server import Rule, call
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The person's own settings, in their own formatting: setup must give them back exactly.
 SETTINGS = b'{\n  "model": "claude-opus-5-5",\n  "permissions": {"allow": []}\n}\n'
-
-
-def teamdeck(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-P", "-m", "app.cli.main", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture
