@@ -232,7 +232,16 @@ class MessageFeed(ScrollView, can_focus=True):
         self._resize(True)
 
     def _resize(self, scroll_end: bool) -> None:
-        self.virtual_size = Size(self.size.width, len(self._view))
+        size = Size(self.size.width, len(self._view))
+        if self.size and size != self.virtual_size:
+            # Not ``self.virtual_size = size``: that asks for a layout of the whole screen,
+            # on every new message of a busy team (a key press waited behind them). Nothing
+            # here moves or resizes: the vertical scrollbar is always shown (overflow-y:
+            # scroll), the horizontal never (hidden); only its thumb changes.
+            self.set_reactive(MessageFeed.virtual_size, size)
+            self.vertical_scrollbar.window_virtual_size = size.height
+        else:
+            self.virtual_size = size
         if scroll_end:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         self.refresh()

@@ -139,6 +139,19 @@ class DeckScreen(DeckView):
                     found[key] = found[key]._replace(binding=hidden)
         return found
 
+    #: What the footer's ``a`` named when it was last drawn (see ``name_target``).
+    _named: object = ()
+
+    def name_target(self, target: Approval | None) -> None:
+        """The footer names ``target`` (``a approve researcher: Bash``): redraw it only when
+        what it names changed. Redrawing the footer mounts every key anew (tens of ms on a
+        busy dashboard), and selecting a teammate that has no request changes nothing there:
+        done on every shift+down, it was most of a key press's time."""
+        named = None if target is None else (target.request_id, request_label(target))
+        if named != self._named:
+            self._named = named
+            self.refresh_bindings()
+
     # ------------------------------------------------------------------ steering
 
     def report(self, outcome: Outcome, *, quiet: bool = False) -> Outcome:

@@ -154,7 +154,7 @@ class LeaderScreen(DeckScreen):
         (the selected teammate's oldest request, else the oldest), named in the footer."""
         target = self.selected_approval()
         self.query_one(ApprovalsQueue).highlight_request(target.request_id if target else None)
-        self.refresh_bindings()
+        self.name_target(target)
 
     def _label_lead(self, selected: str | None) -> None:
         """The bottom panel is the lead's transcript whatever is selected: say so, and how to

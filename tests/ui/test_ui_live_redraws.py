@@ -1,0 +1,104 @@
+"""A busy team redraws only what changed (issue 21): selecting a teammate rebuilds the footer
+only when what ``a`` answers changed, and a new message in the feed moves nothing on screen
+(no layout of the whole screen) while the feed still shows it and follows the newest line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+from app.core import InboxMessage
+from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.leader import LeaderScreen
+from app.runtime.api import Approval
+from tests.ui.data import TEAM, agents, make_app, transcripts
+from tests.ui.fake_runtime import FakeRuntime
+from tests.ui.helpers import screen_text, wait_for
+from widgets.message_feed import MessageFeed
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")  # out of the lead's input: keys act
+    await pilot.pause()
+    return app
+
+
+def footer_rebuilds(screen: LeaderScreen) -> list[int]:
+    """Counts the screen's footer rebuilds (each ``refresh_bindings`` rebuilds it)."""
+    count = [0]
+    original = screen.refresh_bindings
+
+    def counting() -> None:
+        count[0] += 1
+        original()
+
+    screen.refresh_bindings = counting  # type: ignore[method-assign]
+    return count
+
+
+async def test_selecting_teammates_without_requests_leaves_the_footer_alone(
+    tmp_path: Path,
+) -> None:
+    runtime = FakeRuntime(TEAM, agents(), [], transcripts())
+    app = make_app(tmp_path, runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        screen = app.screen
+        assert isinstance(screen, LeaderScreen)
+        rebuilds = footer_rebuilds(screen)
+        selected = []
+        for _ in range(3):
+            await pilot.press("shift+down")
+            await pilot.pause()
+            selected.append(app.selected)
+        assert len(set(selected)) == 3  # the selection moved ...
+        assert rebuilds[0] == 0  # ... and the footer had nothing new to say
+        runtime.add_approval(
+            Approval("perm-9@researcher", "permission", "researcher", "researcher: Bash",
+                     tool_name="Bash", tool_input={"command": "ls -la"})
+        )  # fmt: skip
+        await wait_for(pilot, lambda: "approve researcher: Bash(ls -la)" in screen_text(app))
+        assert rebuilds[0] == 1
+
+
+async def test_the_footer_names_each_selected_teammates_request(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.press("2")  # engineer: a plan
+        await wait_for(pilot, lambda: "approve engineer's plan" in screen_text(deck))
+        await pilot.press("1")  # researcher: a permission
+        await wait_for(pilot, lambda: "approve researcher: Bash(git" in screen_text(deck))
+        await pilot.press("2")
+        await wait_for(pilot, lambda: "approve engineer's plan" in screen_text(deck))
+
+
+async def test_new_messages_join_the_feed_without_a_layout(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        feed = deck.screen.query_one(MessageFeed)
+        layouts: list[str] = []
+        original = Widget.refresh
+
+        def refresh(widget: Widget, *regions: Any, **flags: Any) -> Widget:
+            if flags.get("layout"):
+                layouts.append(type(widget).__name__)
+            return original(widget, *regions, **flags)
+
+        feed.refresh = refresh.__get__(feed)  # type: ignore[method-assign]
+        box = deck.home.mailbox(TEAM)
+        before = feed.item_count
+        for i in range(30):
+            box.append("engineer", InboxMessage(sender="researcher", text=f"line {i}"))
+        await wait_for(pilot, lambda: feed.item_count == before + 30)
+        await pilot.pause(0.1)
+        assert layouts == []
+        assert feed.virtual_size.height == feed.item_count
+        assert feed.vertical_scrollbar.window_virtual_size == feed.item_count
+        assert feed.max_scroll_y > 0 and feed.is_vertical_scroll_end  # follows the newest
+        assert "line 29" in screen_text(deck)
