@@ -93,7 +93,10 @@ class Roster(VerticalScroll, can_focus=True):
         if panel is not None and not panel.has_class("-selected"):
             panel.add_class("-selected")
             panel.refresh()
-            self.call_after_refresh(self.scroll_to_widget, panel, animate=False)
+            if panel.virtual_region:  # laid out: scrolled in the frame that shows it selected
+                self.scroll_to_widget(panel, animate=False, immediate=True)
+            else:  # just mounted: once it has a place
+                self.call_after_refresh(self.scroll_to_widget, panel, animate=False)
 
     def tick(self) -> None:
         """Redraw elapsed times."""

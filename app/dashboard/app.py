@@ -2,10 +2,11 @@
 
 Data flows one way. File changes (this process's and others', from one ``Watcher``) are
 collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
-``StoreDelta`` arrives as a ``StoreUpdated`` message. Runtime events go through a
-``RuntimeRelay`` (``app.dashboard.event_relay``), which publishes text and transcript entries to
-the views (``streamed``, a Textual ``Signal``; ``app.dashboard.streams``) and leaves the state
-changes (agents, approvals, a new team, notices) to the app.
+``StoreDelta`` arrives as a ``StoreUpdated`` message, applied with the runtime's events on one
+beat (``app.dashboard.view_beat``). Runtime events go through a ``RuntimeRelay``
+(``app.dashboard.event_relay``), which publishes text and transcript entries to the views
+(``streamed``, a Textual ``Signal``; ``app.dashboard.streams``) and leaves the state changes
+(agents, approvals, a new team, notices) to the app.
 
 What the views show lives in the reactives below; screens watch them and post messages
 (``app.dashboard.messages``) to change them. Steering goes through ``steering``
@@ -52,6 +53,7 @@ from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
 from app.dashboard.toasts import ToastBatch
+from app.dashboard.view_beat import ViewBeat
 from app.display.values import (
     HeaderInfo,
     TeamFiles,
@@ -96,7 +98,7 @@ class TeamDeckApp(DeckState):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    FLUSH_SECONDS = 0.05  # streamed text is drawn this often
+    FLUSH_SECONDS = 0.1  # the views' beat: what the team did is drawn this often (view_beat)
     TRANSCRIPT_POLL_SECONDS = 0.5  # a viewer reads what the agents' session files gained
     COALESCE_SECONDS = 0.02  # file changes are collected this long before they are read
     TASK_BURST_SECONDS = 0.1  # task-only changes are applied at most this often
@@ -160,6 +162,7 @@ class TeamDeckApp(DeckState):
             task_burst=self.TASK_BURST_SECONDS,
         )
         self._unsubscribe: Callable[[], None] | None = None
+        self.beat = ViewBeat[StoreDelta](self.FLUSH_SECONDS, self._on_beat)
         #: Completed tasks come in bursts: one toast per burst ("3 tasks completed").
         self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
         self._left_checked = False
@@ -208,7 +211,7 @@ class TeamDeckApp(DeckState):
 
     def on_mount(self) -> None:
         self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
-        self.set_interval(self.FLUSH_SECONDS, self.flush_runtime)
+        self.set_interval(self.FLUSH_SECONDS, self.beat.tick)
         self.set_interval(1.0, self._tick)
         files = self.session_files
         if files is not None:
@@ -269,7 +272,15 @@ class TeamDeckApp(DeckState):
         if not self.screen_stack or not self.leader.is_mounted:
             self.call_after_refresh(self.on_store_updated, message)  # still starting up
             return
-        delta = message.delta
+        self.beat.store(message.delta)
+
+    def _on_beat(self, deltas: list[StoreDelta]) -> None:  # the store's deltas, then events
+        with self.batch_update():
+            for delta in deltas:
+                self._apply_store(delta)
+            self.flush_runtime()
+
+    def _apply_store(self, delta: StoreDelta) -> None:
         if delta.reset:
             gc.unfreeze()  # the previous team's objects may be garbage now
         known = {a.request_id for a in self.approvals}
@@ -277,12 +288,11 @@ class TeamDeckApp(DeckState):
         if pending is not None:
             self._file_pending = pending
             pending = self._viewer_approvals()
-        try:
-            with self.batch_update():
-                self.leader.apply_store(delta)
-                self.files = self._dated(delta.files(self.files), fresh=True)
-                if pending is not None:
-                    self.approvals = pending
+        try:  # inside the beat's batch_update
+            self.leader.apply_store(delta)
+            self.files = self._dated(delta.files(self.files), fresh=True)
+            if pending is not None:
+                self.approvals = pending
         except NoMatches:  # the views are being torn down: we are quitting
             return
         for notice in map(task_notice, delta.completed):
@@ -337,15 +347,14 @@ class TeamDeckApp(DeckState):
             self.streamed.publish(TranscriptGrew(agent))
 
     def on_task_board_filled(self, _: TaskBoard.Filled) -> None:
-        # A big team is loaded: move what was just built out of the collector's way, so
-        # full collections stay short (tens of thousands of long-lived rows and feed items
-        # would otherwise make each one stall the event loop for 100+ ms).
+        # A big team is loaded: move what was just built out of the collector's way, so full
+        # collections stay short (10,000s of rows and feed items: 100+ ms stalls otherwise).
         gc.freeze()
 
     # ------------------------------------------------------------------ runtime -> views
 
     def on_runtime_flush(self, _: RuntimeFlush) -> None:
-        self.flush_runtime()
+        self.beat.runtime()
 
     def flush_runtime(self) -> None:
         """Apply the runtime events received so far (the relay streams text to the views);

@@ -1,7 +1,8 @@
 """Runtime events -> the dashboard's views, in arrival order.
 
 The runtime calls :meth:`RuntimeRelay.push` from any thread; events are buffered
-(``EventBuffer``) and flushed every ``TeamDeckApp.FLUSH_SECONDS``; a status, approval or
+(``EventBuffer``) and flushed on the views' beat (``TeamDeckApp.FLUSH_SECONDS``, with the
+store's deltas: ``app.dashboard.view_beat``); a status, approval or
 transcript event asks for a flush at once (one pending ``RuntimeFlush`` message at a time)
 unless the last flush was less than :data:`MIN_GAP` ago -- the next tick takes it then. Eight
 teammates at full speed send hundreds of such events a second: flushed one by one, each
@@ -28,7 +29,7 @@ from app.dashboard.streams import HookLines, RunEnded, Streamed
 from app.display.values import hook_item
 from app.runtime.events import RuntimeEvent, TextDelta
 
-MIN_GAP = 0.05
+MIN_GAP = 0.1
 """Seconds between two flushes asked for by events (the views update at most this often)."""
 
 

@@ -155,7 +155,9 @@ class DeckScreen(DeckView):
     # ------------------------------------------------------------------ steering
 
     def report(self, outcome: Outcome, *, quiet: bool = False) -> Outcome:
-        """Show ``outcome`` (a success only unless ``quiet``); returns it."""
+        """Show ``outcome`` (a success only unless ``quiet``); returns it. What the steering
+        changed is drawn now, not on the views' next beat (``app.dashboard.view_beat``)."""
+        self.host.flush_runtime()
         if outcome.failed:
             self.notify(escape(outcome.message), title="Failed", severity="error")
         elif not outcome.ok:

@@ -70,6 +70,7 @@ def allow_bypass(app: App[Any]) -> None:
 
 
 def _tell(app: App[Any], outcome: Outcome, title: str) -> None:
+    cast(DeckHost, app).flush_runtime()  # the person's change shows now, not on the next beat
     app.notify(
         escape(outcome.message),
         title=title,
