@@ -4,6 +4,7 @@ only when what ``a`` answers changed, and a new message in the feed moves nothin
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from tests.ui.data import TEAM, agents, make_app, transcripts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.message_feed import MessageFeed
+from widgets.roster import Roster
+from widgets.teammate_panel import TeammatePanel
 
 
 async def ready(pilot: Pilot[None]) -> TeamDeckApp:
@@ -102,3 +105,22 @@ async def test_new_messages_join_the_feed_without_a_layout(deck: TeamDeckApp) ->
         assert feed.vertical_scrollbar.window_virtual_size == feed.item_count
         assert feed.max_scroll_y > 0 and feed.is_vertical_scroll_end  # follows the newest
         assert "line 29" in screen_text(deck)
+
+
+async def test_the_selected_panel_is_scrolled_into_view(tmp_path: Path) -> None:
+    team = agents()
+    extra = [replace(team[1], name=f"extra-{i}") for i in range(1, 6)]
+    deck = make_app(tmp_path, FakeRuntime(TEAM, team + extra, [], transcripts()))
+    async with deck.run_test(size=(120, 32)) as pilot:
+        await ready(pilot)
+        roster = deck.screen.query_one(Roster)
+        assert roster.max_scroll_y > 0  # the panels do not all fit
+        for _ in range(len(roster.children)):
+            await pilot.press("shift+down")
+            await pilot.pause()
+            panel = next(p for p in roster.query(TeammatePanel) if p.selected)
+            assert panel.agent.name == deck.selected
+            assert roster.content_region.contains_region(panel.region), deck.selected
+        await pilot.press("shift+down")  # back to the lead, at the top
+        await pilot.pause()
+        assert roster.scroll_offset.y == 0
