@@ -162,7 +162,7 @@ class TeamDeckApp(DeckState):
             task_burst=self.TASK_BURST_SECONDS,
         )
         self._unsubscribe: Callable[[], None] | None = None
-        self.beat = ViewBeat[StoreDelta](self.FLUSH_SECONDS, self._on_beat)
+        self.beat = ViewBeat[StoreDelta](self.FLUSH_SECONDS, self._on_beat, self.set_timer)
         #: Completed tasks come in bursts: one toast per burst ("3 tasks completed").
         self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
         self._left_checked = False
@@ -274,11 +274,13 @@ class TeamDeckApp(DeckState):
             return
         self.beat.store(message.delta)
 
-    def _on_beat(self, deltas: list[StoreDelta]) -> None:  # the store's deltas, then events
+    def _on_beat(self, deltas: list[StoreDelta]) -> bool:  # the store's deltas, then events
+        drew = bool(deltas) or self.relay.pending > 0
         with self.batch_update():
             for delta in deltas:
                 self._apply_store(delta)
             self.flush_runtime()
+        return drew
 
     def _apply_store(self, delta: StoreDelta) -> None:
         if delta.reset:
@@ -403,13 +405,8 @@ class TeamDeckApp(DeckState):
             self.run_worker(ask_quit(self, team), group="ui", exit_on_error=False)
 
     def _show(self, notices: Iterable[Notice]) -> None:
-        for notice in notices:
-            self.notify(
-                escape(notice.message),
-                title=notice.title,
-                severity=notice.severity,
-                timeout=notice.timeout,
-            )
+        for n in notices:
+            self.notify(escape(n.message), title=n.title, severity=n.severity, timeout=n.timeout)
 
     # ------------------------------------------------------------------ DeckState's part
 

@@ -60,6 +60,11 @@ class RuntimeRelay:
         if self._events.push(event) and time.monotonic() - self._flushed_at >= MIN_GAP:
             self.app.post_message(RuntimeFlush())
 
+    @property
+    def pending(self) -> int:
+        """Events waiting for the next flush."""
+        return len(self._events)
+
     def flush(self) -> Digest | None:
         """Stream what arrived to the views; ``None`` if nothing did, else the rest to apply."""
         self._flushed_at = time.monotonic()

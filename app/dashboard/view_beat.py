@@ -1,5 +1,5 @@
 """One beat for what the team does: file changes and runtime events reach the views together,
-at most about once a ``gap`` (no Textual).
+about once a ``gap`` at most while the team is busy (no Textual).
 
 A working team changes something many times a second: the store re-reads an inbox, a teammate's
 status or counters move, the lead's transcript grows. Each change applied on its own was a frame
@@ -7,12 +7,18 @@ of its own (bench/live.py counted ~24 a second with 8 teammates at pace 0, at 6-
 event loop each), and a key press waited behind them. The eye needs far fewer: so store deltas
 and runtime flushes are applied in one go, on a beat.
 
-* ``store(delta)`` and ``runtime()`` (a runtime event asks for a prompt flush): applied at once
-  if nothing was applied for a ``gap`` (a quiet team shows a change without delay), else kept
-  for the next beat.
-* ``tick()`` (the app's interval, every ``gap``): applies what is kept.
+The beats are paced like a token bucket: one beat per ``gap`` on average, up to ``BURST`` in a
+row after a quiet spell. A quiet team's change (a message now and then) is drawn at once; only a
+team that changes things faster than that waits, at most until the next token.
 
-Deltas are applied in the order they came, each exactly once; nothing is dropped.
+* ``store(delta)`` and ``runtime()`` (a runtime event asks for a prompt flush): applied at once
+  if a beat is available, else kept for when the next one is (``schedule``: one timer at a
+  time).
+* ``tick()`` (the app's interval, every ``gap``): applies what is kept, and the runtime's
+  streamed text (which asks for no prompt flush).
+
+Deltas are applied in the order they came, each exactly once; nothing is dropped. A beat that
+had nothing to draw costs no token.
 """
 
 from __future__ import annotations
@@ -23,22 +29,31 @@ from typing import Generic, TypeVar
 
 D = TypeVar("D")
 
+BURST = 2.0
+"""Beats available at once after a quiet spell."""
+_ONE = 1 - 1e-9  # a whole beat, give or take the clock's rounding
+
 
 class ViewBeat(Generic[D]):
     """See the module docstring. ``apply`` takes the kept store deltas (in order) and then
-    flushes the runtime's events; the app wraps it in one ``batch_update``."""
+    flushes the runtime's events (the app wraps both in one ``batch_update``); it says whether
+    there was anything to draw."""
 
     def __init__(
         self,
         gap: float,
-        apply: Callable[[list[D]], None],
+        apply: Callable[[list[D]], bool],
+        schedule: Callable[[float, Callable[[], None]], object],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.gap = gap
         self._apply = apply
+        self._schedule = schedule
         self._clock = clock
         self._kept: list[D] = []
-        self._last = float("-inf")
+        self._tokens = BURST
+        self._at = clock()  # when ``_tokens`` was counted
+        self._timer = False  # a beat is scheduled
 
     @property
     def kept(self) -> int:
@@ -47,24 +62,34 @@ class ViewBeat(Generic[D]):
 
     def store(self, delta: D) -> None:
         self._kept.append(delta)
-        if self._due(self.gap):
-            self.beat()
+        self.runtime()
 
     def runtime(self) -> None:
-        if self._due(self.gap):
+        """Something to draw: now if a beat is available, else when the next one is."""
+        if self._available() >= _ONE:
             self.beat()
+        elif not self._timer:
+            self._timer = True
+            self._schedule((1 - self._tokens) * self.gap, self._scheduled)
 
     def tick(self) -> None:
-        """The interval: apply what is kept (unless a prompt beat just did, half a gap ago
-        at most: the next tick comes soon enough)."""
-        if self._due(self.gap / 2):
+        """The interval: apply what is kept and what streamed, if a beat is available."""
+        if self._available() >= _ONE:
             self.beat()
 
     def beat(self) -> None:
         """Apply everything now."""
-        self._last = self._clock()
         kept, self._kept = self._kept, []
-        self._apply(kept)
+        if self._apply(kept):
+            self._available()
+            self._tokens -= 1
 
-    def _due(self, gap: float) -> bool:
-        return self._clock() - self._last >= gap
+    def _scheduled(self) -> None:  # a beat is available now
+        self._timer = False
+        self.beat()
+
+    def _available(self) -> float:
+        now = self._clock()
+        self._tokens = min(BURST, self._tokens + (now - self._at) / self.gap)
+        self._at = now
+        return self._tokens

@@ -1,69 +1,112 @@
 """The views' beat (``app.dashboard.view_beat``): a quiet team's change is shown at once, a busy
-team's changes are applied together at most about once a gap, in order, and none is lost."""
+team's changes are applied together, about once a gap at most, in order, and none is lost."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.dashboard.view_beat import ViewBeat
+from app.dashboard.view_beat import BURST, ViewBeat
+
+GAP = 0.1
 
 
 class Clock:
+    """The time, and the timers set (``advance`` fires those that come due)."""
+
     def __init__(self) -> None:
         self.now = 100.0
+        self.timers: list[tuple[float, Callable[[], None]]] = []
 
     def __call__(self) -> float:
         return self.now
 
+    def schedule(self, delay: float, callback: Callable[[], None]) -> None:
+        assert delay >= 0
+        self.timers.append((self.now + delay, callback))
 
-def make(gap: float = 0.1) -> tuple[ViewBeat[int], list[list[int]], Clock]:
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while due := sorted((t for t in self.timers if t[0] <= end), key=lambda t: t[0]):
+            self.timers.remove(due[0])
+            self.now = due[0][0]
+            due[0][1]()
+        self.now = end
+
+
+def make(*, events: bool = True) -> tuple[ViewBeat[int], list[list[int]], Clock]:
+    """A beat whose ``apply`` records what it got. It drew something if it got deltas, or
+    always with ``events`` (the runtime's events: ``runtime()`` and ``tick()`` stand for them)."""
     applied: list[list[int]] = []
     clock = Clock()
-    return ViewBeat(gap, applied.append, clock), applied, clock
+
+    def apply(kept: list[int]) -> bool:
+        applied.append(kept)
+        return events or bool(kept)
+
+    return ViewBeat(GAP, apply, clock.schedule, clock), applied, clock
 
 
-def test_a_quiet_teams_change_is_applied_at_once() -> None:
+def test_a_quiet_teams_changes_are_applied_at_once() -> None:
     beat, applied, clock = make()
     beat.store(1)
     assert applied == [[1]]
-    clock.now += 0.5
+    clock.advance(0.5)
     beat.runtime()  # a runtime event after a quiet spell: flushed at once too
     assert applied == [[1], []]
+    for delta in (2, 3, 4):  # a message now and then
+        clock.advance(GAP)
+        beat.store(delta)
+        assert applied[-1] == [delta]
 
 
-def test_a_burst_waits_for_the_next_tick_and_comes_in_order() -> None:
+def test_a_burst_is_applied_together_when_the_next_beat_is_available() -> None:
     beat, applied, clock = make()
     beat.store(1)
-    clock.now += 0.01
-    beat.store(2)
-    beat.runtime()
-    clock.now += 0.01
-    beat.store(3)
-    assert applied == [[1]] and beat.kept == 2  # drawn once so far
-    clock.now += 0.08
-    beat.tick()
-    assert applied == [[1], [2, 3]] and beat.kept == 0
-
-
-def test_a_tick_right_after_a_prompt_beat_waits_for_the_next() -> None:
-    beat, applied, clock = make()
-    beat.store(1)
-    clock.now += 0.02
-    beat.store(2)
-    beat.tick()  # 20 ms after the last beat: not yet
-    assert applied == [[1]]
-    clock.now += 0.1
-    beat.tick()
+    clock.advance(0.005)
+    beat.store(2)  # the second beat of a burst
     assert applied == [[1], [2]]
+    for delta in (3, 4, 5):
+        clock.advance(0.005)
+        beat.store(delta)
+    beat.runtime()
+    assert applied == [[1], [2]] and beat.kept == 3
+    assert len(clock.timers) == 1  # one timer for the rest of the burst
+    clock.advance(GAP)
+    assert applied == [[1], [2], [3, 4, 5]] and beat.kept == 0
+
+
+def test_a_beat_that_drew_nothing_holds_no_change_back() -> None:
+    beat, applied, clock = make(events=False)
+    for _ in range(5):
+        beat.tick()  # the interval, with nothing to draw
+    beat.store(1)
+    beat.store(2)
+    assert applied[-2:] == [[1], [2]]  # at once: the empty ticks took no beat
+
+
+def test_the_interval_draws_streamed_text_without_a_prompt() -> None:
+    beat, applied, clock = make()
+    beat.tick()
+    beat.tick()
+    beat.tick()  # two beats in a row at most
+    assert applied == [[], []]
+    clock.advance(GAP)
+    beat.tick()
+    assert applied == [[], [], []]
 
 
 @given(st.lists(st.tuples(st.sampled_from(["store", "runtime", "tick"]), st.floats(0, 0.3))))
-def test_every_delta_is_applied_once_in_order(steps: list[tuple[str, float]]) -> None:
+def test_every_delta_is_applied_once_in_order_about_once_a_gap(
+    steps: list[tuple[str, float]],
+) -> None:
     beat, applied, clock = make()
+    start = clock.now
     stored = 0
     for what, wait in steps:
-        clock.now += wait
+        clock.advance(wait)
         if what == "store":
             stored += 1
             beat.store(stored)
@@ -71,11 +114,9 @@ def test_every_delta_is_applied_once_in_order(steps: list[tuple[str, float]]) ->
             beat.runtime()
         else:
             beat.tick()
-        since = [b for b in applied if b]
-        assert len(applied) <= 1 + sum(1 for _ in steps)  # never more beats than calls
-        assert [d for b in since for d in b] + list(range(stored - beat.kept + 1, stored + 1)) == (
-            list(range(1, stored + 1))
-        )
-    clock.now += 1
-    beat.tick()
+        done = [d for b in applied for d in b]
+        assert done == list(range(1, stored - beat.kept + 1))  # in order, each once so far
+        assert not beat.kept or clock.timers  # what waits has a beat coming
+        assert len(applied) <= BURST + (clock.now - start) / GAP + 1e-6  # the cap
+    clock.advance(1)
     assert [d for b in applied for d in b] == list(range(1, stored + 1))
