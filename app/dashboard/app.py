@@ -275,6 +275,8 @@ class TeamDeckApp(DeckState):
         self.beat.store(message.delta)
 
     def _on_beat(self, deltas: list[StoreDelta]) -> bool:  # the store's deltas, then events
+        if not self.screen_stack or not self.leader.is_mounted:
+            return False  # quitting: the views are gone
         drew = bool(deltas) or self.relay.pending > 0
         with self.batch_update():
             for delta in deltas:

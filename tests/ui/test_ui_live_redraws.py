@@ -124,3 +124,10 @@ async def test_the_selected_panel_is_scrolled_into_view(tmp_path: Path) -> None:
         await pilot.press("shift+down")  # back to the lead, at the top
         await pilot.pause()
         assert roster.scroll_offset.y == 0
+
+
+async def test_a_beat_due_after_the_app_closed_draws_nothing(deck: TeamDeckApp) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+    deck.beat.beat()  # a timer set before the app closed fires: the views are gone
+    assert deck.beat.kept == 0
