@@ -14,6 +14,7 @@ from textual.widget import Widget
 from app.core import InboxMessage
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.leader import LeaderScreen
+from app.dashboard.store import StoreDelta
 from app.runtime.api import Approval
 from tests.ui.data import TEAM, agents, make_app, transcripts
 from tests.ui.fake_runtime import FakeRuntime
@@ -129,5 +130,6 @@ async def test_the_selected_panel_is_scrolled_into_view(tmp_path: Path) -> None:
 async def test_a_beat_due_after_the_app_closed_draws_nothing(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-    deck.beat.beat()  # a timer set before the app closed fires: the views are gone
+    # A file change kept for a beat whose timer fires after the app closed: the views are gone.
+    deck.beat.store(StoreDelta(team=TEAM, open_tasks=1))
     assert deck.beat.kept == 0
