@@ -383,7 +383,7 @@ class TeamDeckApp(DeckState):
         return views[-1].request_hint(agent) if views else ""
 
     def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
-        self.notify(message, title=title, severity=severity)
+        self.notify_background(message, title=title, severity=severity)
 
     async def action_quit(self) -> None:
         """ctrl+q: with a live team, ask first (see ``app.dashboard.leaving``)."""
