@@ -46,6 +46,10 @@ class HoldsToasts(App[None]):
     _shown_until: list[float] | None = None  # when each toast shown times out (monotonic)
     _answer_until = 0.0  # when the last key answer shown times out
 
+    def toast_still_news(self, title: str) -> bool:
+        """Whether a toast of the team's that waited is still worth showing (the app says)."""
+        return True
+
     def _answers_shown(self, now: float) -> bool:
         """A key's answer is still on screen (never cleared for another one)."""
         return self._answer_until > now
@@ -112,6 +116,8 @@ class HoldsToasts(App[None]):
             shown = []
         while waiting and len(shown) < room:
             toast = waiting.popleft()
+            if not toast.answer and not self.toast_still_news(toast.title):
+                continue  # e.g. a request's toast, its request answered while it waited
             timeout = self.NOTIFICATION_TIMEOUT if toast.timeout is None else toast.timeout
             shown.append(now + timeout)
             if toast.answer:
