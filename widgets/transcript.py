@@ -267,12 +267,12 @@ class Transcript(FollowsTranscript, VerticalScroll):
         async def release() -> None:
             try:
                 await asyncio.wait_for(asyncio.ensure_future(mounted), self.HOLD_LIMIT)
-            except (TimeoutError, asyncio.CancelledError):
-                pass  # drawn as it mounts (a loaded machine), or the view closed
-            finally:
+            except Exception:  # noqa: BLE001 - timed out (a loaded machine): drawn as it mounts
+                pass
+            finally:  # also when the view closes (the worker is cancelled)
                 hold.close()
 
-        self.run_worker(release(), group="hold")
+        self.run_worker(release(), group="hold", exit_on_error=False)
 
     def _release_hold(self) -> None:
         hold, self._hold = self._hold, None
