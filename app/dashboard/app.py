@@ -3,10 +3,9 @@
 Data flows one way. File changes (this process's and others', from one ``Watcher``) are
 collected for ``COALESCE_SECONDS`` and applied by the ``Store`` in a thread; the resulting
 ``StoreDelta`` arrives as a ``StoreUpdated`` message, applied with the runtime's events on one
-beat (``app.dashboard.view_beat``). Runtime events go through a ``RuntimeRelay``
-(``app.dashboard.event_relay``), which publishes text and transcript entries to the views
-(``streamed``, a Textual ``Signal``; ``app.dashboard.streams``) and leaves the state changes
-(agents, approvals, a new team, notices) to the app.
+beat (``view_beat``). Runtime events go through a ``RuntimeRelay`` (``event_relay``), which
+publishes text and transcript entries to the views (``streamed``, a Textual ``Signal``;
+``streams``) and leaves the state changes (agents, approvals, a new team, notices) to the app.
 
 What the views show lives in the reactives below; screens watch them and post messages
 (``app.dashboard.messages``) to change them. Steering goes through ``steering``
@@ -52,7 +51,7 @@ from app.dashboard.store import Store, StoreDelta
 from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
-from app.dashboard.toasts import ToastBatch
+from app.dashboard.toasts import ToastBatch, request_kind
 from app.dashboard.view_beat import ViewBeat
 from app.display.values import (
     HeaderInfo,
@@ -118,8 +117,7 @@ class TeamDeckApp(DeckState):
         bridge: BridgeLink | None = None,
     ) -> None:
         super().__init__()
-        #: a viewer's end of the hook bridge: the requests Claude Code's hooks hold join the
-        #: queue (``app.dashboard.claude_bridge``)
+        #: a viewer's end of the hook bridge (``claude_bridge``): its hooks' requests join the queue
         self.bridge = bridge
         self._file_pending: tuple[Approval, ...] = ()  # a viewer: the requests in the files
         self.home = home
@@ -143,8 +141,7 @@ class TeamDeckApp(DeckState):
         #: the run's mode options, if any (see ``app.dashboard.screens.modes``)
         self.mode_options: ModeChoices | None = source.modes
         #: a viewer of a home with several teams asks which one first, once the team shown by
-        #: default (the newest activity: the picker's first line) is loaded
-        #: (``app.dashboard.screens.team_picker``)
+        #: default (the picker's first line) is loaded (``app.dashboard.screens.team_picker``)
         self.pick_on_start = source.pick
         self.set_reactive(TeamDeckApp.files, TeamFiles(team=team))
         self.set_reactive(TeamDeckApp.header, self.header_now())
@@ -224,8 +221,7 @@ class TeamDeckApp(DeckState):
         if self.bridge is not None and (warning := self.bridge.start(self)):
             self.notify(escape(warning), severity="warning", timeout=10)
         self._unsubscribe = self.source.subscribe(self.relay.push)
-        # After the first frame: starting loads the model SDK (in a thread, but it competes for
-        # the interpreter with the first paint).
+        # After the first frame: loading the model SDK (in a thread) competes with the first paint.
         self.call_after_refresh(self._start_runtime)
         self.pull_agents()
         self._runtime_approvals()
@@ -275,8 +271,8 @@ class TeamDeckApp(DeckState):
         self.beat.store(message.delta)
 
     def _on_beat(self, deltas: list[StoreDelta]) -> bool:  # the store's deltas, then events
-        if not self.screen_stack or not self.leader.is_mounted:
-            return False  # quitting: the views are gone
+        if not self.screen_stack or not self.leader.is_mounted:  # quitting: the views are gone
+            return False
         drew = bool(deltas) or self.relay.pending > 0
         with self.batch_update():
             for delta in deltas:
@@ -395,8 +391,13 @@ class TeamDeckApp(DeckState):
         # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
         return views[-1].request_hint(agent) if views else ""
 
+    def toast_still_news(self, title: str) -> bool:
+        """A request's toast that waited (a dialog was open) is dropped once none is pending."""
+        kind = request_kind(title)
+        return kind is None or any(a.kind == kind for a in self.approvals)
+
     def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
-        self.notify(message, title=title, severity=severity)
+        self.notify_background(message, title=title, severity=severity)
 
     async def action_quit(self) -> None:
         """ctrl+q: with a live team, ask first (see ``app.dashboard.leaving``)."""
