@@ -368,6 +368,9 @@ def _assert_nothing_overwritten(before: dict[str, bytes], home: Home) -> None:
         (b"9", "10"),  # higher: ids deleted above the highest are not reused
         (b"9\n", "10"),  # parseInt-style, like Claude Code
         (b"12abc", "13"),
+        (b"0012", "13"),  # padded: longer than the next id, so replaced, never overwritten
+        (b" 12", "13"),
+        (b"99", "100"),  # a digit longer: overwritten in place
     ],
 )
 def test_highwatermark_never_causes_an_overwrite(
