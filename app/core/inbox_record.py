@@ -118,19 +118,23 @@ def record_path(inbox: Path) -> Path:
 
 class HeadCheck:
     """The check of a cold append (a callable, for ``atomic_write_checked``): ValueError if
-    ``raw`` (whose head ends at ``cut``) is not a valid inbox. With ``hashing``, ``marks`` are
-    used and :attr:`hashed` then holds the head's state; without, the whole file is checked."""
+    ``raw`` (whose head ends at ``cut``) is not a valid inbox. With a ``record``, its marks
+    are used, and once ``raw`` has passed, :attr:`hashed` holds the state of the head the
+    append writes (``raw``'s plus ``tail``) and the record has the new marks -- saved before
+    the new file replaces the old, so the record's write goes to disk with the append's. Without
+    one, the whole file is checked."""
 
-    def __init__(self, raw: bytes, cut: int, marks: Sequence[Mark], hashing: bool) -> None:
+    def __init__(self, raw: bytes, cut: int, record: Path | None, tail: Sequence[Chunk]) -> None:
         self.raw = raw
         self.cut = cut
-        self.marks = marks
-        self.hashing = hashing
+        self.record = record
+        self.marks = load(record) if record is not None else []
+        self.tail = tail
         self.hashed: Hashed | None = None
 
     def __call__(self) -> None:
         raw, cut = self.raw, self.cut
-        if not self.hashing:
+        if self.record is None:
             check_array(raw)
             return
         view = memoryview(raw)
@@ -149,7 +153,9 @@ class HeadCheck:
         hasher.update(view[done:cut])
         if not (best and extends(raw, best)):
             check_array(raw)
-        self.hashed = Hashed(hasher, cut, held)
+        self.hashed = Hashed(hasher, cut, held).extended(raw, cut, self.tail)
+        if set(self.hashed.marks) != set(self.marks):  # else it says just that already
+            save(self.record, self.hashed.marks)
 
 
 def load(path: Path) -> list[Mark]:

@@ -288,29 +288,28 @@ class Mailbox:
                 guard()
             raw = read_bytes(path)
             known = _known_valid(path, raw) if raw is not None else None
-            hashed = known.hashed if known is not None else None
             record = None if in_claude_home(path) else inbox_record.record_path(path)
             parts: list[Chunk] | None = None
+            hashed: Hashed | None = None
             if raw is not None and known is None:
                 try:  # checked while the new version is written (see app.core.checked_write)
-                    marks = inbox_record.load(record) if record is not None else []
-                    check = HeadCheck(raw, array_head_end(raw), marks, record is not None)
                     parts = _spliced(raw, entry)
+                    check = HeadCheck(raw, len(parts[0]), record, parts[1:-1])
                     atomic_write_checked(path, parts, check, size=len(raw))
-                    hashed = check.hashed
+                    hashed = check.hashed  # recorded already
                 except ValueError:  # maybe caught mid-way by another writer: the full story
                     raw = parse_with_retry(path, _checked_bytes)
-                    parts = hashed = None
+                    parts = None
             if parts is None:
                 parts = _spliced(raw, entry)
+                if raw is None:
+                    hashed = inbox_record.fresh(parts[:-1])
+                elif known is not None and known.hashed is not None:
+                    hashed = known.hashed.extended(raw, len(parts[0]), parts[1:-1])
+                if record is not None and hashed is not None:
+                    inbox_record.save(record, hashed.marks)
                 atomic_write_bytes(path, parts)
-            if raw is None:
-                hashed = inbox_record.fresh(parts[:-1])
-            elif hashed is not None:
-                hashed = hashed.extended(raw, len(parts[0]), parts[1:-1])
             written = _remember(path, parts[:-1], hashed=hashed)
-            if record is not None and hashed is not None:
-                inbox_record.save(record, hashed.marks)
         self.home.emit(InboxChanged(self.team, agent, written=written))
 
     # ------------------------------------------------------------------ read

@@ -118,6 +118,31 @@ def test_a_cold_append_checks_only_what_no_process_checked(home: Home, checked: 
     json.loads(path.read_bytes())
 
 
+def test_a_process_appending_again_keeps_the_record_up_to_date(
+    home: Home, checked: list[int]
+) -> None:
+    path = seeded(home)
+    box = home.mailbox(TEAM)
+    box.append(AGENT, InboxMessage(sender="lead", text="cold"))
+    for i in range(5):  # this process knows the file now: no check, and the record follows
+        box.append(AGENT, InboxMessage(sender="lead", text=f"warm {i}"))
+    cold()
+    checked.clear()
+    box.append(AGENT, InboxMessage(sender="lead", text="another process"))
+    assert checked == []
+
+    assert box.mark_read(AGENT, box.count(AGENT) - 4) == 1  # "warm 2": a rewrite, unrecorded
+    cold()
+    box.append(AGENT, InboxMessage(sender="lead", text="and another"))
+    assert checked and max(checked) < path.stat().st_size // 50  # from "warm 2" on
+    assert [m.text for m in box.read(AGENT)[-8:]] == [
+        "cold",
+        *(f"warm {i}" for i in range(5)),
+        "another process",
+        "and another",
+    ]
+
+
 def test_another_writers_rewrite_is_checked_past_what_still_matches(
     home: Home, checked: list[int]
 ) -> None:
