@@ -139,16 +139,18 @@ def _ensure_dir(path: Path) -> None:
         raise UnsafePathError(f"{path} exists and is not a directory")
 
 
-def check_not_symlink(path: Path) -> None:
-    """Refuse to replace anything but a regular file (a symlink, a directory, a FIFO...)."""
+def check_not_symlink(path: Path) -> int | None:
+    """Refuse to replace anything but a regular file (a symlink, a directory, a FIFO...);
+    the file's permission bits (``None`` if it does not exist)."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        return
+        return None
     if stat.S_ISLNK(mode):
         raise UnsafePathError(f"{path} is a symlink; refusing to follow it")
     if not stat.S_ISREG(mode):
         raise UnsafePathError(f"{path} is not a regular file")
+    return stat.S_IMODE(mode)
 
 
 def is_temp_name(name: str) -> bool:
@@ -177,12 +179,10 @@ def write_temp(path: Path, data: Chunks, *, durable: bool) -> Path:
     (fsynced if ``durable``); :func:`replace_temp` (or :func:`discard_temp`) finishes it."""
     directory = path.parent
     ensure_dir(directory)
-    check_not_symlink(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:  # a rewrite keeps the file's permission bits; a new file gets the home's mode
-        mode = stat.S_IMODE(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        mode = new_file_mode(path)
+    mode = check_not_symlink(path)  # a rewrite keeps the file's permission bits...
+    if mode is None:
+        mode = new_file_mode(path)  # ...a new file gets the home's mode
     for _ in range(10):
         tmp = directory / f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
         try:

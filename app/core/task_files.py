@@ -93,8 +93,9 @@ class TaskFiles:
             finally:
                 os.close(fd)
 
-    def _list_lock(self) -> HomeLock:
-        lock = self.layout.tasklist_lock_path(self.team)
+    def _list_lock(self, folder: Path | None = None) -> HomeLock:
+        """The list's lock (``folder``: the task folder, if the caller has checked it already)."""
+        lock = folder / ".lock" if folder is not None else self.layout.tasklist_lock_path(self.team)
         self.init(lock)
         return self.home.lock(lock)
 

@@ -45,8 +45,8 @@ class TaskList(TaskClaims):
         if not subject.strip():
             raise ValueError("task subject must not be empty")
         check_status(status)
-        with self._list_lock():
-            folder = self.layout.task_dir(self.team)  # its paths checked once, not per file
+        folder = self.layout.task_dir(self.team)  # its paths checked once, not per file
+        with self._list_lock(folder):
             mark_path = folder / ".highwatermark"
             mark, seen = self._read_highwatermark(mark_path)
             new_id = max(self._highest_id(), mark) + 1
