@@ -20,7 +20,9 @@ messages like the runtime's, all read but the last ten (a long-lived inbox):
 * ``mark_read`` of one unread message, after the ``unread()`` that found it (as an agent does),
   against the floor of writing the resulting bytes: temp file, write, fsync, rename, fsync of
   the folder (the least a crash-safe replace costs), from the same start (the inbox written
-  durably, then read). Target <= 1.3x.
+  durably, then read). Target <= 1.3x. At 1k the floor is 1-3 ms and, on a disk other
+  processes write to, its fsyncs vary by more than the target's margin: one ten-minute window
+  gave 1.11-1.64x over runs of 30 pairs for the same code. ``--rounds`` narrows it.
 * a cold ``append`` (a process that has not seen the file: its caches emptied) against the
   same floor for the bytes it leaves. Target <= 2x at 10k. Such a process checks only what no
   teamdeck process has checked: the inbox's record of checked heads

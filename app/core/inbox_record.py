@@ -25,7 +25,8 @@ mark; if none matches, or those bytes do not extend it validly, the whole file i
 before. A corrupt file therefore still fails the same way: no mark covers its broken bytes.
 
 The record is read and written only under the inbox's lock, in place (it is a cache: a
-version torn by a crash only loses marks). A Claude Code home has no record (nothing of
+version torn by a crash only loses marks), and trusted as teamdeck's own files are: whoever
+can write it can write the inbox itself. A Claude Code home has no record (nothing of
 teamdeck's is written there): its cold appends check the whole file.
 """
 
