@@ -196,7 +196,9 @@ def save(path: Path, marks: Sequence[Mark]) -> None:
     except OSError:
         return
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode) and os.pwrite(fd, data, 0) == len(data):
+        st = os.fstat(fd)
+        written = stat.S_ISREG(st.st_mode) and os.pwrite(fd, data, 0) == len(data)
+        if written and st.st_size > len(data):
             os.ftruncate(fd, len(data))
     except OSError:
         pass
