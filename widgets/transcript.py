@@ -20,21 +20,23 @@ kind, tool name and input, a tool's result), and ``move_hit`` scrolls from one t
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
 import weakref
 from collections.abc import Callable
-from typing import Any
+from contextlib import ExitStack
 
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
-from textual.markup import escape
+from textual.layout import DockArrangeResult
 from textual.scrollbar import ScrollBar
-from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widget import AwaitMount, Widget
+from textual.widgets import Markdown, Static
 
 from app.core.protocol import parse_frame
 from app.display.format import describe, one_line
@@ -42,13 +44,12 @@ from app.display.text_search import haystack, matches, query_words
 from app.runtime.events import TranscriptEntry
 from widgets.literal_markdown import StaticMarkdown, literal_parser
 from widgets.system_notes import split_notes
+from widgets.tool_call import ToolCall
 
 MAX_ITEMS = 200
 #: Entries mounted at once when a view opens (its end, filling the screen); the older ones
 #: follow above, after the first frame, without moving the view.
 FIRST = 40
-LONG_LINES = 8
-LONG_CHARS = 600
 
 
 _WRAPPED = re.compile(
@@ -77,85 +78,14 @@ def in_words(text: str, recipient: str = "") -> str:
     return _WRAPPED.sub(mail, text)
 
 
-def _is_long(text: str) -> bool:
-    return text.count("\n") >= LONG_LINES or len(text) > LONG_CHARS
-
-
-def input_summary(tool_input: Any) -> str:
-    if isinstance(tool_input, dict):
-        for key in ("command", "file_path", "path", "pattern", "recipient", "subject", "name"):
-            if isinstance(tool_input.get(key), str):
-                return one_line(tool_input[key], 60)
-        return one_line(", ".join(f"{k}={v}" for k, v in tool_input.items()), 60)
-    return one_line(str(tool_input), 60) if tool_input is not None else ""
-
-
-def result_in_words(text: str) -> str:
-    """A tool result as a person reads it: an answer in JSON that carries a ``message``
-    (TeamDelete's, SendMessage's) is that message; anything else is shown as it came."""
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return text
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        return text
-    message = data.get("message") if isinstance(data, dict) else None
-    return message if isinstance(message, str) and message.strip() else text
-
-
-class ToolCall(Collapsible):
-    """A tool call and (once it arrives) its result."""
-
-    def __init__(self, entry: TranscriptEntry) -> None:
-        self.tool = str(entry.data.get("tool") or entry.text)
-        tool_input = entry.data.get("input")
-        if tool_input in (None, {}):
-            self.body = "(no input)"
-        else:
-            self.body = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
-        self.summary = input_summary(tool_input)
-        super().__init__(
-            Static(Text(self.body), classes="tool-input"),
-            title=self._label_text(""),
-            collapsed=bool(entry.data.get("collapsed")) or _is_long(self.body),
-            classes="tool-call",
-        )
-
-    def on_mount(self) -> None:
-        for title in self.query("CollapsibleTitle"):
-            title.can_focus = False  # tab moves past the transcript, not through each call
-        if self._pending is not None:
-            self._show_result()
-
-    def _label_text(self, mark: str) -> str:
-        title = f"⚙ {self.tool}" + (f"  {self.summary}" if self.summary else "")
-        return escape(title + (f"  {mark}" if mark else ""))
-
-    _pending: TranscriptEntry | None = None
-
-    def set_result(self, entry: TranscriptEntry) -> None:
-        self._pending = entry
-        if self.is_mounted:
-            self._show_result()
-
-    def _show_result(self) -> None:
-        contents = self.query_one(Collapsible.Contents)
-        if not contents.is_attached:
-            # Removed (pruned, or the app is closing) -- or its contents not mounted yet.
-            if self.is_attached:
-                self.call_after_refresh(self._show_result)
-            return
-        entry, self._pending = self._pending, None
-        if entry is None:
-            return
-        failed = bool(entry.data.get("is_error"))
-        self.title = self._label_text("✗" if failed else "✓")
-        shown = result_in_words(entry.text)
-        result = Static(Text(shown, style="red" if failed else ""), classes="tool-result")
-        contents.mount(result)
-        if _is_long(shown) or _is_long(self.body):
-            self.collapsed = True
+def _rows_at_least(entry: TranscriptEntry) -> int:
+    """The fewest rows ``entry`` takes: a view this tall at least opens anchored at its end
+    (the layout that first places it shows the end; anchoring later would move it)."""
+    if entry.kind == "tool_result":
+        return 0  # drawn in its call
+    if entry.kind == "tool_call":
+        return 1  # folded
+    return entry.text.count("\n") + 1
 
 
 class FollowsTranscript:
@@ -251,6 +181,19 @@ class Transcript(FollowsTranscript, VerticalScroll):
     def action_scroll_home(self) -> None:
         self._by_person(super().action_scroll_home)
 
+    _arranged_in = Size(0, 0)
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        self._arranged_in = size  # see ``container_size``
+        return super().arrange(size, optimal)
+
+    @property
+    def container_size(self) -> Size:
+        """Textual scrolls an anchored view to its end in the layout that first places it,
+        with a container size it does not know yet (none): the view's first frame would be
+        scrolled past its end, blank. Until it is known, the size just arranged in."""
+        return super().container_size or self._arranged_in
+
     def watch_virtual_size(self, size: Size) -> None:
         # Anchor (stay at the bottom while text streams in) only once the content overflows:
         # Textual bottom-aligns shorter anchored content, leaving a gap at the top.
@@ -279,7 +222,8 @@ class Transcript(FollowsTranscript, VerticalScroll):
         self._calls.clear()
         self._said.clear()
         self.anchor(False)
-        self.remove_children()
+        if self.is_attached:
+            self.remove_children()
         widgets: list[Widget] = []
         self._hit = None
         for entry in entries[-self.max_items :]:
@@ -291,19 +235,74 @@ class Transcript(FollowsTranscript, VerticalScroll):
             widgets.append(Static(Text(empty), classes="empty"))
         self._shown_at += 1
         older, newest = widgets[: -FIRST or None], widgets[-FIRST:]
-        if older:
+        rows = sum(_rows_at_least(entry) for entry in entries[-FIRST:])
+        if older or rows > self.app.size.height:
             self.anchor()  # the newest fill the view at its end; the older go above it
-        self.mount_all(newest)
+        if self._composed:
+            self._draw_once_mounted(self.mount_all(newest))
+        else:  # shown before the view is: composed with it, whole in its first frame
+            self._first = newest
         if older:
-            self.call_after_refresh(self._mount_older, older, self._shown_at)
+            self._older = (older, self._shown_at)
+            if self._composed:
+                self.call_after_refresh(self._mount_older)
         if partial:
             self.add_text(partial)
 
     _shown_at = 0  # how many times ``show`` was called: older entries of a replaced view go
 
-    def _mount_older(self, older: list[Widget], shown_at: int) -> None:
+    #: The longest the app's frames are held for a view's newest entries (``_draw_once_mounted``).
+    HOLD_LIMIT = 2.0
+    _hold: ExitStack | None = None
+
+    def _draw_once_mounted(self, mounted: AwaitMount) -> None:
+        """Hold the app's frames until the newest entries (each composed whole) are mounted:
+        the view's first frame shows them drawn and at its end -- never a blank view, nor a
+        tool call's rows blank while its parts mount (each Collapsible composes its parts on
+        its own turn, after the frame that first lays it out)."""
+        self._release_hold()
+        self._hold = hold = ExitStack()
+        hold.enter_context(self.app.batch_update())
+
+        async def release() -> None:
+            try:
+                await asyncio.wait_for(asyncio.ensure_future(mounted), self.HOLD_LIMIT)
+            except Exception:  # noqa: BLE001 - timed out (a loaded machine): drawn as it mounts
+                pass
+            finally:  # also when the view closes (the worker is cancelled)
+                hold.close()
+
+        self.run_worker(release(), group="hold", exit_on_error=False)
+
+    def _release_hold(self) -> None:
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.close()
+
+    def on_unmount(self) -> None:
+        self._release_hold()
+
+    _composed = False  # see ``compose``
+    _first: list[Widget] = []  # the newest entries of a view shown before it was mounted
+    _older: tuple[list[Widget], int] = ([], 0)  # the older ones still to mount, for which show
+
+    def compose(self) -> ComposeResult:
+        """The newest entries given to ``show`` before the view was mounted: mounted with the
+        screen, each tool call composed with its parts, before the screen's first frame (the
+        parts of a widget mounted later are composed after the frame that lays it out: rows
+        drawn blank, then filled)."""
+        self._composed = True
+        first, self._first = self._first, []
+        yield from first
+
+    def on_mount(self) -> None:
+        if self._older[0]:
+            self.call_after_refresh(self._mount_older)
+
+    def _mount_older(self) -> None:
         """The entries before the first ``FIRST``, above them: the view stays at its end."""
-        if shown_at != self._shown_at or not self.is_attached or not self.children:
+        (older, shown_at), self._older = self._older, ([], 0)
+        if shown_at != self._shown_at or not self.is_attached or not self.children or not older:
             return
         self.mount_all(older, before=self.children[0])
 
@@ -387,6 +386,9 @@ class Transcript(FollowsTranscript, VerticalScroll):
                 return Static(Text(f"✗ {entry.text}"), classes="error")
 
     def _append(self, widget: Widget) -> None:
+        if not self._composed:  # shown before the view is (``compose``)
+            self._first.append(widget)
+            return
         if not self.is_attached:  # the view is being torn down (quitting while agents work)
             return
         for empty in self.query(".empty"):

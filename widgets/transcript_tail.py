@@ -29,12 +29,8 @@ from textual.widget import Widget
 from app.core.frame_text import one_line
 from app.runtime.events import TranscriptEntry
 from widgets.system_notes import split_notes
-from widgets.transcript import (
-    FollowsTranscript,
-    in_words,
-    input_summary,
-    result_in_words,
-)
+from widgets.tool_call import input_summary, result_in_words
+from widgets.transcript import FollowsTranscript, in_words
 
 MAX_ITEMS = 20
 LINE_LIMIT = 400

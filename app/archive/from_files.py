@@ -135,6 +135,7 @@ class FileReads:
                 entry.get("summary"),
                 frame.type if frame else None,
                 str(entry.get("timestamp", "")),
+                by if isinstance(by := entry.get("answeredBy"), str) else None,
             )
         self._inbox_seen[(team, agent)] = len(entries)
 

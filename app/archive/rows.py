@@ -271,7 +271,10 @@ class Rows:
         summary: str | None,
         frame: str | None,
         timestamp: str,
+        answered_by: str | None = None,
     ) -> None:
+        """``answered_by``: the message's ``answeredBy`` (who decided the answer it carries,
+        when not its sender: the person, answering with ``teamdeck approve``)."""
         key = message_key(team, recipient, sender, timestamp, text)
         stored, size = truncate(text)
         data = {"summary": summary, "timestamp": timestamp, "team": team}
@@ -293,7 +296,7 @@ class Rows:
         if frame in REQUEST_FRAMES:
             self._request_from_frame(conn, at, sender, recipient, text)
         elif frame in ANSWER_FRAMES:
-            self._answer_from_frame(conn, at, sender, text)
+            self._answer_from_frame(conn, at, answered_by or sender, text)
 
     def _request_from_frame(
         self, conn: sqlite3.Connection, at: float, sender: str, recipient: str, text: str

@@ -160,25 +160,31 @@ def is_temp_name(name: str) -> bool:
 Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryview]
 
 
-def atomic_write_bytes(path: Path, data: Chunks, *, durable: bool = True) -> None:
+def atomic_write_bytes(
+    path: Path, data: Chunks, *, durable: bool = True, make_dirs: bool = True
+) -> None:
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
     ``data`` may be a sequence of chunks (written in order), so a caller can write a slice of a
     large buffer plus a small tail without first copying them into one object.
-    DiskFullError (naming ``path``) if the disk is full; the temp file is removed then."""
+    DiskFullError (naming ``path``) if the disk is full; the temp file is removed then.
+    ``make_dirs=False``: FileNotFoundError if the folder is gone, never created again (a
+    writer into a team's folder must not bring back a team deleted meanwhile)."""
     with naming_full_disk(path):
-        _atomic_write_bytes(path, data, durable=durable)
+        _atomic_write_bytes(path, data, durable=durable, make_dirs=make_dirs)
 
 
-def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool) -> None:
-    replace_temp(write_temp(path, data, durable=durable), path, durable=durable)
+def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool, make_dirs: bool) -> None:
+    temp = write_temp(path, data, durable=durable, make_dirs=make_dirs)
+    replace_temp(temp, path, durable=durable)
 
 
-def write_temp(path: Path, data: Chunks, *, durable: bool) -> Path:
+def write_temp(path: Path, data: Chunks, *, durable: bool, make_dirs: bool = True) -> Path:
     """The first half of an atomic write: ``data`` in a new temp file next to ``path``
     (fsynced if ``durable``); :func:`replace_temp` (or :func:`discard_temp`) finishes it."""
     directory = path.parent
-    ensure_dir(directory)
+    if make_dirs:
+        ensure_dir(directory)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     mode = check_not_symlink(path)  # a rewrite keeps the file's permission bits...
     if mode is None:
@@ -242,8 +248,8 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_bytes(path, encode_text(dumps(data)))
+def atomic_write_json(path: Path, data: Any, *, make_dirs: bool = True) -> None:
+    atomic_write_bytes(path, encode_text(dumps(data)), make_dirs=make_dirs)
 
 
 def file_identity(path: Path) -> tuple[int, int, int, int] | None:

@@ -181,6 +181,12 @@ class InboxMessage(FileModel):
     timestamp: str = Field(default_factory=now_iso)
     color: str | None = None
     read: bool = False
+    #: teamdeck's own teams only: who answered the request whose response frame this message
+    #: carries when that is not its sender -- ``user``, the person (the dashboard's keys,
+    #: ``teamdeck approve``), while the frame comes from ``team-lead`` as the protocol wants.
+    #: Written only then, as an extra key (readers keep unknown keys); never in a Claude Code
+    #: home, whose files keep Claude Code's shapes exactly.
+    answered_by: str | None = None
 
     _REQUIRED_KEYS: ClassVar[tuple[str, ...]] = ("from", "text", "timestamp", "read")
 

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 COLORS = ("blue", "green", "yellow", "magenta", "cyan", "red", "orange", "purple", "pink")
+#: Times a team's folder is removed before giving up (a writer may slip a file in meanwhile).
+REMOVE_TRIES = 5
 
 
 def _parse_config(data: bytes) -> TeamConfig:
@@ -192,8 +194,12 @@ class Teams:
             for member in config.members:
                 if member.worktree_path and remove_worktree(Path(member.worktree_path)):
                     removed.append(member.worktree_path)
-        shutil.rmtree(self.layout.team_dir(name), ignore_errors=True)
-        shutil.rmtree(self.layout.task_dir(name), ignore_errors=True)
+        self.states.flush()  # pending member changes are written now, not into the removal
+        for folder in (self.layout.team_dir(name), self.layout.task_dir(name)):
+            for _ in range(REMOVE_TRIES):  # a file a writer slipped in meanwhile: again
+                shutil.rmtree(folder, ignore_errors=True)
+                if not folder.exists():
+                    break
         self.home.emit(TeamRemoved(name))
         return removed
 

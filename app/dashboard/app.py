@@ -51,7 +51,7 @@ from app.dashboard.store import Store, StoreDelta
 from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
-from app.dashboard.toasts import ToastBatch
+from app.dashboard.toasts import ToastBatch, request_kind
 from app.display.values import (
     HeaderInfo,
     TeamFiles,
@@ -382,8 +382,13 @@ class TeamDeckApp(DeckState):
         # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
         return views[-1].request_hint(agent) if views else ""
 
+    def toast_still_news(self, title: str) -> bool:
+        """A request's toast that waited (a dialog was open) is dropped once none is pending."""
+        kind = request_kind(title)
+        return kind is None or any(a.kind == kind for a in self.approvals)
+
     def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
-        self.notify(message, title=title, severity=severity)
+        self.notify_background(message, title=title, severity=severity)
 
     async def action_quit(self) -> None:
         """ctrl+q: with a live team, ask first (see ``app.dashboard.leaving``)."""

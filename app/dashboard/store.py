@@ -339,7 +339,9 @@ class Store:
         return False
 
     def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:
-        sender = entry.get("from") or "?"
+        # An answer the person gave comes from team-lead (the protocol's sender) and names
+        # them in ``answeredBy``: the feed credits them.
+        sender = entry.get("answeredBy") or entry.get("from") or "?"
         text = entry.get("text")
         timestamp = entry.get("timestamp") or ""
         summary = entry.get("summary")

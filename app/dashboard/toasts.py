@@ -24,6 +24,15 @@ PLURALS: dict[str, Callable[[int], str]] = {
 MAX_LINES = 4
 
 
+def request_kind(title: str) -> str | None:
+    """The kind of request a toast's title announces ("Plan", "3 permission requests"...)."""
+    if title == "Plan" or title.endswith("plans to review"):
+        return "plan"
+    if title == "Permission" or title.endswith("permission requests"):
+        return "permission"
+    return None
+
+
 @dataclass
 class _Pending:
     title: str

@@ -20,6 +20,7 @@ import pytest
 from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.interactive import teamdeck
 from tests.claude_code.server import Rule, call
+from tests.timing import deadline
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The person's own settings, in their own formatting: setup must give them back exactly.
@@ -61,9 +62,14 @@ def pending(env: dict[str, str]) -> list[dict[str, Any]]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
-def wait_for_request(env: dict[str, str], claude: subprocess.Popen[str]) -> dict[str, Any]:
-    for _ in range(600):
-        found = pending(env)
+def wait_for_request(
+    env: dict[str, str], claude: subprocess.Popen[str], asked: Rule
+) -> dict[str, Any]:
+    """The first pending request. Looked for only once the scripted API has given Claude Code
+    the call it asks about (``asked`` fired): each look runs a teamdeck process."""
+    end = deadline(120)
+    while time.monotonic() < end:
+        found = pending(env) if asked.fired else []
         if found:
             return found[0]
         assert claude.poll() is None, "Claude Code ended without asking"
@@ -104,10 +110,11 @@ def test_the_leads_bash_request_is_answered_from_teamdeck(
     assert setup.returncode == 0, setup.stderr
     target = claude_home.project / "made-by-lead"
     command = {"command": f"touch {target}", "description": "Create the marker"}
-    claude_home.api.add(Rule(call("Bash", command), last="Please make the marker", tool="Bash"))
+    bash = Rule(call("Bash", command), last="Please make the marker", tool="Bash")
+    claude_home.api.add(bash)
 
     claude = start_claude(claude_home, env, "Please make the marker file.")
-    request = wait_for_request(env, claude)
+    request = wait_for_request(env, claude, bash)
     assert request["agent"] == "team-lead"
     assert request["toolName"] == "Bash" and request["input"] == command
     assert not target.exists()  # it waits for the person
@@ -173,10 +180,11 @@ def test_a_subagents_bash_request_is_answered_from_teamdeck(
     }
     claude_home.api.add(Rule(call("Agent", spawn), last="Please spawn a worker", tool="Agent"))
     command = {"command": f"touch {target}", "description": "Worker makes the marker"}
-    claude_home.api.add(Rule(call("Bash", command), last="WORKER TASK", tool="Bash"))
+    bash = Rule(call("Bash", command), last="WORKER TASK", tool="Bash")
+    claude_home.api.add(bash)
 
     claude = start_claude(claude_home, env, "Please spawn a worker.")
-    request = wait_for_request(env, claude)
+    request = wait_for_request(env, claude, bash)
     assert request["agent"] == "general-purpose"  # the subagent, not the lead
     assert request["input"] == command
     assert teamdeck(env, "approve", request["requestId"]).returncode == 0

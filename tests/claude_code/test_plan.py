@@ -78,10 +78,12 @@ def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
     deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's Agent prompt")
     answer_yes(session)
 
+    # The Approvals box first (a look at the screen is cheap; each look at the pending
+    # requests runs a teamdeck process), then the request as the CLI lists it.
+    deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
     request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
     assert (request["agent"], request["kind"]) == ("worker", "plan")
     assert request["planContent"] == PLAN  # Claude Code filled it in from the plan file
-    deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
     deck.keys("deck", "r")
     deck.wait_for("deck", lambda s: "feedback" in s.lower(), "the feedback dialog")
     deck.keys("deck", FEEDBACK, "Enter")

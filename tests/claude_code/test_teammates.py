@@ -84,6 +84,10 @@ def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> 
     session.start_dashboard()
     session.start_claude("Please spawn a worker.")
 
+    deck = session.terminals
+    # The panel first (a look at the screen is cheap; each look at the pending requests runs
+    # a teamdeck process), then the request as the CLI lists it.
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "awaiting approval", "awaiting")
     request = wait_until(lambda: next(iter(session.pending()), None), "the request")
     assert request["agent"] == "worker" and request["source"] == "hook PreToolUse"
     assert request["input"]["command"] == f"touch {target}"
@@ -91,8 +95,6 @@ def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> 
     assert config is not None
     (worker,) = [m for m in config["members"] if m["name"] == "worker"]
     assert worker["backendType"] == "tmux"  # a pane of Claude Code's own tmux server
-    deck = session.terminals
-    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "awaiting approval", "awaiting")
     assert not target.exists()
 
     approved = teamdeck(session.env, "approve", request["requestId"])

@@ -135,9 +135,10 @@ async def test_each_tmux_teammate_runs_in_a_window_of_the_teams_session(
 async def test_a_teammate_process_killed_mid_task_is_reaped_and_the_team_finishes(
     home: Home, project: Path, monkeypatch: pytest.MonkeyPatch, runtimes: list[TeamRuntime]
 ) -> None:
-    # Each model call of the teammate processes waits half a second first, so a task stays in
-    # progress for seconds (the processes take the setting from their environment).
-    monkeypatch.setenv("TEAMDECK_OFFLINE_TTFT", "0.5")
+    # Each model call of the teammate processes waits 0.2 s first, so a task stays in progress
+    # over several of them (the processes take the setting from their environment): time
+    # enough to catch a teammate at work, and no more (every call of the run pays it).
+    monkeypatch.setenv("TEAMDECK_OFFLINE_TTFT", "0.2")
     runtime = TeamRuntime(
         home, cwd=project, decider="lead", headless=True, teammate_backend="process"
     )
@@ -169,6 +170,8 @@ async def test_a_teammate_process_killed_mid_task_is_reaped_and_the_team_finishe
     team = runtime.team
     assert team is not None
     os.kill(pid, signal.SIGKILL)
+    # The lead reads the setting per call: the rest of its run need not wait.
+    monkeypatch.setenv("TEAMDECK_OFFLINE_TTFT", "0")
 
     await until(lambda: "failed" in seen.statuses(name), f"{name} shown failed", within=GUARD)
     assert name not in [m.name for m in home.teams.require(team).members]

@@ -103,7 +103,7 @@ async def test_teammates_whose_lead_was_killed_shut_down_and_return_their_tasks(
             pytest.skip("tmux is not installed")
         request.getfixturevalue("tmux_socket")
     lead = _teamdeck_run(
-        home, project, mode, TEAMDECK_OFFLINE_TTFT="0.5", TEAMDECK_ORPHAN_TIMEOUT="1"
+        home, project, mode, TEAMDECK_OFFLINE_TTFT="0.2", TEAMDECK_ORPHAN_TIMEOUT="1"
     )
     try:
         team, pids = await until(lambda: _working(home), "a teammate at work", within=GUARD)
@@ -129,16 +129,18 @@ async def test_teammates_whose_lead_was_killed_shut_down_and_return_their_tasks(
 async def test_a_led_or_attached_team_is_not_shut_down(
     home: Home, project: Path, runtimes: list[TeamRuntime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TEAMDECK_ORPHAN_TIMEOUT", "1")
+    # A short grace period (its teammates look every 0.2 s): a wrong shutdown would come within
+    # a second of each quiet period's start.
+    monkeypatch.setenv("TEAMDECK_ORPHAN_TIMEOUT", "0.5")
     first, plan = await led_until_a_plan(home, project, runtimes)
     team = first.team
     assert team is not None
     pids = {name: runner.pid for name, runner in first.runners.items()}
-    await asyncio.sleep(3)  # a quiet period: several looks at a live lead
+    await asyncio.sleep(1.5)  # a quiet period: several looks at a live lead
     assert all(pid is not None and pid_exists(pid) for pid in pids.values())
 
     await first.stop()  # quit, leaving the team running on purpose
-    await asyncio.sleep(3)  # longer than the grace period: nobody is orphaned by a choice
+    await asyncio.sleep(1.5)  # longer than the grace period: nobody is orphaned by a choice
     assert all(pid is not None and pid_exists(pid) for pid in pids.values())
 
     second = TeamRuntime(

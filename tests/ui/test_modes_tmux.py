@@ -90,8 +90,9 @@ def test_a_process_teammate_killed_mid_task_is_shown_failed_and_the_team_finishe
     goal = "'\\''Describe the python files in this project'\\''"
     run = f"{_teamdeck()} --home {home.root} run {goal} --teammate-mode process"
     command = f"sh -c 'cd {project} && exec {run}'"
-    # Each model call waits half a second first, so a task stays in progress for seconds.
-    tmux.start(command, terminal_env(tmp_path, "0", TEAMDECK_OFFLINE_TTFT="0.5"))
+    # Each model call waits 0.2 s first, so a task stays in progress over several of them: time
+    # enough to catch a teammate at work, and no more (every call of the run pays it).
+    tmux.start(command, terminal_env(tmp_path, "0", TEAMDECK_OFFLINE_TTFT="0.2"))
     try:
         name, task_id, pid = _freeze_a_working_teammate(home)
         os.kill(pid, signal.SIGKILL)

@@ -1,48 +1,112 @@
-"""Opening an agent's view (issue 19, item 13): it opens at its end (the latest entries), filled
-at once, and stays there while the older entries load above it."""
+"""Opening an agent's view (issue 19, item 13): every frame drawn, from the first, shows the
+view at its end and filled -- tool calls drawn with their input and result, never as blank
+rows that fill in later -- and it stays there while the older entries load above it. The same
+when the view switches to another agent (shift+down)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.agent import AgentScreen
 from app.runtime.events import TranscriptEntry
 from tests.ui.data import make_app, make_runtime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.transcript import Transcript
 
+GROUPS = 80  # 320 entries: more than a view keeps (200), more than it mounts first (40)
 
-def long_transcript(agent: str, n: int = 240) -> list[TranscriptEntry]:
+
+def long_transcript(agent: str, groups: int = GROUPS) -> list[TranscriptEntry]:
+    """Prompts, Markdown answers and tool calls with their results, then a last word."""
     entries: list[TranscriptEntry] = []
-    for i in range(n):
-        if i % 3 == 0:
-            entries.append(TranscriptEntry(agent, "user", f"prompt number {i}", {}))
-        else:
-            text = f"## Step {i}\n\nSome **markdown** text for step {i}:\n\n- one\n- two\n"
-            entries.append(TranscriptEntry(agent, "assistant", text, {}))
-    entries.append(TranscriptEntry(agent, "assistant", "THE LAST WORD", {}))
+    for i in range(groups):
+        entries.append(TranscriptEntry(agent, "user", f"prompt number {i}", {}))
+        text = f"## Step {i}\n\nSome **markdown** for step {i}:\n\n- one\n- two"
+        entries.append(TranscriptEntry(agent, "assistant", text, {}))
+        call = {"tool": "Bash", "tool_use_id": f"t{i}", "input": {"command": f"ls {agent}-{i}"}}
+        entries.append(TranscriptEntry(agent, "tool_call", "Bash", call))
+        result = {"tool_use_id": f"t{i}"}
+        entries.append(TranscriptEntry(agent, "tool_result", f"a{i}.py\nlast-{agent}", result))
+    entries.append(TranscriptEntry(agent, "assistant", f"THE LAST WORD of {agent}", {}))
     return entries
 
 
+def the_end_of(agent: str) -> list[str]:
+    """What the view's end shows, drawn: the last call's title, input and result, the last
+    word."""
+    last = GROUPS - 1
+    return [
+        f"⚙ Bash  ls {agent}-{last}  ✓",
+        f'"command": "ls {agent}-{last}"',
+        f"last-{agent}",
+        f"THE LAST WORD of {agent}",
+    ]
+
+
+def record_frames(deck: TeamDeckApp) -> list[str]:
+    """Every frame the app draws while an agent view is on screen, as text."""
+    frames: list[str] = []
+    display = deck._display
+
+    def recording(screen: Any, update: Any) -> None:
+        if isinstance(screen, AgentScreen):
+            frames.append(screen_text(deck))
+        display(screen, update)
+
+    deck._display = recording  # type: ignore[method-assign]
+    return frames
+
+
+def missing(frame: str, agent: str) -> list[str]:
+    return [shown for shown in the_end_of(agent) if shown not in frame]
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
 @pytest.mark.parametrize("agent", ["researcher", "team-lead"])
-async def test_a_view_opens_at_its_end_and_stays_there(tmp_path: Path, agent: str) -> None:
+async def test_every_frame_of_an_opening_view_shows_its_end_drawn(
+    tmp_path: Path, agent: str, size: tuple[int, int]
+) -> None:
     runtime = make_runtime()
     runtime.transcripts[agent] = long_transcript(agent)
     deck = make_app(tmp_path, runtime)
-    async with deck.run_test(size=(120, 40)) as pilot:
+    frames = record_frames(deck)
+    async with deck.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: deck.loaded)
         await pilot.press("escape", "1" if agent == "researcher" else "0", "enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
         transcript = deck.screen.query_one(Transcript)
-        seen: list[tuple[bool, float]] = []
-        for _ in range(12):  # the first frames: at the end, the last entry shown, no jump
-            await pilot.pause(0.05)
-            at_end = transcript.scroll_y >= transcript.max_scroll_y - 1
-            seen.append((("THE LAST WORD" in screen_text(deck)), at_end))
-        assert all(shown and at_end for shown, at_end in seen), seen
-        await wait_for(pilot, lambda: len(transcript.children) >= 200)  # the older ones too
+        await wait_for(pilot, lambda: len(transcript.children) > 100)  # the older ones too (150)
         await pilot.pause(0.3)
+        assert frames, "no frame drawn"
+        for number, frame in enumerate(frames):
+            assert not missing(frame, agent), f"frame {number} of {len(frames)}:\n{frame}"
         assert transcript.scroll_y >= transcript.max_scroll_y - 1
-        assert "THE LAST WORD" in screen_text(deck)
+
+
+async def test_switching_the_view_to_another_agent_draws_its_end_at_once(
+    tmp_path: Path,
+) -> None:
+    runtime = make_runtime()
+    runtime.transcripts["researcher"] = long_transcript("researcher")
+    runtime.transcripts["engineer"] = long_transcript("engineer")
+    deck = make_app(tmp_path, runtime)
+    frames = record_frames(deck)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: deck.loaded)
+        await pilot.press("escape", "1", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        transcript = deck.screen.query_one(Transcript)
+        await wait_for(pilot, lambda: len(transcript.children) > 100)
+        transcript.focus()
+        frames.clear()
+        await pilot.press("shift+down")
+        await wait_for(pilot, lambda: "THE LAST WORD of engineer" in screen_text(deck))
+        await pilot.pause(0.3)
+        switched = [frame for frame in frames if " engineer · " in frame.splitlines()[1]]
+        assert switched, "the view never showed the engineer"
+        for number, frame in enumerate(switched):
+            assert not missing(frame, "engineer"), f"frame {number}:\n{frame}"

@@ -56,3 +56,40 @@ async def test_toasts_stay_off_the_board(deck: TeamDeckApp, size: tuple[int, int
             assert not toast.region.overlaps(board), (toast.region, board)
         footer_row = screen_text(app).splitlines()[-1]
         assert "K Kill" in footer_row  # nor the footer
+
+
+@SIZES
+async def test_a_keys_answer_is_shown_at_once_however_many_team_toasts_wait(
+    deck: TeamDeckApp, size: tuple[int, int]
+) -> None:
+    """What the team did waits its turn; the answer to a key never waits behind it (a finished
+    run left five toasts queued, and ``s`` on a finished teammate said nothing for 20 s)."""
+    async with deck.run_test(size=size, notifications=True) as pilot:
+        app = await ready(pilot)
+        for title in ("Task completed", "Plan", "Permission", "Run finished", "Worktree kept"):
+            app.toasts.add(f"what the team did: {title}", title)
+        await wait_for(pilot, lambda: bool(toasts(app)))
+        assert len(app.waiting_toasts) >= 3  # the team's toasts wait their turn
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.3)
+        assert any("ctrl+c does not quit" in t for t in toasts(app)), toasts(app)
+
+
+async def test_a_requests_toast_that_waited_is_dropped_once_it_was_answered(
+    deck: TeamDeckApp,
+) -> None:
+    """A request's toast waits while a dialog is open; answered meanwhile (in that dialog), it
+    is not shown afterwards ("writer asks you to approve a plan" after it was approved)."""
+    async with deck.run_test(size=(120, 40), notifications=True) as pilot:
+        app = await ready(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        app.toasts.add("engineer asks you to approve a plan", "Plan")
+        app.toasts.add("#4 Write expiry tests by tester", "Task completed")
+        await wait_for(pilot, lambda: len(app.waiting_toasts) == 2)
+        app.approvals = tuple(a for a in app.approvals if a.kind != "plan")  # answered
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "Write expiry tests" in screen_text(app))
+        await pilot.pause(0.3)
+        assert not any("approve a plan" in t for t in toasts(app)), toasts(app)
+        assert not app.waiting_toasts

@@ -35,14 +35,17 @@ class AgentScreen(DeckScreen):
         yield StatusBar(id="status")
         with Horizontal(id="main"):
             yield Roster(clock=self.host.clock, id="roster")
-            yield Transcript(id="transcript")
+            transcript = Transcript(id="transcript")
+            self._show_transcript(transcript, self.agent)  # drawn in the view's first frame
+            yield transcript
         yield Static(id="pending")
         yield Input(id="inject")
         yield Footer()
 
     def on_mount(self) -> None:
         set_border(self.query_one("#roster"), title="Team")
-        self.show_agent(self.agent)
+        self._show_input()
+        self._title()
         self.watch(self.app, "header", self.show_header)
         self.watch(self.app, "agents", self._show_agents)
         self.watch(self.app, "files", self._show_agents)
@@ -57,10 +60,13 @@ class AgentScreen(DeckScreen):
 
     def show_agent(self, agent: str) -> None:
         self.agent = agent
-        host = self.host
-        self.query_one(Transcript).show(agent, host.transcript(agent), host.partial.get(agent, ""))
+        self._show_transcript(self.query_one(Transcript), agent)
         self._show_input()
         self._title()
+
+    def _show_transcript(self, transcript: Transcript, agent: str) -> None:
+        host = self.host
+        transcript.show(agent, host.transcript(agent), host.partial.get(agent, ""))
 
     def _show_input(self) -> None:
         """The input invites a message only to an agent that can still read one. It is never

@@ -97,6 +97,7 @@ class TeamChannel:
         *,
         frame: Frame | None = None,
         resolve: bool = True,
+        answered_by: str | None = None,
     ) -> str:
         """Append a message to ``recipient``'s inbox; returns the member name it went to.
 
@@ -106,13 +107,19 @@ class TeamChannel:
         if name == self.name:
             raise TeamdeckError("you cannot send a message to yourself")
         message = InboxMessage(sender=self.name, text=text, summary=summary, color=self.color)
+        if answered_by:
+            message.answered_by = answered_by
         check_size(box.path(name), message)
         box.append(name, message)
         self._sent(Sent(self.team, name, message, frame))
         return name
 
-    def send_frame(self, recipient: str, frame: Frame) -> str:
-        return self.deliver(recipient, frame.to_text(), frame=frame, resolve=False)
+    def send_frame(self, recipient: str, frame: Frame, *, answered_by: str | None = None) -> str:
+        """``answered_by``: who decided the answer ``frame`` carries, when not this agent
+        (``InboxMessage.answered_by``)."""
+        return self.deliver(
+            recipient, frame.to_text(), frame=frame, resolve=False, answered_by=answered_by
+        )
 
     def broadcast(self, text: str, summary: str | None) -> list[str]:
         config = self.home.teams.require(self.team)

@@ -174,7 +174,9 @@ def plan_response_text(request_id: str, approved: bool, feedback: str | None = N
 
 
 def answer_request(home: Home, team: str | None, request_id: str, text_for: Any) -> FileRequest:
-    """Append the answer ``text_for(request)`` to the requester's inbox as ``team-lead``.
+    """Append the answer ``text_for(request)`` to the requester's inbox as ``team-lead``; in
+    teamdeck's own homes the message also says the person answered (``answeredBy: "user"``:
+    the CLI and a dashboard steering through the files are the person's hands).
 
     NotFoundError for an unknown id, AlreadyAnsweredError if a response exists (checked again
     under the requester's inbox lock, so two deciders cannot both answer)."""
@@ -189,6 +191,8 @@ def answer_request(home: Home, team: str | None, request_id: str, text_for: Any)
     with contextlib.suppress(CorruptFileError):
         still_open()
     message = InboxMessage(sender=LEAD_NAME, text=text_for(request), timestamp=now_iso())
+    if not home.is_claude:
+        message.answered_by = USER_NAME
     home.mailbox(request.team).append(request.requester, message, guard=still_open)
     return request
 

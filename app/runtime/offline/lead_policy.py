@@ -6,7 +6,8 @@ writer in plan mode; the researcher also counts lines when the goal asks for it,
 that needs a permission) -> TaskUpdate owners. Then it reacts to mail: answers plan and permission
 requests when they are its to decide, checks the task list after each report, nudges the owner
 of a task that became unblocked, asks everyone to shut down once all tasks are completed, calls
-TeamDelete when all have left, and gives the person a final report.
+TeamDelete when all have left, and gives the person a final report. On a resumed team it carries
+on with the open work (``offline.resume``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from app.runtime.offline.history import Call, History
 from app.runtime.offline.plans import Block, ModelRequest, ResponsePlan, reply, text, tool_use
+from app.runtime.offline.resume import resume_spawns, resumed_at
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,8 @@ class LeadPolicy:
         """No TeamCreate of ours, yet teammates write to us: the runtime (a script, a
         benchmark) made the team, so react to the mail instead of creating one."""
         h = self.history
-        return not any(c.name == "TeamCreate" for c in h.calls) and any(
-            m.sender is not None for m in h.incoming
+        return not any(c.name == "TeamCreate" for c in h.calls) and (
+            any(m.sender is not None for m in h.incoming) or resumed_at(h) is not None
         )
 
     # ------------------------------------------------------------------ decide
@@ -283,6 +285,10 @@ class LeadPolicy:
                             "them from the dashboard (K) if they should stop."
                         )
                     )
+                if not to_ask and not present and resumed_at(h) is not None:
+                    return reply(
+                        text("All tasks are completed; cleaning up."), tool_use("TeamDelete", {})
+                    )
                 if to_ask:
                     return reply(
                         text("All tasks are completed; asking the team to shut down."),
@@ -299,6 +305,9 @@ class LeadPolicy:
                         ),
                     )
                 return reply(text("Waiting for the teammates to approve their shutdown."))
+            spawns = resume_spawns(h, tasks)  # a resumed team: its open work, carried on
+            if spawns:
+                return reply(text("Carrying on with the open tasks."), *spawns)
             nudged = {
                 m
                 for c in named("SendMessage")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.core.files import atomic_write_json, ensure_dir
+from app.core.files import atomic_write_json, ensure_dir, new_dir_mode
 
 HEARTBEAT_S = 2.0
 STALE_AFTER_S = 15.0
@@ -77,16 +77,26 @@ class TeamGoneError(FileNotFoundError):
 
 
 def agents_folder(path: Path) -> None:
-    """Create the ``agents/`` folder of a file's path, but never a deleted team's folder."""
+    """Create the ``agents/`` folder of a file's path, but never a deleted team's folder: the
+    team's folder is not created (a check then a create with parents would bring it back when
+    the team is deleted in between: a stub team folder)."""
     folder = path.parent
-    if not folder.parent.is_dir():
-        raise TeamGoneError(2, "the team's folder is gone", str(folder.parent))
-    ensure_dir(folder)
+    mode = new_dir_mode(folder)
+    try:
+        folder.mkdir(mode=mode)
+        os.chmod(folder, mode)  # exact, whatever the umask
+    except FileExistsError:
+        ensure_dir(folder)  # refuses a symlink in its place
+    except FileNotFoundError:
+        raise TeamGoneError(2, "the team's folder is gone", str(folder.parent)) from None
 
 
 def write_record(path: Path, record: AgentRecord) -> None:
     agents_folder(path)
-    atomic_write_json(path, record.to_json())
+    try:
+        atomic_write_json(path, record.to_json(), make_dirs=False)
+    except FileNotFoundError:
+        raise TeamGoneError(2, "the team's folder is gone", str(path.parent.parent)) from None
 
 
 def read_record(path: Path) -> tuple[AgentRecord, float] | None:

@@ -14,11 +14,18 @@ from pathlib import Path
 
 from app.core.errors import TeamdeckError
 from app.core.paths import LEAD_NAME
-from app.core.protocol import Frame, permission_response, plan_approval_response
+from app.core.protocol import (
+    Frame,
+    PermissionResponse,
+    PlanApprovalResponse,
+    parse_frame,
+    permission_response,
+    plan_approval_response,
+)
 from app.runtime.agent.channel import TeamChannel
 from app.runtime.agent.permission_flow import LeadPermissions
 from app.runtime.api import Answer, AnswerStatus, Approval
-from app.runtime.approvals import Approvals
+from app.runtime.approvals import Approvals, answered_id
 from app.runtime.permissions import PermissionRules, Rule
 from app.runtime.permissions.settings import add_allow_rule
 
@@ -61,7 +68,7 @@ class RequestDesk:
         frame = plan_approval_response(
             request_id, approve, feedback=feedback or None, permission_mode="default"
         )
-        failure = self._send(claimed, frame)
+        failure = self._send(claimed, frame, by)
         text = f"Plan {verdict} for {claimed.agent}"
         return failure or Answer(AnswerStatus.DONE, text, claimed.agent, request_id)
 
@@ -93,7 +100,7 @@ class RequestDesk:
                 permission_updates=[rule] if rule else [],
                 error=reason or "Denied by team-lead",
             )
-            failure = self._send(claimed, frame)
+            failure = self._send(claimed, frame, by)
             if failure:
                 return failure
         verdict = "allowed" if allow else "denied"
@@ -113,19 +120,52 @@ class RequestDesk:
             elif waiting.kind == "plan":
                 self.queue.claim(waiting.request_id, "cancelled: teammate shutting down")
 
-    def _send(self, approval: Approval, frame: Frame) -> Answer | None:
-        """Write the answer into the requester's inbox: ``None``, or why it could not be."""
+    def note_answers(self, agent: str) -> None:
+        """``agent``'s inbox changed: its requests answered there by another process
+        (``teamdeck approve``) are closed in the queue, credited to whoever the message names
+        (``answeredBy``: the person), else its sender. Without this they stayed queued until
+        the teammate left ("cancelled: agent left")."""
+        waiting = {a.request_id: a for a in self.queue.pending_for(agent)}
+        channel = self._channel()
+        if not waiting or channel is None:
+            return
+        try:
+            messages = channel.home.mailbox(channel.team).read(agent)
+        except TeamdeckError as exc:
+            log.warning("cannot read %s's inbox for answers: %s", agent, exc)
+            return
+        for message in messages:
+            frame = parse_frame(message.text) if message.text.startswith("{") else None
+            approval = waiting.pop(answered_id(frame) or "", None)
+            if approval is not None:
+                by = message.answered_by or message.sender
+                self.queue.claim(approval.request_id, _outcome(frame), approval.kind, by)
+
+    def _send(self, approval: Approval, frame: Frame, by: str) -> Answer | None:
+        """Write the answer into the requester's inbox: ``None``, or why it could not be. The
+        frame comes from ``team-lead``; an answer not the lead's names who gave it (``by``)."""
         channel = self._channel()
         if channel is None:
             text = f"no team: cannot answer {approval.agent}"
         else:
             try:
-                channel.send_frame(approval.agent, frame)
+                channel.send_frame(
+                    approval.agent, frame, answered_by=by if by != LEAD_NAME else None
+                )
                 return None
             except (TeamdeckError, OSError) as exc:
                 log.warning("answer to %s not delivered: %s", approval.request_id, exc)
                 text = f"answer to {approval.agent} not delivered: {exc}"
         return Answer(AnswerStatus.UNDELIVERED, text, approval.agent, approval.request_id)
+
+
+def _outcome(frame: Frame | None) -> str:
+    """What a response frame decided, in the queue's words."""
+    if isinstance(frame, PlanApprovalResponse):
+        return "approved" if frame.approved else "rejected"
+    if isinstance(frame, PermissionResponse) and frame.allowed:
+        return "always allowed" if frame.permission_updates else "allowed"
+    return "denied"
 
 
 def keep_allow_rule(rule: str, into: Iterable[PermissionRules], rules_file: Path) -> str | None:

@@ -34,6 +34,8 @@ from app.runtime.runners.event_log import LoggedAgent, LogReader, LogWriter
 from app.runtime.runners.process_record import (
     AgentRecord,
     Heartbeat,
+    TeamGoneError,
+    agents_folder,
     is_alive,
     proc_start,
     read_record,
@@ -49,6 +51,15 @@ log = logging.getLogger(__name__)
 
 def conversation_path(home: Home, team: str) -> Path:
     return home.layout.agents_dir(team) / f"{LEAD_NAME}.conversation.json"
+
+
+def _write_conversation(path: Path, data: dict[str, Any]) -> None:
+    """Into the team's ``agents/`` folder, never creating the team's folder again."""
+    agents_folder(path)
+    try:
+        atomic_write_json(path, data, make_dirs=False)
+    except FileNotFoundError:
+        raise TeamGoneError(2, "the team's folder is gone", str(path.parent.parent)) from None
 
 
 class LeadAlreadyRunningError(TeamdeckError):
@@ -101,7 +112,9 @@ class LeadKeeper:
         messages = json.loads(json.dumps(self.session.messages, default=str))
         path = conversation_path(self.home, self.team)
         try:
-            await asyncio.to_thread(atomic_write_json, path, {"messages": messages})
+            await asyncio.to_thread(_write_conversation, path, {"messages": messages})
+        except TeamGoneError:
+            pass  # the team was deleted meanwhile: its folder is not brought back
         except (OSError, TeamdeckError) as exc:
             log.warning("the lead's conversation was not kept in %s: %s", path, exc)
 

@@ -47,6 +47,12 @@ if TYPE_CHECKING:
     from app.runtime.team.settings_watch import SettingsWatch
 
 log = logging.getLogger(__name__)
+#: The lead's first prompt on a team it leads again (``offline.resume`` reads its start).
+RESUME_NOTE = (
+    "[resumed team {team}: you lead it again as it was left; teammates that no longer ran have "
+    "left it, their unfinished tasks back on the board. Check the task list and carry on with "
+    "the open work: a teammate for each open task nobody works on.]"
+)
 
 
 class ProcessesHost(Protocol):
@@ -66,6 +72,8 @@ class ProcessesHost(Protocol):
     settings_watch: SettingsWatch
 
     def team_created(self, team: str) -> None: ...
+
+    def submit(self, text: str) -> None: ...
 
     def subscribe(self, callback: Callable[[RuntimeEvent], None]) -> Callable[[], None]: ...
 
@@ -183,6 +191,7 @@ class TeamProcesses:
                 rt.queue.add(request.approval)
             else:
                 asker.dropped.append(request.approval)
+        rt.submit(RESUME_NOTE.format(team=team))  # its first turn: carry on with the work
 
     def watch_adopted(self) -> None:
         """Once the watcher runs: look at each adopted teammate (reaping the dead ones)."""

@@ -1,14 +1,12 @@
 """TeamRuntime: the lead, one runner per teammate, the approvals queue and the event stream.
 
-It is what the dashboard and the headless runner drive (``RuntimeAPI``) and what the lead's
-tools use (``TeamServices``, by ``team.lead_services``); the lead's session is made by
-``team.lead_session``. Teammates are spawned by ``team.spawning``, run behind the
-:class:`~app.runtime.runners.Runner` interface and speak to the team through the files only;
-their requests reach the lead's inbox, which ``team.lead_inbox`` scans into the queue
-(``team.answers`` answers them).
-
-One event path: every file change this process or another one makes arrives through the
-process's one :class:`~app.core.watch.Watcher`, which wakes the agents it concerns.
+The dashboard and the headless runner drive it (``RuntimeAPI``), the lead's tools use it
+(``TeamServices``, by ``team.lead_services``); ``team.lead_session`` makes the lead's session.
+Teammates are spawned by ``team.spawning``, run behind the :class:`~app.runtime.runners.Runner`
+interface and speak to the team through the files only; their requests reach the lead's inbox,
+which ``team.lead_inbox`` scans into the queue (``team.answers`` answers them, and closes those
+answered from elsewhere: ``teamdeck approve``). One event path: every file change (any
+process's) arrives through one :class:`~app.core.watch.Watcher`, which wakes those it concerns.
 
 Teammates run in one of three modes (``teammate_backend``): ``in-process`` (a worker of this
 event loop), ``process`` or ``tmux`` (a process each, running ``app.runtime.agent_main``, seen
@@ -217,8 +215,7 @@ class TeamRuntime:
 
     def _on_sent(self, sent: Sent) -> None:
         """A message this process's agents wrote becomes an event. (A request to the lead
-        reaches the queue the way every other process's does: the watcher reports the write
-        and the lead's inbox is scanned.)"""
+        reaches the queue as any process's does: the watcher reports it, the inbox is scanned.)"""
         self._emit(sent_event(sent))
 
     def _on_watch_batch(self, batch: list[ChangeEvent]) -> None:
@@ -234,8 +231,10 @@ class TeamRuntime:
             if event.agent == LEAD_NAME:
                 self._soon("scan_lead", self.lead_inbox.scan)
                 self.lead.wake.set()
-            elif (runner := self.crew.runners.get(event.agent)) is not None:
-                runner.wake()
+            else:  # a teammate's: an answer to its request from elsewhere closes it here
+                self._soon(f"answers {event.agent}", lambda: self.desk.note_answers(event.agent))
+                if (runner := self.crew.runners.get(event.agent)) is not None:
+                    runner.wake()
         elif isinstance(event, AgentLogChanged) and self.processes is not None:
             self.processes.on_log(event)
         elif isinstance(event, TaskChanged):

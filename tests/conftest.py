@@ -1,0 +1,55 @@
+"""The order the suite runs in: the tests that start real processes first.
+
+``make test`` spreads the tests over xdist workers (``--dist load``), which hand them out in
+collection order. A test that starts teammate processes, a tmux server or the real Claude Code
+takes seconds where most take milliseconds; collected where they fall (``tests/ui`` last),
+they made a tail in which a worker or two ran them one after the other while the others had
+nothing left to do. Started first, they spread over every worker and the short tests fill the
+gaps. Only the order changes: every test runs. A module missing from :data:`SLOW_FIRST` only
+runs in its place; the list is a matter of speed, never of correctness.
+
+For the slow tests to spread, the workers take them one at a time: xdist's load scheduling
+otherwise hands each worker a quarter of its share at once (the first ~90 tests of 1,400 to
+worker 0: all the slow ones), so ``--maxschedchunk`` is 1 unless the command line sets it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: Modules (paths from the repository, or endings of them) whose tests start real processes,
+#: roughly longest first.
+SLOW_FIRST = (
+    "tests/claude_code/",  # the real Claude Code binary
+    "tests/ui/test_modes_tmux.py",
+    "tests/ui/test_goals_tmux.py",
+    "tests/runtime/test_teammate_modes.py",
+    "tests/security/test_orphans.py",
+    "tests/ui/test_quit_process_teammates.py",
+    "tests/security/test_sandboxed_agents.py",
+    "_tmux.py",  # a dashboard in a real terminal
+    "tests/archive/test_archive_safety.py",
+    "tests/archive/test_archive_dashboard.py",
+    "tests/security/test_key_handoff.py",
+    "tests/runtime/test_forkserver.py",
+    "tests/conformance/test_conformance_headless.py",
+    "tests/ui/test_ui_claude_steering.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "maxschedchunk", 0) is None:  # xdist installed, not set
+        config.option.maxschedchunk = 1
+
+
+def _rank(nodeid: str) -> int:
+    path = nodeid.split("::", 1)[0]
+    for rank, pattern in enumerate(SLOW_FIRST):
+        if path.startswith(pattern) or path.endswith(pattern):
+            return rank
+    return len(SLOW_FIRST)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Stable: within a rank, the collection order (each worker must see the same order)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
