@@ -384,6 +384,19 @@ def load_json(data: bytes) -> Any:
 
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
+_CONSTANTS = {True: "true", False: "false"}
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as ``_encode`` writes it, without its per-call dispatch for the common kinds
+    (an inbox message is a dozen strings and a bool: this is most of encoding one)."""
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if kind is bool:
+        return _CONSTANTS[value]
+    return _encode(value)
 
 
 def _dump_entry(entry: Any) -> str:
@@ -394,8 +407,8 @@ def _dump_entry(entry: Any) -> str:
             if isinstance(value, dict | list) and value:
                 text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n    ")
             else:
-                text = _encode(value)
-            lines.append(f"    {_encode(str(key))}: {text}")
+                text = _scalar(value)
+            lines.append(f"    {_encode_str(str(key))}: {text}")
         return "  {\n" + ",\n".join(lines) + "\n  }"
     return "  " + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n  ")
 
