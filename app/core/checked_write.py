@@ -4,20 +4,18 @@ A cold append to a large inbox (a process that has not seen the file: it must ch
 file is a valid array before extending it) used to cost the check *then* the write and its
 fsync. Both are needed, but only the rename has to wait for the check: the rename is the
 moment the new version becomes the file, so an invalid original is still never replaced.
-Here the temp file is written (into the page cache: fast), then a helper thread fsyncs it --
-one system call, which releases the GIL for its whole duration -- while the calling thread
-runs the check. If the check fails, the temp file is removed and the check's error
+Here a helper thread runs the check while the calling thread writes the temp file and fsyncs
+it (system calls that release the GIL: the copy into the page cache, then the wait for the
+disk). If the check fails, the temp file is removed and the check's error
 propagates, exactly as if nothing had been written.
 """
 
 from __future__ import annotations
 
-import os
-import threading
+import _thread
 from collections.abc import Callable
 from pathlib import Path
 
-from app.core import files
 from app.core.files import (
     Chunks,
     discard_temp,
@@ -41,39 +39,38 @@ def atomic_write_checked(
         with naming_full_disk(path):
             replace_temp(write_temp(path, data, durable=durable), path, durable=durable)
         return
-    with naming_full_disk(path):
-        tmp = write_temp(path, data, durable=False)
     if not durable:
+        with naming_full_disk(path):
+            tmp = write_temp(path, data, durable=False)
         _checked(tmp, check)
         replace_temp(tmp, path, durable=False)
         return
-    ready = threading.Event()
+    done = _thread.allocate_lock()
+    done.acquire()
     failed: list[BaseException] = []
 
-    def flush() -> None:
+    def run_check() -> None:
         try:
-            fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                ready.set()  # from here on this thread only waits for the disk (GIL released)
-                files._datasync(fd)
-            finally:
-                os.close(fd)
+            check()
         except BaseException as exc:  # handed to the caller's thread below
             failed.append(exc)
         finally:
-            ready.set()
+            done.release()
 
-    flusher = threading.Thread(target=flush, name="teamdeck-fsync", daemon=True)
-    flusher.start()
-    ready.wait()
+    # A bare thread: ``threading.Thread.start`` waits until the new thread runs, and on a busy
+    # machine that wait alone can outlast the check. The caller's thread goes straight on to
+    # write and fsync the temp file; the check runs whenever the helper gets a CPU, and the
+    # rename waits for both.
+    _thread.start_new_thread(run_check, ())
     try:
-        _checked(tmp, check)
+        with naming_full_disk(path):
+            tmp = write_temp(path, data, durable=True)
     finally:
-        flusher.join()
+        with done:  # the check is done with the buffers (and has its verdict)
+            pass
     if failed:
         discard_temp(tmp)
-        with naming_full_disk(path):
-            raise failed[0]
+        raise failed[0]
     with naming_full_disk(path):
         replace_temp(tmp, path, durable=True)
 

@@ -139,16 +139,18 @@ def _ensure_dir(path: Path) -> None:
         raise UnsafePathError(f"{path} exists and is not a directory")
 
 
-def check_not_symlink(path: Path) -> None:
-    """Refuse to replace anything but a regular file (a symlink, a directory, a FIFO...)."""
+def check_not_symlink(path: Path) -> int | None:
+    """Refuse to replace anything but a regular file (a symlink, a directory, a FIFO...);
+    the file's permission bits (``None`` if it does not exist)."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
-        return
+        return None
     if stat.S_ISLNK(mode):
         raise UnsafePathError(f"{path} is a symlink; refusing to follow it")
     if not stat.S_ISREG(mode):
         raise UnsafePathError(f"{path} is not a regular file")
+    return stat.S_IMODE(mode)
 
 
 def is_temp_name(name: str) -> bool:
@@ -183,12 +185,10 @@ def write_temp(path: Path, data: Chunks, *, durable: bool, make_dirs: bool = Tru
     directory = path.parent
     if make_dirs:
         ensure_dir(directory)
-    check_not_symlink(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:  # a rewrite keeps the file's permission bits; a new file gets the home's mode
-        mode = stat.S_IMODE(os.lstat(path).st_mode)
-    except FileNotFoundError:
-        mode = new_file_mode(path)
+    mode = check_not_symlink(path)  # a rewrite keeps the file's permission bits...
+    if mode is None:
+        mode = new_file_mode(path)  # ...a new file gets the home's mode
     for _ in range(10):
         tmp = directory / f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
         try:
@@ -275,15 +275,21 @@ def read_bytes(path: Path) -> bytes | None:
             raise UnsafePathError(f"{path} is a symlink; refusing to follow it") from None
         raise exc
     try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    except BaseException:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePathError(f"{path} is not a regular file")
+        # Plain reads, not a file object: ``fdopen`` costs a buffer and four system calls more,
+        # which a task file or a watermark of a few bytes notices. One byte past the size
+        # shows the end; a file that grew meanwhile is read on to its end.
+        first = os.read(fd, st.st_size + 1)
+        if len(first) <= st.st_size:
+            return first
+        chunks = [first]
+        while chunk := os.read(fd, max(st.st_size, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
         os.close(fd)
-        raise
-    if not regular:
-        os.close(fd)
-        raise UnsafePathError(f"{path} is not a regular file")
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read()
 
 
 CORRUPT_MARK = ".corrupt-"
@@ -378,6 +384,19 @@ def load_json(data: bytes) -> Any:
 
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
+_CONSTANTS = {True: "true", False: "false"}
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as ``_encode`` writes it, without its per-call dispatch for the common kinds
+    (an inbox message is a dozen strings and a bool: this is most of encoding one)."""
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if kind is bool:
+        return _CONSTANTS[value]
+    return _encode(value)
 
 
 def _dump_entry(entry: Any) -> str:
@@ -388,8 +407,8 @@ def _dump_entry(entry: Any) -> str:
             if isinstance(value, dict | list) and value:
                 text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n    ")
             else:
-                text = _encode(value)
-            lines.append(f"    {_encode(str(key))}: {text}")
+                text = _scalar(value)
+            lines.append(f"    {_encode_str(str(key))}: {text}")
         return "  {\n" + ",\n".join(lines) + "\n  }"
     return "  " + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n  ")
 

@@ -32,6 +32,7 @@ from pydantic_core import SchemaValidator, from_json
 from pydantic_core import core_schema as cs
 
 from app.core.files import array_head_end, encode_entry, load_json
+from app.core.inbox_entries import edited
 from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
@@ -59,7 +60,7 @@ class Parsed:
     def __init__(
         self,
         data: bytes | list[bytes | memoryview],
-        entries: list[dict[str, Any]],
+        entries: Sequence[dict[str, Any]],
         odd: dict[int, Any],
     ) -> None:
         self._data = data if isinstance(data, bytes) else None
@@ -226,12 +227,14 @@ def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] |
     chunks = replace_entries(known.data, entries, edits)
     if chunks is None:
         return None
-    after, odd = list(entries), dict(known.odd)
+    odd = dict(known.odd)
     for i, new in edits.items():
-        after[i] = new
         if i in odd:
             odd[i] = validate_entry(new, i)
-    return len(targets), Parsed(chunks, after, odd)
+    after = Parsed(chunks, edited(entries, edits), odd)
+    if known._unread is not None:  # the same, but for the flipped ones: no pass over them all
+        after._unread = [i for i in known._unread if i not in edits]
+    return len(targets), after
 
 
 _ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array

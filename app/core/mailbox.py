@@ -11,7 +11,8 @@ process already knows to be valid: a per-process cache remembers, per inbox, the
 (inode, size, mtime, ctime) of the file it last validated or wrote and the bytes of that
 array's head. An unchanged file needs no check; a file that only grew by entries appended
 after that head (another writer's appends) needs only the new entries parsed; anything else
-is checked in full (by a parser that builds nothing).
+is checked past the longest head any teamdeck process recorded as checked (by content:
+:mod:`app.core.inbox_record`), by a parser that builds nothing.
 
 Reads decode at the speed of the JSON parser and build messages lazily
 (:mod:`app.core.inbox_cache`); a file this process decoded is remembered for appends too.
@@ -21,7 +22,6 @@ every message.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 import uuid
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.core import inbox_cache
+from app.core import inbox_cache, inbox_record
 from app.core.checked_write import atomic_write_checked
 from app.core.errors import NotFoundError, UnknownRecipientError
 from app.core.events import InboxChanged, InboxRead
@@ -40,6 +40,7 @@ from app.core.files import (
     encode_entry,
     encode_text,
     ensure_dir,
+    in_claude_home,
     parse_with_retry,
     read_bytes,
     splice_parts,
@@ -47,6 +48,7 @@ from app.core.files import (
 from app.core.home_parts import HomeParts
 from app.core.inbox_cache import MessageView, Parsed, check_array, decode_array
 from app.core.inbox_limits import check_size
+from app.core.inbox_record import Hashed, HeadCheck
 from app.core.models import InboxMessage, TeamConfig
 from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
@@ -56,15 +58,17 @@ Chunk = bytes | memoryview
 
 class _Known:
     """What this process knows to be a valid inbox: the file's identity when it last validated
-    or wrote it, and the chunks that make up the array's head (everything before the closing
-    bracket), which share memory with the buffers written."""
+    or wrote it, the chunks that make up the array's head (everything before the closing
+    bracket), which share memory with the buffers written, and the head's digest state if
+    this process has it (an append it made: :mod:`app.core.inbox_record`)."""
 
-    __slots__ = ("head", "key", "size")
+    __slots__ = ("hashed", "head", "key", "size")
 
-    def __init__(self, key: FileKey, head: list[Chunk]) -> None:
+    def __init__(self, key: FileKey, head: list[Chunk], hashed: Hashed | None = None) -> None:
         self.key = key
         self.head = head
         self.size = sum(len(c) for c in head)
+        self.hashed = hashed
 
 
 _known: dict[str, _Known] = {}
@@ -84,11 +88,13 @@ def _stat_key(path: Path) -> FileKey | None:
         return None
 
 
-def _remember(path: Path, head: list[Chunk], key: FileKey | None = None) -> FileKey | None:
+def _remember(
+    path: Path, head: list[Chunk], key: FileKey | None = None, hashed: Hashed | None = None
+) -> FileKey | None:
     """Remember the file just written (or read whole: ``key`` is then the identity it had
     throughout); returns its identity (for the change event)."""
     key = key or _stat_key(path)
-    entry = _Known(key, head) if key is not None else None
+    entry = _Known(key, head, hashed) if key is not None else None
     if entry is not None and entry.size > _KNOWN_BUDGET:
         entry.head, entry.size = [], 0  # too big to keep: the identity check still works
     with _known_lock:
@@ -102,44 +108,25 @@ def _remember(path: Path, head: list[Chunk], key: FileKey | None = None) -> File
     return key
 
 
-def _is_known(path: Path) -> bool:
-    """Whether the file is exactly the one this process last validated or wrote."""
+def _known_valid(path: Path, raw: bytes) -> _Known | None:
+    """What this process knows of ``raw``, if that vouches for it: the file is exactly the
+    one it last validated or wrote, or a head it validated plus appended entries that are
+    valid on their own (``inbox_record.extends``: checked without parsing the known part
+    again). Anything else -- a file rewritten or truncated by another program -- is not."""
     with _known_lock:
         known = _known.get(str(path))
-    return known is not None and _stat_key(path) == known.key
-
-
-def _validate_extension(path: Path, raw: bytes) -> bool:
-    """Whether ``raw`` is valid because it is a head this process validated, plus appended
-    entries that are valid on their own -- checked without parsing the known part again.
-
-    ``head`` + ``rest`` is a valid array when ``head`` is a validated array head (an array
-    minus its closing bracket) and ``rest`` is ``]``, or ``,`` followed by the text of a valid,
-    non-empty array of objects minus its ``[`` (whitespace allowed around). Anything else --
-    including a file rewritten or truncated by another program -- is parsed in full."""
-    with _known_lock:
-        known = _known.get(str(path))
-    if known is None or not known.head:
-        return False
+    if known is None:
+        return None
+    if _stat_key(path) == known.key:
+        return known
+    if not known.head:
+        return None
     offset = 0
     for chunk in known.head:
         if not raw.startswith(chunk, offset):
-            return False
+            return None
         offset += len(chunk)
-    last = known.head[-1]
-    empty_head = bool(len(last)) and last[-1] == 0x5B  # the head is "[": an empty array
-    rest = raw[offset:].lstrip()
-    if not empty_head:
-        if rest.rstrip() == b"]":
-            return True
-        if not rest.startswith(b","):
-            return False
-        rest = rest[1:]
-    try:
-        entries = parse_raw_inbox(b"[" + rest)
-    except ValueError:
-        return False
-    return empty_head or bool(entries)
+    return known if inbox_record.extends(raw, offset) else None
 
 
 def _checked_bytes(data: bytes) -> bytes:
@@ -280,12 +267,13 @@ class Mailbox:
         ``guard`` runs under the inbox's lock just before the write; if it raises, nothing is
         written (e.g. "this request has been answered meanwhile": answer at most once).
 
-        Under the inbox lock: read the file, make sure it is a valid array (in full, with a
-        check that builds nothing, unless this process knows its head -- see
-        ``_validate_extension``), splice the new entry onto the bytes and replace the file
-        atomically (fsynced). A corrupt inbox is never extended or replaced: CorruptFileError
-        names it (in teamdeck's own home a copy is also saved aside; in a Claude Code home the
-        file is only reported, left exactly where it is)."""
+        Under the inbox lock: read the file, make sure it is a valid array (unless this process
+        knows its head -- ``_known_valid`` -- only what no teamdeck process has checked:
+        ``app.core.inbox_record``; in full, with a check that builds nothing, for the rest),
+        splice the new entry onto the bytes and replace the file atomically (fsynced). A
+        corrupt inbox is never extended or replaced: CorruptFileError names it (in teamdeck's
+        own home a copy is also saved aside; in a Claude Code home the file is only reported,
+        left exactly where it is)."""
         entry = message.to_json_dict()
         entry["read"] = bool(entry.get("read", False))
         path = self.path(agent)
@@ -299,19 +287,29 @@ class Mailbox:
             if guard is not None:
                 guard()
             raw = read_bytes(path)
-            unchecked = raw is not None and not (_is_known(path) or _validate_extension(path, raw))
-            if unchecked and raw is not None:
+            known = _known_valid(path, raw) if raw is not None else None
+            record = None if in_claude_home(path) else inbox_record.record_path(path)
+            parts: list[Chunk] | None = None
+            hashed: Hashed | None = None
+            if raw is not None and known is None:
                 try:  # checked while the new version is written (see app.core.checked_write)
                     parts = _spliced(raw, entry)
-                    check = functools.partial(check_array, raw)
+                    check = HeadCheck(raw, len(parts[0]), record, parts[1:-1])
                     atomic_write_checked(path, parts, check, size=len(raw))
+                    hashed = check.hashed  # recorded already
                 except ValueError:  # maybe caught mid-way by another writer: the full story
                     raw = parse_with_retry(path, _checked_bytes)
-                    unchecked = False
-            if not unchecked:
+                    parts = None
+            if parts is None:
                 parts = _spliced(raw, entry)
+                if raw is None:
+                    hashed = inbox_record.fresh(parts[:-1])
+                elif known is not None and known.hashed is not None:
+                    hashed = known.hashed.extended(raw, len(parts[0]), parts[1:-1])
+                if record is not None and hashed is not None:
+                    inbox_record.save(record, hashed.marks)
                 atomic_write_bytes(path, parts)
-            written = _remember(path, parts[:-1])
+            written = _remember(path, parts[:-1], hashed=hashed)
         self.home.emit(InboxChanged(self.team, agent, written=written))
 
     # ------------------------------------------------------------------ read

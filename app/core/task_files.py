@@ -13,6 +13,7 @@ import builtins
 import copy
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -78,10 +79,11 @@ class TaskFiles:
         self.layout = home.layout
         self.dir = self.layout.task_dir(team)
 
-    def init(self) -> None:
-        """Create the directory and the ``.lock`` file Claude Code's lock needs."""
+    def init(self, lock: Path | None = None) -> None:
+        """Create the directory and the ``.lock`` file Claude Code's lock needs (``lock``: its
+        path, if the caller has it already)."""
         ensure_dir(self.dir)
-        lock = self.layout.tasklist_lock_path(self.team)
+        lock = lock or self.layout.tasklist_lock_path(self.team)
         if not lock.exists():
             with naming_full_disk(lock):
                 fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
@@ -91,9 +93,11 @@ class TaskFiles:
             finally:
                 os.close(fd)
 
-    def _list_lock(self) -> HomeLock:
-        self.init()
-        return self.home.lock(self.layout.tasklist_lock_path(self.team))
+    def _list_lock(self, folder: Path | None = None) -> HomeLock:
+        """The list's lock (``folder``: the task folder, if the caller has checked it already)."""
+        lock = folder / ".lock" if folder is not None else self.layout.tasklist_lock_path(self.team)
+        self.init(lock)
+        return self.home.lock(lock)
 
     def _task_lock(self, task_id: str) -> HomeLock:
         return self.home.lock(self.layout.task_path(self.team, task_id))
@@ -127,19 +131,23 @@ class TaskFiles:
         aside and it reads as 0 -- ids still never collide, as ``create`` also takes the highest
         id on disk (only an id deleted above that could be reused). A number longer than any
         task id (18 digits) is CorruptFileError: no id can follow it."""
-        path = self.layout.highwatermark_path(self.team)
+        return self._read_highwatermark()[0]
+
+    def _read_highwatermark(self, path: Path | None = None) -> tuple[int, bytes | None]:
+        """The watermark (as ``highwatermark``) and the file's bytes (``None``: missing)."""
+        path = path or self.layout.highwatermark_path(self.team)
         data = read_bytes(path)
         if data is None:
-            return 0
+            return 0, None
         match = _LEADING_INT.match(data.decode("utf-8", "replace"))
         if match:
             digits = match.group(1)
             if len(digits) > _MAX_ID_DIGITS:
                 reason = f"a number of {len(digits)} digits; task ids have at most {_MAX_ID_DIGITS}"
                 raise CorruptFileError(path, reason, quarantine(path, data))
-            return int(digits)
+            return int(digits), data
         quarantine(path, data)
-        return 0
+        return 0, data
 
     def _write_highwatermark(self, value: int, *, durable: bool = True) -> None:
         """``durable=False`` after a create: the new task's file is already on disk (fsynced,
@@ -147,6 +155,31 @@ class TaskFiles:
         lost to a power cut cannot let that id be reused; a delete's watermark is durable."""
         path = self.layout.highwatermark_path(self.team)
         atomic_write_bytes(path, str(value).encode(), durable=durable)
+
+    def _advance_highwatermark(self, path: Path, value: int, seen: bytes | None) -> None:
+        """The watermark after a create (the list lock held; ``seen``: the file's bytes read
+        under it). A plain number no longer than ``value``'s digits is overwritten in place:
+        every reader and writer of the file holds the list lock (Claude Code's too), so none
+        can see it half-written, and ``value`` only grows. An atomic replace instead would
+        cost a new inode and a rename over the old file, which ext4 makes flush the new
+        file's data (``auto_da_alloc``): about as long as the task's own fsynced write. Any
+        other file (missing, padded, a symlink, not a regular file) is replaced as before."""
+        text = str(value).encode()
+        if seen is not None and seen.isdigit() and len(seen) <= len(text):
+            flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            try:
+                fd = os.open(path, flags)
+            except OSError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    if stat.S_ISREG(os.fstat(fd).st_mode) and os.pwrite(fd, text, 0) == len(text):
+                        return
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+        atomic_write_bytes(path, text, durable=False)
 
     # ------------------------------------------------------------------ read
 
@@ -203,10 +236,11 @@ class TaskFiles:
 
     # ------------------------------------------------------------------ write
 
-    def _write(self, task: Task) -> TaskChanged:
-        """Write ``task`` (its lock held); returns the event that announces the write, with
-        what was written and the file's identity (taken under the lock: exactly this file)."""
-        path = self.layout.task_path(self.team, task.id)
+    def _write(self, task: Task, path: Path | None = None) -> TaskChanged:
+        """Write ``task`` (its lock held; ``path``: its file, if the caller has it already);
+        returns the event that announces the write, with what was written and the file's
+        identity (taken under the lock: exactly this file)."""
+        path = path or self.layout.task_path(self.team, task.id)
         atomic_write_json(path, task.to_json_dict())
         self._board().invalidate(int(task.id))
         state = TaskState(task.status, task.owner, task.subject, task.is_internal)

@@ -45,9 +45,12 @@ class TaskList(TaskClaims):
         if not subject.strip():
             raise ValueError("task subject must not be empty")
         check_status(status)
-        with self._list_lock():
-            new_id = max(self._highest_id(), self.highwatermark()) + 1
-            while self.layout.task_path(self.team, str(new_id)).exists():  # paranoia
+        folder = self.layout.task_dir(self.team)  # its paths checked once, not per file
+        with self._list_lock(folder):
+            mark_path = folder / ".highwatermark"
+            mark, seen = self._read_highwatermark(mark_path)
+            new_id = max(self._highest_id(), mark) + 1
+            while (folder / f"{new_id}.json").exists():  # paranoia
                 new_id += 1
             fields: dict[str, Any] = {
                 "id": str(new_id),
@@ -64,8 +67,8 @@ class TaskList(TaskClaims):
             if metadata is not None:
                 fields["metadata"] = metadata
             task = Task(**fields)
-            changed = self._write(task)
-            self._write_highwatermark(new_id, durable=False)
+            changed = self._write(task, folder / f"{new_id}.json")
+            self._advance_highwatermark(mark_path, new_id, seen)
         self.home.emit(changed)
         return task
 

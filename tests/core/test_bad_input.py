@@ -368,6 +368,9 @@ def _assert_nothing_overwritten(before: dict[str, bytes], home: Home) -> None:
         (b"9", "10"),  # higher: ids deleted above the highest are not reused
         (b"9\n", "10"),  # parseInt-style, like Claude Code
         (b"12abc", "13"),
+        (b"0012", "13"),  # padded: longer than the next id, so replaced, never overwritten
+        (b" 12", "13"),
+        (b"99", "100"),  # a digit longer: overwritten in place
     ],
 )
 def test_highwatermark_never_causes_an_overwrite(
@@ -638,3 +641,23 @@ def test_symlink_at_the_lock_path(home: Home, tmp_path: Path) -> None:
     assert "researcher.json.lock" in str(raised.value) and "\n" not in str(raised.value)
     assert target.read_text() == "precious"
     assert [m.text for m in box.read("researcher")] == ["before"]
+
+
+def test_a_file_read_whole_whatever_its_reported_size(tmp_path: Path) -> None:
+    """``read_bytes`` reads one byte past the size it was told, and on to the end when there
+    is more: a file that grew after it looked (here, one that reports no size at all, as
+    the files of /proc do) is read whole; an empty one is empty."""
+    from app.core.files import read_bytes
+
+    status = Path("/proc/self/status")
+    if not status.is_file() or status.stat().st_size:
+        pytest.skip("no /proc")
+    text = read_bytes(status)
+    assert text is not None and b"\nPid:" in text and text.endswith(b"\n")
+    empty = tmp_path / "empty.json"
+    empty.write_bytes(b"")
+    assert read_bytes(empty) == b""
+    big = tmp_path / "big.json"
+    big.write_bytes(b"x" * 200_000)
+    assert read_bytes(big) == b"x" * 200_000
+    assert read_bytes(tmp_path / "missing.json") is None

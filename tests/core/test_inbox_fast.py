@@ -197,6 +197,34 @@ def test_mark_read_in_place_equals_the_full_rewrite(
     assert in_place == [True]
 
 
+def test_marks_one_at_a_time_in_place_read_as_a_fresh_parse(
+    home: Home, in_place: list[bool]
+) -> None:
+    """Each in-place mark builds on the last one's version (its entries shared with the
+    version before, not copied): what it reads, and what a reader holding an older version
+    holds, are what a fresh parse of each file gives."""
+    box = home.mailbox(TEAM)
+    path = box.path(AGENT)
+    entries = [entry(i, read=i < 30) for i in range(40)]
+    entries[35] = {**entries[35], "read": None}  # pydantic's: unread, built as a model
+    path.write_bytes(dumps_array(entries).encode())
+    held = box.read(AGENT)
+    expected = [e["read"] is True for e in entries]
+    for index in (39, 31, 35, 39, 0):
+        box.mark_read(AGENT, index)
+        expected[index] = True
+        assert [i for i, _ in box.unread(AGENT)] == [i for i, r in enumerate(expected) if not r]
+        mine = box.read(AGENT)
+        assert [m.read for m in mine] == expected
+        assert mine[-1] == mine[39] and mine[-40] == mine[0]
+        assert mine[30:32] == [mine[30], mine[31]]
+        fresh = inbox_cache.load(path.read_bytes())  # what a process that never saw it reads
+        assert [fresh.message(i) for i in range(40)] == mine
+        assert fresh.unread() == [i for i, _ in box.unread(AGENT)]
+    assert [m.read for m in held] == [e["read"] is True for e in entries]  # unchanged
+    assert in_place == [True] * 5
+
+
 def test_mark_all_read_in_place_then_append_keep_key_order(
     home: Home, in_place: list[bool]
 ) -> None:
