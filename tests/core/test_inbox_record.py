@@ -10,7 +10,6 @@ processes racing with a writer that knows nothing of the record.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -22,10 +21,10 @@ import pytest
 from app.core import CorruptFileError, Home, InboxMessage, TeamMember, inbox_cache, inbox_record
 from app.core import mailbox as mailbox_module
 from app.core.files import atomic_write_bytes, dumps_array
+from tests.core.processes import run_together
 
 TEAM = "t"
 AGENT = "researcher"
-FORK = multiprocessing.get_context("fork")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -270,7 +269,9 @@ def _foreign_writer(start: Any, root: str, writer: int, count: int) -> None:
 def test_cold_appends_racing_a_writer_without_the_record_lose_nothing(home: Home) -> None:
     writers, per_writer = 4, 40
     args = [(str(home.root), w, per_writer) for w in range(writers)]
-    _run([(_cold_appender, a) for a in args] + [(_foreign_writer, (str(home.root), 9, 60))])
+    run_together(
+        [(_cold_appender, a) for a in args] + [(_foreign_writer, (str(home.root), 9, 60))], 120
+    )
     path = home.mailbox(TEAM).path(AGENT)
     raw = json.loads(path.read_bytes())
     assert len(raw) == writers * per_writer
@@ -279,19 +280,3 @@ def test_cold_appends_racing_a_writer_without_the_record_lose_nothing(home: Home
     for w in range(writers):
         mine = [t for t in texts if t.startswith(f"{w}:")]
         assert mine == [f"{w}:{seq}" for seq in range(per_writer)]  # each sender's order
-
-
-def _run(jobs: list[tuple[Any, tuple[Any, ...]]], timeout: float = 120) -> None:
-    """Start every process, release them together, and require a clean exit from each."""
-    go = FORK.Event()
-    procs = [FORK.Process(target=target, args=(go, *args)) for target, args in jobs]
-    for proc in procs:
-        proc.start()
-    go.set()
-    for proc in procs:
-        proc.join(timeout)
-    for proc in procs:
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-    assert [proc.exitcode for proc in procs] == [0] * len(procs)

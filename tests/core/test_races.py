@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import shutil
@@ -20,9 +19,9 @@ from typing import Any
 import pytest
 
 from app.core import Home, InboxMessage, TeamMember
+from tests.core.processes import FORK, run_together
 from tests.timing import scaled
 
-FORK = multiprocessing.get_context("fork")
 TEAM = "race"
 
 
@@ -46,19 +45,7 @@ def home(tmp_path: Path) -> Iterator[Home]:
 
 
 def _run(target: Any, args_list: list[tuple[Any, ...]], timeout: float = 60) -> None:
-    """Start every process, release them together, and require a clean exit from each."""
-    start = FORK.Event()
-    procs = [FORK.Process(target=target, args=(start, *args)) for args in args_list]
-    for proc in procs:
-        proc.start()
-    start.set()
-    for proc in procs:
-        proc.join(timeout)
-    for proc in procs:
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-    assert [proc.exitcode for proc in procs] == [0] * len(procs)
+    run_together([(target, args) for args in args_list], timeout)
 
 
 # ----------------------------------------------------------------------------- appends

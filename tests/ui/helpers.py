@@ -10,6 +10,7 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
+from app.dashboard.app import TeamDeckApp
 from tests.timing import scaled
 
 
@@ -36,3 +37,13 @@ def screen_text(app: App[object]) -> str:
         app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
     )
     return console.export_text()
+
+
+async def ready(pilot: Pilot[None]) -> TeamDeckApp:
+    """The dashboard loaded, and out of the lead's input (which has focus at start): keys act."""
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    await wait_for(pilot, lambda: app.loaded)
+    await pilot.press("escape")
+    await pilot.pause()
+    return app

@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from textual.pilot import Pilot
 from textual.widget import Widget
 
 from app.core import InboxMessage
@@ -18,19 +17,10 @@ from app.dashboard.store import StoreDelta
 from app.runtime.api import Approval
 from tests.ui.data import TEAM, agents, make_app, transcripts
 from tests.ui.fake_runtime import FakeRuntime
-from tests.ui.helpers import screen_text, wait_for
+from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.teammate_panel import TeammatePanel
-
-
-async def ready(pilot: Pilot[None]) -> TeamDeckApp:
-    app = pilot.app
-    assert isinstance(app, TeamDeckApp)
-    await wait_for(pilot, lambda: app.loaded)
-    await pilot.press("escape")  # out of the lead's input: keys act
-    await pilot.pause()
-    return app
 
 
 def footer_rebuilds(screen: LeaderScreen) -> list[int]:

@@ -7,7 +7,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from app.core import Home, InboxMessage
@@ -21,19 +20,10 @@ from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import StatusChanged, TranscriptEntry
 from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
-from tests.ui.helpers import screen_text, wait_for
+from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.teammate_panel import TeammatePanel
 from widgets.transcript import Transcript
 from widgets.transcript_tail import TranscriptTail
-
-
-async def ready(pilot: Pilot[None]) -> TeamDeckApp:
-    app = pilot.app
-    assert isinstance(app, TeamDeckApp)
-    await wait_for(pilot, lambda: app.loaded)
-    await pilot.press("escape")  # out of the lead's input: keys act
-    await pilot.pause()
-    return app
 
 
 def notes(app: TeamDeckApp) -> list[str]:
