@@ -102,3 +102,58 @@ async def test_two_goals_in_one_dashboard_are_two_runs(
         text = json.dumps(shown)
         assert other not in text, run_id
         assert own in text, run_id
+
+
+class _Runtime:
+    """What the recorder asks of a runtime: its events and its agents (the lead only)."""
+
+    team = None
+    model = "claude-test"
+
+    def subscribe(self, listener: Any) -> Any:
+        return lambda: None
+
+    def snapshot(self) -> list[Any]:
+        from app.runtime.api import AgentSnapshot
+
+        return [AgentSnapshot("team-lead", None, "idle", is_lead=True)]
+
+
+def test_a_team_created_after_a_deletion_starts_the_next_run(home: Home) -> None:
+    """The same team name twice (the same goal typed again) is still two runs; the person's
+    message that set the second goal, and what follows it, are the second run's."""
+    from app.archive import start_run
+    from app.runtime.events import StatusChanged, TranscriptEntry
+
+    recorder = start_run(home, _Runtime(), source="dashboard", goal="count the files")
+    for event in (
+        TeamLifecycle("count-files", "created"),
+        StatusChanged("team-lead", "running"),
+        TeamLifecycle("count-files", "deleted"),
+        TranscriptEntry("team-lead", "user", "count the files"),
+        StatusChanged("team-lead", "running"),
+        TeamLifecycle("count-files", "created"),
+        TeamLifecycle("count-files", "deleted"),
+    ):
+        recorder.on_event(event)
+    recorder.close("finished", "team finished")
+    runs = rows(home, "SELECT id, team, goal, outcome, source, model FROM runs ORDER BY id")
+    assert [r[1:] for r in runs] == [
+        ("count-files", "count the files", "finished", "dashboard", "claude-test"),
+        ("count-files", "count the files", "finished", "dashboard", "claude-test"),
+    ]
+    first, second = (r[0] for r in runs)
+    kinds = "SELECT kind, frame FROM events WHERE run_id = ? ORDER BY id"
+    assert rows(home, kinds, first) == [
+        ("team", "created"),
+        ("status", "running"),
+        ("team", "deleted"),
+    ]
+    assert rows(home, kinds, second) == [
+        ("transcript", "user"),
+        ("status", "running"),
+        ("team", "created"),
+        ("team", "deleted"),
+    ]
+    counts = "SELECT events FROM runs ORDER BY id"
+    assert [n for (n,) in rows(home, counts)] == [3, 4]
