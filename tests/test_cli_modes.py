@@ -211,3 +211,12 @@ def test_the_runtime_is_told_whether_bypass_is_allowed(
     assert captured[-1]["allow_bypass"] is True
     assert run(capsys, "run", "g", "--headless", "--permission-mode", "acceptEdits")[0] == 0
     assert captured[-1]["allow_bypass"] is False
+
+
+def test_the_stop_line_counts_in_the_singular_and_the_plural() -> None:
+    """Issue 19, item 19: the headless stop line said "1 pending tasks"."""
+    from app.cli.headless import counted
+
+    assert counted(1, "pending task") == "1 pending task"
+    assert counted(0, "pending task") == "0 pending tasks"
+    assert counted(3, "teammate") == "3 teammates"

@@ -258,14 +258,16 @@ def events(
     after: int = 0,
     limit: int | None = None,
     kinds: tuple[str, ...] | None = None,
+    by_time: bool = False,
 ) -> Iterator[Event]:
-    """The run's timeline in order (``after``: only events with a larger id)."""
+    """The run's timeline in the order it was stored (``after``: only events with a larger
+    id), or ``by_time``: in the order things happened (ties in the stored order)."""
     sql = f"{EVENT_SELECT} WHERE run_id = ? AND id > ?"
     params: list[Any] = [run_id, after]
     if kinds:
         sql += f" AND kind IN ({','.join('?' * len(kinds))})"
         params.extend(kinds)
-    sql += " ORDER BY id"
+    sql += " ORDER BY at, id" if by_time else " ORDER BY id"
     if limit:
         sql += f" LIMIT {int(limit)}"
     for row in conn.execute(sql, params):

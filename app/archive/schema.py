@@ -120,8 +120,14 @@ ALTER TABLE runs ADD COLUMN budget_usd REAL;
 CREATE INDEX events_run_kind ON events(run_id, kind);
 """
 
+#: ``history show`` and ``history export`` list a run's events in time order: an event is
+#: sometimes stored after a later one (a task file read once its burst of changes is over).
+V3 = """
+CREATE INDEX events_run_at ON events(run_id, at, id);
+"""
+
 #: ``MIGRATIONS[n]`` takes a database from version ``n`` to ``n + 1``.
-MIGRATIONS: list[str] = [V1, V2]
+MIGRATIONS: list[str] = [V1, V2, V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

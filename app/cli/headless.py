@@ -314,11 +314,16 @@ async def stop_team(
     pending = 0
     with contextlib.suppress(TeamdeckError, OSError):
         pending = sum(1 for t in runtime.home.tasks(team).list() if t.status == "pending")
-    stopped = f"{len(names) - len(killed)} teammates shut down, {len(killed)} killed"
+    stopped = f"{counted(len(names) - len(killed), 'teammate')} shut down, {len(killed)} killed"
     return (
-        f"{headline}: {stopped}; team {team} kept with {pending} pending tasks "
+        f"{headline}: {stopped}; team {team} kept with {counted(pending, 'pending task')} "
         f"(delete it with `teamdeck team delete {team}`)"
     )
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 pending task``, ``3 pending tasks``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _on_sigint(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> Callable[[], None]:

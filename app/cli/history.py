@@ -133,12 +133,12 @@ def cmd_show(home: Home, args: argparse.Namespace) -> int:
         document = run_document(conn, run)
         out = sys.stdout
         if args.json:
-            _write_json(out, document, query.events(conn, run.id))
+            _write_json(out, document, query.events(conn, run.id, by_time=True))
             return 0
         _write_head(out, run, document)
         total = query.count_events(conn, run.id)
         out.write(f"\ntimeline ({total} events):\n")
-        for event in query.events(conn, run.id):
+        for event in query.events(conn, run.id, by_time=True):
             offset = event.at - run.started_at
             out.write(f"  +{offset:8.2f}s  {fmt.clean(event_line(event))}\n")
     finally:
@@ -222,7 +222,7 @@ def write_export(conn: sqlite3.Connection, run: query.RunSummary, stream: IO[str
     head = {"type": "run", **run_document(conn, run)}
     stream.write(json.dumps(head, ensure_ascii=False) + "\n")
     count = 0
-    for event in query.events(conn, run.id):
+    for event in query.events(conn, run.id, by_time=True):
         stream.write(json.dumps({"type": "event", **event.to_json()}, ensure_ascii=False) + "\n")
         count += 1
     return count

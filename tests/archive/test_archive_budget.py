@@ -157,7 +157,7 @@ async def test_a_budget_stop_shuts_the_team_down_cleanly(home: Home, project: Pa
     assert tasks and all(t.status in ("pending", "completed") for t in tasks), tasks
     assert not [t for t in tasks if t.status == "pending" and t.owner], tasks
     pending = sum(t.status == "pending" for t in tasks)
-    assert f"with {pending} pending tasks" in reason
+    assert f"with {pending} pending task{'' if pending == 1 else 's'} (" in reason
     config = home.teams.require(team)
     teammates = [m.name for m in config.members if m.name != "team-lead"]
     asked = {

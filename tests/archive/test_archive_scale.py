@@ -72,3 +72,38 @@ def test_history_show_json_streams_the_same_document(home: Home, capsys: Any) ->
             conn.close()
         assert printed == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         assert len(json.loads(printed)["events"]) == (3 if run_id == recorder.run_id else 0)
+
+
+def test_history_show_lists_events_in_time_order(home: Home, capsys: Any) -> None:
+    """Issue 19, item 19: an event stored after a later one (a task file read once its burst of
+    changes is over) is shown where it happened, in the text, ``--json`` and the export; the
+    archive walks an index for it, never sorting the run in memory."""
+    from app.cli import main as cli
+
+    recorder = start_run(home, None, source="headless", goal="order")
+    assert isinstance(recorder, Recorder)
+    start = recorder.clock()
+    for offset, text in ((5.0, "happened second"), (2.0, "happened first"), (9.0, "third")):
+        recorder.clock = lambda offset=offset: start + offset  # type: ignore[misc]
+        recorder.on_event(TranscriptEntry("worker", "assistant", text, {}))
+    recorder.close("finished", "done")
+    root = str(home.root)
+    assert cli.main(["--home", root, "history", "show", str(recorder.run_id)]) == 0
+    text = capsys.readouterr().out
+    order = [text.index(t) for t in ("happened first", "happened second", "third")]
+    assert order == sorted(order), text
+    assert cli.main(["--home", root, "history", "show", str(recorder.run_id), "--json"]) == 0
+    shown = [e["text"] for e in json.loads(capsys.readouterr().out)["events"]]
+    assert shown == ["happened first", "happened second", "third"]
+    assert cli.main(["--home", root, "history", "export", str(recorder.run_id)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["text"] for e in lines if e["type"] == "event"] == shown
+    conn = connect(home.root / "history.db")
+    try:
+        plan = conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM events WHERE run_id = ? AND id > 0 ORDER BY at, id",
+            (recorder.run_id,),
+        ).fetchall()
+    finally:
+        conn.close()
+    assert "TEMP B-TREE" not in str(plan).upper(), plan
