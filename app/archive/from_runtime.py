@@ -53,6 +53,10 @@ class RuntimeEvents:
             "mode": self._on_mode,
         }
 
+    def next_run(self) -> None:
+        """A new run starts: its agents' rows are filled in again (what the runtime says)."""
+        self._seen_agents.clear()
+
     def handle(self, kind: str, at: float, f: dict[str, Any]) -> None:
         """One converted event (``adapter.runtime_event``) of ``kind``, other than "team"."""
         self._handlers[kind](at, f)

@@ -15,6 +15,11 @@ its team set, created or deleted, closed); the rest is in three parts:
 - ``rows``: the rows themselves, every SQL statement (writer thread).
 
 A message seen both as a runtime event and in its inbox file is stored once (``rows``).
+
+One runtime may run several goals (the dashboard's "new goal"): when the lead creates a team
+after the run's team was deleted, the run ends ("finished") and the next starts in a new
+``runs`` row on the same writer, its goal the person's last message to the lead; the events from
+that message on (the lead's transcript and status) move to the new run (``_next_run``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from app.core import Home
 
 
 class Recorder:
-    """Records one run. Create with ``start_run`` (app.archive.session)."""
+    """Records one run (one per goal of its runtime). Create with ``start_run``
+    (app.archive.session)."""
 
     def __init__(
         self,
@@ -48,7 +54,6 @@ class Recorder:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.writer = writer
-        self.run_id = run_id
         self.home = home
         self.model = model
         self.offline = offline
@@ -58,6 +63,8 @@ class Recorder:
         #: The run's team was deleted (its work is done): the dashboard's outcome "finished".
         self.team_deleted = False
         self.closed = False
+        #: What the person last said to the lead: the goal of a next run (``_next_run``).
+        self.person_said = ""
         self._unsubscribers: list[Callable[[], None]] = []
         self.rows = Rows(run_id)
         self.files = FileReads(writer, self.rows, home, clock)
@@ -66,6 +73,11 @@ class Recorder:
         writer.before_commit = self.rows.write_totals
 
     # ------------------------------------------------------------------ wiring
+
+    @property
+    def run_id(self) -> int:
+        """The run being recorded (a second goal's run once its row is written)."""
+        return self.rows.run_id
 
     @property
     def available(self) -> bool:
@@ -120,8 +132,22 @@ class Recorder:
         at = self.clock()
         if kind == "team":
             self._on_team(at, f)
-        else:
-            self.runtime_events.handle(kind, at, f)
+            return
+        self.runtime_events.handle(kind, at, f)
+        if kind == "transcript" and f["kind"] == "user" and self._from_person(f):
+            self.person_said = f["text"]
+            if self.team_deleted:  # perhaps the next goal: its run starts here (``_next_run``)
+                self.writer.submit(self.rows.mark_goal)
+
+    def _from_person(self, f: dict[str, Any]) -> bool:
+        """A "user" entry the person wrote: a teammate's says so (``source``); the lead's turn
+        prompts say nothing, but with no team (after a TeamDelete) no mail reaches the lead,
+        so its prompts then are the person's."""
+        if f["data"].get("source") == "person":
+            return True
+        if not self.team_deleted or self.runtime is None:
+            return False
+        return adapter.agent_info(self.runtime, f["agent"]).get("agent_type") == "team-lead"
 
     def claude_hook(self, event: Any) -> None:
         """A Claude Code hook event from the bridge (``app.archive.from_hooks``)."""
@@ -157,6 +183,8 @@ class Recorder:
     def _on_team(self, at: float, f: dict[str, Any]) -> None:
         team, what = f["team"], f["event"]
         if what == "created":
+            if self.team_deleted and self.team is not None:  # a new goal (its name may repeat)
+                self._next_run(at, team)
             self.set_team(team)
         elif what == "deleted" and team == self.team:
             self.team_deleted = True
@@ -167,6 +195,20 @@ class Recorder:
             rows.event(conn, at, "team", target=team, frame=what, text=f"team {team} {what}")
 
         self.writer.submit(op)
+
+    def _next_run(self, at: float, team: str) -> None:
+        """A second goal in the same runtime (its team created after the first was deleted):
+        the run ends as finished and the next one starts, on the same writer and connection,
+        with the person's last message to the lead as its goal."""
+        rows, goal = self.rows, self.person_said
+        self.sweep_inboxes(self.team or team)  # the ended team's last messages, in its run
+
+        def op(conn: sqlite3.Connection) -> None:
+            rows.next_run(conn, at, team, goal)
+
+        self.writer.submit(op)
+        self.team, self.team_deleted = None, False
+        self.runtime_events.next_run()
 
     def _team_removed(self, team: str) -> None:
         """An attached team's files were deleted: its run is over."""

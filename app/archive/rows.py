@@ -69,6 +69,8 @@ class Rows:
         self.cost = 0.0
         #: Per agent, the batch's four token counts and cost (``model_call``).
         self._agent_totals: dict[str, list[float]] = {}
+        #: The first event of the next goal (``mark_goal``), while the run's team is deleted.
+        self.goal_event: int | None = None
 
     def write_totals(self, conn: sqlite3.Connection) -> None:
         """The run's and the agents' totals, once per batch (inside the batch's transaction)."""
@@ -102,6 +104,36 @@ class Rows:
             "UPDATE runs SET ended_at = ?, outcome = ?, reason = ? WHERE id = ?",
             (at, outcome, reason, self.run_id),
         )
+
+    def mark_goal(self, conn: sqlite3.Connection) -> None:
+        """The person's message just recorded may be the next goal: it and what follows it
+        (the lead's status and transcript) move to the next run if one starts (``next_run``)."""
+        row = conn.execute("SELECT max(id) FROM events WHERE run_id = ?", (self.run_id,)).fetchone()
+        self.goal_event = row[0] if row else None
+
+    def next_run(self, conn: sqlite3.Connection, at: float, team: str, goal: str) -> None:
+        """End this run ("finished": its team was deleted) and go on in a new ``runs`` row
+        (same home, source, model and budget) for ``team``: everything after is the new run's."""
+        self.write_totals(conn)
+        self.end_run(conn, at, "finished", "team finished")
+        old = self.run_id
+        cursor = conn.execute(
+            "INSERT INTO runs (team, goal, source, model, offline, home, pid, started_at,"
+            " budget_usd) SELECT ?, ?, source, model, offline, home, pid, ?, budget_usd"
+            " FROM runs WHERE id = ?",
+            (team, goal, at, old),
+        )
+        self.run_id = int(cursor.lastrowid or 0)
+        self._agents = set()
+        if self.goal_event is not None:
+            moved = conn.execute(
+                "UPDATE events SET run_id = ? WHERE run_id = ? AND id >= ?"
+                " AND kind IN ('transcript', 'status', 'mode')",
+                (self.run_id, old, self.goal_event),
+            ).rowcount
+            conn.execute("UPDATE runs SET events = events - ? WHERE id = ?", (moved, old))
+            self.counts["events"] += moved
+        self.goal_event = None
 
     # ------------------------------------------------------------------ events
 
