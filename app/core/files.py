@@ -385,18 +385,15 @@ def load_json(data: bytes) -> Any:
 
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring
-_CONSTANTS = {True: "true", False: "false"}
 
 
 def _scalar(value: Any) -> str:
-    """A scalar as ``_encode`` writes it, without its per-call dispatch for the common kinds
-    (an inbox message is a dozen strings and a bool: this is most of encoding one)."""
+    """A scalar as ``_encode`` writes it, without its dispatch for strings and bools (an
+    inbox message is a dozen strings and a bool: most of encoding one)."""
     kind = type(value)
-    if kind is str:
-        return _encode_str(value)
     if kind is bool:
-        return _CONSTANTS[value]
-    return _encode(value)
+        return "true" if value else "false"
+    return _encode_str(value) if kind is str else _encode(value)
 
 
 def _dump_entry(entry: Any) -> str:
