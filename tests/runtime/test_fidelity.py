@@ -230,7 +230,11 @@ async def test_a_teammate_that_claims_its_next_task_at_once_stays_active_on_disk
     done = lambda: all(t.status == "completed" for t in tasks.list())  # noqa: E731
     await until(done, "the three tasks completed")
     await until(lambda: is_active(home, "worker") is False, "isActive false once idle")
-    assert written == [True, False]
+    # Once active, once idle at the end. A claim slower than the idle delay (a loaded machine)
+    # may queue a false that the next true replaces in the same batch: one write more, of
+    # the value already on disk -- never a rewrite per task.
+    assert [v for i, v in enumerate(written) if i == 0 or v != written[i - 1]] == [True, False]
+    assert len(written) <= 3, written
     assert rt.status_of("worker") == "idle"
 
 
