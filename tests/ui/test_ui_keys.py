@@ -25,7 +25,7 @@ from app.dashboard.screens.spawn_mode import SpawnModeScreen
 from app.runtime.api import Approval
 from app.runtime.events import TextDelta, TranscriptEntry
 from tests.ui.fake_runtime import FakeRuntime
-from tests.ui.helpers import screen_text, wait_for
+from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
 from widgets.message_feed import MessageFeed
 from widgets.task_board import TaskBoard
@@ -34,15 +34,6 @@ from widgets.transcript_tail import TranscriptTail
 PLAN_ID = "plan_approval-1767225630000@engineer"
 PERM_ID = "perm-1767225650000@researcher"
 STOP_ID = "shutdown-1767225660000@tester"
-
-
-async def ready(pilot: Pilot[None]) -> TeamDeckApp:
-    """Loaded, and out of the lead's input (which has focus at start): keys act."""
-    app = pilot.app
-    assert isinstance(app, TeamDeckApp)
-    await wait_for(pilot, lambda: app.loaded)
-    await pilot.press("escape")
-    return app
 
 
 def notes(app: TeamDeckApp) -> list[str]:

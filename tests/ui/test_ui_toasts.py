@@ -4,11 +4,10 @@ shows a few at a time (issue 19, item 16)."""
 from __future__ import annotations
 
 import pytest
-from textual.pilot import Pilot
 
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.help import HelpScreen
-from tests.ui.helpers import screen_text, wait_for
+from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.task_board import TaskBoard
 
 SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
@@ -16,14 +15,6 @@ SIZES = pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "12
 
 def toasts(app: TeamDeckApp) -> list[str]:
     return [str(t.render()) for t in app.screen.query("Toast") if t.display]
-
-
-async def ready(pilot: Pilot[None]) -> TeamDeckApp:
-    app = pilot.app
-    assert isinstance(app, TeamDeckApp)
-    await wait_for(pilot, lambda: app.loaded)
-    await pilot.press("escape")
-    return app
 
 
 @SIZES

@@ -19,22 +19,12 @@ from app.runtime.api import AgentSnapshot
 from app.runtime.events import TeamLifecycle, TranscriptEntry
 from tests.ui.data import TEAM, fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
-from tests.ui.helpers import screen_text, wait_for
+from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.task_board import TaskBoard
 from widgets.transcript import Transcript
 from widgets.transcript_tail import TranscriptTail
-
-
-async def ready(pilot: Pilot[None]) -> TeamDeckApp:
-    app = pilot.app
-    assert isinstance(app, TeamDeckApp)
-    await wait_for(pilot, lambda: app.loaded)
-    await pilot.press("escape")
-    await pilot.pause()
-    return app
-
 
 PLAN_ID = "plan_approval-1767225630000@engineer"
 
