@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.app import RenderResult
@@ -60,6 +61,21 @@ class _Line:
     #: Shown whole, over as many rows as it takes: what the person must read (an error, the
     #: run's end and what to do next).
     wrap: bool = False
+    #: What ``_text`` drew last, and from what.
+    drawn: tuple[object, Text] | None = field(default=None, compare=False, repr=False)
+
+
+def _cut(text: Text, width: int) -> Text:
+    """The start of a line the pane ends in an ellipsis anyway: enough of it to fill the
+    width and overflow it. The pane draws what it did from the whole line (the same cells and
+    the same ellipsis), at a fraction of the cost: a line is up to ``LINE_LIMIT`` characters,
+    and Textual measures every one of them on each repaint, which the lead's pane gets at most
+    beats while a team works."""
+    keep = width + 2
+    if len(text.plain) <= keep:
+        return text
+    head = text[:keep]
+    return head if cell_len(head.plain) >= keep else text  # zero-width characters: all of it
 
 
 class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
@@ -202,27 +218,35 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
         if not self._lines and self._stream is None:
             return Text(self._empty)
         height = max(1, self.size.height)
+        width = max(1, self.size.width)
         shown: list[Text] = []
         if self._stream is not None:
-            shown.append(Text(self._stream_line))
-        width = max(1, self.size.width)
+            shown.append(_cut(Text(self._stream_line), width))
         for line in reversed(self._lines):
             if len(shown) >= height:
                 break
-            text = self._text(line)
+            text = self._text(line, width)
             rows = text.wrap(self.app.console, width) if line.wrap else [text]
             shown.extend(reversed(rows))
         return Text("\n").join(reversed(shown[:height]))
 
-    def _text(self, line: _Line) -> Text:
+    def _text(self, line: _Line, width: int) -> Text:
+        """The line as drawn; kept with the line until it, its style or the width changes
+        (most of the pane's lines are the same from one repaint to the next)."""
         style = (
             self.get_component_rich_style(f"transcript-tail--{line.kind}")
             if line.kind != "text"
             else Style()
         )
+        key = (line.mark, line.note, style, width)
+        if line.drawn is not None and line.drawn[0] == key:
+            return line.drawn[1]
         text = Text(line.text, style=style)
         if line.mark:
             text.append(f"  {line.mark}", style="red" if line.mark == "✗" else "green")
         if line.note:
             text.append(f"  {line.note}")
+        if not line.wrap:
+            text = _cut(text, width)
+        line.drawn = (key, text)
         return text
