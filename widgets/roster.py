@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.geometry import Region
 from textual.message import Message
 
 from app.runtime.api import AgentSnapshot
@@ -93,15 +94,35 @@ class Roster(VerticalScroll, can_focus=True):
         if panel is not None and not panel.has_class("-selected"):
             panel.add_class("-selected")
             panel.refresh()
-            if panel.virtual_region:  # laid out: scrolled in the frame that shows it selected
-                self.scroll_to_widget(panel, animate=False, immediate=True)
-            else:  # just mounted: once it has a place
+            self._bring_into_view(panel)
+
+    def _bring_into_view(self, panel: TeammatePanel) -> None:
+        """Scroll ``panel`` into view, in the frame that shows it selected.
+
+        Its place is the panels' heights above it, not Textual's answer: asking Textual where
+        a widget out of view is (``scroll_to_widget``) arranges the whole screen again and
+        drops what it knew of the visible part, so the scroll that follows repaints every line
+        of the screen (~15 ms of a key press while a team works, bench/live.py)."""
+        shown = set(self._panels.values())  # not one being removed
+        top = 0
+        for other in self.children:
+            if other not in shown:
+                continue
+            if not other.outer_size:  # just mounted: once it has a place
                 self.call_after_refresh(self.scroll_to_widget, panel, animate=False)
+                return
+            if other is panel:
+                break
+            top += other.outer_size.height
+        size = panel.outer_size
+        self.scroll_to_region(
+            Region(0, top, size.width, size.height), animate=False, immediate=True
+        )
 
     def tick(self) -> None:
-        """Redraw elapsed times."""
+        """Redraw elapsed times (the lines that show them)."""
         for panel in self._panels.values():
-            panel.refresh()
+            panel.redraw()
 
     def neighbour(self, step: int) -> str | None:
         """The name ``step`` places away from the selection (wrapping)."""

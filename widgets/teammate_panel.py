@@ -5,6 +5,13 @@ worktree).
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
 terminals). Rendered from an ``AgentSnapshot`` the app passes in; the time shown beside the
 status is the time in that status, from an injected clock so snapshots of the UI are stable.
+
+Only the lines that changed are repainted. A working teammate's snapshot changes at most beats
+(tokens, its last activity) and the clock moves its time every second, but most of its panel
+reads the same: with 8 teammates at work the panels were the largest part of every frame of
+the dashboard (bench/live.py's ``keypress`` row). So the panel keeps the lines it drew and
+repaints those that read differently (``refresh`` with their rows); each line is drawn on its
+own (``render_line``), the others stay as Textual cached them.
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ from pathlib import PurePath
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
+from textual.geometry import Region, Size
 from textual.message import Message
+from textual.strip import Strip
+from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 from app.display.format import agent_cost, format_count, format_elapsed, rich_color
@@ -93,11 +103,42 @@ class TeammatePanel(Widget):
         self.key = key
         self.file_error = file_error
         self.clock = clock
+        #: The lines ``render_line`` draws, and the size and selection they were made for.
+        self._drawn: tuple[tuple[Size, bool], list[Text]] | None = None
+
+    @property
+    def size(self) -> Size:
+        """The content's size, from the panel's size at the last layout. Textual's asks the
+        screen where the panel is, and for a panel scrolled out of view that arranges the
+        whole screen again and drops what the screen knew of its visible part: the roster's
+        next scroll then repaints every line of the screen (see ``Roster``). The panels of a
+        busy team are redrawn (and restyled, selected) out of view all the time."""
+        outer, gutter = self.outer_size, self.styles.gutter
+        return Size(max(0, outer.width - gutter.width), max(0, outer.height - gutter.height))
 
     def set_agent(self, agent: AgentSnapshot, key: str, file_error: str | None) -> None:
         if (agent, key, file_error) != (self.agent, self.key, self.file_error):
             self.agent, self.key, self.file_error = agent, key, file_error
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Repaint the lines that read differently now (the clock moved, the agent changed);
+        all of them if the size or the selection changed since they were drawn."""
+        drawn = self._drawn
+        made_for = (self.size, self.selected)
+        lines = self._lines()
+        self._drawn = (made_for, lines)
+        if drawn is None or drawn[0] != made_for:
             self.refresh()
+            return
+        before = drawn[1]
+        if len(lines) != len(before):  # a problem line in place of the counters, or back
+            self.refresh()
+            return
+        width = self.size.width
+        changed = [Region(0, y, width, 1) for y, line in enumerate(lines) if line != before[y]]
+        if changed:
+            self.refresh(*changed)
 
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Clicked(self.agent.name))
@@ -162,10 +203,27 @@ class TeammatePanel(Widget):
         return None
 
     def render(self) -> Text:
+        return Text("\n", no_wrap=True).join(self._lines())
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the lines drawn last (made now if the size or selection changed)."""
+        width = self.size.width
+        if self.text_selection is not None:  # the mouse selects text: Textual's whole render
+            return super().render_line(y)
+        made_for = (self.size, self.selected)
+        if self._drawn is None or self._drawn[0] != made_for:
+            self._drawn = (made_for, self._lines())
+        lines = self._drawn[1]
+        if y >= len(lines):
+            return Strip.blank(width, self.visual_style.rich_style)
+        visual = visualize(self, lines[y])
+        return Visual.to_strips(self, visual, width, 1, self.visual_style)[0]
+
+    def _lines(self) -> list[Text]:
         width = max(10, self.size.width)
         agent = self.agent
         if self.size.height <= 1:
-            return self._compact(width)
+            return [self._compact(width)]
         task = agent.current_task or "no task"
         lines = [
             self._head(width),
@@ -188,7 +246,7 @@ class TeammatePanel(Widget):
             lines.append(counters)
         for line in lines:
             line.truncate(width, overflow="ellipsis")
-        return Text("\n", no_wrap=True).join(lines[: max(1, self.size.height)])
+        return lines[: max(1, self.size.height)]
 
     def _compact(self, width: int) -> Text:
         agent = self.agent

@@ -21,6 +21,7 @@ from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.teammate_panel import TeammatePanel
+from widgets.transcript_tail import TranscriptTail
 
 
 def footer_rebuilds(screen: LeaderScreen) -> list[int]:
@@ -123,3 +124,52 @@ async def test_a_beat_due_after_the_app_closed_draws_nothing(deck: TeamDeckApp) 
     # A file change kept for a beat whose timer fires after the app closed: the views are gone.
     deck.beat.store(StoreDelta(team=TEAM, open_tasks=1))
     assert deck.beat.kept == 0
+
+
+async def test_a_panel_repaints_only_the_lines_that_changed(deck: TeamDeckApp) -> None:
+    """A working teammate's counters move at most beats: its other lines are not drawn again,
+    and what is drawn reads as before (the whole panel, on screen)."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        panel = next(p for p in deck.screen.query(TeammatePanel) if p.agent.name == "researcher")
+        drawn: list[int] = []
+        original = panel.render_line
+
+        def render_line(y: int) -> Any:
+            drawn.append(y)
+            return original(y)
+
+        panel.render_line = render_line  # type: ignore[method-assign]
+        more = replace(panel.agent, input_tokens=98_000)
+        panel.set_agent(more, panel.key, None)
+        await pilot.pause()
+        assert drawn == [3]  # the counters' line
+        assert "100.3k tok" in screen_text(deck)
+        assert "✉ engineer: entry points found" in screen_text(deck)
+        drawn.clear()
+        panel.set_agent(more, panel.key, None)  # the same: nothing to draw
+        await pilot.pause()
+        assert drawn == []
+
+
+async def test_selecting_a_teammate_repaints_the_leads_pane_border_only(
+    deck: TeamDeckApp,
+) -> None:
+    """The lead's pane names the selected teammate in its border: a selection repaints that
+    row, not the pane's lines."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        pane = deck.screen.query_one("#lead", TranscriptTail)
+        drawn: list[int] = []
+        original = pane.render_line
+
+        def render_line(y: int) -> Any:
+            drawn.append(y)
+            return original(y)
+
+        pane.render_line = render_line  # type: ignore[method-assign]
+        for name, key in (("researcher", "1"), ("engineer", "2")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert f"{name}'s transcript: enter on its panel" in screen_text(deck)
+        assert drawn == []
