@@ -10,7 +10,9 @@ watch them, and post ``app.dashboard.messages`` up to change them; they never se
 
 from __future__ import annotations
 
-from textual import on
+from typing import Any
+
+from textual import events, on
 from textual.reactive import var
 
 from app.dashboard.messages import (
@@ -24,6 +26,7 @@ from app.dashboard.messages import (
 )
 from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.toast_hold import HoldsToasts
+from app.dashboard.view_beat import ViewBeat
 from app.display.values import HeaderInfo, TeamFiles, find_agent, valid_selection
 from app.runtime.api import AgentSnapshot, Approval
 
@@ -46,6 +49,15 @@ class DeckState(HoldsToasts):
     """What the team's files say (errors, open and current tasks, the list of teams)."""
     header: var[HeaderInfo] = var(HeaderInfo())
     """The header line, counted from ``agents``, ``approvals`` and ``files``."""
+    #: What the team did reaches the views on this beat (the subclass makes it).
+    beat: ViewBeat[Any]
+    #: How long a key press holds the team's changes back, at most (``ViewBeat.hold``).
+    KEY_FIRST_SECONDS = 0.05
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.beat.hold(self.KEY_FIRST_SECONDS)  # the key's frame first
+        await super().on_event(event)
 
     def agent(self, name: str | None) -> AgentSnapshot | None:
         """The shown agent called ``name``, if any."""

@@ -17,6 +17,13 @@ team that changes things faster than that waits, at most until the next token.
 * ``tick()`` (the app's interval, every ``gap``): applies what is kept, and the runtime's
   streamed text (which asks for no prompt flush).
 
+* ``hold(seconds)``: input first. A key was pressed: what it changes is drawn on a frame of its
+  own, and the team's changes wait until then (``seconds`` at most). A key that came while a
+  beat's changes were being drawn waited for that whole frame too (bench/live.py's
+  ``keypress`` row: a frame with the team's changes costs several times one with a key's).
+  Changes that already waited a whole ``gap`` are not held again: keys held down do not hold
+  the team's drawing back.
+
 Deltas are applied in the order they came, each exactly once; nothing is dropped. A beat that
 had nothing to draw costs no token.
 """
@@ -54,6 +61,8 @@ class ViewBeat(Generic[D]):
         self._tokens = BURST
         self._at = clock()  # when ``_tokens`` was counted
         self._timer = False  # a beat is scheduled
+        self._held_until = 0.0  # no beat before this (``hold``)
+        self._since: float | None = None  # when what waits for a beat began waiting
 
     @property
     def kept(self) -> int:
@@ -66,7 +75,14 @@ class ViewBeat(Generic[D]):
 
     def runtime(self) -> None:
         """Something to draw: now if a beat is available, else when the next one is."""
-        if self._available() >= _ONE:
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        if now < self._held_until:
+            if not self._timer:
+                self._timer = True
+                self._schedule(self._held_until - now, self._scheduled)
+        elif self._available() >= _ONE:
             self.beat()
         elif not self._timer:
             self._timer = True
@@ -74,19 +90,27 @@ class ViewBeat(Generic[D]):
 
     def tick(self) -> None:
         """The interval: apply what is kept and what streamed, if a beat is available."""
-        if self._available() >= _ONE:
+        if self._clock() >= self._held_until and self._available() >= _ONE:
             self.beat()
+
+    def hold(self, seconds: float) -> None:
+        """A key was pressed: no beat for ``seconds`` -- unless what waits already waited a
+        whole gap."""
+        now = self._clock()
+        if self._since is None or now - self._since < self.gap:
+            self._held_until = max(self._held_until, now + seconds)
 
     def beat(self) -> None:
         """Apply everything now."""
         kept, self._kept = self._kept, []
+        self._since = None
         if self._apply(kept):
             self._available()
             self._tokens -= 1
 
-    def _scheduled(self) -> None:  # a beat is available now
+    def _scheduled(self) -> None:  # a beat is available now, or the hold is over
         self._timer = False
-        self.beat()
+        self.runtime()
 
     def _available(self) -> float:
         now = self._clock()

@@ -98,7 +98,35 @@ def test_the_interval_draws_streamed_text_without_a_prompt() -> None:
     assert applied == [[], [], []]
 
 
-@given(st.lists(st.tuples(st.sampled_from(["store", "runtime", "tick"]), st.floats(0, 0.3))))
+def test_a_key_press_holds_the_teams_changes_until_its_frame() -> None:
+    beat, applied, clock = make()
+    beat.hold(0.05)
+    beat.store(1)
+    beat.runtime()
+    beat.tick()
+    assert applied == [] and beat.kept == 1
+    clock.advance(0.049)
+    assert applied == []
+    clock.advance(0.001)
+    assert applied == [[1]]
+
+
+def test_keys_held_down_do_not_hold_the_team_back() -> None:
+    beat, applied, clock = make()
+    beat.store(1)  # a quiet team's change: at once
+    for _ in range(20):  # a key every 30 ms, each holding for 50
+        beat.hold(0.05)
+        beat.store(2)
+        clock.advance(0.03)
+    assert applied[0] == [1]
+    assert len(applied) >= 1 + 0.6 / (GAP + 0.05)  # a beat a gap and a hold at most
+    clock.advance(1)
+    assert [d for b in applied for d in b] == [1] + [2] * 20
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["store", "runtime", "tick", "hold"]), st.floats(0, 0.3)))
+)
 def test_every_delta_is_applied_once_in_order_about_once_a_gap(
     steps: list[tuple[str, float]],
 ) -> None:
@@ -112,11 +140,15 @@ def test_every_delta_is_applied_once_in_order_about_once_a_gap(
             beat.store(stored)
         elif what == "runtime":
             beat.runtime()
+        elif what == "hold":
+            beat.hold(0.05)
         else:
             beat.tick()
         done = [d for b in applied for d in b]
         assert done == list(range(1, stored - beat.kept + 1))  # in order, each once so far
         assert not beat.kept or clock.timers  # what waits has a beat coming
         assert len(applied) <= BURST + (clock.now - start) / GAP + 1e-6  # the cap
+        if beat.kept:  # waiting at most a hold past the beat it waits for
+            assert min(t for t, _ in clock.timers) <= clock.now + GAP + 0.05 + 1e-9
     clock.advance(1)
     assert [d for b in applied for d in b] == list(range(1, stored + 1))
