@@ -10,16 +10,18 @@ owner is drawn in the owner's colour. ``_internal`` and deleted tasks never reac
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from rich.console import JustifyMethod
 from rich.text import Text
 from textual import events
+from textual.cache import LRUCache
 from textual.coordinate import Coordinate
 from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from app.core import Task
 from app.display.format import agent_name, one_line, rich_color
@@ -217,10 +219,32 @@ class TaskBoard(DataTable[Text]):
             self._stale.add(task_id)
 
     def _write(self, task_id: str) -> None:
+        """Write the row's changed cells, and draw that row again, not every row in view:
+        ``update_cell`` counts an update of the whole table (every cached line of every row is
+        stale), which made each frame of a busy team's board render all it shows (5-10 ms,
+        bench/live.py's ``keypress`` row). So the table's count is kept and the row's own
+        cached renderables, cells and lines are dropped (textual 8.2's caches)."""
         self._stale.discard(task_id)
+        count = self._update_count
         for (_, key, _), cell in zip(COLUMNS, self._rows[task_id], strict=True):
             if not _same(cell, self.get_cell(task_id, key)):
                 self.update_cell(task_id, key, cell)
+        if self._update_count != count:
+            self._update_count = count
+            row = RowKey(task_id)
+            caches: tuple[LRUCache[Any, Any], ...] = (
+                self._cell_render_cache,
+                self._row_render_cache,
+            )
+            for cache in caches:
+                keys = cache.keys()  # an LRUCache: no iteration of its own
+                for cached in [k for k in keys if k[0] == row]:
+                    cache.discard(cached)
+            index = self.get_row_index(task_id)  # its cells' renderables, by (count, index)
+            keys = self._row_renderable_cache.keys()
+            for renderables in [k for k in keys if k[1] == index]:
+                self._row_renderable_cache.discard(renderables)
+            self._line_cache.clear()  # keyed by line: rebuilt from the rows' caches
 
     def _write_visible(self) -> None:
         """Rows that came into view: write what changed while they were out of it."""

@@ -20,6 +20,7 @@ from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
+from widgets.task_board import TaskBoard
 from widgets.teammate_panel import TeammatePanel
 from widgets.transcript_tail import TranscriptTail
 
@@ -173,3 +174,33 @@ async def test_selecting_a_teammate_repaints_the_leads_pane_border_only(
             await pilot.pause()
             assert f"{name}'s transcript: enter on its panel" in screen_text(deck)
         assert drawn == []
+
+
+async def test_a_changed_task_is_redrawn_and_the_rows_around_it_are_kept(
+    deck: TeamDeckApp,
+) -> None:
+    """The board draws a changed row anew without counting the whole table as changed: what
+    it shows is each task as it is now, changed or not."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        board = deck.screen.query_one(TaskBoard)
+        await pilot.pause()
+        before = screen_text(deck)
+        tasks = deck.home.tasks(TEAM)
+        for status in ("in_progress", "completed", "pending"):
+            tasks.update("5", status=status, owner="tester")
+            await wait_for(pilot, lambda s=status: board.cells("5")[2] == s)
+            await pilot.pause()
+            rows = {line.split("│")[1].split()[0]: line for line in _board_lines(deck)}
+            assert status in rows["5"] and "tester" in rows["5"]
+            for other in ("1", "2", "3", "4"):  # as they were
+                assert rows[other] in before
+
+
+def _board_lines(app: TeamDeckApp) -> list[str]:
+    """The board's rows on screen (each starts with its task id)."""
+    region = app.screen.query_one(TaskBoard).region
+    lines = screen_text(app).splitlines()[region.y : region.bottom]
+    return [
+        line for line in lines if line.count("│") >= 2 and line.split("│")[1].strip()[:1].isdigit()
+    ]
