@@ -132,11 +132,12 @@ class TeammatePanel(Widget):
             self.refresh()
             return
         before = drawn[1]
-        if len(lines) != len(before):  # a problem line in place of the counters, or back
-            self.refresh()
-            return
         width = self.size.width
-        changed = [Region(0, y, width, 1) for y, line in enumerate(lines) if line != before[y]]
+        changed = [
+            Region(0, y, width, 1)
+            for y, line in enumerate(lines)
+            if y >= len(before) or line != before[y]
+        ]
         if changed:
             self.refresh(*changed)
 
