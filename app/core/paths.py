@@ -139,35 +139,26 @@ class Layout:
     def inbox_path(self, team: str, agent: str) -> Path:
         """``teams/{team}/inboxes/{agent}.json``, its folder confined (:meth:`confine`).
 
-        Every inbox operation asks for it, and confining costs an ``lstat`` per folder and the
-        path arithmetic. So a path whose folder was confined before is handed out again while
-        that folder is still the same directory: one ``lstat`` of it, compared by ``(st_dev,
-        st_ino)`` with what it was when confined (taken before and after confining, recorded
-        only if the same, so a swap meanwhile is never recorded). That keeps what confining is
-        for -- every read and write lands in a directory that was checked to be inside the
-        home: the folder replaced by a symlink fails the check (``lstat`` sees the link), so
-        does a symlink planted above it (the path then leads to another directory), and the
-        path is confined afresh: refused if it leads out of the home. (The directory itself
-        moved out of the home passes: what is written there still goes where confining once
-        sent it, never into a directory of someone else's.) The file is never vouched for this
-        way: reads open it with ``O_NOFOLLOW`` and writes replace it by a rename, which never
-        follows a symlink."""
+        Every inbox operation asks for it, so the path and the text of each folder below the
+        root are kept from the first time: later calls repeat only the check that matters,
+        confining's fast path -- an ``lstat`` of each folder, none a symlink -- without the
+        path arithmetic. Anything else (a folder missing, or a symlink, even one that stays
+        inside the home) is confined afresh, refused if it leads out of the home. The file
+        itself is never vouched for here: reads open it with ``O_NOFOLLOW``, and writes
+        replace it by a rename, which never follows a symlink."""
         known = self._inboxes.get((team, agent))
-        if known is not None and _dir_identity(known[1]) == known[2]:
+        if known is not None and _no_symlink(known[1]):
             return known[0]
         inboxes = self.teams_dir / path_component(team, "team name") / "inboxes"
-        name = f"{path_component(agent, 'agent name')}.json"
-        folder = os.fspath(inboxes)
-        before = _dir_identity(folder)
-        path = self.confine(inboxes) / name  # as inboxes_dir(team)
-        if before is not None and _dir_identity(folder) == before:
-            if len(self._inboxes) >= 4096:
-                self._inboxes.clear()
-            self._inboxes[(team, agent)] = (path, folder, before)
+        path = self.confine(inboxes) / f"{path_component(agent, 'agent name')}.json"
+        folders = [os.fspath(inboxes.parent.parent), os.fspath(inboxes.parent)]
+        if len(self._inboxes) >= 4096:
+            self._inboxes.clear()
+        self._inboxes[(team, agent)] = (path, [*folders, os.fspath(inboxes)])
         return path
 
     @cached_property
-    def _inboxes(self) -> dict[tuple[str, str], tuple[Path, str, tuple[int, int]]]:
+    def _inboxes(self) -> dict[tuple[str, str], tuple[Path, list[str]]]:
         return {}
 
     def agents_dir(self, team: str) -> Path:
@@ -236,13 +227,12 @@ class Layout:
         return path
 
 
-def _dir_identity(path: str) -> tuple[int, int] | None:
-    """``(st_dev, st_ino)`` of the directory at ``path`` (not following a symlink there)."""
+def _no_symlink(folders: list[str]) -> bool:
+    """Whether every one of ``folders`` exists and none is a symlink (``lstat``)."""
     try:
-        st = os.lstat(path)
+        return not any(stat.S_ISLNK(os.lstat(folder).st_mode) for folder in folders)
     except OSError:
-        return None
-    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+        return False
 
 
 def existing_team(layout: Layout, name: str) -> str:
