@@ -44,6 +44,10 @@ def folder_of(pid: int) -> str:
     return os.readlink(f"/proc/{pid}/cwd")
 
 
+def mapped_files(pid: int) -> str:
+    return Path(f"/proc/{pid}/maps").read_text()
+
+
 def start_environment(pid: int) -> bytes:
     return Path(f"/proc/{pid}/environ").read_bytes()
 
@@ -105,6 +109,9 @@ async def test_teammates_are_forked_from_one_server_as_subprocess_would_start_th
         )
         assert os.readlink(f"/proc/{pid}/fd/0") == os.devnull
     assert b"sk-ant-" not in start_environment(server.pid)
+    # The model SDK (a second of imports) is loaded once, in the server: its native JSON
+    # parser is mapped there, so no forked child imports it again.
+    assert "/jiter" in mapped_files(server.pid)
     await until(lambda: "idle" in seen.statuses("bob"), "bob's first turn", within=GUARD)
 
     os.kill(pids["ann"], signal.SIGKILL)  # reaped by the server at once: no zombie

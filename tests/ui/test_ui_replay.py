@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input, Static
 from app.archive.query import Event, RunSummary
 from app.archive.replay import Replay
 from app.dashboard.screens.replay import ReplayApp, ReplayScreen
-from tests.ui.helpers import screen_text
+from tests.ui.helpers import screen_text, wait_for
 
 T0 = 1_795_000_000.0  # fixed times: the picture never changes
 
@@ -135,8 +135,7 @@ async def test_timeline_controls() -> None:
         before = screen.position
         await pilot.press("space")
         assert screen.playing and "playing" in header(app)
-        await pilot.pause(0.5)
-        assert screen.position > before
+        await wait_for(pilot, lambda: screen.position > before)  # the clock runs: it moves on
         await pilot.press("space")
         assert not screen.playing
         stopped = screen.position

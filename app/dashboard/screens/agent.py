@@ -7,13 +7,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from app.dashboard import keys
 from app.dashboard.screens.deck import DeckScreen
 from app.display.format import agent_cost, format_count
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
 from widgets.borders import set_border
+from widgets.footer import KeyFooter
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
@@ -40,7 +41,7 @@ class AgentScreen(DeckScreen):
             yield transcript
         yield Static(id="pending")
         yield Input(id="inject")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         set_border(self.query_one("#roster"), title="Team")

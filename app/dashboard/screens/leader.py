@@ -9,7 +9,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, OptionList
+from textual.widgets import Input, OptionList
 
 from app.core.paths import LEAD_NAME
 from app.dashboard import keys
@@ -22,6 +22,7 @@ from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
 from widgets.approvals import ApprovalsQueue
 from widgets.borders import set_border
+from widgets.footer import KeyFooter
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
@@ -75,7 +76,7 @@ class LeaderScreen(DeckScreen):
                 yield MessageFeed(clock=clock, id="feed")
                 yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
         yield Input(placeholder="Message the lead… (i to type, enter sends)", id="prompt")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         host = self.host

@@ -26,7 +26,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from app.archive import query
 from app.archive.db import HistoryUnavailable
@@ -35,6 +35,7 @@ from app.archive.timeline import duration, event_line, run_length
 from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
 from widgets.fitted_table import FittedTable
+from widgets.footer import KeyFooter
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 TICK = 0.1
@@ -127,7 +128,7 @@ class ReplayScreen(Screen[None]):
         search = Input(placeholder="search the feed: text, sender or type", id="replay-search")
         search.can_focus = False  # until ``/`` opens it
         yield search
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.draw()

@@ -64,18 +64,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.runtime.model.client import SDK_MODULES
 from app.runtime.runners.handoff import CREDENTIALS_FD_OPTION, socket_holding
 
 log = logging.getLogger(__name__)
 
 ENABLED_ENV = "TEAMDECK_FORKSERVER"
 #: What a teammate process imports before it starts work, besides its entry point
-#: (``launch.AGENT_MAIN``): what the entry point imports once its priority is lowered.
+#: (``launch.AGENT_MAIN``): what the entry point imports once its priority is lowered, then
+#: the model SDK its client is built with (``make_client`` imports it at that first use: most of
+#: the second a teammate's start costs, offline too) and the files it reads first.
 PRELOAD = (
     "app.runtime.runners.teammate_process",
     "app.runtime.model.credentials",
     "app.runtime.runners.handoff",
     "app.runtime.offline.policies",
+    *SDK_MODULES,
+    "app.core.mailbox",
+    "app.core.tasks",
 )
 
 
