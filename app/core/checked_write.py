@@ -75,7 +75,7 @@ def atomic_write_checked(
         replace_temp(tmp, path, durable=True)
 
 
-def _checked(tmp: Path, check: Callable[[], None]) -> None:
+def _checked(tmp: str, check: Callable[[], None]) -> None:
     try:
         check()
     except BaseException:

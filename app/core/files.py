@@ -21,7 +21,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import secrets
 import stat
 import time
@@ -36,8 +35,30 @@ from app.core.errors import (
     UnreadableFileError,
     UnsafePathError,
 )
+from app.core.json_text import (  # re-exported: the text every file here is written in
+    array_head_end as array_head_end,
+)
+from app.core.json_text import (
+    dumps as dumps,
+)
+from app.core.json_text import (
+    dumps_array as dumps_array,
+)
+from app.core.json_text import (
+    encode_entry as encode_entry,
+)
+from app.core.json_text import (
+    encode_text as encode_text,
+)
+from app.core.json_text import (
+    escape_surrogates as escape_surrogates,
+)
+from app.core.json_text import (
+    splice_parts as splice_parts,
+)
 
 T = TypeVar("T")
+StrPath = str | os.PathLike[str]
 READ_RETRIES = 5
 READ_RETRY_DELAY = 0.01
 DIR_MODE = 0o700
@@ -54,43 +75,19 @@ def mark_claude_home(root: Path) -> None:
     _claude_roots.add(os.path.join(os.path.abspath(root), ""))
 
 
-def in_claude_home(path: Path) -> bool:
+def in_claude_home(path: StrPath) -> bool:
     if not _claude_roots:
         return False
     text = os.path.abspath(path)
     return any(text.startswith(root) or text + os.sep == root for root in _claude_roots)
 
 
-def new_file_mode(path: Path) -> int:
+def new_file_mode(path: StrPath) -> int:
     return CLAUDE_FILE_MODE if in_claude_home(path) else FILE_MODE
 
 
 def new_dir_mode(path: Path) -> int:
     return CLAUDE_DIR_MODE if in_claude_home(path) else DIR_MODE
-
-
-def dumps(data: Any) -> str:
-    """JSON as Claude Code writes it: ``JSON.stringify(data, null, 2)``."""
-    return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def encode_text(text: str) -> bytes:
-    """UTF-8 bytes of JSON text. A lone surrogate (legal in a JSON string, e.g. ``"\\ud800"``,
-    which ``json.loads`` keeps as is) is written escaped, like ``JSON.stringify`` does, instead
-    of failing: it can only occur inside a string literal of text made by ``json.dumps``."""
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return escape_surrogates(text).encode("utf-8")
-
-
-def escape_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate written as its ``\\uXXXX`` escape (in JSON text: the
-    same string; in a line for the terminal: printable, where the raw one cannot be encoded)."""
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 #: The errnos of a full disk (ENOSPC) and of a full quota (EDQUOT).
@@ -103,12 +100,8 @@ def naming_full_disk(path: Path) -> Iterator[None]:
     ``fsync`` errors carry no file name: "[Errno 28]" alone says neither what nor where)."""
     try:
         yield
-    except DiskFullError:
-        raise
     except OSError as exc:
-        if exc.errno is not None and exc.errno in DISK_FULL:
-            raise DiskFullError(exc.errno, path) from None
-        raise
+        raise full_disk(exc, path) from None
 
 
 def ensure_dir(path: Path) -> None:
@@ -139,7 +132,7 @@ def _ensure_dir(path: Path) -> None:
         raise UnsafePathError(f"{path} exists and is not a directory")
 
 
-def check_not_symlink(path: Path) -> int | None:
+def check_not_symlink(path: StrPath) -> int | None:
     """Refuse to replace anything but a regular file (a symlink, a directory, a FIFO...);
     the file's permission bits (``None`` if it does not exist)."""
     try:
@@ -161,7 +154,7 @@ Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryvie
 
 
 def atomic_write_bytes(
-    path: Path, data: Chunks, *, durable: bool = True, make_dirs: bool = True
+    path: StrPath, data: Chunks, *, durable: bool = True, make_dirs: bool = True, mode: int = -1
 ) -> None:
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
@@ -169,30 +162,44 @@ def atomic_write_bytes(
     large buffer plus a small tail without first copying them into one object.
     DiskFullError (naming ``path``) if the disk is full; the temp file is removed then.
     ``make_dirs=False``: FileNotFoundError if the folder is gone, never created again (a
-    writer into a team's folder must not bring back a team deleted meanwhile)."""
-    with naming_full_disk(path):
-        _atomic_write_bytes(path, data, durable=durable, make_dirs=make_dirs)
+    writer into a team's folder must not bring back a team deleted meanwhile). ``mode``: see
+    :func:`write_temp`."""
+    try:
+        tmp = write_temp(path, data, durable=durable, make_dirs=make_dirs, mode=mode)
+        replace_temp(tmp, path, durable=durable)
+    except OSError as exc:
+        raise full_disk(exc, path) from None
 
 
-def _atomic_write_bytes(path: Path, data: Chunks, *, durable: bool, make_dirs: bool) -> None:
-    temp = write_temp(path, data, durable=durable, make_dirs=make_dirs)
-    replace_temp(temp, path, durable=durable)
+def full_disk(exc: OSError, path: StrPath) -> OSError:
+    """``exc``, or a DiskFullError naming ``path`` if it is one of a full disk."""
+    code = exc.errno
+    if isinstance(exc, DiskFullError) or code is None or code not in DISK_FULL:
+        return exc
+    return DiskFullError(code, Path(path))
 
 
-def write_temp(path: Path, data: Chunks, *, durable: bool, make_dirs: bool = True) -> Path:
+def write_temp(
+    path: StrPath, data: Chunks, *, durable: bool, make_dirs: bool = True, mode: int = -1
+) -> str:
     """The first half of an atomic write: ``data`` in a new temp file next to ``path``
-    (fsynced if ``durable``); :func:`replace_temp` (or :func:`discard_temp`) finishes it."""
-    directory = path.parent
+    (fsynced if ``durable``); :func:`replace_temp` (or :func:`discard_temp`) finishes it.
+
+    ``mode``: the permission bits of the regular file at ``path``, from a caller that has
+    just stat'ed it (not following a symlink) under the file's lock: its type and mode need
+    no second look (and its folder exists: it passes ``make_dirs=False``). A file replaced
+    by a symlink meanwhile is still never followed: the rename replaces the link itself."""
+    text = os.fspath(path)
+    directory, name = os.path.split(text)
     if make_dirs:
-        ensure_dir(directory)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    mode = check_not_symlink(path)  # a rewrite keeps the file's permission bits...
-    if mode is None:
-        mode = new_file_mode(path)  # ...a new file gets the home's mode
+        ensure_dir(Path(directory))
+    if mode < 0:
+        found = check_not_symlink(text)  # a rewrite keeps the file's permission bits...
+        mode = new_file_mode(text) if found is None else found  # ...a new file the home's
     for _ in range(10):
-        tmp = directory / f".{path.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+        tmp = os.path.join(directory, f".{name}{TEMP_MARK}{_pid[0]}-{secrets.token_hex(4)}")
         try:
-            fd = os.open(tmp, flags, FILE_MODE)
+            fd = os.open(tmp, _TEMP_FLAGS, FILE_MODE)
             break
         except FileExistsError:  # something (even a planted symlink) is there: pick another name
             continue
@@ -219,7 +226,12 @@ def write_temp(path: Path, data: Chunks, *, durable: bool, make_dirs: bool = Tru
     return tmp
 
 
-def replace_temp(tmp: Path, path: Path, *, durable: bool) -> None:
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_pid = [os.getpid()]  # in temp names; a forked child's own (a system call per write otherwise)
+os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
+
+
+def replace_temp(tmp: StrPath, path: StrPath, *, durable: bool) -> None:
     """The second half: rename ``tmp`` over ``path`` (and fsync the folder if ``durable``)."""
     try:
         os.replace(tmp, path)
@@ -227,10 +239,10 @@ def replace_temp(tmp: Path, path: Path, *, durable: bool) -> None:
         discard_temp(tmp)
         raise
     if durable:
-        fsync_dir(path.parent)
+        fsync_dir(os.path.dirname(path) or ".")
 
 
-def discard_temp(tmp: Path) -> None:
+def discard_temp(tmp: StrPath) -> None:
     with contextlib.suppress(OSError):
         os.unlink(tmp)
 
@@ -240,7 +252,7 @@ def discard_temp(tmp: Path) -> None:
 _datasync = getattr(os, "fdatasync", os.fsync)
 
 
-def fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: StrPath) -> None:
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -381,70 +393,3 @@ def load_json(data: bytes) -> Any:
         return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
-
-
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring
-
-
-def _scalar(value: Any) -> str:
-    """A scalar as ``_encode`` writes it, without its dispatch for strings and bools (an
-    inbox message is a dozen strings and a bool: most of encoding one)."""
-    kind = type(value)
-    if kind is bool:
-        return "true" if value else "false"
-    return _encode_str(value) if kind is str else _encode(value)
-
-
-def _dump_entry(entry: Any) -> str:
-    """One array element as it appears inside ``JSON.stringify(array, null, 2)``."""
-    if isinstance(entry, dict) and entry:
-        lines = []
-        for key, value in entry.items():
-            if isinstance(value, dict | list) and value:
-                text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n    ")
-            else:
-                text = _scalar(value)
-            lines.append(f"    {_encode_str(str(key))}: {text}")
-        return "  {\n" + ",\n".join(lines) + "\n  }"
-    return "  " + json.dumps(entry, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-
-
-def dumps_array(entries: Sequence[Any]) -> str:
-    """``dumps(entries)`` for a list, several times faster for flat objects (inbox messages):
-    only nested containers go through the pure-Python indenting encoder."""
-    if not entries:
-        return "[]"
-    return "[\n" + ",\n".join(_dump_entry(e) for e in entries) + "\n]"
-
-
-_WS = frozenset(b" \t\r\n")
-
-
-def array_head_end(raw: bytes | memoryview) -> int:
-    """Where the head of the JSON array text ``raw`` ends: the index just past its last element
-    (or just past ``[`` if it is empty), i.e. before the closing bracket and whitespace.
-    ValueError if ``raw`` does not end with ``]``. Scans only the tail: no copy of ``raw``."""
-    end = len(raw)
-    while end and raw[end - 1] in _WS:
-        end -= 1
-    if not end or raw[end - 1] != 0x5D:  # "]"
-        raise ValueError("not a JSON array")
-    end -= 1
-    while end and raw[end - 1] in _WS:
-        end -= 1
-    return end
-
-
-def encode_entry(entry: Any) -> bytes:
-    """One array element as the bytes it has inside ``JSON.stringify(array, null, 2)``."""
-    return encode_text(_dump_entry(entry))
-
-
-def splice_parts(raw: bytes, piece: bytes) -> list[bytes | memoryview]:
-    """The chunks of ``raw`` (a valid JSON array) with the encoded element ``piece`` appended,
-    sharing ``raw``'s memory instead of copying it (see ``atomic_write_bytes``)."""
-    cut = array_head_end(raw)
-    if raw[cut - 1] == 0x5B:  # "[": the array is empty (nothing else can precede its "]")
-        return [memoryview(raw)[:cut], b"\n", piece, b"\n]"]
-    return [memoryview(raw)[:cut], b",\n", piece, b"\n]"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,8 @@ if TYPE_CHECKING:  # loaded by the first mailbox() / tasks(): `teamdeck team lis
     from app.core.tasks import TaskList
 
 Listener = Callable[[ChangeEvent], None]
+
+_TASKLIST_LOCK = os.sep + ".lock"  # the task list's own lock file (``Layout.tasklist_lock_path``)
 
 
 class Home:
@@ -84,11 +87,10 @@ class Home:
         """The lock guarding ``resource``: ``{resource}.lock`` (a flock file, or a directory in
         mkdir style, as proper-lockfile makes it). The task list's own ``.lock`` file is locked
         directly with flock (``.lock.lock`` in mkdir style, like Claude Code)."""
-        if self.lock_style == "flock" and resource.name == ".lock":
-            path = resource
-        else:
-            path = resource.with_name(resource.name + ".lock")
-        return make_lock(path, self.lock_style, self.lock_timeout)
+        text = os.fspath(resource)  # on text: a Path per lock costs more than the flock
+        if not (self.lock_style == "flock" and text.endswith(_TASKLIST_LOCK)):
+            text += ".lock"
+        return make_lock(text, self.lock_style, self.lock_timeout)
 
     # ------------------------------------------------------------------ change notification
 

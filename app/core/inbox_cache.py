@@ -28,11 +28,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from pydantic import ValidationError
-from pydantic_core import SchemaValidator, from_json
-from pydantic_core import core_schema as cs
+from pydantic_core import from_json
 
-from app.core.files import array_head_end, encode_entry, load_json
-from app.core.inbox_entries import edited
+from app.core.files import array_head_end, load_json
+from app.core.inbox_entries import SHAPE, edited, replace_entries
 from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
@@ -126,13 +125,6 @@ def decode_array(data: bytes) -> list[dict[str, Any]]:
     return raw
 
 
-_SHAPE = SchemaValidator(
-    cs.list_schema(cs.typed_dict_schema({}, extra_behavior="ignore", total=False))
-)
-"""An array of objects, nothing built: with no field to look for, the parser skips every value
-(still checking its syntax) -- a quarter of the cost of a parse."""
-
-
 def _maybe_nonfinite(data: bytes) -> bool:
     """Whether ``data`` may hold ``NaN`` or ``Infinity`` (a one-byte search first: ``memchr``
     is an order of magnitude faster than a search for the words)."""
@@ -147,7 +139,7 @@ def check_array(data: bytes) -> None:
     (a lone surrogate escape, as JavaScript writes)."""
     if not _maybe_nonfinite(data):
         try:
-            _SHAPE.validate_json(data)
+            SHAPE.validate_json(data)
             return
         except ValidationError:
             pass
@@ -235,112 +227,6 @@ def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] |
     if known._unread is not None:  # the same, but for the flipped ones: no pass over them all
         after._unread = [i for i in known._unread if i not in edits]
     return len(targets), after
-
-
-_ENTRY_SEP = b"\n  },\n  {\n"  # between two objects of an array laid out by dumps_array
-_SEP_END, _SEP_START = 4, 6  # where the object before it ends, and the one after starts
-MAX_WALK = 4096
-"""Elements ``replace_entries`` checks at most (between the replaced ones and an end)."""
-
-
-def replace_entries(
-    data: bytes, entries: Sequence[Any], edits: dict[int, Any]
-) -> list[bytes | memoryview] | None:
-    """The chunks of ``data`` -- the text of a JSON array of objects that decodes to
-    ``entries`` -- with ``entries[i]`` replaced by ``edits[i]``, in place: every other element
-    keeps its bytes. ``None`` unless the elements between each replaced one and the nearer
-    end of the array are laid out exactly as ``JSON.stringify(array, null, 2)`` lays them out
-    (as Claude Code and :func:`dumps_array` write): the caller then encodes the whole array.
-
-    Each of those elements is found by a byte search from the array's end (separators
-    ``},`` + ``{`` on lines of their own, two spaces in) and its bytes must be exactly
-    ``encode_entry`` of the element decoded at that index. That check keeps the search
-    aligned with the real elements: a separator-like run inside an element (possible only
-    where another program laid the file out differently) would make the bytes checked a
-    strict prefix or suffix of that element's text, which cannot be a whole object. So the
-    result is byte for byte what encoding the whole array would give for a file in that
-    layout, at the cost of encoding the elements walked over (at most ``MAX_WALK``)."""
-    count = len(entries)
-    if not edits or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
-        return None
-    if min(edits) < 0 or max(edits) >= count:
-        return None
-    half = count // 2
-    if len(edits) == 1 and min(edits) >= half:  # one message marked, among the newest
-        index = min(edits)
-        span = _span_from_the_back(data, entries, index)
-        if span is None:
-            return None
-        view = memoryview(data)
-        start, end = span
-        return [view[:start], encode_entry(edits[index]), view[end:]]
-    front = [i for i in edits if i < half]
-    back = [i for i in edits if i >= half]
-    walk_front = max(front) + 1 if front else 0
-    walk_back = count - min(back) if back else 0
-    if walk_front + walk_back > MAX_WALK:
-        return None
-    spans: dict[int, tuple[int, int]] = {}
-    view = memoryview(data)
-    start = 2  # just past "[\n"
-    for index in range(walk_front):
-        at = data.find(_ENTRY_SEP, start)
-        end = at + _SEP_END if index < count - 1 else len(data) - 2
-        if (at < 0 and index < count - 1) or view[start:end] != encode_entry(entries[index]):
-            return None
-        spans[index] = (start, end)
-        start = at + _SEP_START
-    end = len(data) - 2  # before "\n]"
-    for index in range(count - 1, count - 1 - walk_back, -1):
-        at = data.rfind(_ENTRY_SEP, 0, end) if index else -1
-        start = at + _SEP_START if index else 2
-        if (at < 0 and index) or view[start:end] != encode_entry(entries[index]):
-            return None
-        spans[index] = (start, end)
-        end = at + _SEP_END
-    chunks: list[bytes | memoryview] = []
-    done = 0
-    for index in sorted(edits):
-        start, end = spans[index]
-        chunks += [view[done:start], encode_entry(edits[index])]
-        done = end
-    chunks.append(view[done:])
-    return chunks
-
-
-def _span_from_the_back(data: bytes, entries: Sequence[Any], index: int) -> tuple[int, int] | None:
-    """Where element ``index`` lies in ``data``, found by counting separators back from the
-    end -- proven without encoding the elements walked over:
-
-    * its start: ``[`` + the text from there must parse as an array of ``count - index``
-      elements. A separator holds raw newlines, so it is never inside a string; a start
-      inside a nested value would leave brackets unbalanced in that text; so the start is
-      an element's, and the count says whose;
-    * its end: the bytes up to the separator after it must be exactly ``encode_entry`` of
-      the element -- a whole object from the proven start, so it ends there."""
-    count = len(entries)
-    end = len(data) - 2  # before "\n]"
-    start = 2
-    for position in range(count - 1, index - 1, -1):
-        if position == 0:
-            start = 2
-            break
-        at = data.rfind(_ENTRY_SEP, 0, end)
-        if at < 0:
-            return None
-        start = at + _SEP_START
-        if position > index:
-            end = at + _SEP_END
-    if index:
-        try:
-            tail = from_json(b"[" + data[start:], allow_inf_nan=False)
-        except ValueError:
-            return None
-        if not isinstance(tail, list) or len(tail) != count - index:
-            return None
-    if memoryview(data)[start:end] != encode_entry(entries[index]):
-        return None
-    return start, end
 
 
 class MessageView(Sequence[InboxMessage]):

@@ -120,7 +120,7 @@ class HomeLock:
 
     __slots__ = ("_lock", "_path", "_timeout")
 
-    def __init__(self, lock: MkdirLock | FlockLock, path: Path, timeout: float) -> None:
+    def __init__(self, lock: MkdirLock | FlockLock, path: str | Path, timeout: float) -> None:
         self._lock = lock
         self._path = path
         self._timeout = timeout
@@ -144,7 +144,7 @@ class HomeLock:
         try:
             return self._acquire(give_up)
         except _TimedOut:
-            raise LockTimeoutError(self._path, self._timeout) from None
+            raise LockTimeoutError(Path(self._path), self._timeout) from None
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise LockError(f"could not lock {self._path}: {reason}") from None
@@ -192,13 +192,15 @@ class HomeLock:
             stats.wait_cpu_seconds += time.thread_time() - cpu
 
 
-def make_lock(lock_path: Path, style: LockStyle, timeout: float = DEFAULT_TIMEOUT) -> HomeLock:
+def make_lock(
+    lock_path: str | Path, style: LockStyle, timeout: float = DEFAULT_TIMEOUT
+) -> HomeLock:
     """A fresh lock object per operation (``thread_local=False``; never shared)."""
     lock: MkdirLock | FlockLock
     if style == "mkdir":
         from app.core.mkdir_lock import MkdirLock
 
-        lock = MkdirLock(str(lock_path), thread_local=False)
+        lock = MkdirLock(os.fspath(lock_path), thread_local=False)
     else:
-        lock = FlockLock(str(lock_path))
+        lock = FlockLock(os.fspath(lock_path))
     return HomeLock(lock, lock_path, timeout)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from stat import S_IMODE
 from typing import Any
 
 from app.core import inbox_cache, inbox_record
@@ -37,16 +37,15 @@ from app.core.files import (
     array_head_end,
     atomic_write_bytes,
     dumps_array,
-    encode_entry,
     encode_text,
     ensure_dir,
     in_claude_home,
     parse_with_retry,
     read_bytes,
-    splice_parts,
 )
 from app.core.home_parts import HomeParts
 from app.core.inbox_cache import MessageView, Parsed, check_array, decode_array
+from app.core.inbox_envelope import spliced
 from app.core.inbox_limits import check_size
 from app.core.inbox_record import Hashed, HeadCheck
 from app.core.models import InboxMessage, TeamConfig
@@ -81,7 +80,7 @@ def _file_key(st: os.stat_result) -> FileKey:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _stat_key(path: Path) -> FileKey | None:
+def _stat_key(path: str | Path) -> FileKey | None:
     try:
         return _file_key(os.stat(path, follow_symlinks=False))
     except FileNotFoundError:
@@ -89,7 +88,10 @@ def _stat_key(path: Path) -> FileKey | None:
 
 
 def _remember(
-    path: Path, head: list[Chunk], key: FileKey | None = None, hashed: Hashed | None = None
+    path: str | Path,
+    head: list[Chunk],
+    key: FileKey | None = None,
+    hashed: Hashed | None = None,
 ) -> FileKey | None:
     """Remember the file just written (or read whole: ``key`` is then the identity it had
     throughout); returns its identity (for the change event)."""
@@ -97,14 +99,15 @@ def _remember(
     entry = _Known(key, head, hashed) if key is not None else None
     if entry is not None and entry.size > _KNOWN_BUDGET:
         entry.head, entry.size = [], 0  # too big to keep: the identity check still works
+    text = os.fspath(path)
     with _known_lock:
-        _known.pop(str(path), None)
+        _known.pop(text, None)
         if entry is None:
             return key
         held = sum(k.size for k in _known.values())
         while _known and (len(_known) >= _KNOWN_MAX or held + entry.size > _KNOWN_BUDGET):
             held -= _known.pop(next(iter(_known))).size  # the least recently written
-        _known[str(path)] = entry
+        _known[text] = entry
     return key
 
 
@@ -137,60 +140,6 @@ def _checked_bytes(data: bytes) -> bytes:
 def parse_raw_inbox(data: bytes) -> list[dict[str, Any]]:
     """The inbox as raw dicts (unknown fields and key order kept). ValueError if not an inbox."""
     return decode_array(data)
-
-
-#: Envelope fields newer Claude Code versions put on inbox messages (seeds' README: "Inbox
-#: messages may carry extra fields in newer versions (msgV, msg_id, type)").
-ENVELOPE_KEYS = ("msgV", "msg_id", "type")
-
-
-def envelope_like(template: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-    """``entry`` in the shape of ``template``, the newest message of an inbox that carries
-    ``msgV``/``msg_id``/``type``: the same envelope keys in the same key order, with ``msgV``
-    copied (the version the inbox's writer speaks), a fresh ``msg_id`` (a UUID string, as
-    observed in such inboxes) and ``type`` ``"message"`` (the value observed on inbox
-    messages; the protocol frame itself stays in ``text``). Keys the template lacks follow."""
-    values = dict(entry)
-    if "msgV" in template:
-        values["msgV"] = template["msgV"]
-    if "msg_id" in template:
-        values["msg_id"] = str(uuid.uuid4())
-    if "type" in template:
-        values["type"] = "message"
-    shaped = {k: values.pop(k) for k in template if k in values}
-    shaped.update(values)
-    return shaped
-
-
-#: Each envelope key's text, after a byte of it that is rare in inboxes: ``memchr`` for the
-#: byte is an order of magnitude faster than a search for the key.
-_ENVELOPE_PROBES = ((b"V", b'"msgV"'), (b"_", b'"msg_id"'))
-
-
-def _envelope_template(raw: bytes) -> dict[str, Any] | None:
-    """The newest message carrying an envelope key, if any (a cheap byte scan first: inboxes
-    without them -- the seeds' era -- never pay for a parse)."""
-    if not any(rare in raw and key in raw for rare, key in _ENVELOPE_PROBES):
-        return None
-    try:
-        entries = parse_raw_inbox(raw)
-    except ValueError:
-        return None
-    for entry in reversed(entries):
-        if any(k in entry for k in ENVELOPE_KEYS[:2]):
-            template: dict[str, Any] = entry
-            return template
-    return None
-
-
-def _spliced(raw: bytes | None, entry: dict[str, Any]) -> list[Chunk]:
-    """The chunks of the inbox ``raw`` (``None``: none yet) with ``entry`` appended, in the
-    envelope of its newest message if it has one. ValueError if ``raw`` is not an array."""
-    template = _envelope_template(raw) if raw is not None else None
-    piece = encode_entry(envelope_like(template, entry) if template else entry)
-    if raw is None:
-        return [b"[\n", piece, b"\n]"]
-    return splice_parts(raw, piece)
 
 
 def parse_inbox(data: bytes) -> Parsed:
@@ -293,7 +242,7 @@ class Mailbox:
             hashed: Hashed | None = None
             if raw is not None and known is None:
                 try:  # checked while the new version is written (see app.core.checked_write)
-                    parts = _spliced(raw, entry)
+                    parts = spliced(raw, entry)
                     check = HeadCheck(raw, len(parts[0]), record, parts[1:-1])
                     atomic_write_checked(path, parts, check, size=len(raw))
                     hashed = check.hashed  # recorded already
@@ -301,7 +250,7 @@ class Mailbox:
                     raw = parse_with_retry(path, _checked_bytes)
                     parts = None
             if parts is None:
-                parts = _spliced(raw, entry)
+                parts = spliced(raw, entry)
                 if raw is None:
                     hashed = inbox_record.fresh(parts[:-1])
                 elif known is not None and known.hashed is not None:
@@ -370,13 +319,20 @@ class Mailbox:
 
         A file this process has decoded and that has not changed since (same identity) is
         edited in its bytes: only the flipped entries are encoded again
-        (:func:`app.core.inbox_cache.replace_entries`). Any other file -- changed by another
+        (:func:`app.core.inbox_entries.replace_entries`). Any other file -- changed by another
         process, not laid out as ``JSON.stringify`` does -- is parsed and re-encoded whole."""
         path = self.path(agent)
+        text = os.fspath(path)
         with self.home.lock(path):
-            prior = _stat_key(path)
-            known = inbox_cache.parsed.get(str(path), prior) if prior is not None else None
-            done = self._flip_in_place(path, known, indices, durable) if known else None
+            try:
+                st = os.stat(text, follow_symlinks=False)
+            except FileNotFoundError:
+                st = None
+            prior = _file_key(st) if st is not None else None
+            known = inbox_cache.parsed.get(text, prior) if prior is not None else None
+            done = None
+            if known is not None and st is not None:
+                done = self._flip_in_place(text, known, indices, durable, S_IMODE(st.st_mode))
             if done is not None:
                 flipped, written = done
             else:
@@ -387,18 +343,22 @@ class Mailbox:
 
     @staticmethod
     def _flip_in_place(
-        path: Path, known: Parsed, indices: set[int] | None, durable: bool
+        path: str, known: Parsed, indices: set[int] | None, durable: bool, mode: int
     ) -> tuple[int, FileKey | None] | None:
+        """The flip on ``known``, the version this process decoded of the regular file at
+        ``path`` (its identity just matched under the lock; ``mode`` its permission bits):
+        the file and its folder exist and are what they were, so the write looks no further
+        (``make_dirs=False``: a folder deleted meanwhile is an error, never made again)."""
         done = inbox_cache.marked_read(known, indices)
         if done is None:
             return None
         flipped, after = done
         if not flipped:
             return 0, None
-        atomic_write_bytes(path, after.parts(), durable=durable)
+        atomic_write_bytes(path, after.parts(), durable=durable, make_dirs=False, mode=mode)
         written = _remember(path, after.head())
         if written is not None:
-            inbox_cache.parsed.put(str(path), written, after)
+            inbox_cache.parsed.put(path, written, after)
         return flipped, written
 
     @staticmethod

@@ -137,7 +137,29 @@ class Layout:
         return self.confine(self.teams_dir / path_component(team, "team name") / "inboxes")
 
     def inbox_path(self, team: str, agent: str) -> Path:
-        return self.inboxes_dir(team) / f"{path_component(agent, 'agent name')}.json"
+        """``teams/{team}/inboxes/{agent}.json``, its folder confined (:meth:`confine`).
+
+        Every inbox operation asks for it, so the path and the text of each folder below the
+        root are kept from the first time: later calls repeat only the check that matters,
+        confining's fast path -- an ``lstat`` of each folder, none a symlink -- without the
+        path arithmetic. Anything else (a folder missing, or a symlink, even one that stays
+        inside the home) is confined afresh, refused if it leads out of the home. The file
+        itself is never vouched for here: reads open it with ``O_NOFOLLOW``, and writes
+        replace it by a rename, which never follows a symlink."""
+        known = self._inboxes.get((team, agent))
+        if known is not None and _no_symlink(known[1]):
+            return known[0]
+        inboxes = self.teams_dir / path_component(team, "team name") / "inboxes"
+        path = self.confine(inboxes) / f"{path_component(agent, 'agent name')}.json"
+        folders = [os.fspath(inboxes.parent.parent), os.fspath(inboxes.parent)]
+        if len(self._inboxes) >= 4096:
+            self._inboxes.clear()
+        self._inboxes[(team, agent)] = (path, [*folders, os.fspath(inboxes)])
+        return path
+
+    @cached_property
+    def _inboxes(self) -> dict[tuple[str, str], tuple[Path, list[str]]]:
+        return {}
 
     def agents_dir(self, team: str) -> Path:
         """teamdeck's per-agent files (not Claude Code's): ``{name}.jsonl`` (the agent's event
@@ -203,6 +225,14 @@ class Layout:
         if resolved != root and root not in resolved.parents:
             raise UnsafePathError(f"{path} resolves outside {root}")
         return path
+
+
+def _no_symlink(folders: list[str]) -> bool:
+    """Whether every one of ``folders`` exists and none is a symlink (``lstat``)."""
+    try:
+        return not any(stat.S_ISLNK(os.lstat(folder).st_mode) for folder in folders)
+    except OSError:
+        return False
 
 
 def existing_team(layout: Layout, name: str) -> str:

@@ -537,6 +537,33 @@ def test_symlinked_directories_outside_the_home(home: Home, tmp_path: Path) -> N
     assert os.listdir(outside) == []
 
 
+@pytest.mark.parametrize("swapped", ["inboxes", "team"])
+def test_a_folder_swapped_for_a_symlink_after_use_is_refused(
+    home: Home, tmp_path: Path, swapped: str
+) -> None:
+    """An inbox already used (its folder checked once) is checked again on every use: the
+    inbox folder, or the team folder above it, moved away and replaced by a symlink that
+    leads out of the home is refused, and nothing is written out there."""
+    box = home.mailbox(TEAM)
+    box.send("researcher", msg("before"))
+    assert [m.text for m in box.read("researcher")] == ["before"]
+    folder = home.layout.inboxes_dir(TEAM)
+    if swapped == "team":
+        folder = folder.parent
+    outside = tmp_path / "elsewhere"
+    folder.rename(outside)  # the same directory, now outside the home
+    folder.symlink_to(outside)
+    before = sorted(p.name for p in outside.rglob("*"))
+    for operation in (
+        lambda: box.send("researcher", msg("after")),
+        lambda: box.read("researcher"),
+        lambda: box.mark_read("researcher", 0),
+    ):
+        with pytest.raises(UnsafePathError):
+            operation()
+    assert sorted(p.name for p in outside.rglob("*")) == before
+
+
 def test_symlink_inside_the_home_is_allowed(home: Home) -> None:
     """A symlink that stays inside the root is not an escape (e.g. a renamed team)."""
     (home.root / "teams" / "alias").symlink_to(home.root / "teams" / TEAM)

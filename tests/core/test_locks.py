@@ -353,7 +353,7 @@ def test_home_send_times_out_on_a_claude_code_held_lock(tmp_path: Path) -> None:
     with pytest.raises(LockTimeoutError, match="researcher.json.lock"):
         mailbox.send("researcher", InboxMessage(sender="team-lead", text="lost?"))
     assert [m.text for m in mailbox.read("researcher")] == ["before"]
-    assert home.lock(home.layout.tasklist_lock_path(team))._path.name == ".lock.lock"
+    assert Path(home.lock(home.layout.tasklist_lock_path(team))._path).name == ".lock.lock"
 
 
 def test_flock_style_excludes_filelock_on_the_same_file(tmp_path: Path) -> None:
