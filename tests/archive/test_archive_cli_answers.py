@@ -57,6 +57,17 @@ async def test_answers_given_with_the_cli_are_credited_to_the_person(
             feed.update(app.screen.query_one(MessageFeed).lines())
             answers.update(answers_on_disk(home, app.runtime.team if app.runtime else None))
             await pilot.pause(0.1)
+        # The runtime tells the recorder at once that the team is deleted, while the feed draws
+        # the team's last messages on the view's next beat (up to ~0.15 s later); at pace 0 a
+        # quick machine gets from an answer to the deletion inside that time. The feed keeps
+        # them once drawn (it is the record), so look until they are there (a hang guard).
+        wanted = ("user -> writer: plan approved", "user -> researcher: permission allowed")
+        guard = time.monotonic() + scaled(10.0)
+        while not all(any(w in line for line in feed) for w in wanted):
+            if time.monotonic() > guard:
+                break
+            await pilot.pause(0.1)
+            feed.update(app.screen.query_one(MessageFeed).lines())
     finish_dashboard_recording(app)
     assert answered and set(answered.values()) == {0}, answered
     # On disk: the frame as Claude Code writes it, from team-lead; the person named beside it.
