@@ -127,20 +127,26 @@ async def test_a_beat_due_after_the_app_closed_draws_nothing(deck: TeamDeckApp) 
     assert deck.beat.kept == 0
 
 
+def lines_drawn(widget: Any) -> list[int]:
+    """The lines ``widget`` draws from now on (``render_line`` calls), in order."""
+    drawn: list[int] = []
+    original = widget.render_line
+
+    def render_line(y: int) -> Any:
+        drawn.append(y)
+        return original(y)
+
+    widget.render_line = render_line
+    return drawn
+
+
 async def test_a_panel_repaints_only_the_lines_that_changed(deck: TeamDeckApp) -> None:
     """A working teammate's counters move at most beats: its other lines are not drawn again,
     and what is drawn reads as before (the whole panel, on screen)."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         panel = next(p for p in deck.screen.query(TeammatePanel) if p.agent.name == "researcher")
-        drawn: list[int] = []
-        original = panel.render_line
-
-        def render_line(y: int) -> Any:
-            drawn.append(y)
-            return original(y)
-
-        panel.render_line = render_line  # type: ignore[method-assign]
+        drawn = lines_drawn(panel)
         more = replace(panel.agent, input_tokens=98_000)
         panel.set_agent(more, panel.key, None)
         await pilot.pause()
@@ -161,14 +167,7 @@ async def test_selecting_a_teammate_repaints_the_leads_pane_border_only(
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         pane = deck.screen.query_one("#lead", TranscriptTail)
-        drawn: list[int] = []
-        original = pane.render_line
-
-        def render_line(y: int) -> Any:
-            drawn.append(y)
-            return original(y)
-
-        pane.render_line = render_line  # type: ignore[method-assign]
+        drawn = lines_drawn(pane)
         for name, key in (("researcher", "1"), ("engineer", "2")):
             await pilot.press(key)
             await pilot.pause()
