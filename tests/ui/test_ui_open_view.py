@@ -87,6 +87,48 @@ async def test_every_frame_of_an_opening_view_shows_its_end_drawn(
         assert transcript.scroll_y >= transcript.max_scroll_y - 1
 
 
+def short_transcript(agent: str, groups: int = 6) -> list[TranscriptEntry]:
+    """Fewer entries than a view mounts first, each line short, but taller than the view:
+    each tool call is short enough to be drawn open, its input and result in full."""
+    entries: list[TranscriptEntry] = []
+    for i in range(groups):
+        entries.append(TranscriptEntry(agent, "user", f"prompt number {i}", {}))
+        entries.append(TranscriptEntry(agent, "assistant", f"Step {i}.", {}))
+        tool_input = {"taskId": str(i), "status": "completed", "owner": agent}
+        call = {"tool": "TaskUpdate", "tool_use_id": f"t{i}", "input": tool_input}
+        entries.append(TranscriptEntry(agent, "tool_call", "TaskUpdate", call))
+        result = {"tool_use_id": f"t{i}"}
+        entries.append(TranscriptEntry(agent, "tool_result", f"updated #{i}\nlast-{agent}", result))
+    entries.append(TranscriptEntry(agent, "assistant", f"THE LAST WORD of {agent}", {}))
+    return entries
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+@pytest.mark.parametrize("agent", ["researcher", "team-lead"])
+async def test_a_short_transcript_with_open_tool_calls_opens_at_its_end(
+    tmp_path: Path, agent: str, size: tuple[int, int]
+) -> None:
+    """Few entries, but open tool calls make them taller than the view: the first frame is
+    already at the end (it showed the start, then jumped to the end a frame later)."""
+    runtime = make_runtime()
+    runtime.transcripts[agent] = short_transcript(agent)
+    deck = make_app(tmp_path, runtime)
+    frames = record_frames(deck)
+    async with deck.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: deck.loaded)
+        await pilot.press("escape", "1" if agent == "researcher" else "0", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        transcript = deck.screen.query_one(Transcript)
+        await pilot.pause(0.3)
+        assert transcript.max_scroll_y > 0, "the transcript fits the view: nothing tested"
+        assert frames, "no frame drawn"
+        end = ['"owner": "' + agent + '"', f"last-{agent}", f"THE LAST WORD of {agent}"]
+        for number, frame in enumerate(frames):
+            gone = [shown for shown in end if shown not in frame]
+            assert not gone, f"frame {number} of {len(frames)}:\n{frame}"
+        assert transcript.scroll_y >= transcript.max_scroll_y - 1
+
+
 async def test_switching_the_view_to_another_agent_draws_its_end_at_once(
     tmp_path: Path,
 ) -> None:
