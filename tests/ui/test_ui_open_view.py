@@ -1,7 +1,8 @@
 """Opening an agent's view (issue 19, item 13): every frame drawn, from the first, shows the
 view at its end and filled -- tool calls drawn with their input and result, never as blank
-rows that fill in later -- and it stays there while the older entries load above it. The same
-when the view switches to another agent (shift+down)."""
+rows that fill in later -- and it stays there while the older entries load above it; its keys
+are on the bottom row from the first frame. The same when the view switches to another agent
+(shift+down)."""
 
 from __future__ import annotations
 
@@ -48,12 +49,13 @@ def the_end_of(agent: str) -> list[str]:
 
 
 def record_frames(deck: TeamDeckApp) -> list[str]:
-    """Every frame the app draws while an agent view is on screen, as text."""
+    """Every frame the app draws while an agent view is on screen, as text (not those held
+    back by a ``batch_update``: the terminal never sees them)."""
     frames: list[str] = []
     display = deck._display
 
     def recording(screen: Any, update: Any) -> None:
-        if isinstance(screen, AgentScreen):
+        if isinstance(screen, AgentScreen) and not deck._batch_count:
             frames.append(screen_text(deck))
         display(screen, update)
 
@@ -62,7 +64,9 @@ def record_frames(deck: TeamDeckApp) -> list[str]:
 
 
 def missing(frame: str, agent: str) -> list[str]:
-    return [shown for shown in the_end_of(agent) if shown not in frame]
+    """What the frame lacks: the view's end, or the keys on its bottom row."""
+    gone = [shown for shown in the_end_of(agent) if shown not in frame]
+    return gone if frame.rstrip("\n").splitlines()[-1].strip() else [*gone, "the keys"]
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
@@ -125,6 +129,8 @@ async def test_a_short_transcript_with_open_tool_calls_opens_at_its_end(
         end = ['"owner": "' + agent + '"', f"last-{agent}", f"THE LAST WORD of {agent}"]
         for number, frame in enumerate(frames):
             gone = [shown for shown in end if shown not in frame]
+            if not frame.rstrip("\n").splitlines()[-1].strip():
+                gone.append("the keys")  # the footer's row, blank while its keys mounted
             assert not gone, f"frame {number} of {len(frames)}:\n{frame}"
         assert transcript.scroll_y >= transcript.max_scroll_y - 1
 
