@@ -132,24 +132,35 @@ class Walk:
 
 class SegmentWriter:
     """Keeps one run's segments in the archive as the writer commits its events (writer
-    thread): ``sync`` at the end of each batch walks the events written since the last one and
-    stores each segment completed. Holds only the segment in progress."""
+    thread): ``Rows.event`` hands it each row it inserts (``written``), and ``sync`` at the end
+    of each batch walks them and stores each segment completed. Holds only the segment in
+    progress. The first ``sync`` goes on from what the archive holds (a run recorded in two
+    parts), reading the run's events after it from the archive, this batch's included."""
 
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
         self._walk: Walk | None = None
+        self._written: list[tuple[Any, ...]] = []
+
+    def written(self, row: tuple[Any, ...]) -> None:
+        """An events row just inserted, as ``query.EVENT_SELECT`` reads it."""
+        self._written.append(row)
 
     def sync(self, conn: sqlite3.Connection) -> None:
-        if self._walk is None:  # first batch: go on from what the archive holds (a second part)
-            self._walk = _resume(conn, self.run_id)
+        rows, self._written = self._written, []
         walk = self._walk
 
         def store() -> None:  # then forget the segment (in place: ``Walk.add`` holds them)
+            assert walk is not None
             _store_segment(conn, self.run_id, walk)
             del walk.ids[:], walk.times[:], walk.messages[:]
             walk.entries.clear()
 
-        walk.read(conn, self.run_id, store)
+        if walk is None:
+            walk = self._walk = _resume(conn, self.run_id)
+            walk.read(conn, self.run_id, store)
+        else:
+            walk.add(rows, query.row_event, store)
 
     def moved(self, conn: sqlite3.Connection, first_moved: int) -> None:
         """Events from id ``first_moved`` on left the run (``Rows.next_run``): the segments
@@ -158,7 +169,7 @@ class SegmentWriter:
             "DELETE FROM replay_segments WHERE run_id = ? AND last_id >= ?",
             (self.run_id, first_moved),
         )
-        self._walk = None
+        self._walk, self._written = None, []
         self.sync(conn)
 
 

@@ -190,7 +190,10 @@ class Rows:
         if cursor.rowcount == 0:
             return None
         self.counts["events"] += 1
-        return cursor.lastrowid
+        event_id = cursor.lastrowid
+        if self.index is not None:
+            self.index.written((event_id, at, kind, agent, target, frame, text, size, data))
+        return event_id
 
     # ------------------------------------------------------------------ agents
 
