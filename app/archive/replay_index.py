@@ -26,11 +26,12 @@ segments that no longer match are ignored: then it walks the whole run, as repla
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
 import sys
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,13 +41,13 @@ from app.archive.replay_state import STATE_KINDS, State, apply_raw, dump_state, 
 
 CHECKPOINT = 500
 
-#: What ``Walk`` reads of an event: its index columns, and what ``State.apply`` reads of the
-#: events that change the state (a transcript entry's first line, a call's and a task's data).
-WALK_SELECT = (
+#: What ``Walk.read`` reads of every event, and of the events that change the state: what
+#: ``State.apply`` reads (a transcript entry's first line, a call's and a task's data).
+INDEX_SELECT = "SELECT id, at, kind, agent FROM events"
+STATE_SELECT = (
     "SELECT id, at, kind, agent, target, frame,"
-    " CASE kind WHEN 'transcript' THEN substr(text, 1, 100)"
-    " WHEN 'status' THEN text WHEN 'task' THEN text END, size,"
-    " CASE WHEN kind IN ('usage', 'task') THEN data END FROM events"
+    " CASE WHEN kind = 'transcript' THEN substr(text, 1, 100) WHEN kind != 'usage' THEN text END,"
+    " size, CASE WHEN kind IN ('usage', 'task') THEN data END FROM events"
 )
 _STATE_KINDS = frozenset(STATE_KINDS)
 _BIG_ENDIAN = sys.byteorder == "big"
@@ -68,10 +69,12 @@ def _from_bytes(typecode: str, data: bytes) -> array[Any]:
 
 
 class Walk:
-    """The index of a run's events from ``position`` on, built by applying them in order."""
+    """The index of a run's events from ``position`` on, built by applying them in order: the
+    arrays hold the events from position ``start`` on, ``state`` is the raw state after the
+    first ``position`` events."""
 
     def __init__(self, position: int = 0, last_id: int = 0, state: State | None = None) -> None:
-        self.position = position  # events walked (the run's first ``position`` before this)
+        self.start = self.position = position
         self.last_id = last_id
         self.state = state if state is not None else State(position)
         self.ids: array[int] = array("q")
@@ -86,45 +89,104 @@ class Walk:
         on_checkpoint: Callable[[], None],
     ) -> None:
         """Walk ``rows`` (``row[0:4]``: id, at, kind, agent; ``make_event(row)`` the event);
-        ``on_checkpoint`` is called after every ``CHECKPOINT``-th event (``self.state`` is then
-        the state after it)."""
-        state, ids, times, messages, entries = (
-            self.state,
-            self.ids,
-            self.times,
-            self.messages,
-            self.entries,
+        ``on_checkpoint`` is called after every ``CHECKPOINT``-th event (``position`` and
+        ``state`` are then those after it)."""
+        rows = rows if isinstance(rows, list) else list(rows)
+        first = self.position
+        self._index(rows)
+        changes = (
+            (first + i, make_event(row)) for i, row in enumerate(rows) if row[2] in _STATE_KINDS
         )
-        position = self.position
-        for row in rows:
-            event_id, at, kind, agent = row[0], row[1], row[2], row[3]
-            ids.append(event_id)
-            times.append(at)
-            if kind == "message":
-                messages.append(position)
-            elif kind == "transcript" and agent:
-                found = entries.get(agent)
-                if found is None:
-                    found = entries[agent] = array("q")
-                found.append(position)
-            if kind in _STATE_KINDS:
-                state.position = position
-                apply_raw(state, make_event(row))
-            position += 1
-            self.last_id = event_id
-            if position % CHECKPOINT == 0:
-                self.position = state.position = position
-                on_checkpoint()
-        self.position = state.position = position
+        self._states(changes, on_checkpoint)
 
     def read(
         self, conn: sqlite3.Connection, run_id: int, on_checkpoint: Callable[[], None]
     ) -> None:
-        """Walk the run's events after ``last_id`` in the archive."""
+        """Walk the run's events after ``last_id`` in the archive: the index columns of all of
+        them, then the events that change the state (in one transaction: one snapshot)."""
+        first, after = self.position, self.last_id
+        where = " WHERE run_id = ? AND id > ?"
+        self._index(conn.execute(f"{INDEX_SELECT}{where} ORDER BY id", (run_id, after)))
+        kinds = ",".join(f"'{kind}'" for kind in STATE_KINDS)
         rows = conn.execute(
-            f"{WALK_SELECT} WHERE run_id = ? AND id > ? ORDER BY id", (run_id, self.last_id)
+            f"{STATE_SELECT}{where} AND kind IN ({kinds}) ORDER BY id", (run_id, after)
         )
-        self.add(rows, query.row_event, on_checkpoint)
+        ids, start = self.ids, self.start
+
+        def changes() -> Iterator[tuple[int, Event]]:
+            at = first - start
+            for row in rows:
+                at = bisect.bisect_left(ids, row[0], at)
+                yield start + at, query.row_event(row)
+
+        self._states(changes(), on_checkpoint)
+
+    def _index(self, rows: Iterable[Any]) -> None:
+        ids, times, messages, entries = self.ids, self.times, self.messages, self.entries
+        position = self.start + len(ids)
+        for row in rows:
+            ids.append(row[0])
+            times.append(row[1])
+            kind = row[2]
+            if kind == "message":
+                messages.append(position)
+            elif kind == "transcript" and row[3]:
+                found = entries.get(row[3])
+                if found is None:
+                    found = entries[row[3]] = array("q")
+                found.append(position)
+            position += 1
+        if ids:
+            self.last_id = ids[-1]
+
+    def _states(
+        self, changes: Iterable[tuple[int, Event]], on_checkpoint: Callable[[], None]
+    ) -> None:
+        """Apply ``(position, event)`` in order up to the end of the arrays, stopping at every
+        checkpoint on the way."""
+        state, end = self.state, self.start + len(self.ids)
+        after = (self.position // CHECKPOINT + 1) * CHECKPOINT
+        for position, event in changes:
+            while position >= after:
+                self.position = state.position = after
+                on_checkpoint()
+                after += CHECKPOINT
+            state.position = position
+            apply_raw(state, event)
+        while end >= after:
+            self.position = state.position = after
+            on_checkpoint()
+            after += CHECKPOINT
+        self.position = state.position = end
+
+    def segment(
+        self, end: int
+    ) -> tuple[array[int], array[float], array[int], dict[str, list[int]]]:
+        """The ids, times, message positions and transcript positions of the ``CHECKPOINT``
+        events before position ``end`` (still in the arrays)."""
+        begin = end - CHECKPOINT
+        first, last = begin - self.start, end - self.start
+        messages = self.messages
+        low, high = bisect.bisect_left(messages, begin), bisect.bisect_left(messages, end)
+        entries = {}
+        for name, positions in self.entries.items():
+            lo, hi = bisect.bisect_left(positions, begin), bisect.bisect_left(positions, end)
+            if hi > lo:
+                entries[name] = positions[lo:hi].tolist()
+        return self.ids[first:last], self.times[first:last], messages[low:high], entries
+
+    def forget(self, before: int) -> None:
+        """Drop the events before position ``before`` from the arrays (stored already)."""
+        count = before - self.start
+        if count <= 0:
+            return
+        del self.ids[:count], self.times[:count]
+        del self.messages[: bisect.bisect_left(self.messages, before)]
+        for name, positions in list(self.entries.items()):
+            del positions[: bisect.bisect_left(positions, before)]
+            if not positions:
+                del self.entries[name]
+        self.start = before
 
 
 # ---------------------------------------------------------------------- the writer's side
@@ -150,17 +212,16 @@ class SegmentWriter:
         rows, self._written = self._written, []
         walk = self._walk
 
-        def store() -> None:  # then forget the segment (in place: ``Walk.add`` holds them)
+        def store() -> None:
             assert walk is not None
             _store_segment(conn, self.run_id, walk)
-            del walk.ids[:], walk.times[:], walk.messages[:]
-            walk.entries.clear()
 
         if walk is None:
             walk = self._walk = _resume(conn, self.run_id)
             walk.read(conn, self.run_id, store)
         else:
             walk.add(rows, query.row_event, store)
+        walk.forget(walk.position // CHECKPOINT * CHECKPOINT)
 
     def moved(self, conn: sqlite3.Connection, first_moved: int) -> None:
         """Events from id ``first_moved`` on left the run (``Rows.next_run``): the segments
@@ -202,18 +263,19 @@ def _events_up_to(conn: sqlite3.Connection, run_id: int, last_id: int) -> int:
 
 
 def _store_segment(conn: sqlite3.Connection, run_id: int, walk: Walk) -> None:
-    entries = {name: list(positions) for name, positions in walk.entries.items()}
+    """The segment that ends at ``walk.position``, with ``walk.state`` (the state there)."""
+    ids, times, messages, entries = walk.segment(walk.position)
     conn.execute(
         "INSERT OR REPLACE INTO replay_segments (run_id, segment, first_id, last_id, ids, times,"
         " messages, entries, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             walk.position // CHECKPOINT - 1,
-            walk.ids[0],
-            walk.ids[-1],
-            _to_bytes(walk.ids),
-            _to_bytes(walk.times),
-            _to_bytes(walk.messages),
+            ids[0],
+            ids[-1],
+            _to_bytes(ids),
+            _to_bytes(times),
+            _to_bytes(messages),
             json.dumps(entries, ensure_ascii=False, separators=(",", ":")),
             dump_state(walk.state),
         ),

@@ -46,14 +46,14 @@ def small_checkpoints(monkeypatch: pytest.MonkeyPatch) -> None:
 def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many events each ``Replay.load`` walked (the ones it did not find in the index)."""
     counts: list[int] = []
-    original = replay_index.Walk.add
+    original = replay_index.Walk._index
 
-    def add(self: replay_index.Walk, rows: Any, make_event: Any, on_checkpoint: Any) -> None:
+    def index(self: replay_index.Walk, rows: Any) -> None:
         rows = list(rows)
         counts.append(len(rows))
-        original(self, rows, make_event, on_checkpoint)
+        original(self, rows)
 
-    monkeypatch.setattr(replay_index.Walk, "add", add)
+    monkeypatch.setattr(replay_index.Walk, "_index", index)
     return counts
 
 
