@@ -28,7 +28,6 @@ from typing import Any, overload
 
 from app.archive import query, replay_index
 from app.archive.query import Event, RunSummary
-from app.archive.replay_index import CHECKPOINT
 from app.archive.replay_state import (
     STATE_KINDS,
     AgentState,
@@ -37,6 +36,7 @@ from app.archive.replay_state import (
     base_state,
     resolve,
 )
+from app.archive.replay_walk import CHECKPOINT
 from app.archive.timeline import event_line
 from app.display.text_search import IndexSearch, haystack
 

@@ -9,14 +9,17 @@ of bytes (little-endian int64 / float64), the transcript entries' positions as J
 raw state after the segment as JSON (``app.archive.replay_state``).
 
 Who writes it: the recorder's writer thread (``SegmentWriter``), at the end of each batch,
-from the rows it has just written (read back from the same transaction), so a segment is in
-the archive as soon as its last event is committed, whichever way the run ends (closed,
-killed, still running). The writer rather than the replay: the replay reads through a
+from the rows the batch inserted (``Rows.event`` hands each one over: nothing is read back),
+inside the batch's transaction, so a segment is in the archive as soon as its last event is
+committed, whichever way the run ends (closed, killed, still running), and a reader never sees
+an index ahead of the events. The writer rather than the replay: the replay reads through a
 read-only connection and must not take the write lock from a run being recorded, and the
-writer pays a few microseconds per event spread over the run instead of a walk over the whole
-run at the first open. A run's last segment (fewer than ``CHECKPOINT`` events) is never
-stored: the replay reads those events itself, as it does for any events after the stored
-segments (a live run that grew since, events the writer had not indexed yet).
+writer pays about two microseconds per event spread over the run (a few percent of what it
+costs to record) instead of a walk over the whole run at every open. Segments are written once
+and never rewritten (no growing row to store again "from time to time"); about 20 bytes per
+event, plus the checkpoints' JSON. A run's last segment (fewer than ``CHECKPOINT`` events) is
+never stored: the replay reads those events itself, as it does for any events after the stored
+segments (a live run that grew since, a run whose index stopped).
 
 ``load`` (the replay) reads the stored segments, checks that they still describe the run
 (contiguous, and exactly as many events of the run up to the last stored id as they hold),
@@ -26,30 +29,21 @@ segments that no longer match are ignored: then it walks the whole run, as repla
 
 from __future__ import annotations
 
-import bisect
 import json
+import logging
 import sqlite3
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.archive import query
+from app.archive import query, replay_walk
 from app.archive.query import Event
-from app.archive.replay_state import STATE_KINDS, State, apply_raw, dump_state, load_state
+from app.archive.replay_state import State, dump_state, load_state
+from app.archive.replay_walk import Walk
 
-CHECKPOINT = 500
-
-#: What ``Walk.read`` reads of every event, and of the events that change the state: what
-#: ``State.apply`` reads (a transcript entry's first line, a call's and a task's data).
-INDEX_SELECT = "SELECT id, at, kind, agent FROM events"
-STATE_SELECT = (
-    "SELECT id, at, kind, agent, target, frame,"
-    " CASE WHEN kind = 'transcript' THEN substr(text, 1, 100) WHEN kind != 'usage' THEN text END,"
-    " size, CASE WHEN kind IN ('usage', 'task') THEN data END FROM events"
-)
-_STATE_KINDS = frozenset(STATE_KINDS)
+log = logging.getLogger(__name__)
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
@@ -68,127 +62,6 @@ def _from_bytes(typecode: str, data: bytes) -> array[Any]:
     return values
 
 
-class Walk:
-    """The index of a run's events from ``position`` on, built by applying them in order: the
-    arrays hold the events from position ``start`` on, ``state`` is the raw state after the
-    first ``position`` events."""
-
-    def __init__(self, position: int = 0, last_id: int = 0, state: State | None = None) -> None:
-        self.start = self.position = position
-        self.last_id = last_id
-        self.state = state if state is not None else State(position)
-        self.ids: array[int] = array("q")
-        self.times: array[float] = array("d")
-        self.messages: array[int] = array("q")
-        self.entries: dict[str, array[int]] = {}
-
-    def add(
-        self,
-        rows: Iterable[Any],
-        make_event: Callable[[Any], Event],
-        on_checkpoint: Callable[[], None],
-    ) -> None:
-        """Walk ``rows`` (``row[0:4]``: id, at, kind, agent; ``make_event(row)`` the event);
-        ``on_checkpoint`` is called after every ``CHECKPOINT``-th event (``position`` and
-        ``state`` are then those after it)."""
-        rows = rows if isinstance(rows, list) else list(rows)
-        first = self.position
-        self._index(rows)
-        changes = (
-            (first + i, make_event(row)) for i, row in enumerate(rows) if row[2] in _STATE_KINDS
-        )
-        self._states(changes, on_checkpoint)
-
-    def read(
-        self, conn: sqlite3.Connection, run_id: int, on_checkpoint: Callable[[], None]
-    ) -> None:
-        """Walk the run's events after ``last_id`` in the archive: the index columns of all of
-        them, then the events that change the state (in one transaction: one snapshot)."""
-        first, after = self.position, self.last_id
-        where = " WHERE run_id = ? AND id > ?"
-        self._index(conn.execute(f"{INDEX_SELECT}{where} ORDER BY id", (run_id, after)))
-        kinds = ",".join(f"'{kind}'" for kind in STATE_KINDS)
-        rows = conn.execute(
-            f"{STATE_SELECT}{where} AND kind IN ({kinds}) ORDER BY id", (run_id, after)
-        )
-        ids, start = self.ids, self.start
-
-        def changes() -> Iterator[tuple[int, Event]]:
-            at = first - start
-            for row in rows:
-                at = bisect.bisect_left(ids, row[0], at)
-                yield start + at, query.row_event(row)
-
-        self._states(changes(), on_checkpoint)
-
-    def _index(self, rows: Iterable[Any]) -> None:
-        ids, times, messages, entries = self.ids, self.times, self.messages, self.entries
-        position = self.start + len(ids)
-        for row in rows:
-            ids.append(row[0])
-            times.append(row[1])
-            kind = row[2]
-            if kind == "message":
-                messages.append(position)
-            elif kind == "transcript" and row[3]:
-                found = entries.get(row[3])
-                if found is None:
-                    found = entries[row[3]] = array("q")
-                found.append(position)
-            position += 1
-        if ids:
-            self.last_id = ids[-1]
-
-    def _states(
-        self, changes: Iterable[tuple[int, Event]], on_checkpoint: Callable[[], None]
-    ) -> None:
-        """Apply ``(position, event)`` in order up to the end of the arrays, stopping at every
-        checkpoint on the way."""
-        state, end = self.state, self.start + len(self.ids)
-        after = (self.position // CHECKPOINT + 1) * CHECKPOINT
-        for position, event in changes:
-            while position >= after:
-                self.position = state.position = after
-                on_checkpoint()
-                after += CHECKPOINT
-            state.position = position
-            apply_raw(state, event)
-        while end >= after:
-            self.position = state.position = after
-            on_checkpoint()
-            after += CHECKPOINT
-        self.position = state.position = end
-
-    def segment(
-        self, end: int
-    ) -> tuple[array[int], array[float], array[int], dict[str, list[int]]]:
-        """The ids, times, message positions and transcript positions of the ``CHECKPOINT``
-        events before position ``end`` (still in the arrays)."""
-        begin = end - CHECKPOINT
-        first, last = begin - self.start, end - self.start
-        messages = self.messages
-        low, high = bisect.bisect_left(messages, begin), bisect.bisect_left(messages, end)
-        entries = {}
-        for name, positions in self.entries.items():
-            lo, hi = bisect.bisect_left(positions, begin), bisect.bisect_left(positions, end)
-            if hi > lo:
-                entries[name] = positions[lo:hi].tolist()
-        return self.ids[first:last], self.times[first:last], messages[low:high], entries
-
-    def forget(self, before: int) -> None:
-        """Drop the events before position ``before`` from the arrays (stored already)."""
-        count = before - self.start
-        if count <= 0:
-            return
-        del self.ids[:count], self.times[:count]
-        del self.messages[: bisect.bisect_left(self.messages, before)]
-        for name, positions in list(self.entries.items()):
-            del positions[: bisect.bisect_left(positions, before)]
-            if not positions:
-                del self.entries[name]
-        self.start = before
-
-
 # ---------------------------------------------------------------------- the writer's side
 
 
@@ -197,18 +70,46 @@ class SegmentWriter:
     thread): ``Rows.event`` hands it each row it inserts (``written``), and ``sync`` at the end
     of each batch walks them and stores each segment completed. Holds only the segment in
     progress. The first ``sync`` goes on from what the archive holds (a run recorded in two
-    parts), reading the run's events after it from the archive, this batch's included."""
+    parts), reading the run's events after it from the archive, this batch's included.
+
+    A bug here stops the index (``stop``; a replay then walks the events after what it stored),
+    never the recording; a database error is the writer's (it stops the archive)."""
 
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
+        self.stopped = False
         self._walk: Walk | None = None
         self._written: list[tuple[Any, ...]] = []
 
     def written(self, row: tuple[Any, ...]) -> None:
         """An events row just inserted, as ``query.EVENT_SELECT`` reads it."""
-        self._written.append(row)
+        if not self.stopped:
+            self._written.append(row)
 
-    def sync(self, conn: sqlite3.Connection) -> None:
+    def stop(self) -> None:
+        self.stopped, self._walk, self._written = True, None, []
+
+    def sync(self, conn: sqlite3.Connection, *, moved_from: int | None = None) -> None:
+        """Index the rows written since the last call. ``moved_from``: events from that id on
+        left the run (``Rows.next_run``): the segments holding any are deleted, and the index
+        goes on from those before them."""
+        if self.stopped:
+            return
+        try:
+            if moved_from is not None:
+                conn.execute(
+                    "DELETE FROM replay_segments WHERE run_id = ? AND last_id >= ?",
+                    (self.run_id, moved_from),
+                )
+                self._walk = None
+            self._sync(conn)
+        except sqlite3.DatabaseError:
+            raise
+        except Exception:
+            log.exception("history: the replay index of run %s could not be kept", self.run_id)
+            self.stop()
+
+    def _sync(self, conn: sqlite3.Connection) -> None:
         rows, self._written = self._written, []
         walk = self._walk
 
@@ -221,17 +122,8 @@ class SegmentWriter:
             walk.read(conn, self.run_id, store)
         else:
             walk.add(rows, query.row_event, store)
-        walk.forget(walk.position // CHECKPOINT * CHECKPOINT)
-
-    def moved(self, conn: sqlite3.Connection, first_moved: int) -> None:
-        """Events from id ``first_moved`` on left the run (``Rows.next_run``): the segments
-        holding any are deleted, and the run's index goes on from those before them."""
-        conn.execute(
-            "DELETE FROM replay_segments WHERE run_id = ? AND last_id >= ?",
-            (self.run_id, first_moved),
-        )
-        self._walk, self._written = None, []
-        self.sync(conn)
+        every = replay_walk.CHECKPOINT
+        walk.forget(walk.position // every * every)
 
 
 def _resume(conn: sqlite3.Connection, run_id: int) -> Walk:
@@ -244,7 +136,7 @@ def _resume(conn: sqlite3.Connection, run_id: int) -> Walk:
     ).fetchone()
     if row is not None:
         segment, last_id, state = row
-        count = (segment + 1) * CHECKPOINT
+        count = (segment + 1) * replay_walk.CHECKPOINT
         stored = conn.execute(
             "SELECT count(*) FROM replay_segments WHERE run_id = ?", (run_id,)
         ).fetchone()[0]
@@ -270,7 +162,7 @@ def _store_segment(conn: sqlite3.Connection, run_id: int, walk: Walk) -> None:
         " messages, entries, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
-            walk.position // CHECKPOINT - 1,
+            walk.position // replay_walk.CHECKPOINT - 1,
             ids[0],
             ids[-1],
             _to_bytes(ids),
@@ -303,7 +195,7 @@ class Index:
 
     def before(self, position: int) -> State:
         """The raw checkpoint at or before ``position`` (do not change it)."""
-        return self.checkpoint(position // CHECKPOINT)
+        return self.checkpoint(position // replay_walk.CHECKPOINT)
 
     def checkpoint(self, number: int) -> State:
         """The raw state after the first ``number * CHECKPOINT`` events (do not change it)."""
@@ -331,7 +223,7 @@ class Index:
         """``on_checkpoint`` for ``walk``: keeps a copy of each checkpoint."""
 
         def keep() -> None:
-            self.checkpoints[walk.position // CHECKPOINT] = walk.state.copy()
+            self.checkpoints[walk.position // replay_walk.CHECKPOINT] = walk.state.copy()
 
         return keep
 
@@ -379,7 +271,7 @@ def _read_segments(conn: sqlite3.Connection, index: Index) -> tuple[int, State |
         " WHERE run_id = ? ORDER BY segment",
         (index.run_id,),
     )
-    size = CHECKPOINT * 8
+    size = replay_walk.CHECKPOINT * 8
     last_id = 0
     for number, (segment, last, ids, times, messages, entries) in enumerate(rows):
         if segment != number or len(ids) != size or len(times) != size:
@@ -392,7 +284,7 @@ def _read_segments(conn: sqlite3.Connection, index: Index) -> tuple[int, State |
         index.stored, last_id = number + 1, last
     if not index.stored:
         return 0, None
-    count = index.stored * CHECKPOINT
+    count = index.stored * replay_walk.CHECKPOINT
     if index.ids[-1] != last_id or _events_up_to(conn, index.run_id, last_id) != count:
         index.ids, index.times, index.messages, index.by_agent = (
             array("q"),

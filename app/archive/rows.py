@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import sqlite3
 from typing import Any
 
 from app.archive.replay_index import SegmentWriter
 from app.core.protocol import parse_frame
-
-log = logging.getLogger(__name__)
 
 #: Longest text kept per event; longer ones keep their first part and their full size.
 TEXT_LIMIT = 8000
@@ -75,27 +72,14 @@ class Rows:
         self._agent_totals: dict[str, list[float]] = {}
         #: The first event of the next goal (``mark_goal``), while the run's team is deleted.
         self.goal_event: int | None = None
-        #: The run's replay index, kept in the archive (``end_batch``); ``None`` once it failed.
-        self.index: SegmentWriter | None = SegmentWriter(run_id)
+        #: The run's replay index, kept in the archive as its events are written.
+        self.index = SegmentWriter(run_id)
 
     def end_batch(self, conn: sqlite3.Connection) -> None:
         """The writer's ``before_commit``: the totals, and the replay index of the batch's
         events (``app.archive.replay_index``)."""
         self.write_totals(conn)
-        self._index(conn, lambda index: index.sync(conn))
-
-    def _index(self, conn: sqlite3.Connection, step: Any) -> None:
-        """Run ``step(self.index)``; a bug there stops the index (replays then walk the events
-        after what it stored), never the recording."""
-        if self.index is None:
-            return
-        try:
-            step(self.index)
-        except sqlite3.DatabaseError:
-            raise
-        except Exception:
-            log.exception("history: the replay index could not be kept")
-            self.index = None
+        self.index.sync(conn)
 
     def write_totals(self, conn: sqlite3.Connection) -> None:
         """The run's and the agents' totals, once per batch (inside the batch's transaction)."""
@@ -158,10 +142,7 @@ class Rows:
             ).rowcount
             conn.execute("UPDATE runs SET events = events - ? WHERE id = ?", (moved, old))
             self.counts["events"] += moved
-            first_moved = self.goal_event
-            self._index(conn, lambda index: index.moved(conn, first_moved))
-        else:
-            self._index(conn, lambda index: index.sync(conn))
+        self.index.sync(conn, moved_from=self.goal_event)
         self.index = SegmentWriter(self.run_id)
         self.goal_event = None
 
@@ -191,8 +172,7 @@ class Rows:
             return None
         self.counts["events"] += 1
         event_id = cursor.lastrowid
-        if self.index is not None:
-            self.index.written((event_id, at, kind, agent, target, frame, text, size, data))
+        self.index.written((event_id, at, kind, agent, target, frame, text, size, data))
         return event_id
 
     # ------------------------------------------------------------------ agents

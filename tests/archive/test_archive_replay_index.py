@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from app.archive import Recorder, connect, query, replay_index, start_run
+from app.archive import Recorder, connect, query, replay_walk, start_run
 from app.archive.query import Event
 from app.archive.replay import Replay, Search, State
 from app.archive.replay_state import AgentState
@@ -39,21 +39,21 @@ STATUSES = ("running", "idle", "waiting", "completed")
 
 @pytest.fixture(autouse=True)
 def small_checkpoints(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_index, "CHECKPOINT", EVERY)
+    monkeypatch.setattr(replay_walk, "CHECKPOINT", EVERY)
 
 
 @pytest.fixture
 def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many events each ``Replay.load`` walked (the ones it did not find in the index)."""
     counts: list[int] = []
-    original = replay_index.Walk._index
+    original = replay_walk.Walk._index
 
-    def index(self: replay_index.Walk, rows: Any) -> None:
+    def index(self: replay_walk.Walk, rows: Any) -> None:
         rows = list(rows)
         counts.append(len(rows))
         original(self, rows)
 
-    monkeypatch.setattr(replay_index.Walk, "_index", index)
+    monkeypatch.setattr(replay_walk.Walk, "_index", index)
     return counts
 
 
@@ -224,7 +224,7 @@ def test_a_live_run_that_grew_after_its_index_was_stored(home: Home, walked: lis
     early = load(home, recorder.run_id, walked)
     assert_same_as_a_walk(early, home)
     stored = segments(home, recorder.run_id)
-    recorder.rows.index = None  # the index goes no further: the run grows past it
+    recorder.rows.index.stop()  # the index goes no further: the run grows past it
     record(recorder, 13, 12)
     assert recorder.flush()
     replay = load(home, recorder.run_id, walked)
