@@ -291,3 +291,71 @@ def test_an_index_that_no_longer_matches_is_not_used(home: Home, walked: list[in
     replay = load(home, recorder.run_id, walked)
     assert walked == [len(replay)]
     assert_same_as_a_walk(replay, home)
+
+
+def test_a_bug_in_the_index_never_stops_the_recording(
+    home: Home, walked: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index stops where it failed; every event is still recorded, the replay walks the
+    events after what was stored and answers the same."""
+    recorder = new_run(home)
+    record(recorder, 1, 6)
+    assert recorder.flush()
+    stored = segments(home, recorder.run_id)
+
+    def broken(*args: Any) -> None:
+        raise RuntimeError("a bug in the index")
+
+    monkeypatch.setattr(replay_walk.Walk, "add", broken)
+    record(recorder, 7, 6)
+    recorder.close("finished", "done")
+    monkeypatch.undo()
+    monkeypatch.setattr(replay_walk, "CHECKPOINT", EVERY)
+    assert recorder.writer.failed is None
+    replay = load(home, recorder.run_id)
+    assert segments(home, recorder.run_id) == stored
+    assert "done 12" in [e.text for e in replay.feed(len(replay))]
+    assert_same_as_a_walk(replay, home)
+
+
+async def test_the_replay_screen_shows_the_same_from_the_index(home: Home) -> None:
+    """``teamdeck replay``'s screen, opened from the index and from a walk over the whole run
+    (the index deleted), draws the same panels at every point it is moved to."""
+    from textual.widgets import DataTable, Static
+
+    from app.dashboard.screens.replay import ReplayApp, ReplayScreen
+
+    recorder = new_run(home)
+    record(recorder, 1, 25)
+    recorder.close("finished", "done")
+
+    async def panels() -> list[Any]:
+        app = ReplayApp(load(home, recorder.run_id))
+        drawn: list[Any] = []
+        async with app.run_test(size=(120, 40)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, ReplayScreen)
+            for position in [*range(0, len(app.replay), 13), len(app.replay)]:
+                screen.move_to(position)
+                await pilot.pause()
+                drawn.append(
+                    [
+                        str(screen.query_one(f"#replay-{name}", Static).render())
+                        for name in ("header", "lines")
+                    ]
+                )
+                for name in ("agents", "tasks"):
+                    table = screen.query_one(f"#replay-{name}", DataTable)
+                    rows = [list(map(str, table.get_row_at(i))) for i in range(table.row_count)]
+                    drawn.append(rows)
+            await pilot.press("down", "down", "enter")  # an agent's transcript
+            drawn.append(str(screen.query_one("#replay-lines", Static).render()))
+        return drawn
+
+    from_index = await panels()
+    conn = connect(home.root / "history.db")
+    conn.execute("DELETE FROM replay_segments")
+    conn.close()
+    walked_in_full = await panels()
+    assert len(from_index) >= 40 and "transcript" in from_index[-1]
+    assert from_index == walked_in_full
