@@ -6,6 +6,9 @@ in progress and adds them to the ``runs`` row, and each agent's token and cost t
 ``agents`` row, once per batch (``write_totals``, the writer's ``before_commit``), so a busy run
 does not update those rows once per event (a reader sees the totals of what is committed).
 
+Each event inserted is also handed to the run's replay index (``app.archive.replay_index``),
+kept in the archive at the end of each batch with the totals (``end_batch``).
+
 A message is stored once however it is seen (a runtime event, its inbox file): its events row
 has a dedup key (team, recipient, sender, timestamp, text). A request or answer frame in a
 message is also an approval asked or answered, whoever decides it, in this process or another.
