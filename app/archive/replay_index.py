@@ -194,20 +194,30 @@ class Index:
     conn: sqlite3.Connection | None = None
 
     def before(self, position: int) -> State:
-        """The raw checkpoint at or before ``position`` (do not change it)."""
-        return self.checkpoint(position // replay_walk.CHECKPOINT)
+        """The raw checkpoint at or before ``position`` (do not change it): the nearest one,
+        or an earlier one if the archive no longer holds it as it was when the replay opened
+        (a next goal took the run's last events meanwhile)."""
+        number = position // replay_walk.CHECKPOINT
+        while True:
+            found = self.checkpoint(number)
+            if found is not None:
+                return found
+            number -= 1
 
-    def checkpoint(self, number: int) -> State:
-        """The raw state after the first ``number * CHECKPOINT`` events (do not change it)."""
+    def checkpoint(self, number: int) -> State | None:
+        """The raw state after the first ``number * CHECKPOINT`` events (do not change it),
+        ``None`` if the archive no longer has it."""
         found = self.checkpoints.get(number)
-        if found is not None:
+        if found is not None or number == 0:
             return found
         if self.conn is None or not 0 < number <= self.stored:
             raise IndexError(number)
         row = self.conn.execute(
-            "SELECT state FROM replay_segments WHERE run_id = ? AND segment = ?",
+            "SELECT state, last_id FROM replay_segments WHERE run_id = ? AND segment = ?",
             (self.run_id, number - 1),
         ).fetchone()
+        if row is None or row[1] != self.ids[number * replay_walk.CHECKPOINT - 1]:
+            return None
         state = load_state(row[0])
         self._keep(number, state)
         return state
@@ -294,4 +304,6 @@ def _read_segments(conn: sqlite3.Connection, index: Index) -> tuple[int, State |
         )
         index.stored = 0
         return 0, None
-    return last_id, index.checkpoint(index.stored).copy()
+    state = index.checkpoint(index.stored)
+    assert state is not None  # read in the same transaction as the segments
+    return last_id, state.copy()

@@ -359,3 +359,17 @@ async def test_the_replay_screen_shows_the_same_from_the_index(home: Home) -> No
     walked_in_full = await panels()
     assert len(from_index) >= 40 and "transcript" in from_index[-1]
     assert from_index == walked_in_full
+
+
+def test_checkpoints_gone_after_the_open_are_walked_from_an_earlier_one(home: Home) -> None:
+    """The archive changed under an open replay (its stored checkpoints deleted or rewritten):
+    each point is still the state the events give, from the nearest checkpoint still there."""
+    recorder = new_run(home)
+    record(recorder, 1, 10)
+    recorder.close("finished", "done")
+    replay = load(home, recorder.run_id)
+    conn = connect(home.root / "history.db")
+    conn.execute("DELETE FROM replay_segments WHERE segment % 3 = 1")
+    conn.execute("UPDATE replay_segments SET last_id = -1 WHERE segment % 3 = 2")
+    conn.close()
+    assert_same_as_a_walk(replay, home)
