@@ -4,7 +4,9 @@ A running teammate (in the lead's process, or a real ``teamdeck agent`` process)
 next tool call with the run's rules as they are then: settings the person accepted (a deny
 added, an allow removed), an "always allow" answered for another teammate; never a change the
 person rejected. The offline researcher's ``wc -l`` (one per inventory task, see
-``offline.teammate_policy``) is the call that shows which rules it used.
+``offline.teammate_policy``) is the call that shows which rules it used. Hooks the person
+accepts run in a running teammate from then on, rejected ones never (they already did: the
+hooks were read from the snapshot at each event; the test keeps it so).
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ def write_settings(project: Path, permissions: dict[str, list[str]]) -> None:
     path.write_text(json.dumps({"permissions": permissions}))
 
 
-def task_prompt(task: str) -> str:
+def task_prompt(task: str, *, count_lines: bool = True) -> str:
     what = "Inventory the files (action: inventory, files: **/*)"
-    return f"Your task is #{task}: {what}. {COUNT_LINES}"
+    return f"Your task is #{task}: {what}. {COUNT_LINES if count_lines else ''}"
 
 
 def settings_request(runtime: TeamRuntime, change: str) -> Approval | None:
@@ -75,15 +77,17 @@ async def started(
     return runtime, await create_team(runtime)
 
 
-async def give_task(runtime: TeamRuntime, home: Home, team: str, name: str) -> str:
+async def give_task(
+    runtime: TeamRuntime, home: Home, team: str, name: str, *, count_lines: bool = True
+) -> str:
     """A new inventory task for the running teammate ``name``, told by the lead."""
     task = home.tasks(team).create(f"Inventory the files for {name}", owner=name)
+    prompt = task_prompt(str(task.id), count_lines=count_lines)
     content, is_error = await call_tool(
         runtime.lead_session,
         "SendMessage",
-        {"type": "message", "recipient": name, "content": task_prompt(str(task.id)),
-         "summary": f"task #{task.id}"},
-    )  # fmt: skip
+        {"type": "message", "recipient": name, "content": prompt, "summary": f"task #{task.id}"},
+    )
     assert not is_error, content
     return str(task.id)
 
@@ -160,3 +164,37 @@ async def test_always_allow_for_one_teammate_reaches_another_running_one(
     assert asks() == []  # no request: the rule allowed it
     [report] = reports(home, team, "analyst")
     assert "lines in the 4 file(s) counted" in report
+
+
+def write_hook(project: Path, marker: Path, word: str) -> None:
+    """What an agent could write: a TaskCompleted hook running a command of its choosing."""
+    hook = {"type": "command", "command": f"echo {word} >> {marker}"}
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"hooks": {"TaskCompleted": [{"hooks": [hook]}]}}))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_running_teammate_runs_an_accepted_hook_and_never_a_rejected_one(
+    make_runtime: Callable[..., TeamRuntime],
+    home: Home,
+    project: Path,
+    tmp_path: Path,
+    backend: str,
+) -> None:
+    runtime, team = await started(make_runtime, project, backend)
+    marker = tmp_path / "hook-runs.txt"
+    await runtime.spawn_teammate("researcher", "Wait for your task from team-lead.")
+    await until(lambda: runtime.status_of("researcher") == "idle", "the researcher is up", GUARD)
+
+    write_hook(project, marker, "rejected")
+    await answer_settings(runtime, "adds a TaskCompleted hook", accept=False)
+    await give_task(runtime, home, team, "researcher", count_lines=False)
+    await until(lambda: reports(home, team, "researcher"), "task #1 reported", GUARD)
+    assert not marker.exists()
+
+    write_hook(project, marker, "accepted")
+    await answer_settings(runtime, "accepted >>", accept=True)
+    await give_task(runtime, home, team, "researcher", count_lines=False)
+    await until(lambda: reports(home, team, "researcher")[1:], "task #2 reported", GUARD)
+    assert marker.read_text().split() == ["accepted"]
