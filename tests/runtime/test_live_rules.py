@@ -20,6 +20,7 @@ import pytest
 from app.core import Home
 from app.runtime.api import Approval
 from app.runtime.offline.lead_policy import COUNT_LINES
+from app.runtime.permissions import PermissionRules, Rule, RulesFeed
 from app.runtime.permissions.settings import load_settings
 from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Router, Script, call_tool, inbox_of, until
@@ -198,3 +199,18 @@ async def test_a_running_teammate_runs_an_accepted_hook_and_never_a_rejected_one
     await give_task(runtime, home, team, "researcher", count_lines=False)
     await until(lambda: reports(home, team, "researcher")[1:], "task #2 reported", GUARD)
     assert marker.read_text().split() == ["accepted"]
+
+
+def test_a_feed_takes_what_the_run_changed_and_keeps_the_agents_own_rules() -> None:
+    run = PermissionRules.from_strings(allow=["Bash(wc:*)", "Read"], deny=["Bash(rm:*)"])
+    feed = RulesFeed(lambda: run)
+    mine = feed.seen.copy()
+    mine.add_allow("Bash(ls:*)")  # its own (e.g. --allow for this teammate only)
+    assert not feed.refresh(mine)  # nothing changed: nothing to do
+    run.allow.remove(Rule.parse("Bash(wc:*)"))
+    run.add_deny("Bash(wc:*)")
+    run.add_allow("Grep")
+    assert feed.refresh(mine)
+    assert [str(r) for r in mine.allow] == ["Read", "Bash(ls:*)", "Grep"]
+    assert [str(r) for r in mine.deny] == ["Bash(rm:*)", "Bash(wc:*)"]
+    assert not feed.refresh(mine)
