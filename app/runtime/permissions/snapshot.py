@@ -82,10 +82,11 @@ def replace(project: Path, settings: Settings) -> None:
 def follow(project: Path, path: Path) -> None:
     """Use the lead's snapshot in ``path`` for ``project`` (see the module docstring)."""
     key = project.absolute()
+    seen = _stat(path)  # before reading: a write in between is read again at the next look
     settings = read_snapshot(path)
     with _lock:
         _taken[key] = settings
-        _followed[key] = (path, _stat(path))
+        _followed[key] = (path, seen)
 
 
 def forget(project: Path) -> None:
