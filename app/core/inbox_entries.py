@@ -108,17 +108,20 @@ def replace_entries(
     count = len(entries)
     if not edits or not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
         return None
-    if min(edits) < 0 or max(edits) >= count:
-        return None
     half = count // 2
-    if len(edits) == 1 and min(edits) >= half:  # one message marked, among the newest
+    if len(edits) == 1:
         ((index, new),) = edits.items()
-        span = _span_from_the_back(data, entries, index)
-        if span is None:
+        if not 0 <= index < count:
             return None
-        view = memoryview(data)
-        start, end, piece = span
-        return [view[:start], _encode_edit(piece, entries[index], new), view[end:]]
+        if index >= half:  # one message marked, among the newest
+            span = _span_from_the_back(data, entries, index)
+            if span is None:
+                return None
+            view = memoryview(data)
+            start, end, piece = span
+            return [view[:start], _encode_edit(piece, entries[index], new), view[end:]]
+    elif min(edits) < 0 or max(edits) >= count:
+        return None
     front = [i for i in edits if i < half]
     back = [i for i in edits if i >= half]
     walk_front = max(front) + 1 if front else 0
