@@ -35,7 +35,7 @@ class EditedEntries(Sequence[Entry]):
     edits: dict[int, Entry]
 
     def __init__(self, base: Sequence[Entry], edits: dict[int, Entry]) -> None:
-        if isinstance(base, EditedEntries):  # an edit of an edit: one layer, never a chain
+        if type(base) is EditedEntries:  # an edit of an edit: one layer, never a chain
             edits = {**base.edits, **edits}
             base = base.base
         self.base = base
@@ -182,8 +182,8 @@ def _span_from_the_back(
         if at < 0:
             return None
         start = at + _SEP_START
-        try:
-            tail = SHAPE.validate_json(b"[" + data[start:])
+        try:  # one copy of the tail, not two (a slice, then the slice after "[")
+            tail = SHAPE.validate_json(b"".join((b"[", memoryview(data)[start:])))
         except ValidationError:
             return None
         if len(tail) != count - index:
