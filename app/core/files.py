@@ -154,7 +154,13 @@ Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryvie
 
 
 def atomic_write_bytes(
-    path: StrPath, data: Chunks, *, durable: bool = True, make_dirs: bool = True, mode: int = -1
+    path: StrPath,
+    data: Chunks,
+    *,
+    durable: bool = True,
+    make_dirs: bool = True,
+    mode: int = -1,
+    renamed: Callable[[], object] | None = None,
 ) -> None:
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
@@ -163,12 +169,22 @@ def atomic_write_bytes(
     DiskFullError (naming ``path``) if the disk is full; the temp file is removed then.
     ``make_dirs=False``: FileNotFoundError if the folder is gone, never created again (a
     writer into a team's folder must not bring back a team deleted meanwhile). ``mode``: see
-    :func:`write_temp`."""
+    :func:`write_temp`. ``renamed``: called once the new version is the file, before the
+    folder's fsync -- bookkeeping about the new version (its identity, a cache) done while
+    the process's caches are warm, not after it has slept through the fsync; the call still
+    returns only once the folder is fsynced."""
     try:
         tmp = write_temp(path, data, durable=durable, make_dirs=make_dirs, mode=mode)
-        replace_temp(tmp, path, durable=durable)
+        replace_temp(tmp, path, durable=durable and renamed is None)
     except OSError as exc:
         raise full_disk(exc, path) from None
+    if renamed is not None:
+        renamed()
+        if durable:
+            try:
+                fsync_dir(os.path.dirname(path) or ".")
+            except OSError as exc:
+                raise full_disk(exc, path) from None
 
 
 def full_disk(exc: OSError, path: StrPath) -> OSError:

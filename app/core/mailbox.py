@@ -357,11 +357,18 @@ class Mailbox:
         flipped, after = done
         if not flipped:
             return 0, None
-        atomic_write_bytes(path, after.parts(), durable=durable, make_dirs=False, mode=mode)
-        written = _remember(path, after.head())
-        if written is not None:
-            inbox_cache.parsed.put(path, written, after)
-        return flipped, written
+        identity: list[FileKey | None] = []
+
+        def renamed() -> None:  # before the folder's fsync, while the caches are warm
+            written = _remember(path, after.head())
+            if written is not None:
+                inbox_cache.parsed.put(path, written, after)
+            identity.append(written)
+
+        atomic_write_bytes(
+            path, after.parts(), durable=durable, make_dirs=False, mode=mode, renamed=renamed
+        )
+        return flipped, identity[0]
 
     @staticmethod
     def _rewrite_whole(
