@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from app.core.files import array_head_end, load_json
-from app.core.inbox_entries import SHAPE, edited, replace_entries
+from app.core.inbox_entries import SHAPE, edited, read_flipped, replace_entries
 from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
@@ -213,7 +213,18 @@ def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] |
         targets = [i for i, e in enumerate(entries) if not e.get("read")]
     elif len(indices) == 1:  # the usual call (an agent takes one message): no list passes
         (index,) = indices
-        targets = [index] if 0 <= index < count and not entries[index].get("read") else []
+        if not 0 <= index < count:
+            return 0, known
+        entry = entries[index]
+        read = entry.get("read")
+        if read is False and index >= count // 2 and index not in known.odd:
+            chunks = read_flipped(known.data, entries, index)
+            if chunks is not None:
+                after = Parsed(chunks, edited(entries, {index: {**entry, "read": True}}), known.odd)
+                if known._unread is not None:
+                    after._unread = [i for i in known._unread if i != index]
+                return 1, after
+        targets = [] if read else [index]
     else:
         targets = [i for i in sorted(indices) if 0 <= i < count and not entries[i].get("read")]
     if not targets:

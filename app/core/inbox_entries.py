@@ -197,6 +197,26 @@ def _span_from_the_back(
 _READ_FALSE, _READ_TRUE = b'\n    "read": false', b'\n    "read": true'
 
 
+def read_flipped(
+    data: bytes, entries: Sequence[Any], index: int
+) -> list[bytes | memoryview] | None:
+    """``replace_entries`` for the usual mark -- one message among the newest half, its
+    ``read`` false, set true (nothing else changed) -- without building the new entry to
+    compare it: the chunks of ``data`` with that one line changed, or ``None`` (the caller
+    then goes the general way)."""
+    if not (data.startswith(b"[\n  {\n") and data.endswith(b"\n  }\n]")):
+        return None
+    span = _span_from_the_back(data, entries, index)
+    if span is None:
+        return None
+    start, end, piece = span
+    flipped = piece.replace(_READ_FALSE, _READ_TRUE)
+    if len(flipped) != len(piece) - 1:
+        return None
+    view = memoryview(data)
+    return [view[:start], flipped, view[end:]]
+
+
 def _encode_edit(piece: bytes, old: dict[str, Any], new: Any) -> bytes:
     """``encode_entry(new)``, given ``piece``, the encoding of ``old``: when ``new`` is
     ``old`` with ``read`` flipped from false to true (nothing else, keys in the same order),
