@@ -179,12 +179,14 @@ def atomic_write_bytes(
     except OSError as exc:
         raise full_disk(exc, path) from None
     if renamed is not None:
-        renamed()
-        if durable:
-            try:
-                fsync_dir(os.path.dirname(path) or ".")
-            except OSError as exc:
-                raise full_disk(exc, path) from None
+        try:
+            renamed()
+        finally:  # the new version is the file: synced even if the bookkeeping failed
+            if durable:
+                try:
+                    fsync_dir(os.path.dirname(path) or ".")
+                except OSError as exc:
+                    raise full_disk(exc, path) from None
 
 
 def full_disk(exc: OSError, path: StrPath) -> OSError:
@@ -221,7 +223,7 @@ def write_temp(
             continue
     else:  # pragma: no cover - ten random collisions in a row
         raise UnsafePathError(f"could not create a temp file next to {path}")
-    chunks = [data] if isinstance(data, bytes | bytearray | memoryview) else data
+    chunks = [data] if isinstance(data, _BUFFERS) else data
     views = [memoryview(c) for c in chunks if len(c)]
     try:
         if mode != FILE_MODE:
@@ -242,6 +244,7 @@ def write_temp(
     return tmp
 
 
+_BUFFERS = (bytes, bytearray, memoryview)  # a tuple: isinstance of a union costs more
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _pid = [os.getpid()]  # in temp names; a forked child's own (a system call per write otherwise)
 os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))

@@ -126,6 +126,15 @@ class HomeLock:
         self._timeout = timeout
 
     def __enter__(self) -> HomeLock:
+        lock = self._lock
+        if type(lock) is FlockLock:  # the first attempt inline: most locks are free
+            try:
+                taken = lock.try_acquire()
+            except OSError as exc:
+                raise self._error(exc) from None
+            if taken:
+                stats.acquired += 1
+                return self
         self.acquire()
         return self
 
@@ -146,8 +155,11 @@ class HomeLock:
         except _TimedOut:
             raise LockTimeoutError(Path(self._path), self._timeout) from None
         except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise LockError(f"could not lock {self._path}: {reason}") from None
+            raise self._error(exc) from None
+
+    def _error(self, exc: OSError) -> LockError:
+        reason = exc.strerror or type(exc).__name__
+        return LockError(f"could not lock {self._path}: {reason}")
 
     def _try(self) -> bool:
         lock = self._lock
