@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.dashboard import keys
+from widgets.footer import KeyFooter
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -31,6 +32,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(f"{self.confirm_label} (y)", variant="error", id="yes")
                 yield Button("Cancel (n)", id="no")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def action_confirm(self) -> None:
         self.dismiss(True)
