@@ -26,6 +26,10 @@ def test_readme_names_the_keys_this_test_presses() -> None:
     assert "`teamdeck demo`" in steps
     assert "press `v`" in steps and "then `a`" in steps and "`ctrl+q`" in steps
     assert "esc" not in steps  # nothing to press before the keys
+    # The writer's task is blocked by the researcher's, so its plan comes second: the README
+    # once said "in either order", and a newcomer waited for a plan that could not come yet.
+    assert "either order" not in steps and "one after the other" in steps
+    assert steps.index("The researcher asks") < steps.index("the writer asks you to approve")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -36,7 +40,7 @@ def test_the_readme_demo_walkthrough_works_as_written(
     tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
     try:
         answered: list[str] = []
-        while len(answered) < 2:  # the researcher's wc -l and the writer's plan, any order
+        while len(answered) < 2:  # the researcher's wc -l, then the writer's plan
             screen = tmux.wait_for(
                 lambda s: re.search(r"a approve (researcher: Bash|writer's plan)", s) is not None,
                 "the footer to name a request",
@@ -52,7 +56,7 @@ def test_the_readme_demo_walkthrough_works_as_written(
             shown = named.group(0)
             tmux.wait_for(lambda s: shown not in s, "the request to be answered")  # noqa: B023
             answered.append(named.group(1))
-        assert sorted(answered) == ["researcher: Bash", "writer's plan"]
+        assert answered == ["researcher: Bash", "writer's plan"]  # in the README's order
         screen = tmux.wait_for(lambda s: "(deleted)" in s, "the team to be deleted")
         tmux.keys("C-q")  # README: ctrl+q quits
         tmux.wait_for(lambda s: "EXIT=0" in s, "the demo to exit")
