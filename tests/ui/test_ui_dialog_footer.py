@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 from textual.screen import ModalScreen
 
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.confirm import ConfirmScreen
 from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
@@ -18,7 +19,7 @@ from app.dashboard.screens.quit import QuitScreen
 from tests.ui.helpers import ready, screen_text, wait_for
 
 #: Words of the views' footer that no dialog binds.
-VIEW_KEYS = ("Shutdown", "Kill", "Review", "Type", "Board", "Next", "Prev", "approve ")
+VIEW_KEYS = ("s Shutdown", "K Kill", "v Review", "i Type", "Board", "Next", "Prev", "a approve ")
 
 
 def footer_line(app: TeamDeckApp) -> str:
@@ -55,6 +56,11 @@ async def test_a_dialog_footer_shows_the_dialogs_keys(
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, ModalScreen))
 
+        await pilot.press("K")  # kill the researcher? The footer says what y does here
+        shown["kill"] = await opened(pilot, app, ConfirmScreen)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ModalScreen))
+
         await pilot.press("ctrl+q")
         shown["quit"] = await opened(pilot, app, QuitScreen)
 
@@ -64,6 +70,7 @@ async def test_a_dialog_footer_shows_the_dialogs_keys(
         assert "Close" in shown["help"]
         assert "Approve" in shown["plan"] and "Reject" in shown["plan"]
         assert "Allow once" in shown["permission"] and "Deny" in shown["permission"]
+        assert "y Kill" in shown["kill"] and "n Cancel" in shown["kill"]  # as its buttons
         assert "Shut down" in shown["quit"] and "Cancel" in shown["quit"]
 
         await pilot.press("n")  # cancel: the view's own footer is back
