@@ -20,7 +20,7 @@ import gc
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual import on, work
@@ -368,7 +368,9 @@ class TeamDeckApp(DeckState):
         if news is None:
             return
         if news.run_ended:  # what the lead does from here on is the next goal's
-            self._lead_at_end = next((a for a in self.source.snapshot() or () if a.is_lead), None)
+            lead = next((a for a in self.source.snapshot() or () if a.is_lead), None)
+            # A copy: the runtime's snapshot is its live record, which goes on counting.
+            self._lead_at_end = replace(lead) if lead is not None else None
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)

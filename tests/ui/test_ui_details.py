@@ -126,8 +126,9 @@ async def test_the_leads_counts_start_again_when_its_team_was_deleted(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
     """What the runtime sends as a goal ends: the team deleted, then the lead idle (it sends
-    no RunFinished). The second goal's lead counted on from the first (seen driving two goals
-    at 120x40: 779 tokens and 21 tools at the first goal's end, 1.3k and 35 in the second)."""
+    no RunFinished), its lead's snapshot counting in place. The second goal's lead counted on
+    from the first (seen driving two goals at 120x40: 779 tokens and 21 tools at the first
+    goal's end, 1.3k and 35 in the second), then, kept by reference, showed 0 throughout."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
 
@@ -135,10 +136,8 @@ async def test_the_leads_counts_start_again_when_its_team_was_deleted(
             return next(a for a in deck.agents if a.is_lead)
 
         def spend(tokens: int, tools: int) -> None:
-            runtime.agents = [
-                replace(a, input_tokens=tokens, tool_calls=tools) if a.is_lead else a
-                for a in runtime.agents
-            ]
+            live = next(a for a in runtime.agents if a.is_lead)  # counts in place, as the
+            live.input_tokens, live.tool_calls = tokens, tools  # runtime's session does
             runtime.emit(UsageChanged(lead().name, tokens, 0, 0, 0, 0, tools))
 
         spend(5000, 7)
