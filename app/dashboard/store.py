@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,70 +41,17 @@ from app.core import (
 from app.core.files import parse_with_retry
 from app.core.mailbox import parse_raw_inbox
 from app.core.paths import LEAD_NAME
+from app.dashboard.store_delta import StoreDelta
 from app.display.format import agent_name, one_line
-from app.display.values import FeedItem, TeamFiles
-from app.runtime.api import Approval
+from app.display.values import FeedItem
 from app.runtime.by_files.requests import TeamRequests
 from app.runtime.by_files.status import by_activity, last_activity, panel_statuses, status_times
-from app.runtime.events import AgentStatus
 
 HIDDEN_STATUSES = frozenset({"deleted"})
 #: Frames that open or close a request: never a teammate's last DM.
 _TASK_REF = re.compile(r"#(\d+)\b")
 _REQUEST_MARKS = re.compile(r'"type"\s*:\s*"(?:plan_approval_|permission_)')
 OPEN_STATUSES = frozenset({"pending", "in_progress"})
-
-
-# ============================================================================ deltas
-
-
-@dataclass
-class StoreDelta:
-    """What changed since the previous delta. Maps (errors, summaries) are always complete."""
-
-    team: str | None
-    reset: bool = False  # everything below replaces what the UI had (first load, team switch)
-    removed: bool = False  # the team was deleted (what was shown stays)
-    feed_reset: bool = False  # the feed is replaced by ``feed_added`` (an inbox shrank)
-    config: TeamConfig | None = None
-    config_changed: bool = False
-    config_error: str | None = None
-    tasks_changed: bool = False
-    task_upserts: list[Task] = field(default_factory=list)
-    task_removals: list[str] = field(default_factory=list)
-    completed: list[Task] = field(default_factory=list)  # tasks that just became completed
-    open_tasks: int = 0
-    current_tasks: dict[str, str] = field(default_factory=dict)  # owner -> "#3 subject"
-    task_errors: dict[str, str] = field(default_factory=dict)  # task id -> error
-    feed_added: list[FeedItem] = field(default_factory=list)
-    feed_updated: list[FeedItem] = field(default_factory=list)
-    inbox_errors: dict[str, str] = field(default_factory=dict)  # agent -> error
-    last_dm: dict[str, str] = field(default_factory=dict)  # sender -> last DM summary
-    pending: list[Approval] = field(default_factory=list)  # requests seen in the files
-    teams: list[str] | None = None  # every team in the home, when that list may have changed
-    new_errors: list[str] = field(default_factory=list)  # errors not reported before
-    statuses: dict[str, AgentStatus] = field(default_factory=dict)  # teammate -> status (viewer)
-    status_since: dict[str, float] = field(default_factory=dict)  # teammate -> since (viewer)
-    last_activity: float | None = None  # newest mtime of the team's files (viewer)
-
-    def files(self, previous: TeamFiles) -> TeamFiles:
-        """The app's ``TeamFiles`` after this delta (``previous``: before it)."""
-        keep_config = not (self.config_changed or self.reset)
-        return TeamFiles(
-            team=self.team or previous.team,
-            removed=self.removed,
-            config=previous.config if keep_config else self.config,
-            config_error=self.config_error,
-            inbox_errors=self.inbox_errors,
-            task_errors=self.task_errors,
-            open_tasks=self.open_tasks,
-            current_tasks=self.current_tasks,
-            last_dm=self.last_dm,
-            teams=previous.teams if self.teams is None else tuple(self.teams),
-            statuses=self.statuses,
-            status_since=self.status_since,
-            last_activity=self.last_activity,
-        )
 
 
 def file_error(exc: Exception) -> str:
@@ -159,6 +105,7 @@ class Store:
         self._reported: set[str] = set()
         self._summary: tuple[int, dict[str, str]] = (0, {})
         self._dir: Path | None = None  # the task directory, resolved once
+        self._lost = False  # a batch failed: its messages are read again on the next one
 
     # ------------------------------------------------------------------ entry points
 
@@ -199,27 +146,44 @@ class Store:
         verdict = [e for e in relevant if isinstance(e, TeamChanged | TeamRemoved)]
         verdict = [e for e in verdict if e.team == self.team]
         if verdict and isinstance(verdict[-1], TeamRemoved):
-            # Keep showing the last state (the feed is the record of what happened).
+            # Keep showing the last state (the feed is the record of what happened), with the
+            # last messages of the batch that are still on disk: a deletion takes the config
+            # first or last, and the inboxes it has not reached yet are still readable.
+            delta = StoreDelta(team=self.team, teams=self.home.teams.names())
+            for event in relevant:
+                if isinstance(event, InboxChanged):
+                    self._read_inbox(event.agent, delta, keep_errors=False)
+            delta.feed_added.sort(key=lambda item: item.sort_key)
             self.removed = True
-            return self._finish(
-                StoreDelta(team=self.team, teams=self.home.teams.names()), tasks_changed=False
-            )
+            return self._finish(delta, tasks_changed=False)
         if self.removed:
             if not verdict:
                 return None  # stragglers of the deletion
             return self.load()  # created again: a new team under the old name
         delta = StoreDelta(team=self.team)
         tasks_changed = reread = False
-        for event in relevant:
-            if isinstance(event, TeamChanged | TeamRemoved):
-                delta.teams = self.home.teams.names()
-                if event.team == self.team:
-                    self._read_config(delta)
-            elif isinstance(event, TaskChanged):
-                tasks_changed |= self._read_task(event.task_id, delta)
-            elif isinstance(event, InboxChanged) and self._read_inbox(event.agent, delta):
+        try:
+            if self._lost:  # the last batch failed: read every inbox again
+                self._lost = False
                 self._reread_inboxes(delta)
                 reread = True
+            for event in relevant:
+                if isinstance(event, TeamChanged | TeamRemoved):
+                    delta.teams = self.home.teams.names()
+                    if event.team == self.team:
+                        self._read_config(delta)
+                elif isinstance(event, TaskChanged):
+                    tasks_changed |= self._read_task(event.task_id, delta)
+                elif isinstance(event, InboxChanged) and self._read_inbox(event.agent, delta):
+                    self._reread_inboxes(delta)
+                    reread = True
+        except BaseException:
+            # The delta is lost with the error: the messages it held were never shown, so
+            # they are forgotten and the next change reads every inbox again.
+            for item in delta.feed_added:
+                self._items.pop((item.sender, item.timestamp, item.text), None)
+            self._lost = True
+            raise
         delta.feed_added.sort(key=lambda item: item.sort_key)
         changed = (
             reread
@@ -312,14 +276,17 @@ class Store:
             self._read_inbox(agent, delta)
         delta.feed_added.sort(key=lambda item: item.sort_key)
 
-    def _read_inbox(self, agent: str, delta: StoreDelta) -> bool:
-        """Append the inbox's new messages to the feed. True if it shrank (rebuild needed)."""
+    def _read_inbox(self, agent: str, delta: StoreDelta, *, keep_errors: bool = True) -> bool:
+        """Append the inbox's new messages to the feed. True if it shrank (rebuild needed).
+        ``keep_errors=False``: a file that cannot be read is not reported (a team being
+        deleted: its files go away while they are read)."""
         assert self.team is not None
-        path = self.home.mailbox(self.team).path(agent)
         try:
+            path = self.home.mailbox(self.team).path(agent)
             entries = parse_with_retry(path, parse_raw_inbox)
         except (TeamdeckError, OSError) as exc:
-            self._inbox_errors[agent] = file_error(exc)
+            if keep_errors:
+                self._inbox_errors[agent] = file_error(exc)
             return False
         self._inbox_errors.pop(agent, None)
         if entries is None:  # gone (its team is being deleted): what it said stays in the feed
@@ -330,12 +297,14 @@ class Store:
             seen and _identity(entries[seen - 1]) != self._inbox_last.get(agent)
         ):
             return True
-        self._inbox_counts[agent] = len(entries)
-        if entries:
-            self._inbox_last[agent] = _identity(entries[-1])
         for entry in entries[seen:]:
             self._requests.note(agent, entry)
             self._add_message(agent, entry, delta)
+        # Counted once they are in the feed: if adding one failed, the next change reads them
+        # again (those already added are recognised and not added twice).
+        self._inbox_counts[agent] = len(entries)
+        if entries:
+            self._inbox_last[agent] = _identity(entries[-1])
         return False
 
     def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:

@@ -14,7 +14,8 @@ from functools import partial
 
 from app.core import ChangeEvent, TaskChanged
 from app.core.watch import Watcher
-from app.dashboard.store import Store, StoreDelta
+from app.dashboard.store import Store
+from app.dashboard.store_delta import StoreDelta
 
 
 class StoreFeeder:

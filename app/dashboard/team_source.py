@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from app.core.watch import Watcher
 from app.dashboard.screens.host import ModeChoices
 from app.dashboard.session_transcripts import TranscriptSource
-from app.dashboard.store import StoreDelta
+from app.dashboard.store_delta import StoreDelta
 from app.display.values import TeamFiles
 from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI, Spawner
 from app.runtime.events import RuntimeEvent, TranscriptEntry

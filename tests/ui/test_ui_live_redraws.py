@@ -13,7 +13,7 @@ from textual.widget import Widget
 from app.core import InboxMessage
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.leader import LeaderScreen
-from app.dashboard.store import StoreDelta
+from app.dashboard.store_delta import StoreDelta
 from app.runtime.api import Approval
 from tests.ui.data import TEAM, agents, make_app, transcripts
 from tests.ui.fake_runtime import FakeRuntime

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from app.core import Home, InboxChanged, InboxMessage, TaskChanged, TeamChanged, TeamRemoved
 from app.core.protocol import (
     idle_notification,
@@ -231,6 +233,60 @@ def test_team_removed_and_teams_list(tmp_path: Path) -> None:
     home.teams.create(TEAM)  # a new team under the old name: read from scratch
     delta = store.apply([TeamChanged(TEAM)])
     assert delta is not None and delta.reset and not delta.removed and delta.open_tasks == 0
+
+
+def test_the_last_messages_of_a_deleted_team_still_on_disk_reach_the_feed(
+    tmp_path: Path,
+) -> None:
+    """A batch that ends with the team's removal still reads the inboxes it names: the
+    deletion may have taken the config before the inboxes."""
+    home = build_home(tmp_path)
+    store = Store(home, TEAM, pick=False)
+    store.load()
+    home.mailbox(TEAM).append(
+        "tester", InboxMessage(sender="team-lead", text="last words", timestamp=ts(97))
+    )
+    home.layout.config_path(TEAM).unlink()  # the deletion took the config first
+    gone = InboxChanged(TEAM, "researcher")  # an inbox the deletion already took
+    home.mailbox(TEAM).path("researcher").unlink()
+    delta = store.apply([InboxChanged(TEAM, "tester"), gone, TeamRemoved(TEAM)])
+    assert delta is not None and delta.removed
+    assert [(i.sender, i.text) for i in delta.feed_added] == [("team-lead", "last words")]
+    assert not delta.new_errors and not delta.inbox_errors
+
+
+def test_a_message_that_failed_to_reach_the_feed_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An inbox's messages are counted as read only once they are in the feed."""
+    home = build_home(tmp_path)
+    store = Store(home)
+    store.load()
+    box = home.mailbox(TEAM)
+    box.append("tester", InboxMessage(sender="engineer", text="one", timestamp=ts(90)))
+    box.append("tester", InboxMessage(sender="engineer", text="two", timestamp=ts(91)))
+    add = store._add_message
+    calls = 0
+
+    def fails_on_the_second(recipient: str, entry: dict[str, object], delta: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("boom")
+        add(recipient, entry, delta)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_add_message", fails_on_the_second)
+    with pytest.raises(RuntimeError):
+        store.apply([InboxChanged(TEAM, "tester")])
+    monkeypatch.setattr(store, "_add_message", add)
+    delta = store.apply([InboxChanged(TEAM, "tester")])
+    assert delta is not None
+    # the failed batch's delta never reached the feed: both come now, once each
+    assert [(i.sender, i.text) for i in delta.feed_added] == [
+        ("engineer", "one"),
+        ("engineer", "two"),
+    ]
+    assert store.apply([InboxChanged(TEAM, "tester")]) is None
 
 
 def test_no_team_until_one_appears(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from app.dashboard import keys
 from app.dashboard.messages import OpenAgent
 from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.screens.message import MessageScreen
-from app.dashboard.store import StoreDelta
+from app.dashboard.store_delta import StoreDelta
 from app.display.values import FeedItem, TeamFiles, agent_colors
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
