@@ -14,6 +14,7 @@ from tests.ui.test_demo_tmux import Tmux, _teamdeck, demo_env, demo_homes
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 README = Path(__file__).parents[2] / "README.md"
+DIALOG = re.compile(r"Allow once \(y/a\)|Approve \(a\)")
 
 
 def walkthrough() -> str:
@@ -48,13 +49,15 @@ def test_the_readme_demo_walkthrough_works_as_written(
             named = re.search(r"a approve (researcher: Bash|writer's plan)", screen)
             assert named is not None
             tmux.keys("v")  # README: press v to read it...
-            tmux.wait_for(
-                lambda s: "Allow once (y/a)" in s or "Approve (a)" in s,
-                "its dialog",
-            )
+            tmux.wait_for(lambda s: DIALOG.search(s) is not None, "its dialog")
             tmux.keys("a")  # ...then a
             shown = named.group(0)
-            tmux.wait_for(lambda s: shown not in s, "the request to be answered")  # noqa: B023
+            # The dialog has a footer of its own: the view's ("? Help ...") is back once the
+            # dialog is closed, and names the next request once this one is answered.
+            tmux.wait_for(
+                lambda s: not DIALOG.search(s) and "? Help" in s and shown not in s,  # noqa: B023
+                "the dialog to close and the request to be answered",
+            )
             answered.append(named.group(1))
         assert answered == ["researcher: Bash", "writer's plan"]  # in the README's order
         screen = tmux.wait_for(lambda s: "(deleted)" in s, "the team to be deleted")
