@@ -288,7 +288,7 @@ def prune(path: Path, older_than: float, *, now: float | None = None) -> int:
         for start in range(0, len(doomed), 500):
             chunk = doomed[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for table in ("model_calls", "events", "agents", "approvals"):
+            for table in ("replay_segments", "model_calls", "events", "agents", "approvals"):
                 conn.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", chunk)
             conn.execute(f"DELETE FROM runs WHERE id IN ({marks})", chunk)
         conn.execute("COMMIT")

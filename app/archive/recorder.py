@@ -70,7 +70,7 @@ class Recorder:
         self.files = FileReads(writer, self.rows, home, clock)
         self.tasks = self.files.tasks
         self.runtime_events = RuntimeEvents(self, writer, self.rows)
-        writer.before_commit = self.rows.write_totals
+        writer.before_commit = self.rows.end_batch
 
     # ------------------------------------------------------------------ wiring
 

@@ -1,14 +1,17 @@
-"""A finished run, replayable: the team's state at any point of its timeline (no Textual).
+"""A recorded run, replayable: the team's state at any point of its timeline (no Textual).
 
-``Replay.load`` reads a window, not the run: each event's id, time, kind and agent (a few
-numbers per event, in arrays), and the events that change the state (status, usage,
-transcript, task), from which it builds a checkpoint every ``CHECKPOINT`` events. The events
+``Replay.load`` reads a window, not the run: the run's index (each event's id and time, the
+positions of its messages and of each agent's transcript entries, a checkpoint of the team's
+state every ``CHECKPOINT`` events) is kept in the archive by the recorder as it writes the run
+(``app.archive.replay_index``), so an open reads those arrays as bytes, the last checkpoint,
+and the few events after it (fewer than ``CHECKPOINT``, plus whatever a live run added since).
+A run recorded before the archive kept an index is walked in full, as before. The events
 themselves (texts, data) stay in the archive and are read when shown, a page at a time
-(``StoredEvents``, a few pages kept), so a run of any length opens in about the time it takes
-to read those columns, in memory that does not grow with its texts. The state after the first
-``n`` events (agents with their status and cost, the task board, the messages so far, any
-agent's transcript) is the nearest checkpoint plus at most ``CHECKPOINT`` events, so a scrub to
-any point costs the same wherever it lands.
+(``StoredEvents``, a few pages kept), so a run of any length opens in about the same time, in
+memory that does not grow with its texts. The state after the first ``n`` events (agents with
+their status and cost, the task board, the messages so far, any agent's transcript) is the
+nearest checkpoint (read from the archive when asked for, a few kept) plus at most
+``CHECKPOINT`` events, so a scrub to any point costs the same wherever it lands.
 
 ``Search`` filters events by text, sender or frame type (all words must match, any case).
 """
@@ -16,97 +19,41 @@ any point costs the same wherever it lands.
 from __future__ import annotations
 
 import bisect
-import copy
 import sqlite3
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from app.archive import query
+from app.archive import query, replay_index
 from app.archive.query import Event, RunSummary
+from app.archive.replay_state import (
+    STATE_KINDS,
+    AgentState,
+    State,
+    TaskState,
+    base_state,
+    resolve,
+)
+from app.archive.replay_walk import CHECKPOINT
 from app.archive.timeline import event_line
 from app.display.text_search import IndexSearch, haystack
 
-CHECKPOINT = 500
+__all__ = [
+    "CHECKPOINT",
+    "STATE_KINDS",
+    "AgentState",
+    "Replay",
+    "Search",
+    "State",
+    "StoredEvents",
+    "TaskState",
+]
+
 #: Events read from the archive at a time, and how many such pages are kept.
 PAGE = 500
 PAGES_KEPT = 8
-#: The kinds that change a ``State`` (the others only move its position).
-STATE_KINDS = ("status", "usage", "transcript", "task")
-
-
-@dataclass
-class AgentState:
-    name: str
-    color: str | None = None
-    agent_type: str | None = None
-    status: str = "idle"
-    detail: str = ""
-    model_calls: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-    last: str = ""
-
-
-@dataclass
-class TaskState:
-    id: str
-    subject: str
-    status: str
-    owner: str | None
-
-
-@dataclass
-class State:
-    """The team after some events: what the replay's panels draw."""
-
-    position: int = 0  # events applied
-    agents: dict[str, AgentState] = field(default_factory=dict)
-    tasks: dict[str, TaskState] = field(default_factory=dict)
-    cost: float = 0.0
-    tokens: int = 0
-
-    def copy(self) -> State:
-        """An independent copy (a task's state is replaced, never changed, so it is shared)."""
-        agents = {name: copy.copy(agent) for name, agent in self.agents.items()}
-        return State(self.position, agents, dict(self.tasks), self.cost, self.tokens)
-
-    def apply(self, event: Event) -> None:
-        self.position += 1
-        data = event.data or {}
-        agent = self.agents.get(event.agent or "") if event.agent else None
-        if event.agent and agent is None and event.kind in ("status", "usage", "transcript"):
-            agent = self.agents[event.agent] = AgentState(event.agent)
-        match event.kind:
-            case "status" if agent is not None:
-                agent.status = event.frame or agent.status
-                agent.detail = event.text
-            case "usage" if agent is not None:
-                tokens = int(data.get("input", 0)) + int(data.get("output", 0))
-                cost = float(data.get("cost_usd") or 0.0)
-                agent.model_calls += 1
-                agent.tokens += tokens
-                agent.cost += cost
-                self.tokens += tokens
-                self.cost += cost
-            case "transcript" if agent is not None:
-                if event.frame == "tool_call":
-                    agent.last = f"calling {event.target}"
-                elif event.frame == "assistant":
-                    agent.last = event.text.splitlines()[0][:80] if event.text else ""
-            case "task":
-                task_id = event.target or "?"
-                if event.frame == "deleted":
-                    self.tasks.pop(task_id, None)
-                else:
-                    self.tasks[task_id] = TaskState(
-                        task_id, event.text, event.frame or "pending", data.get("owner")
-                    )
-            case "mode":
-                pass
 
 
 class StoredEvents(Sequence[Event]):
@@ -184,56 +131,23 @@ class Replay:
         self,
         run: RunSummary,
         events: Sequence[Event],
-        agents: list[dict[str, object]],
+        agents: list[dict[str, Any]],
         *,
-        index: tuple[Sequence[int], Sequence[float], Sequence[str | None], Sequence[str | None]]
-        | None = None,
-        changes: Iterable[tuple[int, Event]] | None = None,
+        index: replay_index.Index | None = None,
     ) -> None:
-        """``events`` in order (a list, or ``StoredEvents``); ``index`` (their ids, times,
-        kinds and agents) and ``changes`` (``(position, event)`` for the events that change
-        the state) when the caller read them already, else they are taken from ``events``."""
+        """``events`` in order (a list, or ``StoredEvents``); ``index`` their index when the
+        caller read it already (``Replay.load``), else it is built from ``events``."""
         self.run = run
         self.events = events
         if index is None:
-            index = (
-                [e.id for e in events],
-                [e.at for e in events],
-                [e.kind for e in events],
-                [e.agent for e in events],
-            )
-        ids, self.times, kinds, agent_names = index
-        self.ids = ids
-        self.messages = array("l", (i for i, kind in enumerate(kinds) if kind == "message"))
-        by_agent: dict[str, array[int]] = {}
-        for i, kind in enumerate(kinds):
-            if kind == "transcript" and agent_names[i]:
-                by_agent.setdefault(str(agent_names[i]), array("l")).append(i)
-        self.by_agent = by_agent
-        base = State()
-        for info in agents:
-            name = str(info["name"])
-            base.agents[name] = AgentState(
-                name,
-                color=info.get("color"),  # type: ignore[arg-type]
-                agent_type=info.get("agent_type"),  # type: ignore[arg-type]
-                status="not started",
-            )
-        if changes is None:
-            changes = ((i, e) for i, e in enumerate(events) if e.kind in STATE_KINDS)
-        self._checkpoints: list[State] = [base.copy()]
-        state = base
-        for position, event in changes:
-            while position >= len(self._checkpoints) * CHECKPOINT:
-                state.position = len(self._checkpoints) * CHECKPOINT
-                self._checkpoints.append(state.copy())
-            state.position = position
-            state.apply(event)
-        while len(self._checkpoints) * CHECKPOINT <= len(ids):
-            state.position = len(self._checkpoints) * CHECKPOINT
-            self._checkpoints.append(state.copy())
-        state.position = len(ids)
-        self.final = state
+            index = replay_index.walk_events(events)
+        self._index = index
+        self.ids = index.ids
+        self.times = index.times
+        self.messages = index.messages
+        self.by_agent = index.by_agent
+        self._base = base_state(agents)
+        self.final = resolve(index.final, self._base)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, ref: str) -> Replay:
@@ -242,26 +156,15 @@ class Replay:
         run = query.resolve_run(conn, ref)
         agents = query.agents(conn, run.id)
         reader = _own_reader(conn)
-        ids: array[int] = array("q")
-        times: array[float] = array("d")
-        kinds: list[str | None] = []
-        names: list[str | None] = []
-        rows = reader.execute(
-            "SELECT id, at, kind, agent FROM events WHERE run_id = ? ORDER BY id", (run.id,)
-        )
-        for event_id, at, kind, agent in rows:
-            ids.append(event_id)
-            times.append(at)
-            kinds.append(_KINDS.setdefault(kind, kind))
-            names.append(_KINDS.setdefault(agent, agent))
-        changes = _state_changes(reader, run.id, ids)
-        return cls(
-            run,
-            StoredEvents(reader, run.id, ids),
-            agents,
-            index=(ids, times, kinds, names),
-            changes=changes,
-        )
+        began = not reader.in_transaction
+        if began:  # one snapshot: the stored segments and the events after them
+            reader.execute("BEGIN")
+        try:
+            index = replay_index.load(reader, run.id)
+        finally:
+            if began:
+                reader.execute("COMMIT")
+        return cls(run, StoredEvents(reader, run.id, index.ids), agents, index=index)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -277,9 +180,8 @@ class Replay:
         position = max(0, min(position, len(self)))
         if position == len(self):
             return self.final
-        checkpoint = self._checkpoints[position // CHECKPOINT]
-        state = checkpoint.copy()
-        for event in self.events[checkpoint.position : position]:
+        state = resolve(self._index.before(position), self._base)
+        for event in self.events[state.position : position]:
             state.apply(event)
         return state
 
@@ -303,10 +205,6 @@ class Replay:
         return self.times[min(position, len(self.times)) - 1]
 
 
-#: Kind and agent names, one string object each however many events carry them.
-_KINDS: dict[Any, Any] = {}
-
-
 def _own_reader(conn: sqlite3.Connection) -> sqlite3.Connection:
     """A read-only connection to ``conn``'s database file (``conn`` itself for a database
     without a file)."""
@@ -315,25 +213,6 @@ def _own_reader(conn: sqlite3.Connection) -> sqlite3.Connection:
             uri = f"{Path(filename).as_uri()}?mode=ro"
             return sqlite3.connect(uri, uri=True, timeout=5.0, check_same_thread=False)
     return conn
-
-
-def _state_changes(
-    conn: sqlite3.Connection, run_id: int, ids: Sequence[int]
-) -> Iterator[tuple[int, Event]]:
-    """``(position, event)`` for each event that changes a ``State``, with only what
-    ``State.apply`` reads: an assistant entry's first line, no data but a call's and a task's."""
-    kinds = ",".join(f"'{kind}'" for kind in STATE_KINDS)
-    rows = conn.execute(
-        "SELECT id, at, kind, agent, target, frame,"
-        " CASE WHEN kind = 'transcript' THEN substr(text, 1, 100) ELSE text END, size,"
-        " CASE WHEN kind IN ('usage', 'task') THEN data END"
-        f" FROM events WHERE run_id = ? AND kind IN ({kinds}) ORDER BY id",
-        (run_id,),
-    )
-    position = 0
-    for row in rows:
-        position = bisect.bisect_left(ids, row[0], position)
-        yield position, query.row_event(row)
 
 
 class Search(IndexSearch):

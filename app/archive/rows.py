@@ -6,6 +6,9 @@ in progress and adds them to the ``runs`` row, and each agent's token and cost t
 ``agents`` row, once per batch (``write_totals``, the writer's ``before_commit``), so a busy run
 does not update those rows once per event (a reader sees the totals of what is committed).
 
+Each event inserted is also handed to the run's replay index (``app.archive.replay_index``),
+kept in the archive at the end of each batch with the totals (``end_batch``).
+
 A message is stored once however it is seen (a runtime event, its inbox file): its events row
 has a dedup key (team, recipient, sender, timestamp, text). A request or answer frame in a
 message is also an approval asked or answered, whoever decides it, in this process or another.
@@ -18,6 +21,7 @@ import json
 import sqlite3
 from typing import Any
 
+from app.archive.replay_index import SegmentWriter
 from app.core.protocol import parse_frame
 
 #: Longest text kept per event; longer ones keep their first part and their full size.
@@ -71,6 +75,14 @@ class Rows:
         self._agent_totals: dict[str, list[float]] = {}
         #: The first event of the next goal (``mark_goal``), while the run's team is deleted.
         self.goal_event: int | None = None
+        #: The run's replay index, kept in the archive as its events are written.
+        self.index = SegmentWriter(run_id)
+
+    def end_batch(self, conn: sqlite3.Connection) -> None:
+        """The writer's ``before_commit``: the totals, and the replay index of the batch's
+        events (``app.archive.replay_index``)."""
+        self.write_totals(conn)
+        self.index.sync(conn)
 
     def write_totals(self, conn: sqlite3.Connection) -> None:
         """The run's and the agents' totals, once per batch (inside the batch's transaction)."""
@@ -133,6 +145,8 @@ class Rows:
             ).rowcount
             conn.execute("UPDATE runs SET events = events - ? WHERE id = ?", (moved, old))
             self.counts["events"] += moved
+        self.index.sync(conn, moved_from=self.goal_event)
+        self.index = SegmentWriter(self.run_id)
         self.goal_event = None
 
     # ------------------------------------------------------------------ events
@@ -160,7 +174,9 @@ class Rows:
         if cursor.rowcount == 0:
             return None
         self.counts["events"] += 1
-        return cursor.lastrowid
+        event_id = cursor.lastrowid
+        self.index.written((event_id, at, kind, agent, target, frame, text, size, data))
+        return event_id
 
     # ------------------------------------------------------------------ agents
 

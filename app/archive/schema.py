@@ -19,6 +19,9 @@ Tables (times are epoch seconds, UTC):
 * ``model_calls`` — one row per model call: agent, model, the four token counts, cost_usd.
 * ``approvals`` — per run and request id: kind, agent, title, body, asked_at, answered_at,
   decision, decided_by, feedback.
+* ``replay_segments`` (v4) — per run, one row per ``CHECKPOINT`` events in order: their ids
+  and times, the positions of the messages (arrays of bytes), of each agent's transcript
+  entries (JSON), and the team's state after them (JSON); see ``app.archive.replay_index``.
 """
 
 from __future__ import annotations
@@ -126,8 +129,26 @@ V3 = """
 CREATE INDEX events_run_at ON events(run_id, at, id);
 """
 
+#: A replay opens without walking the whole run: its index and checkpoints, one row per
+#: ``CHECKPOINT`` events, written by the recorder (``app.archive.replay_index``). Runs recorded
+#: before have none and are walked in full, as before.
+V4 = """
+CREATE TABLE replay_segments (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    segment INTEGER NOT NULL,
+    first_id INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    ids BLOB NOT NULL,
+    times BLOB NOT NULL,
+    messages BLOB NOT NULL,
+    entries TEXT NOT NULL,
+    state TEXT NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
+"""
+
 #: ``MIGRATIONS[n]`` takes a database from version ``n`` to ``n + 1``.
-MIGRATIONS: list[str] = [V1, V2, V3]
+MIGRATIONS: list[str] = [V1, V2, V3, V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

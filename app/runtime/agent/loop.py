@@ -361,6 +361,8 @@ async def execute_tool(session: AgentSession, block: dict[str, Any]) -> dict[str
 async def _checked_call(
     session: AgentSession, tool: Tool, tool_input: dict[str, Any], tool_use_id: str
 ) -> ToolResult:
+    if session.rules_feed is not None:  # what the person accepted since the last call
+        session.rules_feed.refresh(session.rules)
     roots = allowed_roots(session.rules, session.identity.cwd)
     decision = decide(
         tool,

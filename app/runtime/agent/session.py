@@ -27,7 +27,7 @@ from app.runtime.events import (
 )
 from app.runtime.model.client import DEFAULT_MAX_TOKENS, is_offline
 from app.runtime.model.pricing import call_cost
-from app.runtime.permissions import PermissionRules
+from app.runtime.permissions import PermissionRules, RulesFeed
 from app.runtime.scheduling.offload import Lane
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool, ToolHooks
 
@@ -114,6 +114,8 @@ class AgentSession:
         self.last_peer_dm: str | None = None
         #: Where its commands and hooks run (set by whoever builds it; ``None``: unconfined).
         self.sandbox: SandboxConfig | None = None
+        #: A teammate's rules follow the run's (set by whoever builds it; ``None``: its own).
+        self.rules_feed: RulesFeed | None = None
         #: Its team hooks (``app.runtime.agent.team_hooks.hooks_of`` makes them at first use).
         self.hooks: ToolHooks | None = None
         #: This agent's blocking file work, off the event loop and in order

@@ -33,6 +33,7 @@ from app.runtime.permissions.rules import (
     FILE_TOOL_NAMES,
     PermissionRules,
     Rule,
+    RulesFeed,
     SubjectKind,
     subject_kind,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "PermissionMode",
     "PermissionRules",
     "Rule",
+    "RulesFeed",
     "SubjectKind",
     "allowed_roots",
     "command_parts",

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -205,3 +205,38 @@ class PermissionRules:
 
     def add_deny(self, rule: Rule | str) -> Rule:
         return self._add(self.deny, rule)
+
+    def copy(self) -> PermissionRules:
+        return PermissionRules(list(self.allow), list(self.ask), list(self.deny))
+
+    def rebase(self, was: PermissionRules, now: PermissionRules) -> None:
+        """The rules these follow (the run's) went from ``was`` to ``now``: drop what ``now``
+        dropped, add what it added; a rule of their own (never in ``was``) stays."""
+        for kind in ("allow", "ask", "deny"):
+            into: list[Rule] = getattr(self, kind)
+            old: list[Rule] = getattr(was, kind)
+            new: list[Rule] = getattr(now, kind)
+            into[:] = [r for r in into if r in new or r not in old] + [
+                r for r in new if r not in into
+            ]
+
+
+class RulesFeed:
+    """An agent's rules following the run's as the person changes them (accepted settings,
+    an "always allow" answer): ``refresh`` before each tool call is decided takes what changed
+    since the last one (:meth:`PermissionRules.rebase`). ``source`` is cheap when nothing
+    changed (the rules of the same process; for a teammate process, a ``stat`` of the lead's
+    snapshot file)."""
+
+    def __init__(self, source: Callable[[], PermissionRules]) -> None:
+        self.source = source
+        self.seen = source().copy()
+
+    def refresh(self, rules: PermissionRules) -> bool:
+        """Bring ``rules`` up to date; whether anything changed."""
+        now = self.source()
+        if now == self.seen:
+            return False
+        rules.rebase(self.seen, now)
+        self.seen = now.copy()
+        return True

@@ -8,10 +8,12 @@ never a later state of the files: a change during the run is shown to the person
 
 A teammate in a process of its own uses its lead's snapshot: the lead's runtime keeps it in
 ``teams/{team}/agents/settings.json`` (:func:`write_snapshot`; ``{"hooks": {event: [{"command",
-"timeout", "matcher", "source"}]}, "permissions": {"allow", "ask", "deny"}}``), which the
-teammate follows (:func:`follow`: read again when it changes, i.e. when the person accepted a
-change). Without such a file (``teamdeck agent`` on a team no teamdeck leads) it takes its own
-snapshot at its start.
+"timeout", "matcher", "source"}]}, "permissions": {"allow", "ask", "deny"}}``: the accepted
+hooks and the run's rules), which the teammate follows (:func:`follow`: read again when its
+``stat`` changes, i.e. when the person accepted a change or answered "always allow"; its rules
+through a ``RulesFeed`` before each tool call). Only the lead's runtime writes it, atomically,
+and only with what the person accepted. Without such a file (``teamdeck agent`` on a team no
+teamdeck leads) it takes its own snapshot at its start.
 """
 
 from __future__ import annotations
@@ -80,10 +82,11 @@ def replace(project: Path, settings: Settings) -> None:
 def follow(project: Path, path: Path) -> None:
     """Use the lead's snapshot in ``path`` for ``project`` (see the module docstring)."""
     key = project.absolute()
+    seen = _stat(path)  # before reading: a write in between is read again at the next look
     settings = read_snapshot(path)
     with _lock:
         _taken[key] = settings
-        _followed[key] = (path, _stat(path))
+        _followed[key] = (path, seen)
 
 
 def forget(project: Path) -> None:
@@ -139,7 +142,12 @@ def changes(old: Settings, new: Settings, known: PermissionRules | None = None) 
 # ------------------------------------------------------------------------- the lead's file
 
 
-def write_snapshot(path: Path, settings: Settings) -> None:
+def write_snapshot(path: Path, settings: Settings, rules: PermissionRules | None = None) -> None:
+    """Replace the snapshot file atomically with ``settings``' hooks and ``rules`` (the run's:
+    its settings' rules, ``--allow``/``--deny``, "always allow" answers; default: the
+    settings'). A follower sees every write (:func:`current` compares the file's ``stat``):
+    a write that left the same ``stat`` (an inode used again, in the same clock tick, with
+    the same size) moves the file's mtime on by a nanosecond."""
     hooks = {
         event: [
             {"command": h.command, "timeout": h.timeout, "matcher": h.matcher,
@@ -148,11 +156,15 @@ def write_snapshot(path: Path, settings: Settings) -> None:
         ]
         for event, hooks in settings.hooks.items()
     }  # fmt: skip
-    rules = settings.rules
+    rules = settings.rules if rules is None else rules
     permissions = {
         kind: [str(r) for r in getattr(rules, kind)] for kind in ("allow", "ask", "deny")
     }
+    before = _stat(path)
     atomic_write_json(path, {"hooks": hooks, "permissions": permissions})
+    after = _stat(path)
+    if after is not None and after == before:
+        os.utime(path, ns=(after[0] + 1, after[0] + 1))
 
 
 def read_snapshot(path: Path) -> Settings:

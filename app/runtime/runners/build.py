@@ -13,7 +13,7 @@ from app.runtime.agent.channel import TeamChannel
 from app.runtime.agent.prompts import teammate_prompt
 from app.runtime.agent.session import AgentSession, Emit
 from app.runtime.agent.teammate import Teammate
-from app.runtime.permissions import PermissionRules
+from app.runtime.permissions import PermissionRules, RulesFeed
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.tools import teammate_tools
 from app.runtime.tools.base import AgentIdentity
@@ -40,8 +40,10 @@ def build_teammate(
     on_request_dropped: Callable[[str, str], None] | None = None,
     gate: Callable[[AgentSession], Awaitable[None]] | None = None,
     sandbox: SandboxConfig | None = None,
+    rules_feed: RulesFeed | None = None,
 ) -> Teammate:
-    """A teammate ready to ``run()``; ``rules`` are copied (its own "always allow" stay its)."""
+    """A teammate ready to ``run()``; ``rules`` are copied, and follow the run's through
+    ``rules_feed`` (what the person accepts reaches it at its next tool call)."""
     identity = AgentIdentity(
         name=spec.name,
         team=spec.team,
@@ -72,6 +74,7 @@ def build_teammate(
     )
     session.gate = gate
     session.sandbox = sandbox
+    session.rules_feed = rules_feed
     channel = TeamChannel(home, spec.team, spec.name, spec.color, backend=backend, on_sent=on_sent)
     return Teammate(
         session,

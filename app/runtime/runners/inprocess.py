@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from app.runtime.agent.session import AgentSession, Emit
 from app.runtime.api import AgentSnapshot, Spawner
 from app.runtime.events import TranscriptEntry
-from app.runtime.permissions import PermissionRules
+from app.runtime.permissions import PermissionRules, RulesFeed
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.build import build_teammate
 
@@ -62,6 +62,7 @@ class InProcessRunner:
             on_request_dropped=on_request_dropped,
             gate=gate,
             sandbox=sandbox,
+            rules_feed=RulesFeed(lambda: rules),  # the run's: the same object as the lead's
         )
         self.handle: Any = None
 

@@ -34,7 +34,7 @@ from app.core.watch import Watcher
 from app.runtime.agent.channel import sent_event
 from app.runtime.events import RuntimeEvent
 from app.runtime.model.client import default_offline_handler, make_client
-from app.runtime.permissions import PermissionRules, snapshot
+from app.runtime.permissions import PermissionRules, RulesFeed, snapshot
 from app.runtime.permissions.settings import load_settings
 from app.runtime.runners.base import spec_from_member
 from app.runtime.runners.build import build_teammate
@@ -47,19 +47,21 @@ from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling import offload
 
 
-def run_settings(home: Home, team: str, cwd: Path) -> PermissionRules:
-    """Its rules; its hooks are then the run's (``permissions.snapshot``): the lead's snapshot
-    when the lead's runtime keeps one, else the settings files of its folder as they are now,
-    at its start."""
+def run_settings(home: Home, team: str, cwd: Path) -> tuple[PermissionRules, RulesFeed | None]:
+    """Its rules, and what keeps them the run's; its hooks are then the run's too
+    (``permissions.snapshot``). With the lead's snapshot (kept by the lead's runtime) it
+    follows that file: a change the person accepts, or an "always allow" rule, reaches it at
+    its next tool call. Without one, the settings files of its folder as they are now, at its
+    start, and nothing changes them afterwards."""
     kept = home.layout.agents_dir(team) / "settings.json"
     project = project_of(cwd)
     try:
         snapshot.follow(project, kept)
     except (OSError, ValueError):
         snapshot.take(project)
-        return load_settings(cwd).rules
-    taken = snapshot.current(project).rules
-    return PermissionRules(list(taken.allow), list(taken.ask), list(taken.deny))
+        return load_settings(cwd).rules, None
+    feed = RulesFeed(lambda: snapshot.current(project).rules)
+    return feed.seen.copy(), feed
 
 
 def find_member(home: Home, team: str, name: str) -> TeamMember:
@@ -121,7 +123,7 @@ async def run_agent(
         if printer is not None:
             printer(event)
 
-    rules = run_settings(home, team, spec.cwd)
+    rules, feed = run_settings(home, team, spec.cwd)
     for rule in allow:
         rules.add_allow(rule)
     for rule in deny:
@@ -138,6 +140,7 @@ async def run_agent(
         on_sent=lambda sent: emit(sent_event(sent)),
         gate=FileHold(hold_path(home, team)),
         sandbox=sandbox,  # the run's budget, held by the lead's runtime
+        rules_feed=feed,
     )
     heartbeat = Heartbeat(record_path)
     heartbeat.start()

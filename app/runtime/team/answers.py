@@ -170,8 +170,9 @@ def _outcome(frame: Frame | None) -> str:
 
 def keep_allow_rule(rule: str, into: Iterable[PermissionRules], rules_file: Path) -> str | None:
     """An "always allow" answer's rule: added to the rule sets ``into`` (the agent's, and the
-    run's so that teammates spawned later start with it) and to ``rules_file`` (so that the next
-    run in this folder reads it too). A one-line problem, else ``None``."""
+    run's, which every teammate follows: a running one from its next tool call, one spawned
+    later from its start) and to ``rules_file`` (so that the next run in this folder reads it
+    too). A one-line problem, else ``None``."""
     try:
         Rule.parse(rule)
     except ValueError as exc:

@@ -419,11 +419,12 @@ class TeamRuntime:
         self.lead_inbox.observe(message, frame)
 
     def _add_rule(self, agent: str, rule: str) -> str | None:
-        """Remember an "always allow" rule for ``agent``; a one-line problem, else ``None``."""
+        """Remember an "always allow" rule for ``agent`` and the run (every teammate follows
+        the run's rules from its next tool call); a one-line problem, else ``None``."""
         agent_rules = [self.lead_session.rules] if agent == LEAD_NAME else []
-        if isinstance(runner := self.crew.runners.get(agent), InProcessRunner):
-            agent_rules.append(runner.session.rules)
-        return keep_allow_rule(rule, [*agent_rules, self.rules], self.rules_file)
+        problem = keep_allow_rule(rule, [*agent_rules, self.rules], self.rules_file)
+        self.settings_watch.rules_changed()  # the teammate processes' snapshot file
+        return problem
 
     def lead_turn_ended(self, outcome: TurnOutcome) -> None:
         if self.processes is not None:

@@ -12,7 +12,9 @@ one changed in what matters (hooks, rules), it says what:
 - headless: one warning line, and nothing is applied (the next run reads the files).
 
 Rules teamdeck itself added (an "always allow" answer) are no change. A change answered once
-(or said once, headless) is not asked about again; a later change is.
+(or said once, headless) is not asked about again; a later change is. An accepted change
+reaches every agent of the run, running teammates included (in-process or processes), at its
+next tool call; a rejected one reaches none.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app.core.paths import LEAD_NAME, project_of
 from app.core.protocol import make_request_id
 from app.runtime.api import Approval
-from app.runtime.permissions import PermissionRules, Rule, snapshot
+from app.runtime.permissions import PermissionRules, snapshot
 from app.runtime.permissions.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -72,14 +74,21 @@ class SettingsWatch:
             self._task = None
 
     def keep_for(self, team: str) -> None:
-        """A team of teammate processes: they use the run's snapshot (see ``snapshot``)."""
+        """A team of teammate processes: they use the run's snapshot (see ``snapshot``): the
+        accepted hooks and the run's rules, which they follow while they run."""
         if self.accepted is None:
             self.accepted = snapshot.take(self.project)
         path = self.host.home.layout.agents_dir(team) / "settings.json"
         try:
-            snapshot.write_snapshot(path, self.accepted)
+            snapshot.write_snapshot(path, self.accepted, self.host.rules)
         except OSError as exc:
             log.warning("cannot keep the run's settings for its teammates in %s: %s", path, exc)
+
+    def rules_changed(self) -> None:
+        """The run's rules changed (an "always allow" answer): tell the teammate processes
+        (in-process agents read the run's rules themselves)."""
+        if self.host.processes is not None and self.host.team:
+            self.keep_for(self.host.team)
 
     async def _run(self) -> None:
         while True:
@@ -123,17 +132,12 @@ class SettingsWatch:
             self.apply(fresh)
 
     def apply(self, fresh: Settings) -> None:
-        """The person accepted ``fresh``: every agent uses its hooks and rules from now on."""
+        """The person accepted ``fresh``: every agent uses its hooks and rules from its next
+        tool call (the lead and in-process teammates through the run's rules, teammate
+        processes through the snapshot file); rules the run has besides (``--allow``, "always
+        allow") stay."""
         old = self.accepted
         self.accepted = fresh
         snapshot.replace(self.project, fresh)
-        rules = self.host.rules
-        for kind in ("allow", "ask", "deny"):
-            into: list[Rule] = getattr(rules, kind)
-            was: list[Rule] = getattr(old.rules, kind) if old is not None else []
-            now: list[Rule] = getattr(fresh.rules, kind)
-            into[:] = [r for r in into if r in now or r not in was] + [
-                r for r in now if r not in into
-            ]
-        if self.host.processes is not None and self.host.team:
-            self.keep_for(self.host.team)
+        self.host.rules.rebase(old.rules if old is not None else PermissionRules(), fresh.rules)
+        self.rules_changed()
