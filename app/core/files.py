@@ -154,7 +154,13 @@ Chunks = bytes | bytearray | memoryview | Sequence[bytes | bytearray | memoryvie
 
 
 def atomic_write_bytes(
-    path: StrPath, data: Chunks, *, durable: bool = True, make_dirs: bool = True, mode: int = -1
+    path: StrPath,
+    data: Chunks,
+    *,
+    durable: bool = True,
+    make_dirs: bool = True,
+    mode: int = -1,
+    renamed: Callable[[], object] | None = None,
 ) -> None:
     """Replace ``path`` atomically with ``data`` (see module docstring).
 
@@ -163,12 +169,24 @@ def atomic_write_bytes(
     DiskFullError (naming ``path``) if the disk is full; the temp file is removed then.
     ``make_dirs=False``: FileNotFoundError if the folder is gone, never created again (a
     writer into a team's folder must not bring back a team deleted meanwhile). ``mode``: see
-    :func:`write_temp`."""
+    :func:`write_temp`. ``renamed``: called once the new version is the file, before the
+    folder's fsync -- bookkeeping about the new version (its identity, a cache) done while
+    the process's caches are warm, not after it has slept through the fsync; the call still
+    returns only once the folder is fsynced."""
     try:
         tmp = write_temp(path, data, durable=durable, make_dirs=make_dirs, mode=mode)
-        replace_temp(tmp, path, durable=durable)
+        replace_temp(tmp, path, durable=durable and renamed is None)
     except OSError as exc:
         raise full_disk(exc, path) from None
+    if renamed is not None:
+        try:
+            renamed()
+        finally:  # the new version is the file: synced even if the bookkeeping failed
+            if durable:
+                try:
+                    fsync_dir(os.path.dirname(path) or ".")
+                except OSError as exc:
+                    raise full_disk(exc, path) from None
 
 
 def full_disk(exc: OSError, path: StrPath) -> OSError:
@@ -205,7 +223,7 @@ def write_temp(
             continue
     else:  # pragma: no cover - ten random collisions in a row
         raise UnsafePathError(f"could not create a temp file next to {path}")
-    chunks = [data] if isinstance(data, bytes | bytearray | memoryview) else data
+    chunks = [data] if isinstance(data, _BUFFERS) else data
     views = [memoryview(c) for c in chunks if len(c)]
     try:
         if mode != FILE_MODE:
@@ -226,6 +244,7 @@ def write_temp(
     return tmp
 
 
+_BUFFERS = (bytes, bytearray, memoryview)  # a tuple: isinstance of a union costs more
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _pid = [os.getpid()]  # in temp names; a forked child's own (a system call per write otherwise)
 os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))

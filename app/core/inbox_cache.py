@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from app.core.files import array_head_end, load_json
-from app.core.inbox_entries import SHAPE, edited, replace_entries
+from app.core.inbox_entries import SHAPE, edited, read_flipped, replace_entries
 from app.core.models import InboxMessage
 
 FileKey = tuple[int, int, int, int]
@@ -208,21 +208,37 @@ def marked_read(known: Parsed, indices: set[int] | None) -> tuple[int, Parsed] |
     (:func:`replace_entries`): how many flipped, and the new version. ``None`` if the bytes
     are not laid out for that: the caller re-encodes the whole file."""
     entries = known.entries
+    count = len(entries)
     if indices is None:
         targets = [i for i, e in enumerate(entries) if not e.get("read")]
+    elif len(indices) == 1:  # the usual call (an agent takes one message): no list passes
+        (index,) = indices
+        if not 0 <= index < count:
+            return 0, known
+        entry = entries[index]
+        read = entry.get("read")
+        if read is False and index >= count // 2 and index not in known.odd:
+            chunks = read_flipped(known.data, entries, index)
+            if chunks is not None:
+                after = Parsed(chunks, edited(entries, {index: {**entry, "read": True}}), known.odd)
+                if known._unread is not None:
+                    after._unread = [i for i in known._unread if i != index]
+                return 1, after
+        targets = [] if read else [index]
     else:
-        targets = [i for i in sorted(indices) if 0 <= i < len(entries)]
-        targets = [i for i in targets if not entries[i].get("read")]
+        targets = [i for i in sorted(indices) if 0 <= i < count and not entries[i].get("read")]
     if not targets:
         return 0, known
     edits = {i: {**entries[i], "read": True} for i in targets}
     chunks = replace_entries(known.data, entries, edits)
     if chunks is None:
         return None
-    odd = dict(known.odd)
-    for i, new in edits.items():
-        if i in odd:
-            odd[i] = validate_entry(new, i)
+    odd = known.odd  # shared unless an edited entry is among them (never changed either)
+    if odd and not odd.keys().isdisjoint(edits):
+        odd = dict(odd)
+        for i, new in edits.items():
+            if i in odd:
+                odd[i] = validate_entry(new, i)
     after = Parsed(chunks, edited(entries, edits), odd)
     if known._unread is not None:  # the same, but for the flipped ones: no pass over them all
         after._unread = [i for i in known._unread if i not in edits]
@@ -282,6 +298,7 @@ class ParsedInboxes:
         self.max_inboxes = max_inboxes
         self.max_bytes = max_bytes
         self._entries: dict[str, tuple[FileKey, Parsed]] = {}
+        self._held = 0  # the sizes of the files held, kept as they come and go
         self._lock = threading.Lock()
 
     def get(self, path: str, key: FileKey) -> Parsed | None:
@@ -294,16 +311,21 @@ class ParsedInboxes:
     def put(self, path: str, key: FileKey, parsed: Parsed) -> None:
         size = key[1]
         with self._lock:
-            self._entries.pop(path, None)
+            self._drop(path)
             if size > self.max_bytes:
                 return
-            held = sum(k[1] for k, _ in self._entries.values())
             while self._entries and (
-                len(self._entries) >= self.max_inboxes or held + size > self.max_bytes
+                len(self._entries) >= self.max_inboxes or self._held + size > self.max_bytes
             ):
-                old_key, _ = self._entries.pop(next(iter(self._entries)))
-                held -= old_key[1]
+                self._drop(next(iter(self._entries)))
             self._entries[path] = (key, parsed)
+            self._held += size
+
+    def _drop(self, path: str) -> None:
+        """Forget ``path`` (the caller holds the lock)."""
+        old = self._entries.pop(path, None)
+        if old is not None:
+            self._held -= old[0][1]
 
     def put_written(
         self, path: str, key: FileKey | None, data: bytes, entries: list[dict[str, Any]]
@@ -321,7 +343,7 @@ class ParsedInboxes:
 
     def forget(self, path: str) -> None:
         with self._lock:
-            self._entries.pop(path, None)
+            self._drop(path)
 
 
 parsed = ParsedInboxes()

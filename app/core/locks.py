@@ -32,6 +32,12 @@ POLL_FIRST = 0.0005  # seconds before the second attempt (most holders are about
 POLL_MAX = 0.008  # ...doubling up to this: a waiter's polling is CPU its process spends idle
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_LOCK_FLAGS = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+"""A lock file is opened read-only: ``flock`` needs no more, and closing a descriptor that
+was open for writing tells every inotify watcher of the folder (``IN_CLOSE_WRITE``) -- each
+teammate's watcher would wake for every lock taken in its team's folders. ``O_NONBLOCK``:
+a FIFO planted there never blocks the open (read-only, it would wait for a writer)."""
+_LOCK_FLAGS_RW = (_LOCK_FLAGS & ~os.O_ACCMODE) | os.O_RDWR
 
 
 def __getattr__(name: str) -> Any:
@@ -68,15 +74,25 @@ class FlockLock:
     def try_acquire(self) -> bool:
         fd = self._fd
         if fd is None:
-            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | _CLOEXEC
-            fd = self._fd = os.open(self._path, flags, 0o600)
+            fd = self._fd = os.open(self._path, _LOCK_FLAGS, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 return False
             self._close()
-            raise
+            if exc.errno != errno.EBADF:
+                raise
+            # NFS emulates flock with a byte-range write lock, which needs a descriptor open
+            # for writing: this lock keeps one so (its next attempts included).
+            fd = self._fd = os.open(self._path, _LOCK_FLAGS_RW, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as again:
+                if again.errno in (errno.EAGAIN, errno.EACCES):
+                    return False
+                self._close()
+                raise
         if os.fstat(fd).st_nlink == 0:  # unlinked before we locked it: not the live lock file
             self._close()
             return False
@@ -126,6 +142,15 @@ class HomeLock:
         self._timeout = timeout
 
     def __enter__(self) -> HomeLock:
+        lock = self._lock
+        if type(lock) is FlockLock:  # the first attempt inline: most locks are free
+            try:
+                taken = lock.try_acquire()
+            except OSError as exc:
+                raise self._error(exc) from None
+            if taken:
+                stats.acquired += 1
+                return self
         self.acquire()
         return self
 
@@ -146,8 +171,11 @@ class HomeLock:
         except _TimedOut:
             raise LockTimeoutError(Path(self._path), self._timeout) from None
         except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise LockError(f"could not lock {self._path}: {reason}") from None
+            raise self._error(exc) from None
+
+    def _error(self, exc: OSError) -> LockError:
+        reason = exc.strerror or type(exc).__name__
+        return LockError(f"could not lock {self._path}: {reason}")
 
     def _try(self) -> bool:
         lock = self._lock

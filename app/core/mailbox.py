@@ -66,7 +66,7 @@ class _Known:
     def __init__(self, key: FileKey, head: list[Chunk], hashed: Hashed | None = None) -> None:
         self.key = key
         self.head = head
-        self.size = sum(len(c) for c in head)
+        self.size = sum(map(len, head))
         self.hashed = hashed
 
 
@@ -104,7 +104,9 @@ def _remember(
         _known.pop(text, None)
         if entry is None:
             return key
-        held = sum(k.size for k in _known.values())
+        held = 0
+        for known in _known.values():  # a loop, not a generator: most processes know a few
+            held += known.size
         while _known and (len(_known) >= _KNOWN_MAX or held + entry.size > _KNOWN_BUDGET):
             held -= _known.pop(next(iter(_known))).size  # the least recently written
         _known[text] = entry
@@ -355,11 +357,18 @@ class Mailbox:
         flipped, after = done
         if not flipped:
             return 0, None
-        atomic_write_bytes(path, after.parts(), durable=durable, make_dirs=False, mode=mode)
-        written = _remember(path, after.head())
-        if written is not None:
-            inbox_cache.parsed.put(path, written, after)
-        return flipped, written
+        identity: list[FileKey | None] = []
+
+        def renamed() -> None:  # before the folder's fsync, while the caches are warm
+            written = _remember(path, after.head())
+            if written is not None:
+                inbox_cache.parsed.put(path, written, after)
+            identity.append(written)
+
+        atomic_write_bytes(
+            path, after.parts(), durable=durable, make_dirs=False, mode=mode, renamed=renamed
+        )
+        return flipped, identity[0]
 
     @staticmethod
     def _rewrite_whole(

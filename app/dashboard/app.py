@@ -20,7 +20,7 @@ import gc
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual import on, work
@@ -368,8 +368,8 @@ class TeamDeckApp(DeckState):
             return
         if news is None:
             return
-        if news.run_ended:  # what the lead does from here on is the next goal's
-            self._lead_at_end = next((a for a in self.source.snapshot() or () if a.is_lead), None)
+        if news.run_ended:  # the next goal counts from here (a copy: the runtime's is live)
+            self._lead_at_end = tuple(replace(a) for a in self.source.snapshot() or () if a.is_lead)
         if news.new_team is not None:  # a second goal: everything switches together
             self.feed_filter = None
             self.feeder.switch_team(news.new_team)
@@ -414,8 +414,8 @@ class TeamDeckApp(DeckState):
 
     # ------------------------------------------------------------------ DeckState's part
 
-    _lead_at_end: AgentSnapshot | None = None  # the lead when the last run ended
-    _lead_base: AgentSnapshot | None = None  # ... as the team shown began (``since_goal``)
+    _lead_at_end: tuple[AgentSnapshot, ...] = ()  # the lead when the last run ended
+    _lead_base: tuple[AgentSnapshot, ...] = ()  # ... as the team shown began (``since_goal``)
 
     def pull_agents(self) -> None:
         agents = since_goal(merge_agents(self.source.snapshot(), self.files), self._lead_base)

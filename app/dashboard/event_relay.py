@@ -85,4 +85,5 @@ class RuntimeRelay:
         if over is not None:
             publish(RunEnded(over))
             news.notices.append(Notice(over, "Run finished"))
+            news.run_ended = True  # the lead's counts start again with the next goal's team
         return news

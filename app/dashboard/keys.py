@@ -220,7 +220,7 @@ LEFT_KEEP = key(
 )
 SPAWN_MODE = key("up / down, enter", "its permission mode (the team's is highlighted)")
 CONFIRM = key("y / enter", "confirm", Binding("y,enter", "confirm", "Yes", id="confirm-yes"))
-CANCEL = key("n / esc", "cancel", Binding("n,escape", "cancel", "No", id="confirm-no"))
+CANCEL = key("n / esc", "cancel", Binding("n,escape", "cancel", "Cancel", id="confirm-no"))
 
 #: The help screen: (section title, its rows), in the order shown.
 SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (

@@ -220,13 +220,15 @@ COUNTERS = (
 
 
 def since_goal(
-    agents: Sequence[AgentSnapshot], base: AgentSnapshot | None
+    agents: Sequence[AgentSnapshot], bases: Sequence[AgentSnapshot]
 ) -> tuple[AgentSnapshot, ...]:
-    """``agents`` with the lead's counts (tokens, calls, cost) since ``base``, the lead as it
-    was when the previous goal's run ended: one lead serves every goal of a dashboard, and
-    each goal's team (and its history run) counts only its own work."""
-    if base is None:
+    """``agents`` with the lead's counts (tokens, calls, cost) since ``bases``' first, a copy
+    of the lead as it was when the previous goal's run ended (none before a goal ended): one
+    lead serves every goal of a dashboard, and each goal's team (and its history run) counts
+    only its own work."""
+    if not bases:
         return tuple(agents)
+    base = bases[0]
     out: list[AgentSnapshot] = []
     for snap in agents:
         if snap.is_lead and snap.name == base.name:

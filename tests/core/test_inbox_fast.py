@@ -97,6 +97,44 @@ def test_a_file_changed_by_another_process_between_reads_is_read_again(home: Hom
     assert [m.text for m in box.read(AGENT)][3] == "message X"
 
 
+def test_the_decoded_inboxes_kept_stay_within_their_bounds(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-process cache of decoded inboxes keeps its byte total as versions come and go
+    (reads, in-place marks, a file grown past the budget, one forgotten): it never holds
+    more than its bounds, and what it hands out is always the file's current version."""
+    home.teams.add_member(TEAM, TeamMember(agent_id="", name="tester"))
+    home.teams.add_member(TEAM, TeamMember(agent_id="", name="lead"))
+    box = home.mailbox(TEAM)
+    names = [AGENT, "tester", "lead"]
+    for name in names:
+        box.path(name).write_bytes(dumps_array([entry(i, read=False) for i in range(4)]).encode())
+    size = box.path(AGENT).stat().st_size
+    cache = inbox_cache.ParsedInboxes(max_inboxes=2, max_bytes=2 * size + 10)
+    monkeypatch.setattr(inbox_cache, "parsed", cache)
+
+    def held() -> int:
+        sizes = [key[1] for key, _ in cache._entries.values()]
+        assert cache._held == sum(sizes)
+        assert len(sizes) <= 2 and sum(sizes) <= cache.max_bytes
+        return len(sizes)
+
+    for round_ in range(3):
+        for name in names:
+            assert [i for i, _ in box.unread(name)] == list(range(round_, 4))
+            assert box.mark_read(name, round_) == 1
+            held()
+    big = box.path("tester")
+    big.write_bytes(dumps_array([entry(i, read=False) for i in range(40)]).encode())
+    assert box.count("tester") == 40  # too big to keep: read, and its old version let go
+    assert held() == 1
+    assert box.mark_read(AGENT, 3) == 1  # written whole (not held any more): held again
+    assert held() == 2
+    cache.forget(str(box.path(AGENT)))
+    assert held() == 1
+    assert [m.read for m in box.read(AGENT)] == [True] * 4
+
+
 def test_a_corrupt_entry_in_the_middle_is_one_error_naming_the_file(home: Home) -> None:
     box = home.mailbox(TEAM)
     path = box.path(AGENT)

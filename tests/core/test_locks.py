@@ -397,3 +397,52 @@ def test_a_waiter_gives_up_when_it_no_longer_needs_the_lock(
     taker = make_lock(lock_path, style, timeout=5)
     assert taker.acquire(give_up=lambda: True) is True  # free: taken at the first attempt
     taker.release()
+
+
+def test_an_inbox_write_tells_watchers_of_the_inbox_only(tmp_path: Path) -> None:
+    """A flock lock file is opened read-only: taking and letting go of the lock wakes no
+    inotify watcher of the folder (a descriptor open for writing would: IN_CLOSE_WRITE), so
+    a teammate's watcher hears of an inbox write once -- the rename -- not of its lock."""
+    from app.core.inotify import IN_CLOSE_WRITE, IN_MOVED_TO, Inotify
+
+    home = Home(tmp_path / "home")
+    home.teams.create("t")
+    home.teams.add_member("t", TeamMember(agent_id="", name="a"))
+    box = home.mailbox("t")
+    box.append("a", InboxMessage(sender="team-lead", text="first"))  # the lock file exists
+    watcher = Inotify()
+    try:
+        assert watcher.add(str(box.path("a").parent), IN_CLOSE_WRITE | IN_MOVED_TO) is not None
+        box.append("a", InboxMessage(sender="team-lead", text="second"))
+        box.mark_read("a", 1)
+        heard = [(mask, name) for _, mask, name in watcher.read() if not name.startswith(".")]
+    finally:
+        watcher.close()
+    assert heard == [(IN_MOVED_TO, "a.json")] * 2
+    assert stat.S_IMODE(os.stat(str(box.path("a")) + ".lock").st_mode) == 0o600
+
+
+def test_flock_falls_back_to_a_writable_descriptor_where_flock_needs_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``flock`` is emulated by a byte-range write lock (NFS), a read-only descriptor
+    cannot be locked (EBADF): the lock opens the file for writing and still excludes."""
+    import errno
+    import fcntl
+
+    from app.core import locks
+
+    real = fcntl.flock
+
+    def nfs_like(fd: int, op: int) -> None:
+        if op & fcntl.LOCK_EX and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        real(fd, op)
+
+    monkeypatch.setattr(locks.fcntl, "flock", nfs_like)
+    lock_path = tmp_path / "x.lock"
+    held = make_lock(lock_path, "flock", timeout=2)
+    with held, pytest.raises(LockTimeoutError), make_lock(lock_path, "flock", timeout=0.05):
+        pass
+    with make_lock(lock_path, "flock", timeout=0.5):
+        pass

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import app.core.files as files_module
 import app.core.mailbox as mailbox_module
 from app.core import (
     CorruptFileError,
@@ -359,3 +360,43 @@ def test_a_corrupt_inbox_is_not_served_from_memory(home: Home) -> None:
     box.path("researcher").write_text('[{"from": "x", "text": ')
     with pytest.raises(CorruptFileError):
         box.read("researcher")
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_mark_read_in_place_is_as_durable_as_a_plain_replace(
+    home: Home, monkeypatch: pytest.MonkeyPatch, durable: bool
+) -> None:
+    """An in-place mark writes and syncs the new version's data, renames it over the inbox,
+    then fsyncs the folder -- the least a crash-safe replace does -- and returns only after
+    that; what it remembers of the version it wrote (taken between the rename and the
+    folder's fsync) is that file: the next append and read need no second look at it.
+    ``durable=False`` syncs nothing and is still atomic."""
+    box = home.mailbox(TEAM)
+    for i in range(3):
+        box.append("researcher", msg(f"m{i}"))
+    path = box.path("researcher")
+    assert [i for i, _ in box.unread("researcher")] == [0, 1, 2]
+    calls: list[str] = []
+    real = {name: getattr(os, name) for name in ("fdatasync", "fsync", "replace", "stat")}
+
+    def spy(name: str) -> object:
+        def call(*args: object, **kwargs: object) -> object:
+            if name != "stat" or args[0] == str(path):
+                calls.append(name)
+            return real[name](*args, **kwargs)
+
+        return call
+
+    for name in real:
+        monkeypatch.setattr(os, name, spy(name))
+    datasync = files_module._datasync
+    real["fdatasync"] = datasync
+    monkeypatch.setattr(files_module, "_datasync", spy("fdatasync"))  # bound at import
+    monkeypatch.setattr(mailbox_module.inbox_cache, "load", None)  # no second parse allowed
+    assert box.mark_read("researcher", 1, durable=durable) == 1
+    synced = ["fdatasync"] if durable else []
+    folder = ["fsync"] if durable else []
+    assert calls == ["stat", *synced, "replace", "stat", *folder]  # stat: identity before, after
+    monkeypatch.undo()
+    assert [m.read for m in box.read("researcher")] == [False, True, False]
+    assert mailbox_module._known[str(path)].key == mailbox_module._file_key(os.stat(path))

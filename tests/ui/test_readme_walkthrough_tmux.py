@@ -14,6 +14,7 @@ from tests.ui.test_demo_tmux import Tmux, _teamdeck, demo_env, demo_homes
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 README = Path(__file__).parents[2] / "README.md"
+DIALOG = re.compile(r"Allow once \(y/a\)|Approve \(a\)")
 
 
 def walkthrough() -> str:
@@ -26,6 +27,10 @@ def test_readme_names_the_keys_this_test_presses() -> None:
     assert "`teamdeck demo`" in steps
     assert "press `v`" in steps and "then `a`" in steps and "`ctrl+q`" in steps
     assert "esc" not in steps  # nothing to press before the keys
+    # The writer's task is blocked by the researcher's, so its plan comes second: the README
+    # once said "in either order", and a newcomer waited for a plan that could not come yet.
+    assert "either order" not in steps and "one after the other" in steps
+    assert steps.index("The researcher asks") < steps.index("the writer asks you to approve")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
@@ -36,7 +41,7 @@ def test_the_readme_demo_walkthrough_works_as_written(
     tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
     try:
         answered: list[str] = []
-        while len(answered) < 2:  # the researcher's wc -l and the writer's plan, any order
+        while len(answered) < 2:  # the researcher's wc -l, then the writer's plan
             screen = tmux.wait_for(
                 lambda s: re.search(r"a approve (researcher: Bash|writer's plan)", s) is not None,
                 "the footer to name a request",
@@ -44,15 +49,17 @@ def test_the_readme_demo_walkthrough_works_as_written(
             named = re.search(r"a approve (researcher: Bash|writer's plan)", screen)
             assert named is not None
             tmux.keys("v")  # README: press v to read it...
-            tmux.wait_for(
-                lambda s: "Allow once (y/a)" in s or "Approve (a)" in s,
-                "its dialog",
-            )
+            tmux.wait_for(lambda s: DIALOG.search(s) is not None, "its dialog")
             tmux.keys("a")  # ...then a
             shown = named.group(0)
-            tmux.wait_for(lambda s: shown not in s, "the request to be answered")  # noqa: B023
+            # The dialog has a footer of its own: the view's ("? Help ...") is back once the
+            # dialog is closed, and names the next request once this one is answered.
+            tmux.wait_for(
+                lambda s: not DIALOG.search(s) and "? Help" in s and shown not in s,  # noqa: B023
+                "the dialog to close and the request to be answered",
+            )
             answered.append(named.group(1))
-        assert sorted(answered) == ["researcher: Bash", "writer's plan"]
+        assert answered == ["researcher: Bash", "writer's plan"]  # in the README's order
         screen = tmux.wait_for(lambda s: "(deleted)" in s, "the team to be deleted")
         tmux.keys("C-q")  # README: ctrl+q quits
         tmux.wait_for(lambda s: "EXIT=0" in s, "the demo to exit")

@@ -14,7 +14,7 @@ from app.dashboard.app import TeamDeckApp
 from app.dashboard.event_burst import digest
 from app.dashboard.store import Store
 from app.runtime.api import AgentSnapshot
-from app.runtime.events import RunFinished, TeamLifecycle, UsageChanged
+from app.runtime.events import RunFinished, StatusChanged, TeamLifecycle, UsageChanged
 from tests.ui.data import TEAM, build_home, ts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import wait_for
@@ -120,6 +120,36 @@ async def test_the_leads_counts_start_again_with_a_new_goal(
         spend(5300, 9, 0.6)
         await wait_for(pilot, lambda: lead().input_tokens == 300)
         assert lead().tool_calls == 2 and abs((lead().cost_usd or 0) - 0.1) < 1e-9
+
+
+async def test_the_leads_counts_start_again_when_its_team_was_deleted(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """What the runtime sends as a goal ends: the team deleted, then the lead idle (it sends
+    no RunFinished), its lead's snapshot counting in place. The second goal's lead counted on
+    from the first (seen driving two goals at 120x40: 779 tokens and 21 tools at the first
+    goal's end, 1.3k and 35 in the second), then, kept by reference, showed 0 throughout."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await loaded(pilot)
+
+        def lead() -> AgentSnapshot:
+            return next(a for a in deck.agents if a.is_lead)
+
+        def spend(tokens: int, tools: int) -> None:
+            live = next(a for a in runtime.agents if a.is_lead)  # counts in place, as the
+            live.input_tokens, live.tool_calls = tokens, tools  # runtime's session does
+            runtime.emit(UsageChanged(lead().name, tokens, 0, 0, 0, 0, tools))
+
+        spend(5000, 7)
+        await wait_for(pilot, lambda: lead().input_tokens == 5000)
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.emit(StatusChanged(lead().name, "idle"))
+        await pilot.pause(0.2)
+        assert lead().input_tokens == 5000  # the finished goal's counts stay until the next
+        runtime.emit(TeamLifecycle(TEAM, "created"))  # the next goal's team
+        spend(5300, 9)
+        await wait_for(pilot, lambda: lead().input_tokens == 300)
+        assert lead().tool_calls == 2
 
 
 def test_system_notes_are_not_a_teammates_words() -> None:

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from textual import events, on
 from textual.screen import Screen
-from textual.widgets import Input
+from textual.widgets import Footer, Input
 
 from app.dashboard.messages import FilterFeed, SelectAgent, ToggleBoard
 from app.dashboard.screens import modes
@@ -158,8 +158,18 @@ class DeckView(Screen[None]):
         event.stop()
         self.search.submitted()
 
+    def on_screen_suspend(self) -> None:
+        self._show_footer(False)
+
     def on_screen_resume(self) -> None:
+        self._show_footer(True)
         self.host.release_toasts()  # a dialog closed: what happened meanwhile
+
+    def _show_footer(self, shown: bool) -> None:
+        """The view's keys are not offered while a dialog, the help or the palette is over
+        it: they would not act there (a dialog's footer shows its own keys)."""
+        for footer in self.query(Footer):
+            footer.visible = shown
 
     def on_descendant_focus(self) -> None:
         self.focus_moved()

@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from widgets.footer import KeyFooter
+
 
 class FeedbackScreen(ModalScreen[str | None]):
     """Dismissed with the text entered (enter), or ``None`` (esc). Empty text is refused
@@ -36,6 +38,7 @@ class FeedbackScreen(ModalScreen[str | None]):
             yield Static(Text(self.title_text, style="bold"), classes="dialog-question")
             yield Input(placeholder=self.placeholder, id="feedback")
             yield Static(Text(self.hint, style="dim"), classes="dialog-hint")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def on_mount(self) -> None:
         self.query_one("#feedback", Input).focus()

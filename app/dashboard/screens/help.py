@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from app.dashboard.keys import SECTIONS
 from app.dashboard.screens.host import DeckHost
+from widgets.footer import KeyFooter
 
 #: (key, what it does), from ``app.dashboard.keys``; a row with an empty description is a
 #: section title.
@@ -67,6 +68,7 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(classes="dialog-body"):
                 yield Static(keys_table(self._unavailable))
             yield Static(Text("esc to close", style="dim"), classes="dialog-hint")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def _unavailable(self, lever: str) -> str | None:
         steering = getattr(self.app, "steering", None)

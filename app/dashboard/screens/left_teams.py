@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.dashboard import keys
+from widgets.footer import KeyFooter
 
 
 class LeftTeamsScreen(ModalScreen[bool]):
@@ -46,6 +47,7 @@ class LeftTeamsScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Delete (d)", variant="error", id="delete")
                 yield Button("Keep (enter)", id="keep")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def action_choose(self, delete: bool) -> None:
         self.dismiss(delete)

@@ -19,6 +19,7 @@ from app.core.protocol import parse_frame
 from app.dashboard import keys
 from app.display.format import short_time
 from app.display.values import FeedItem
+from widgets.footer import KeyFooter
 
 #: Frame fields shown elsewhere in the dialog (or of no use to a person).
 _SKIPPED = frozenset({"type", "timestamp", "sender"})
@@ -88,6 +89,7 @@ class MessageScreen(ModalScreen[None]):
                         table.add_row(Text(label), value)
                     yield Static(table, id="message-fields")
             yield Static(Text("esc to close", style="dim"), classes="dialog-hint")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -21,6 +21,7 @@ from textual.widgets import Button, Static
 
 from app.dashboard import keys
 from app.runtime.api import Approval
+from widgets.footer import KeyFooter
 
 
 def shown_input(approval: Approval) -> RenderableType:
@@ -69,6 +70,7 @@ class PermissionScreen(ModalScreen[str | None]):
                 yield Button("Allow once (y/a)", variant="success", id="allow")
                 yield Button("Always (A)", variant="primary", id="always")
                 yield Button("Deny (n/r)", variant="error", id="deny")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def action_answer(self, answer: str) -> None:
         self.dismiss(answer or None)

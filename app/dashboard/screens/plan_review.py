@@ -17,6 +17,7 @@ from textual.widgets import Button, Markdown, Static
 from app.dashboard import keys
 from app.dashboard.screens.feedback import FeedbackScreen
 from app.runtime.api import Approval
+from widgets.footer import KeyFooter
 from widgets.literal_markdown import literal_parser
 
 Decision = tuple[str, str]
@@ -54,6 +55,7 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
                 yield Button("Approve (a)", variant="success", id="approve")
                 yield Button("Reject (r)", variant="error", id="reject")
                 yield Button("Close (esc)", id="close")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def action_approve(self) -> None:
         self.dismiss(("approve", ""))

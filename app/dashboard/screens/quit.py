@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.dashboard import keys
+from widgets.footer import KeyFooter
 
 
 class QuitScreen(ModalScreen[str | None]):
@@ -77,6 +78,7 @@ class QuitScreen(ModalScreen[str | None]):
                 yield Button("Leave running (l)" if self.running else "Leave on disk (l)",
                              id="leave")  # fmt: skip
                 yield Button("Cancel (n)", id="cancel")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice or None)

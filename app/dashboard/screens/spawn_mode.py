@@ -21,6 +21,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.dashboard.screens.modes import BYPASS, BypassConfirmScreen, allow_bypass, bypass_offered
+from widgets.footer import KeyFooter
 
 #: (mode, what it lets the teammate do), in the order shown.
 TEAMMATE_MODES: tuple[tuple[str, str], ...] = (
@@ -49,6 +50,7 @@ class SpawnModeScreen(ModalScreen[str | None]):
             question = f"{self.teammate}'s permission mode (enter picks, esc cancels)"
             yield Static(Text(question, style="bold"), classes="dialog-question")
             yield OptionList(*(self._option(m, d) for m, d in self.modes), id="spawn-modes")
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def _option(self, mode: str, description: str) -> Option:
         line = Text(mode, style="bold")

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 
 from app.dashboard.screens.host import DeckHost
 from app.runtime.by_files.status import TeamSummary, team_summaries
+from widgets.footer import KeyFooter
 
 
 def summary_line(summary: TeamSummary) -> Text:
@@ -51,6 +52,7 @@ class TeamPickerScreen(ModalScreen[str | None]):
             yield OptionList(
                 *(Option(summary_line(s), id=s.name) for s in self.summaries), id="teams"
             )
+        yield KeyFooter()  # the dialog's keys, over the view's
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
