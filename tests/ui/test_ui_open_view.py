@@ -62,6 +62,24 @@ def record_frames(deck: TeamDeckApp) -> list[str]:
     return frames
 
 
+def app_recording(
+    tmp_path: Path, agent: str, entries: list[TranscriptEntry]
+) -> tuple[TeamDeckApp, list[str]]:
+    """An app whose ``agent`` has ``entries``, and the frames it will draw in an agent view."""
+    runtime = make_runtime()
+    runtime.transcripts[agent] = entries
+    deck = make_app(tmp_path, runtime)
+    return deck, record_frames(deck)
+
+
+async def open_view(pilot: Any, deck: TeamDeckApp, agent: str) -> Transcript:
+    """Open ``agent``'s view from the leader view as a person does (esc, its number, enter)."""
+    await wait_for(pilot, lambda: deck.loaded)
+    await pilot.press("escape", "1" if agent == "researcher" else "0", "enter")
+    await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+    return deck.screen.query_one(Transcript)
+
+
 def missing(frame: str, agent: str) -> list[str]:
     return [shown for shown in the_end_of(agent) if shown not in frame]
 
@@ -77,15 +95,9 @@ def transcript_rows(frame: str) -> list[str]:
 async def test_every_frame_of_an_opening_view_shows_its_end_drawn(
     tmp_path: Path, agent: str, size: tuple[int, int]
 ) -> None:
-    runtime = make_runtime()
-    runtime.transcripts[agent] = long_transcript(agent)
-    deck = make_app(tmp_path, runtime)
-    frames = record_frames(deck)
+    deck, frames = app_recording(tmp_path, agent, long_transcript(agent))
     async with deck.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: deck.loaded)
-        await pilot.press("escape", "1" if agent == "researcher" else "0", "enter")
-        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        transcript = deck.screen.query_one(Transcript)
+        transcript = await open_view(pilot, deck, agent)
         await wait_for(pilot, lambda: len(transcript.children) > 100)  # the older ones too (150)
         await pilot.pause(0.3)
         assert frames, "no frame drawn"
@@ -124,15 +136,9 @@ async def test_a_short_transcript_with_open_tool_calls_opens_at_its_end(
 ) -> None:
     """Few entries, but open tool calls make them taller than the view: the first frame is
     already at the end (it showed the start, then jumped to the end a frame later)."""
-    runtime = make_runtime()
-    runtime.transcripts[agent] = short_transcript(agent)
-    deck = make_app(tmp_path, runtime)
-    frames = record_frames(deck)
+    deck, frames = app_recording(tmp_path, agent, short_transcript(agent))
     async with deck.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: deck.loaded)
-        await pilot.press("escape", "1" if agent == "researcher" else "0", "enter")
-        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        transcript = deck.screen.query_one(Transcript)
+        transcript = await open_view(pilot, deck, agent)
         await pilot.pause(0.3)
         assert transcript.max_scroll_y > 0, "the transcript fits the view: nothing tested"
         assert frames, "no frame drawn"
