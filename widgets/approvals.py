@@ -28,8 +28,9 @@ def approval_prompt(approval: Approval, left: int | None = None) -> Text:
     label, style = KINDS.get(approval.kind, (approval.kind, "bold"))
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{label:<4} ", style=style)
-    if left is not None:
-        text.append(f"{left // 60}:{left % 60:02d} left ", style="bold red")
+    if left is not None:  # 0: the asker stopped waiting (its answer can no longer help)
+        words = f"{left // 60}:{left % 60:02d} left" if left else "timed out"
+        text.append(f"{words} ", style="bold red")
     text.append(approval.title)
     return text
 

@@ -76,4 +76,6 @@ async def test_the_last_minute_of_a_request_counts_down_in_its_row(tmp_path: Pat
         now[0] = asked.created_at + 299.5
         await wait_for(pilot, lambda: "0:01 left" in queue_text(app))
         assert "0:01 left" in screen_text(app)
+        now[0] = asked.created_at + 301  # the asker stopped waiting (its row goes when told)
+        await wait_for(pilot, lambda: "timed out" in queue_text(app))
         await pilot.press("ctrl+q")
