@@ -15,6 +15,8 @@ worker 0: all the slow ones), so ``--maxschedchunk`` is 1 unless the command lin
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 #: Modules (paths from the repository, or endings of them) whose tests start real processes,
@@ -53,3 +55,11 @@ def _rank(nodeid: str) -> int:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Stable: within a rank, the collection order (each worker must see the same order)."""
     items.sort(key=lambda item: _rank(item.nodeid))
+
+
+@pytest.fixture(autouse=True)
+def _own_teamdeck_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every test gets its own ``$TEAMDECK_HOME`` (not created: the first write makes it), so
+    none writes into the real ``~/.teamdeck`` -- e.g. the note of an answer given in a Claude
+    Code home (``app.core.answer_credits``). A folder's conftest may name another."""
+    monkeypatch.setenv("TEAMDECK_HOME", str(tmp_path / "teamdeck-home"))

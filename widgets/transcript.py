@@ -184,8 +184,23 @@ class Transcript(FollowsTranscript, VerticalScroll):
     _arranged_in = Size(0, 0)
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Anchor (stay at the bottom while text streams in) in the layout in which the content
+        first overflows: Textual scrolls an anchored view to its end right after this arrange,
+        so that layout's frame is already at the end. Anchoring once the new size was known
+        (``watch_virtual_size``) drew one frame at the start first, then jumped to the end: a
+        view opening on entries whose open tool calls make them taller than ``show`` counted.
+        Not before it overflows: Textual bottom-aligns shorter anchored content, leaving a gap
+        at the top. Not while searching: the person steps through the hits."""
         self._arranged_in = size  # see ``container_size``
-        return super().arrange(size, optimal)
+        arranged = super().arrange(size, optimal)
+        if (
+            not self._anchored
+            and arranged.total_region.bottom > size.height
+            and not self._words
+            and not self.query_children(".empty")  # a long "nothing yet" is read from its start
+        ):
+            self._anchored, self._anchor_released = True, False  # what anchor() sets, no scroll
+        return arranged
 
     @property
     def container_size(self) -> Size:
@@ -193,17 +208,6 @@ class Transcript(FollowsTranscript, VerticalScroll):
         with a container size it does not know yet (none): the view's first frame would be
         scrolled past its end, blank. Until it is known, the size just arranged in."""
         return super().container_size or self._arranged_in
-
-    def watch_virtual_size(self, size: Size) -> None:
-        # Anchor (stay at the bottom while text streams in) only once the content overflows:
-        # Textual bottom-aligns shorter anchored content, leaving a gap at the top.
-        # Not while searching: the person steps through the hits.
-        if self._words:
-            return
-        if self.query_children(".empty"):
-            return  # a long "nothing yet" text is read from its start
-        if not self.is_anchored and size.height > self.scrollable_content_region.height:
-            self.anchor()
 
     def show(
         self,

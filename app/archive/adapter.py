@@ -72,6 +72,7 @@ def _message(event: Any) -> tuple[str, Fields]:
         "summary": getattr(event, "summary", None),
         "frame": _get(event, "frame_type", "frame"),
         "timestamp": str(getattr(event, "timestamp", "") or ""),
+        "answered_by": getattr(event, "answered_by", None),
     }
 
 

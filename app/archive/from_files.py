@@ -28,6 +28,7 @@ from app.archive.rows import Rows, dump, truncate
 from app.archive.task_log import Seen, TaskLog
 from app.archive.writer import Writer
 from app.core import Home
+from app.core.answer_credits import AnswerCredits
 from app.core.errors import TeamdeckError
 from app.core.protocol import parse_frame
 
@@ -45,6 +46,8 @@ class FileReads:
         self.home = home
         self.clock = clock
         self.tasks = TaskLog(home)
+        #: Who answered a request, where the message does not say (a Claude Code home).
+        self.credits = AnswerCredits(home.root, home.is_claude)
         self._local_lock = threading.Lock()
         # Writer-thread state.
         self._inbox_seen: dict[tuple[str, str], int] = {}
@@ -135,7 +138,7 @@ class FileReads:
                 entry.get("summary"),
                 frame.type if frame else None,
                 str(entry.get("timestamp", "")),
-                by if isinstance(by := entry.get("answeredBy"), str) else None,
+                self.credits.answered_by(team, agent, entry),
             )
         self._inbox_seen[(team, agent)] = len(entries)
 

@@ -4,8 +4,10 @@ Each event is one ``claude-hook`` event row (its name in ``frame``, the feed's w
 ``text``, the hook's stdin in ``data``); an event that says an agent's status
 (``app.runtime.bridge.facts``) also a ``status`` row, so a replay shows it; a request the bridge
 held is a row of ``approvals``, asked when it arrived and answered when a person answered it
-(teamdeck's own ``Answered`` event). Claude Code deletes the inbox messages it consumed: these
-rows are what the archive keeps of them.
+(teamdeck's own ``Answered`` event, credited to ``user``: only the person answers a held
+request, with the dashboard's keys or ``teamdeck approve``/``reject`` through the bridge).
+Claude Code deletes the inbox messages it consumed: these rows are what the archive keeps of
+them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from app.archive.rows import Rows, dump
 from app.archive.writer import Writer
+from app.core.paths import USER_NAME
 from app.runtime.bridge.facts import feed_text, status_of
 from app.runtime.bridge.server import ANSWERED, HookEvent
 
@@ -38,7 +41,7 @@ def record_hook(writer: Writer, rows: Rows, event: HookEvent) -> None:
         if request and name == ANSWERED:
             kind = str(event.data.get("kind") or "permission")
             decision = str(event.data.get("decision") or "answered")
-            rows.approval_answered(conn, at, request, kind, agent, decision)
+            rows.approval_answered(conn, at, request, kind, agent, decision, by=USER_NAME)
         elif request:
             kind = "plan" if event.data.get("tool_name") == "ExitPlanMode" else "permission"
             body: Any = event.data.get("tool_input")

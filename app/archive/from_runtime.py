@@ -164,6 +164,7 @@ class RuntimeEvents:
                 f["summary"],
                 f["frame"],
                 f["timestamp"],
+                f.get("answered_by"),
             )
 
         self.writer.submit(op)

@@ -326,6 +326,8 @@ class Rows:
         key = message_key(team, recipient, sender, timestamp, text)
         stored, size = truncate(text)
         data = {"summary": summary, "timestamp": timestamp, "team": team}
+        if answered_by:
+            data["answered_by"] = answered_by  # the timeline credits them (``event_line``)
         event_id = self.event(
             conn,
             at,

@@ -22,7 +22,9 @@ def event_line(event: Event) -> str:
             return f"[{agent}] {event.frame}{detail}"
         case "message":
             summary = data.get("summary")
-            return describe(agent, event.target or "", event.text, summary).plain()
+            # an answer the person gave is sent as team-lead and credited to them
+            sender = data.get("answered_by") or agent
+            return describe(sender, event.target or "", event.text, summary).plain()
         case "task":
             old = data.get("old")
             change = f"{old} -> {event.frame}" if old else f"created ({event.frame})"

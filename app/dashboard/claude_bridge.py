@@ -22,6 +22,7 @@ from textual.message import Message
 
 from app.core.frame_text import FeedLine
 from app.core.models import now_iso
+from app.core.paths import USER_NAME
 from app.dashboard.streams import HookLines
 from app.display.values import FeedItem, TeamFiles
 from app.runtime.api import Approval
@@ -130,7 +131,8 @@ class BridgeLink:
             app.notify(escape(text), title="Claude Code", timeout=4)
         line = feed_text(event)
         if line:
-            agent = "you" if event.event == ANSWERED else event.sender.agent
+            # a held request is only ever answered by the person: credited as everywhere else
+            agent = USER_NAME if event.event == ANSWERED else event.sender.agent
             words = FeedLine(agent, None, line, "hook")
             item = FeedItem(now_iso(), -next(self._feed_seq), agent, (), line, None, words)
             app.streamed.publish(HookLines([(event.sender.team, item)]))

@@ -38,6 +38,7 @@ from app.core import (
     TeamdeckError,
     TeamRemoved,
 )
+from app.core.answer_credits import AnswerCredits
 from app.core.files import parse_with_retry
 from app.core.mailbox import parse_raw_inbox
 from app.core.paths import LEAD_NAME
@@ -84,6 +85,7 @@ class Store:
         self.home = home
         self.team = team
         self.pick = pick  # with no team named, show the newest (else wait to be told)
+        self._credits = AnswerCredits(home.root, home.is_claude)
         self.removed = False  # the team was deleted: its last state stays on screen
         self._clear()
 
@@ -309,8 +311,10 @@ class Store:
 
     def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:
         # An answer the person gave comes from team-lead (the protocol's sender) and names
-        # them in ``answeredBy``: the feed credits them.
-        sender = entry.get("answeredBy") or entry.get("from") or "?"
+        # them in ``answeredBy`` (a Claude Code home: teamdeck's note): the feed credits them.
+        assert self.team is not None
+        by = self._credits.answered_by(self.team, recipient, entry)
+        sender = by or entry.get("from") or "?"
         text = entry.get("text")
         timestamp = entry.get("timestamp") or ""
         summary = entry.get("summary")

@@ -103,6 +103,9 @@ class MessageSent:
     summary: str | None
     frame_type: str | None
     timestamp: str
+    #: who decided the answer the message carries, when not its sender (the person answering
+    #: as ``team-lead``: the message's ``answeredBy``)
+    answered_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

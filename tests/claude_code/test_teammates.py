@@ -118,3 +118,4 @@ def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> 
     (approval,) = run["approvals"]
     assert approval["request_id"] == request["requestId"] and approval["agent"] == "worker"
     assert approval["decision"] == "allowed" and approval["answered_at"] >= approval["asked_at"]
+    assert approval["decided_by"] == "user"  # the person answered (through the bridge)

@@ -48,12 +48,13 @@ def the_end_of(agent: str) -> list[str]:
 
 
 def record_frames(deck: TeamDeckApp) -> list[str]:
-    """Every frame the app draws while an agent view is on screen, as text."""
+    """Every frame the app draws while an agent view is on screen, as text (not those held
+    back by a ``batch_update``: the terminal never sees them)."""
     frames: list[str] = []
     display = deck._display
 
     def recording(screen: Any, update: Any) -> None:
-        if isinstance(screen, AgentScreen):
+        if isinstance(screen, AgentScreen) and not deck._batch_count:
             frames.append(screen_text(deck))
         display(screen, update)
 
@@ -63,6 +64,12 @@ def record_frames(deck: TeamDeckApp) -> list[str]:
 
 def missing(frame: str, agent: str) -> list[str]:
     return [shown for shown in the_end_of(agent) if shown not in frame]
+
+
+def transcript_rows(frame: str) -> list[str]:
+    """The rows of the transcript's box (right of the roster), without its scrollbar."""
+    rows = [line for line in frame.splitlines() if "││" in line or "┃│" in line]
+    return [line[max(line.find("││"), line.find("┃│")) + 2 : -2] for line in rows]
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
@@ -84,6 +91,51 @@ async def test_every_frame_of_an_opening_view_shows_its_end_drawn(
         assert frames, "no frame drawn"
         for number, frame in enumerate(frames):
             assert not missing(frame, agent), f"frame {number} of {len(frames)}:\n{frame}"
+        assert transcript.scroll_y >= transcript.max_scroll_y - 1
+
+
+def short_transcript(agent: str, groups: int = 6) -> list[TranscriptEntry]:
+    """Fewer entries than a view mounts first, each line short, but taller than the view:
+    each tool call is short enough to be drawn open, its input and result in full."""
+    entries: list[TranscriptEntry] = []
+    for i in range(groups):
+        entries.append(TranscriptEntry(agent, "user", f"prompt number {i}", {}))
+        entries.append(TranscriptEntry(agent, "assistant", f"Step {i}.", {}))
+        tool_input = {"taskId": str(i), "status": "completed", "owner": agent}
+        call = {"tool": "TaskUpdate", "tool_use_id": f"t{i}", "input": tool_input}
+        entries.append(TranscriptEntry(agent, "tool_call", "TaskUpdate", call))
+        result = {"tool_use_id": f"t{i}"}
+        entries.append(TranscriptEntry(agent, "tool_result", f"updated #{i}\nlast-{agent}", result))
+    entries.append(TranscriptEntry(agent, "assistant", f"THE LAST WORD of {agent}", {}))
+    return entries
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+@pytest.mark.parametrize("agent", ["researcher", "team-lead"])
+async def test_a_short_transcript_with_open_tool_calls_opens_at_its_end(
+    tmp_path: Path, agent: str, size: tuple[int, int]
+) -> None:
+    """Few entries, but open tool calls make them taller than the view: the first frame is
+    already at the end (it showed the start, then jumped to the end a frame later)."""
+    runtime = make_runtime()
+    runtime.transcripts[agent] = short_transcript(agent)
+    deck = make_app(tmp_path, runtime)
+    frames = record_frames(deck)
+    async with deck.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: deck.loaded)
+        await pilot.press("escape", "1" if agent == "researcher" else "0", "enter")
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        transcript = deck.screen.query_one(Transcript)
+        await pilot.pause(0.3)
+        assert transcript.max_scroll_y > 0, "the transcript fits the view: nothing tested"
+        assert frames, "no frame drawn"
+        end = ['"owner": "' + agent + '"', f"last-{agent}", f"THE LAST WORD of {agent}"]
+        for number, frame in enumerate(frames):
+            gone = [shown for shown in end if shown not in frame]
+            assert not gone, f"frame {number} of {len(frames)}:\n{frame}"
+            # nothing moves: at 80x24 the first layout was the wide one, 2 rows past the end
+            moved = transcript_rows(frame) != transcript_rows(frames[-1])
+            assert not moved, f"frame {number} of {len(frames)}:\n{frame}\nlast:\n{frames[-1]}"
         assert transcript.scroll_y >= transcript.max_scroll_y - 1
 
 

@@ -8,7 +8,7 @@ from it.
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 from textual import events, on
 from textual.screen import Screen
@@ -48,6 +48,27 @@ class DeckView(Screen[None]):
             "hit",
         }
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fit_breakpoints()
+
+    def _fit_breakpoints(self) -> None:
+        """The app's breakpoint classes (``-narrow``, ``-short``) for the terminal's size, set
+        before the view's first layout. Textual sets them on the screen's first resize, after
+        its first frame: at 80x24 a view opened drawn in the wide layout (blank rows where the
+        footer goes), then the narrow one, and an anchored transcript 2 rows past its end."""
+        app = self.app
+        width, height = app.size
+        if not (app.is_running and width and height):
+            return  # the size is not known yet: Textual's resize sets them
+        for size, breakpoints in (
+            (width, app.HORIZONTAL_BREAKPOINTS or []),
+            (height, app.VERTICAL_BREAKPOINTS or []),
+        ):
+            fits = [name for at, name in sorted(breakpoints, reverse=True) if size >= at][:1]
+            for _, name in breakpoints:
+                self.set_class(name in fits, name)
 
     # ------------------------------------------------------------------ access
 

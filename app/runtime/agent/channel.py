@@ -57,6 +57,7 @@ def sent_event(sent: Sent) -> MessageSent:
         message.summary,
         sent.frame.type if sent.frame is not None else None,
         message.timestamp,
+        message.answered_by,
     )
 
 

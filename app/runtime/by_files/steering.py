@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from app.core.answer_credits import note_answer
 from app.core.errors import CorruptFileError, NotFoundError, TeamdeckError
 from app.core.home import Home
 from app.core.models import InboxMessage, now_iso
@@ -176,7 +177,10 @@ def plan_response_text(request_id: str, approved: bool, feedback: str | None = N
 def answer_request(home: Home, team: str | None, request_id: str, text_for: Any) -> FileRequest:
     """Append the answer ``text_for(request)`` to the requester's inbox as ``team-lead``; in
     teamdeck's own homes the message also says the person answered (``answeredBy: "user"``:
-    the CLI and a dashboard steering through the files are the person's hands).
+    the CLI and a dashboard steering through the files are the person's hands). A Claude Code
+    home's inbox keeps Claude Code's shape: there the person's answer is noted in teamdeck's
+    own home instead (``app.core.answer_credits``), under the inbox's lock once the request is
+    known to be open, before the message is written (a reader that sees it finds the note).
 
     NotFoundError for an unknown id, AlreadyAnsweredError if a response exists (checked again
     under the requester's inbox lock, so two deciders cannot both answer)."""
@@ -193,7 +197,13 @@ def answer_request(home: Home, team: str | None, request_id: str, text_for: Any)
     message = InboxMessage(sender=LEAD_NAME, text=text_for(request), timestamp=now_iso())
     if not home.is_claude:
         message.answered_by = USER_NAME
-    home.mailbox(request.team).append(request.requester, message, guard=still_open)
+
+    def guard() -> None:
+        still_open()
+        if home.is_claude:
+            note_answer(home.root, request.team, request.requester, request_id, message.timestamp)
+
+    home.mailbox(request.team).append(request.requester, message, guard=guard)
     return request
 
 

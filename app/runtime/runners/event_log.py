@@ -99,6 +99,7 @@ def event_line(event: RuntimeEvent) -> dict[str, Any] | None:
             "summary": event.summary,
             "frameType": event.frame_type,
             "timestamp": event.timestamp,
+            **({"answeredBy": event.answered_by} if event.answered_by else {}),
         }
     if isinstance(event, HookRan):
         return {
@@ -290,6 +291,7 @@ class LoggedAgent:
                     str(line.get("team") or ""), str(line.get("from") or self.name),
                     str(line.get("to") or ""), str(line.get("text") or ""), line.get("summary"),
                     line.get("frameType"), str(line.get("timestamp") or ""),
+                    by if isinstance(by := line.get("answeredBy"), str) else None,
                 )
             ]  # fmt: skip
         if kind == "hook":
