@@ -7,6 +7,12 @@ opens, most of them with the same keys. That was half the CPU of the dashboard's
 of opening a view. :class:`KeyFooter` compares what it would show (each key with its
 description, whether it is enabled, its tooltip; the palette key) with what it shows, and
 recomposes only on a difference; ``compact`` is bound to the keys as before.
+
+Its first keys are composed as soon as its screen has a focus, not after a refresh as later
+changes are: Textual's footer composed them after the screen's first frame, so a view opened
+with a blank bottom row for 2-4 frames (up to 0.8 s in tmux on a busy machine). A view that
+sets its own focus disables auto-focus, so that the first keys are those of that focus (an
+auto-focused roster first offered the keys of the panels, then the input's).
 """
 
 from __future__ import annotations
@@ -27,7 +33,12 @@ class KeyFooter(Footer):
         if not screen.app.app_focus:
             return
         if self.is_attached and screen is self.screen:
-            self.call_after_refresh(self._recompose_if_changed)
+            if self._shown is None and screen.focused is not None:
+                # Its first keys, once the view has its focus (before, they are not yet the
+                # view's): at once, not after a frame drawn without them.
+                self.call_next(self._recompose_if_changed)
+            else:
+                self.call_after_refresh(self._recompose_if_changed)
 
     def shows(self) -> tuple[Any, ...]:
         """What :meth:`compose` draws from: the screen's keys, and the footer's options."""

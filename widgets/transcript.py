@@ -119,7 +119,7 @@ class Transcript(FollowsTranscript, VerticalScroll):
     DEFAULT_CSS = """
     Transcript {
         height: 1fr;
-        scrollbar-size-vertical: 1;
+        scrollbar-size-vertical: 1;  scrollbar-gutter: stable;  /* no re-wrap as the bar comes */
         & > .user { color: $text-accent; text-style: bold; padding: 0 1; height: auto; }
         & .system-note { color: $text-muted; text-style: italic not bold; }
         & > .notice { color: $text-muted; text-style: italic; padding: 0 1; }

@@ -76,26 +76,31 @@ class FlockLock:
         if fd is None:
             fd = self._fd = os.open(self._path, _LOCK_FLAGS, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EAGAIN, errno.EACCES):
+            if not self._flock(fd):
                 return False
-            self._close()
+        except OSError as exc:
             if exc.errno != errno.EBADF:
                 raise
             # NFS emulates flock with a byte-range write lock, which needs a descriptor open
             # for writing: this lock keeps one so (its next attempts included).
             fd = self._fd = os.open(self._path, _LOCK_FLAGS_RW, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as again:
-                if again.errno in (errno.EAGAIN, errno.EACCES):
-                    return False
-                self._close()
-                raise
+            if not self._flock(fd):
+                return False
         if os.fstat(fd).st_nlink == 0:  # unlinked before we locked it: not the live lock file
             self._close()
             return False
+        return True
+
+    def _flock(self, fd: int) -> bool:
+        """One attempt without waiting: False while another holds the lock; any other error
+        closes the descriptor and is raised."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                return False
+            self._close()
+            raise
         return True
 
     def release(self) -> None:

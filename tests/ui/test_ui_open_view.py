@@ -91,6 +91,13 @@ async def test_every_frame_of_an_opening_view_shows_its_end_drawn(
         assert frames, "no frame drawn"
         for number, frame in enumerate(frames):
             assert not missing(frame, agent), f"frame {number} of {len(frames)}:\n{frame}"
+            # the view's keys from the first frame: the bottom row was blank for 2-4 frames,
+            # then the roster's keys showed before the input's
+            keys = frame.rstrip("\n").splitlines()[-1].split()
+            assert keys == frames[-1].rstrip("\n").splitlines()[-1].split(), (
+                f"frame {number} of {len(frames)}: other keys than the view's:\n{frame}"
+            )
+            assert "Help" in keys, f"frame {number} of {len(frames)}: no keys:\n{frame}"
         assert transcript.scroll_y >= transcript.max_scroll_y - 1
 
 

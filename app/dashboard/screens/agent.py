@@ -23,6 +23,10 @@ from widgets.transcript import Transcript
 class AgentScreen(DeckScreen):
     """Shows ``agent``; follows the selection (shift+up/down, 0-9) while open."""
 
+    #: ``on_mount`` chooses the focus (the input, or the transcript when there is nothing to
+    #: type to): no other widget holds it first, so the footer's first keys are the view's.
+    AUTO_FOCUS = ""
+
     #: esc leaves the input first, then closes a search, then goes back to the leader view.
     BINDINGS = [keys.LEAVE_INPUT.binding(), *keys.SEARCH_KEYS, keys.BACK.binding()]
     #: With ``a`` naming its request, esc (back to the leader view) keeps its place.
@@ -54,10 +58,12 @@ class AgentScreen(DeckScreen):
         self.watch(self.app, "approvals", self._show_pending)
         inject = self.query_one("#inject", Input)
         snap = self.host.agent(self.agent)
+        # Focused now, not after the first frame (``focus()`` waits a turn): the footer's first
+        # keys are those of the focus the view opens with.
         if inject.disabled or (snap is not None and snap.status in TERMINAL_STATUSES):
-            self.query_one(Transcript).focus()  # nothing to type to: the keys act
+            self.set_focus(self.query_one(Transcript))  # nothing to type to: the keys act
         else:
-            inject.focus()
+            self.set_focus(inject)
 
     def show_agent(self, agent: str) -> None:
         self.agent = agent
