@@ -220,3 +220,46 @@ def test_the_stop_line_counts_in_the_singular_and_the_plural() -> None:
     assert counted(1, "pending task") == "1 pending task"
     assert counted(0, "pending task") == "0 pending tasks"
     assert counted(3, "teammate") == "3 teammates"
+
+
+def test_the_permission_timeout_reaches_the_runtime_and_process_teammates(
+    project: Path, capsys: pytest.CaptureFixture[str], captured: list[dict[str, Any]]
+) -> None:
+    """``--permission-timeout`` on every command that runs a team (default 300, 0: no
+    limit), carried to the teammate processes' command line."""
+    assert run(capsys, "run", "g", "--headless", "--permission-timeout", "12.5")[0] == 0
+    assert captured[-1]["permission_timeout"] == 12.5
+    assert run(capsys, "run", "g", "--permission-timeout", "0")[0] == 0
+    assert captured[-1]["modes"].runtime_kwargs()["permission_timeout"] == 0
+    assert run(capsys, "demo", "--permission-timeout", "30")[0] == 0
+    assert captured[-1]["modes"].runtime_kwargs()["permission_timeout"] == 30
+    assert run(capsys, "tui")[0] == 0
+    assert captured[-1]["modes"].runtime_kwargs()["permission_timeout"] == 300
+    assert run(capsys, "tui", "--permission-timeout", "0")[0] == 0
+    modes = captured[-1]["modes"]
+    assert modes.runtime_kwargs()["permission_timeout"] == 0
+
+    from app.runtime.agent_main import build_parser
+    from app.runtime.runners.base import TeammateSpec
+    from app.runtime.team.runtime import TeamRuntime
+
+    kwargs = {**modes.runtime_kwargs(), "teammate_backend": "process"}
+    runtime = TeamRuntime(Home(project.parent / "home"), cwd=project, **kwargs)
+    assert runtime.processes is not None
+    spec = TeammateSpec("crew", "ann", "", "sonnet", "default", "blue", project)
+    command = runtime.processes._launch().command(spec, "process")
+    assert build_parser().parse_args(command[4:]).permission_timeout == 0
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "nan", "inf"])
+def test_a_bad_permission_timeout_is_one_usage_line(
+    value: str,
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    captured: list[dict[str, Any]],
+) -> None:
+    code, _, err = run(capsys, "run", "g", "--headless", "--permission-timeout", value)
+    assert code == 2 and captured == []
+    assert err.count("\n") == 1
+    assert err.startswith("teamdeck run: error: argument --permission-timeout: expected seconds, "
+                          f"0 or more (0: no limit), not {value!r}")  # fmt: skip

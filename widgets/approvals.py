@@ -1,6 +1,11 @@
-"""The approvals queue: pending plan, permission and shutdown requests, oldest first."""
+"""The approvals queue: pending plan, permission and shutdown requests, oldest first.
+
+A permission request is denied when nobody answers it within the run's permission timeout;
+once a second (:meth:`ApprovalsQueue.tick`) its row shows the time left in its last minute."""
 
 from __future__ import annotations
+
+import math
 
 from rich.text import Text
 from textual.widgets import OptionList
@@ -14,14 +19,29 @@ KINDS: dict[str, tuple[str, str]] = {
     "shutdown": ("stop", "bold red"),
 }
 EMPTY_ID = "-empty-"
+#: A permission request's row counts down in the last this many seconds before it times out.
+COUNTDOWN = 60.0
 
 
-def approval_prompt(approval: Approval) -> Text:
+def approval_prompt(approval: Approval, left: int | None = None) -> Text:
+    """The row of ``approval``; ``left``: seconds before it times out (shown when given)."""
     label, style = KINDS.get(approval.kind, (approval.kind, "bold"))
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{label:<4} ", style=style)
+    if left is not None:  # 0: the asker stopped waiting (its answer can no longer help)
+        words = f"{left // 60}:{left % 60:02d} left" if left else "timed out"
+        text.append(f"{words} ", style="bold red")
     text.append(approval.title)
     return text
+
+
+def seconds_left(approval: Approval, now: float, limit: float | None) -> int | None:
+    """Whole seconds before a permission request times out, when under :data:`COUNTDOWN`
+    (``None``: more than that, no limit, or another kind of request)."""
+    if limit is None or approval.kind != "permission":
+        return None
+    left = approval.created_at + limit - now
+    return max(0, math.ceil(left)) if left < COUNTDOWN else None
 
 
 class ApprovalsQueue(OptionList):
@@ -40,6 +60,7 @@ class ApprovalsQueue(OptionList):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.approvals: list[Approval] = []
+        self._left: dict[str, int | None] = {}  # the seconds left each row shows
 
     def set_approvals(self, approvals: list[Approval]) -> None:
         ids = [a.request_id for a in approvals]
@@ -48,12 +69,22 @@ class ApprovalsQueue(OptionList):
             return
         keep = self.selected_id
         self.approvals = list(approvals)
+        self._left.clear()
         self.clear_options()
         if not approvals:
             self.add_option(Option(Text("nothing to approve", style="dim italic"), EMPTY_ID, True))
             return
         self.add_options(Option(approval_prompt(a), id=a.request_id) for a in approvals)
         self.highlighted = ids.index(keep) if keep in ids else None
+
+    def tick(self, now: float, limit: float | None) -> None:
+        """Once a second: redraw the rows whose time left changed (``limit``: the run's
+        permission timeout, ``None`` for none)."""
+        for approval in self.approvals:
+            left = seconds_left(approval, now, limit)
+            if left != self._left.get(approval.request_id):
+                self._left[approval.request_id] = left
+                self.replace_option_prompt(approval.request_id, approval_prompt(approval, left))
 
     def on_focus(self) -> None:
         if self.highlighted is None and self.approvals:

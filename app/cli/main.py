@@ -38,6 +38,7 @@ SYNOPSIS = """commands:
   teamdeck demo [--keep]                       the dashboard running a scripted team scenario
   teamdeck run GOAL --headless [--json]        run a team to completion without the UI
   teamdeck tui|demo|run --teammate-mode in-process|process|tmux
+  teamdeck tui|demo|run --permission-timeout SECONDS   deny unanswered ones (300; 0: wait)
   teamdeck attach [TEAM] | ps [--json]         a team left running: open it again / list agents
   teamdeck agent --team T --name N             run one teammate as a process of its own
   teamdeck team create NAME [--description D] | list | show NAME | delete NAME [--force]

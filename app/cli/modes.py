@@ -10,6 +10,8 @@
                                       required for bypassPermissions headless
     --teammate-mode MODE              how teammates run: in-process, process, tmux (default:
                                       the settings' ``teammateMode``, else in-process)
+    --permission-timeout SECONDS      how long a permission request waits for an answer before
+                                      it is denied (default 300; 0: no limit)
 
 Without ``--permission-mode`` the lead starts in the settings' ``permissions.defaultMode``, else
 ``default``. In the dashboard, bypassPermissions without ``--dangerously-skip-permissions`` is
@@ -52,6 +54,21 @@ def _rule(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+#: Seconds a permission request waits for an answer before it is denied ("timed out").
+DEFAULT_PERMISSION_TIMEOUT = 300.0
+
+
+def _seconds(text: str) -> float:
+    """``--permission-timeout``: a number of seconds, 0 or more (0: no limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):  # also NaN
+        raise argparse.ArgumentTypeError(f"expected seconds, 0 or more (0: no limit), not {text!r}")
+    return value
+
+
 def add_mode_options(parser: argparse.ArgumentParser) -> None:
     """Add the permission options to a ``tui``/``demo``/``run`` parser."""
     group = parser.add_argument_group("permissions")
@@ -89,6 +106,14 @@ def add_mode_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run every tool without asking (bypassPermissions)",
     )
+    group.add_argument(
+        "--permission-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        default=DEFAULT_PERMISSION_TIMEOUT,
+        help="how long a permission request waits for your answer before it is denied "
+        "(default 300; 0: wait however long)",
+    )
     parser.add_argument(
         "--teammate-mode",
         metavar="MODE",
@@ -121,6 +146,8 @@ class ModeOptions:
     bypass_disabled: bool = False
     #: Where agents' commands and hooks run (``--no-sandbox``, ``--pass-env``, settings).
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    #: Seconds a permission request waits for an answer (``--permission-timeout``; 0: no limit).
+    permission_timeout: float = DEFAULT_PERMISSION_TIMEOUT
     warnings: list[str] = field(default_factory=list)
 
     def runtime_kwargs(self) -> dict[str, Any]:
@@ -131,6 +158,7 @@ class ModeOptions:
             "teammate_backend": self.teammate_backend,
             "allow_bypass": self.bypass_allowed,
             "sandbox": self.sandbox,
+            "permission_timeout": self.permission_timeout,
         }
 
 
@@ -186,6 +214,7 @@ def resolve_modes(
         or (settings.teammate_mode if settings else None)
         or "in-process"
     )
+    options.permission_timeout = getattr(args, "permission_timeout", DEFAULT_PERMISSION_TIMEOUT)
     options.sandbox, warning = resolve_sandbox(args, settings.sandbox if settings else None)
     if warning:
         options.warnings.append(warning)

@@ -3,8 +3,8 @@
 - :class:`EventBuffer`: runtime events in arrival order, streamed text merged per agent.
 - :func:`digest`: what a flush of runtime events asks of the views and the app's state
   (:class:`Digest`).
-- :class:`Notice`: a notification's words; :func:`request_notice` and :func:`task_notice`
-  build the ones for requests and completed tasks.
+- :class:`Notice`: a notification's words; :func:`request_notice`, :func:`timeout_notice` and
+  :func:`task_notice` build the ones for requests (new, or timed out) and completed tasks.
 """
 
 from __future__ import annotations
@@ -107,6 +107,21 @@ def request_notice(agent: str, kind: str, keys: KeyHint | None = None) -> Notice
     return None
 
 
+def clock_text(seconds: float) -> str:
+    """A wait in words: ``5:00`` from a minute on, else ``30s``."""
+    if seconds >= 60:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes}:{rest:02d}"
+    return f"{seconds:g}s"
+
+
+def timeout_notice(agent: str, limit: float | None = None) -> Notice:
+    """A permission request nobody answered in time: it was denied (``limit``: the seconds it
+    waited, the run's ``--permission-timeout``, when known)."""
+    after = f" after {clock_text(limit)}" if limit else ""
+    return Notice(f"{agent}'s permission request timed out{after}: denied", "Permission", "warning")
+
+
 def task_notice(task: Task) -> Notice:
     by = f" by {task.owner}" if task.owner else ""
     return Notice(f"#{task.id} {task.subject}{by}", "Task completed")
@@ -125,18 +140,23 @@ class Digest:
     hooks: list[HookRan] = field(default_factory=list)  # blocked or warned: the feed shows them
 
 
-def digest(events: Iterable[RuntimeEvent], keys: KeyHint | None = None) -> Digest:
+def digest(
+    events: Iterable[RuntimeEvent], keys: KeyHint | None = None, limit: float | None = None
+) -> Digest:
     """Sort runtime events by what they change: streamed text and transcript entries go to
     the views in order; any other event about an agent (status, usage, mode, activity, and
-    event types added later) means its panel must be redrawn."""
+    event types added later) means its panel must be redrawn. ``limit``: the run's permission
+    timeout (named in the notice of a request that timed out)."""
     out = Digest()
     for event in events:
         match event:
             case TextDelta() | TranscriptEntry():
                 out.stream.append(event)
-            case ApprovalChanged(resolved=resolved, kind=kind, agent=agent):
+            case ApprovalChanged(resolved=resolved, kind=kind, agent=agent, outcome=outcome):
                 out.approvals_changed = True
                 notice = None if resolved else request_notice(agent, kind, keys)
+                if resolved and kind == "permission" and outcome == "timed out":
+                    notice = timeout_notice(agent, limit)
                 if notice is not None:
                     out.notices.append(notice)
             case MessageSent():

@@ -33,6 +33,13 @@ MIN_GAP = 0.1
 """Seconds between two flushes asked for by events (the views update at most this often)."""
 
 
+def permission_limit(app: App[Any]) -> float | None:
+    """The seconds a permission request of the app's runtime waits (``None``: no limit, or
+    no runtime)."""
+    seconds = getattr(getattr(app, "runtime", None), "permission_timeout", None)
+    return float(seconds) if isinstance(seconds, int | float) and seconds > 0 else None
+
+
 class RuntimeFlush(Message):
     """Runtime events are waiting in the buffer (a burst keeps only one of these)."""
 
@@ -71,7 +78,7 @@ class RuntimeRelay:
         events = self._events.drain()
         if not events:
             return None
-        news = digest(events, self.keys)
+        news = digest(events, self.keys, permission_limit(self.app))
         publish = self.streamed.publish
         for event in news.stream:
             if isinstance(event, TextDelta):

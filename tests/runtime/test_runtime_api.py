@@ -600,6 +600,33 @@ async def test_unanswered_permission_is_denied_after_the_timeout(
     assert rt.answer_permission(queued.request_id, True).text == "already resolved (timed out)"
 
 
+#: Longer than the short timeouts above: a request still pending after it did not time out
+#: (a quiet period proving something does not happen: not scaled, see tests/timing.py).
+QUIET = 0.6
+
+
+async def test_a_permission_timeout_of_0_waits_for_the_answer(
+    make_runtime: Callable[..., TeamRuntime], home: Home, project: Path
+) -> None:
+    """``--permission-timeout 0``: a teammate's request (the inbox wait) and the lead's own
+    (the queue's wait) stay pending however long; the answers, when they come, are honoured."""
+    worker = Script([reply(tool_use("Bash", {"command": "touch made.txt"})), "Done."])
+    lead = Script([reply(tool_use("Bash", {"command": "touch lead.txt"})), "Lead done."])
+    rt = await started(make_runtime, Router(worker=worker, team_lead=lead), permission_timeout=0)
+    observer = Observer(rt)
+    await spawn(rt, "worker")
+    rt.submit("touch lead.txt")
+    await until(lambda: len(rt.approvals()) == 2, "both requests")
+    await asyncio.sleep(QUIET)
+    assert {a.agent for a in rt.approvals()} == {"worker", "team-lead"}
+    assert rt.status_of("worker") == "awaiting approval"
+    assert observer.approvals("permission", resolved=True) == []
+    for asked in rt.approvals():
+        assert rt.answer_permission(asked.request_id, True).status is AnswerStatus.DONE
+    await until(lambda: (project / "made.txt").exists(), "the worker's allowed command")
+    await until(lambda: (project / "lead.txt").exists(), "the lead's allowed command")
+
+
 def _shutdown_answer(approve: bool, reason: str = "") -> Any:
     """A model step answering the shutdown request quoted in its prompt."""
 

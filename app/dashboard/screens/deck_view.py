@@ -14,6 +14,7 @@ from textual import events, on
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from app.dashboard.event_relay import permission_limit
 from app.dashboard.messages import FilterFeed, SelectAgent, ToggleBoard
 from app.dashboard.screens import modes
 from app.dashboard.screens.help import HelpScreen
@@ -24,6 +25,7 @@ from app.display.values import FeedItem, HeaderInfo, teammates
 from app.runtime.by_files.status import moment_text
 from app.runtime.events import TextDelta, TranscriptEntry
 from app.runtime.steering import Steering
+from widgets.approvals import ApprovalsQueue
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 
@@ -261,9 +263,12 @@ class DeckView(Screen[None]):
         )
 
     def tick(self) -> None:
-        """Once a second: redraw elapsed times."""
+        """Once a second: redraw elapsed times (and permission requests' time left)."""
         for roster in self.query(Roster):
             roster.tick()
+        limit = permission_limit(self.app)
+        for queue in self.query(ApprovalsQueue):
+            queue.tick(self.host.clock(), limit)
 
     def action_cycle_mode(self) -> None:
         modes.cycle_lead_mode(self)

@@ -5,6 +5,9 @@ A teammate writes a ``permission_request`` into the lead's inbox and waits for t
 ``permission_response`` with the same id in its own inbox (whoever answers: the person in the
 dashboard, ``teamdeck approve``, the lead model). The lead's own tool calls have no inbox to go
 through: they wait on a future that the person's answer resolves.
+
+Both waits end after ``timeout`` seconds with a "no" (``--permission-timeout``, 300 s by
+default); a timeout of 0 (or less) waits for an answer however long it takes.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ log = logging.getLogger(__name__)
 Peek = Callable[[list[tuple[int, "InboxMessage"]]], None]
 #: A safety net only: every wake-up is event-driven; this bounds the cost of a missed event.
 FALLBACK_POLL = 5.0
+
+
+def wait_limit(timeout: float) -> float | None:
+    """The seconds a permission request waits, ``None`` for no limit (a timeout of 0)."""
+    return timeout if timeout > 0 else None
 
 
 async def ask_lead_by_inbox(
@@ -88,7 +96,8 @@ async def wait_for_response(
     """Wait for the ``permission_response`` to ``request_id`` in the channel's own inbox; the
     other unread messages stay unread (handled between turns) and are shown to ``peek``."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
+    limit = wait_limit(within)
+    deadline = None if limit is None else loop.time() + limit
     box = channel.home.mailbox(channel.team)
     while True:
         wake.clear()
@@ -105,6 +114,9 @@ async def wait_for_response(
                 return frame
         if peek is not None:
             peek(unread)
+        if deadline is None:
+            await wake.wait(FALLBACK_POLL)
+            continue
         remaining = deadline - loop.time()
         if remaining <= 0:
             return None
@@ -179,7 +191,7 @@ class LeadPermissions:
         self.queue.add(approval)
         session.set_status("awaiting approval", tool.describe(tool_input))
         try:
-            return await asyncio.wait_for(future, timeout)
+            return await asyncio.wait_for(future, wait_limit(timeout))
         except TimeoutError:
             self.queue.claim(request_id, "timed out")
             return False, "no answer within the permission timeout"

@@ -46,6 +46,7 @@ from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
     ActivityChanged,
     AgentStatus,
+    ApprovalChanged,
     ErrorChanged,
     HookRan,
     MessageSent,
@@ -111,6 +112,9 @@ def event_line(event: RuntimeEvent) -> dict[str, Any] | None:
             "taskId": event.task_id,
             "team": event.team,
         }
+    if isinstance(event, ApprovalChanged) and event.resolved:
+        # a permission request the teammate stopped waiting for (timed out, cancelled)
+        return {"event": "dropped", "requestId": event.request_id, "outcome": event.outcome}
     if isinstance(event, UsageChanged):
         return {
             "event": "usage",
@@ -304,6 +308,9 @@ class LoggedAgent:
                     line.get("taskId"), line.get("team"),
                 )
             ]  # fmt: skip
+        if kind == "dropped":
+            request_id, outcome = str(line.get("requestId") or ""), str(line.get("outcome") or "")
+            return [ApprovalChanged(request_id, "permission", self.name, True, outcome)]
         if kind == "exit":
             return self._exit(line, at)
         return []

@@ -32,7 +32,7 @@ from app.core.models import TeamMember
 from app.core.paths import LEAD_NAME, project_of
 from app.core.watch import Watcher
 from app.runtime.agent.channel import sent_event
-from app.runtime.events import RuntimeEvent
+from app.runtime.events import ApprovalChanged, RuntimeEvent
 from app.runtime.model.client import default_offline_handler, make_client
 from app.runtime.permissions import PermissionRules, RulesFeed, snapshot
 from app.runtime.permissions.settings import load_settings
@@ -138,6 +138,10 @@ async def run_agent(
         backend=backend,
         permission_timeout=permission_timeout,
         on_sent=lambda sent: emit(sent_event(sent)),
+        # the lead's runtime closes the request it queued (see ``event_log``: "dropped")
+        on_request_dropped=lambda request_id, outcome: emit(
+            ApprovalChanged(request_id, "permission", name, True, outcome)
+        ),
         gate=FileHold(hold_path(home, team)),
         sandbox=sandbox,  # the run's budget, held by the lead's runtime
         rules_feed=feed,

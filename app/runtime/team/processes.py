@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from app.core.events import AgentLogChanged
 from app.runtime.by_files.requests import scan_team
+from app.runtime.events import ApprovalChanged
 from app.runtime.model.client import is_offline
 from app.runtime.runners.external import ExternalRunner
 from app.runtime.runners.forkserver import ForkServer, supported
@@ -113,6 +114,14 @@ class TeamProcesses:
             sandbox=rt.sandbox,
         )
 
+    def _from_teammate(self, event: RuntimeEvent) -> None:
+        """A teammate process's logged event; one that stopped waiting for a permission
+        answer (timed out) closes the request in the queue, which tells the listeners."""
+        if isinstance(event, ApprovalChanged) and event.resolved:
+            self.runtime.queue.claim(event.request_id, event.outcome)
+        else:
+            self.runtime._emit(event)
+
     # ------------------------------------------------------------------ the runtime's steps
 
     def make_runner(self, spec: TeammateSpec) -> ExternalRunner:
@@ -120,7 +129,7 @@ class TeamProcesses:
         if self.forks is None and self.backend == "process" and supported():
             self.forks = ForkServer(AgentLaunch.base_environment())
         return external_runner(
-            self.backend, spec, home=rt.home, emit=rt._emit, on_exit=rt._runner_exited,
+            self.backend, spec, home=rt.home, emit=self._from_teammate, on_exit=rt._runner_exited,
             launch=self._launch(), forks=self.forks,
         )  # fmt: skip
 
@@ -177,7 +186,7 @@ class TeamProcesses:
         for member in config.teammates:
             runner = adopt_runner(
                 rt.home, team, member, rt.cwd,
-                emit=rt._emit, on_exit=rt._runner_exited, launch=self._launch(),
+                emit=self._from_teammate, on_exit=rt._runner_exited, launch=self._launch(),
             )  # fmt: skip
             rt.crew.add(runner)
         # Requests the earlier lead read but nobody answered (the files say which); those of a
