@@ -47,8 +47,7 @@ from app.dashboard.screens.host import ModeChoices
 from app.dashboard.screens.leader import LeaderScreen
 from app.dashboard.session_transcripts import AgentUsage, SessionFiles
 from app.dashboard.state import DeckState
-from app.dashboard.store import Store
-from app.dashboard.store_delta import StoreDelta
+from app.dashboard.store import Store, StoreDelta  # (defined in store_delta)
 from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
