@@ -215,8 +215,8 @@ class TeammatePanel(Widget):
         if self._drawn is None or self._drawn[0] != made_for:
             self._drawn = (made_for, self._lines())
         lines = self._drawn[1]
-        if y >= len(lines):
-            return Strip.blank(width, self.visual_style.rich_style)
+        if y >= len(lines) or width <= 0:  # (no width: Textual draws it as no strips at all)
+            return Strip.blank(max(0, width), self.visual_style.rich_style)
         visual = visualize(self, lines[y])
         return Visual.to_strips(self, visual, width, 1, self.visual_style)[0]
 

@@ -159,6 +159,22 @@ async def test_a_panel_repaints_only_the_lines_that_changed(deck: TeamDeckApp) -
         assert drawn == []
 
 
+async def test_a_panel_with_no_width_draws_a_blank_line(deck: TeamDeckApp) -> None:
+    """A layout can leave a panel no columns for a frame (a narrowing roster): Textual then
+    draws a line as no strips, and the panel's line drawing raised IndexError (seen in
+    bench/live.py's key press run)."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        panel = next(p for p in deck.screen.query(TeammatePanel) if p.agent.name == "researcher")
+        panel.styles.width = 0
+        await pilot.pause()
+        assert panel.size.width == 0
+        assert panel.render_line(0).cell_length == 0
+        panel.styles.width = "1fr"
+        await pilot.pause()
+        assert "researcher" in panel.render_line(0).text
+
+
 async def test_selecting_a_teammate_repaints_the_leads_pane_border_only(
     deck: TeamDeckApp,
 ) -> None:
