@@ -57,7 +57,9 @@ def note_answer(
         "requestId": request_id,
         "by": by,
     }
-    with contextlib.suppress(OSError, TeamdeckError):
+    # A note that cannot be kept (the file unreadable or damaged: it is left as it is) is
+    # skipped, as is one whose home is unwritable.
+    with contextlib.suppress(OSError, ValueError, TeamdeckError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with make_lock(f"{path}.lock", "flock"):
             notes = [n for n in _read(path) if isinstance(n, dict)]
@@ -98,7 +100,7 @@ class AnswerCredits:
         if identity == self._identity:
             return self._index
         index: Index = {}
-        for note in _read(self.path):
+        for note in _read_or_none(self.path):
             if not isinstance(note, dict) or note.get("home") != self.root:
                 continue
             values = [note.get(k) for k in ("team", "to", "timestamp", "requestId", "by")]
@@ -110,10 +112,18 @@ class AnswerCredits:
 
 
 def _read(path: Path) -> list[Any]:
-    """The notes on disk; none if the file is missing or unreadable (it is only a credit)."""
+    """The notes on disk (none if there is no file). ValueError if the file is not a list of
+    notes, OSError or TeamdeckError if it cannot be read: a writer then leaves it as it is."""
+    data = read_bytes(path)
+    notes = json.loads(data) if data else []
+    if not isinstance(notes, list):
+        raise ValueError(f"{path} is not a list of notes")
+    return notes
+
+
+def _read_or_none(path: Path) -> list[Any]:
+    """The notes for a reader: none when the file cannot be read (it is only a credit)."""
     try:
-        data = read_bytes(path)
-        notes = json.loads(data) if data else []
+        return _read(path)
     except (OSError, ValueError, TeamdeckError):
         return []
-    return notes if isinstance(notes, list) else []

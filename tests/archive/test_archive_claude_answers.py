@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 
 from app.archive import connect
 from app.cli.main import main
-from app.core import Home, InboxMessage
+from app.core import Home, InboxMessage, answer_credits
 from app.core.paths import default_home
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.launch import build_dashboard
@@ -238,3 +238,19 @@ async def test_hook_answers_are_credited_to_the_person(
     finish_dashboard_recording(app)
     assert decided()[request.request_id] == ("allowed", "user")
     assert ("permission", "user") in shown_by(capsys)
+
+
+def test_a_damaged_note_file_is_left_as_it_is(tmp_path: Path) -> None:
+    """The notes are only a credit: a damaged file costs the credit, never the file (a new
+    note is not written over it), and readers see no notes."""
+    path = answer_credits.ledger_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json")
+    answer_credits.note_answer(tmp_path, "crew", "writer", "plan-1", "t1")
+    assert path.read_text() == "{not json"
+    entry = {"from": "team-lead", "text": '{"requestId": "plan-1"}', "timestamp": "t1"}
+    assert answer_credits.AnswerCredits(tmp_path, True).answered_by("crew", "writer", entry) is None
+    path.unlink()
+    answer_credits.note_answer(tmp_path, "crew", "writer", "plan-1", "t1")
+    credits = answer_credits.AnswerCredits(tmp_path, True)
+    assert credits.answered_by("crew", "writer", entry) == "user"
