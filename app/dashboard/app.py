@@ -357,8 +357,7 @@ class TeamDeckApp(DeckState):
         self.beat.runtime()
 
     def flush_runtime(self) -> None:
-        """Apply the runtime events received so far (the relay streams text to the views);
-        nothing once the app is shutting down (its views are being taken apart)."""
+        """Apply the runtime events received so far (none once the app is shutting down)."""
         if not self.is_running:
             return
         try:
@@ -367,6 +366,7 @@ class TeamDeckApp(DeckState):
             return
         if news is None:
             return
+        self.feeder.queue(news.sent)  # the feed's, should the files go first (Store.apply)
         if news.run_ended:  # the next goal counts from here (a copy: the runtime's is live)
             self._lead_at_end = tuple(replace(a) for a in self.source.snapshot() or () if a.is_lead)
         if news.new_team is not None:  # a second goal: everything switches together

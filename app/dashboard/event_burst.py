@@ -138,6 +138,7 @@ class Digest:
     run_ended: bool = False  # a goal's run ended (the lead's counts start again after it)
     notices: list[Notice] = field(default_factory=list)
     hooks: list[HookRan] = field(default_factory=list)  # blocked or warned: the feed shows them
+    sent: list[MessageSent] = field(default_factory=list)  # for the feed (see ``Store.apply``)
 
 
 def digest(
@@ -160,7 +161,7 @@ def digest(
                 if notice is not None:
                     out.notices.append(notice)
             case MessageSent():
-                pass  # the watcher reports the write; the store reads it from the file
+                out.sent.append(event)
             case TeamLifecycle(team=team, event=what):
                 if what == "created":
                     out.new_team = team

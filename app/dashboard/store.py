@@ -47,6 +47,7 @@ from app.display.format import agent_name, one_line
 from app.display.values import FeedItem
 from app.runtime.by_files.requests import TeamRequests
 from app.runtime.by_files.status import by_activity, last_activity, panel_statuses, status_times
+from app.runtime.events import MessageSent
 
 HIDDEN_STATUSES = frozenset({"deleted"})
 #: Frames that open or close a request: never a teammate's last DM.
@@ -111,7 +112,7 @@ class Store:
 
     # ------------------------------------------------------------------ entry points
 
-    def wants(self, event: ChangeEvent) -> bool:
+    def wants(self, event: ChangeEvent | MessageSent) -> bool:
         """Whether ``event`` concerns the team shown (any new team when none is shown yet)."""
         if isinstance(event, TeamChanged | TeamRemoved):
             return True  # the list of teams changed, if nothing else
@@ -135,9 +136,21 @@ class Store:
         self._read_all_inboxes(delta)
         return self._finish(delta, tasks_changed=True)
 
-    def apply(self, events: Iterable[ChangeEvent]) -> StoreDelta | None:
-        """Re-read what ``events`` name; ``None`` if nothing the UI shows changed."""
+    def apply(self, events: Iterable[ChangeEvent | MessageSent]) -> StoreDelta | None:
+        """Re-read what ``events`` name; ``None`` if nothing the UI shows changed.
+
+        A ``MessageSent`` (this process's runtime wrote a message) joins the feed as the file
+        would: the same message read from its inbox later is recognised and not added twice.
+        A team can be deleted before its last messages are read from the files (a lead at
+        pace 0 deletes it a few ms after the teammates' shutdown answers land)."""
         relevant = [e for e in events if self.wants(e)]
+        sent = [e for e in relevant if isinstance(e, MessageSent)]
+        if sent:
+            relevant = [e for e in relevant if not isinstance(e, MessageSent)]
+            if self.team is not None and not relevant:
+                delta = StoreDelta(team=self.team)
+                self._add_sent(sent, delta)
+                return self._finish(delta, tasks_changed=False) if delta.feed_added else None
         if not relevant:
             return None
         if self.team is None:  # a first team appeared?
@@ -152,6 +165,7 @@ class Store:
             # last messages of the batch that are still on disk: a deletion takes the config
             # first or last, and the inboxes it has not reached yet are still readable.
             delta = StoreDelta(team=self.team, teams=self.home.teams.names())
+            self._add_sent(sent, delta)
             for event in relevant:
                 if isinstance(event, InboxChanged):
                     self._read_inbox(event.agent, delta, keep_errors=False)
@@ -163,6 +177,7 @@ class Store:
                 return None  # stragglers of the deletion
             return self.load()  # created again: a new team under the old name
         delta = StoreDelta(team=self.team)
+        self._add_sent(sent, delta)
         tasks_changed = reread = False
         try:
             if self._lost:  # the last batch failed: read every inbox again
@@ -308,6 +323,14 @@ class Store:
         if entries:
             self._inbox_last[agent] = _identity(entries[-1])
         return False
+
+    def _add_sent(self, sent: list[MessageSent], delta: StoreDelta) -> None:
+        """The runtime's messages to this team, as the inbox entries they wrote."""
+        for m in sent:
+            entry: dict[str, Any] = {"from": m.sender, "text": m.text, "timestamp": m.timestamp}
+            entry |= {"summary": m.summary, "answeredBy": m.answered_by}
+            self._add_message(m.recipient, entry, delta)
+        delta.feed_added.sort(key=lambda item: item.sort_key)
 
     def _add_message(self, recipient: str, entry: dict[str, Any], delta: StoreDelta) -> None:
         # An answer the person gave comes from team-lead (the protocol's sender) and names

@@ -16,6 +16,7 @@ from app.core import ChangeEvent, TaskChanged
 from app.core.watch import Watcher
 from app.dashboard.store import Store
 from app.dashboard.store_delta import StoreDelta
+from app.runtime.events import MessageSent
 
 
 class StoreFeeder:
@@ -42,14 +43,15 @@ class StoreFeeder:
         self.fail = fail
         self.coalesce = coalesce
         self.task_burst = task_burst
-        self._changes: dict[ChangeEvent, None] = {}  # an ordered set
+        self._changes: dict[ChangeEvent | MessageSent, None] = {}  # an ordered set
         self._reload: tuple[str | None] | None = None
         self._ready = asyncio.Event()
 
-    def queue(self, events: Iterable[ChangeEvent]) -> None:
+    def queue(self, events: Iterable[ChangeEvent | MessageSent]) -> None:
         for event in events:
             self._changes[event] = None
-        self._ready.set()
+        if self._changes:
+            self._ready.set()
 
     async def follow(self, watcher: Watcher) -> None:
         """Queue every batch ``watcher`` delivers (one task, until the watcher stops)."""

@@ -32,6 +32,7 @@ from app.display.values import (
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
     ApprovalChanged,
+    MessageSent,
     ModeChanged,
     RunFinished,
     StatusChanged,
@@ -393,3 +394,32 @@ def test_digest_sorts_runtime_events_by_what_they_change() -> None:
     ]
     quiet = digest([TextDelta("a", "x"), ApprovalChanged("plan-1", "plan", "w", True)])
     assert not quiet.agents_changed and quiet.approvals_changed and not quiet.notices
+
+
+def test_the_runtimes_messages_join_the_feed_once_even_when_the_files_go_first(
+    tmp_path: Path,
+) -> None:
+    """A lead at pace 0 deletes its team a few ms after the teammates' shutdown answers land:
+    the messages this process's runtime sent reach the feed from its events, and the same
+    message read from its inbox later is not added twice."""
+    home = build_home(tmp_path)
+    store = Store(home, TEAM, pick=False)
+    store.load()
+    last = MessageSent(TEAM, "tester", "team-lead", "bye", None, None, ts(98))
+    delta = store.apply([last])
+    assert delta is not None and [(i.sender, i.text) for i in delta.feed_added] == [
+        ("tester", "bye")
+    ]
+    home.mailbox(TEAM).append(
+        "team-lead", InboxMessage(sender="tester", text="bye", timestamp=ts(98))
+    )
+    assert store.apply([InboxChanged(TEAM, "team-lead")]) is None  # the same message
+    # after the team's removal, its runtime's last messages still join the feed
+    home.teams.delete(TEAM, force=True)
+    assert store.apply([TeamRemoved(TEAM)]) is not None
+    after = MessageSent(TEAM, "engineer", "team-lead", "done too", None, None, ts(99))
+    delta = store.apply([after])
+    assert delta is not None and [(i.sender, i.text) for i in delta.feed_added] == [
+        ("engineer", "done too")
+    ]
+    assert store.apply([MessageSent("other", "a", "b", "x", None, None, ts(99))]) is None
