@@ -10,10 +10,9 @@ from collections.abc import Callable
 import pytest
 
 from app.core import Home
-from app.runtime.offline.lead_policy import COUNT_LINES
 from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Observer, Router, Script, until
-from tests.runtime.test_runtime_api import create_team
+from tests.runtime.test_shutdown_while_waiting import researcher_asks
 
 #: Starting a teammate process on a loaded 2-core machine takes a while (a hang guard only).
 GUARD = 120.0
@@ -31,18 +30,7 @@ async def test_an_unanswered_teammate_request_is_closed_as_timed_out(
         permission_timeout=TIMEOUT,
     )
     observer = Observer(runtime)
-    await runtime.start()
-    team = await create_team(runtime)
-    home.tasks(team).create("Inventory the files")
-    await runtime.spawn_teammate(
-        "researcher",
-        f"Your task is #1: Inventory the files (action: inventory, files: **/*). {COUNT_LINES}",
-    )
-    [asked] = await until(
-        lambda: [a for a in runtime.approvals() if a.agent == "researcher"],
-        "the researcher's wc -l request",
-        GUARD,
-    )
+    _team, asked = await researcher_asks(runtime, home)
     closed = await until(
         lambda: [e for e in observer.approvals("permission", resolved=True)],
         "the request closed",

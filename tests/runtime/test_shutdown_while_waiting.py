@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from app.core import Home
+from app.runtime.api import Approval
 from app.runtime.offline.lead_policy import COUNT_LINES
 from app.runtime.team.answers import SHUTTING_DOWN
 from app.runtime.team.runtime import TeamRuntime
@@ -19,16 +20,9 @@ from tests.runtime.test_runtime_api import create_team
 GUARD = 120.0
 
 
-def status(runtime: TeamRuntime, name: str) -> str | None:
-    found = [a for a in runtime.snapshot() if a.name == name]
-    return found[0].status if found else None
-
-
-@pytest.mark.parametrize("backend", ["in-process", "process"])
-async def test_shutting_down_a_teammate_that_waits_for_a_permission(
-    make_runtime: Callable[..., TeamRuntime], home: Home, backend: str
-) -> None:
-    runtime = make_runtime(Router(team_lead=Script(then="Noted.")), teammate_backend=backend)
+async def researcher_asks(runtime: TeamRuntime, home: Home) -> tuple[str, Approval]:
+    """Start ``runtime``, create a team and a task, and spawn a researcher whose task asks
+    to count lines (``wc -l``): the team's name and the researcher's request once queued."""
     await runtime.start()
     team = await create_team(runtime)
     home.tasks(team).create("Inventory the files")
@@ -41,6 +35,20 @@ async def test_shutting_down_a_teammate_that_waits_for_a_permission(
         "the researcher's wc -l request",
         GUARD,
     )
+    return team, asked
+
+
+def status(runtime: TeamRuntime, name: str) -> str | None:
+    found = [a for a in runtime.snapshot() if a.name == name]
+    return found[0].status if found else None
+
+
+@pytest.mark.parametrize("backend", ["in-process", "process"])
+async def test_shutting_down_a_teammate_that_waits_for_a_permission(
+    make_runtime: Callable[..., TeamRuntime], home: Home, backend: str
+) -> None:
+    runtime = make_runtime(Router(team_lead=Script(then="Noted.")), teammate_backend=backend)
+    team, asked = await researcher_asks(runtime, home)
     assert asked.kind == "permission"
 
     runtime.request_shutdown("researcher")
