@@ -127,9 +127,16 @@ def test_demo_runs_to_completion_with_keys(
         screen = tmux.wait_for(lambda s: "wants to use Bash" in s, "the permission dialog")
         assert "wc -l" in screen and "Always allow adds the rule Bash(wc:*)" in screen
         tmux.keys(answer)
+        # A person reads the footer before the next key: the view's own ("? Help", hidden
+        # under the dialog) is back and names the writer's plan.
         screen = tmux.wait_for(
-            lambda s: "wants to use Bash" not in s and digits(s, "awaiting") == ["3"],  # only
-            "the writer's plan",
+            lambda s: (
+                "wants to use Bash" not in s
+                and digits(s, "awaiting") == ["3"]  # only
+                and "? Help" in s
+                and "a approve writer's plan" in s
+            ),
+            "the dialog closed and the footer naming the writer's plan",
         )
         tmux.keys(*digits(screen, "awaiting"), "a")  # select the writer, approve its plan
         # All tasks done -> the lead asks everyone to shut down -> each teammate answers its
