@@ -15,8 +15,7 @@ from __future__ import annotations
 import html
 import json
 import re
-import threading
-import time
+import secrets
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -188,17 +187,11 @@ def parse_frame(text: str | None) -> Frame | None:
         return None
 
 
-_id_lock = threading.Lock()
-_last_ms = 0
-
-
 def make_request_id(kind: str, target: str) -> str:
-    """``{kind}-{epoch_ms}@{target}``; the ms part is bumped so ids in one process never repeat."""
-    global _last_ms
-    with _id_lock:
-        ms = max(int(time.time() * 1000), _last_ms + 1)
-        _last_ms = ms
-    return f"{kind}-{ms}@{target}"
+    """``{kind}-{random}@{target}``: the seeds' outer shape (``shutdown-1234@researcher``),
+    with 96 random bits where the seeds put the time in ms, so an agent cannot guess the id of
+    a request it did not see (an id alone never answers anything: see ``app.core.authority``)."""
+    return f"{kind}-{secrets.token_hex(12)}@{target}"
 
 
 # ----------------------------------------------------------------------------- builders

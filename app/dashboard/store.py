@@ -104,7 +104,7 @@ class Store:
         self._seq = 0
         self._last_dm: dict[str, tuple[str, str]] = {}  # sender -> (recipient, summary)
         #: requests, answers, shutdowns and idle notices seen so far (``file_requests``)
-        self._requests = TeamRequests(self.team or "")
+        self._requests = TeamRequests.of(self.home, self.team or "")
         self._reported: set[str] = set()
         self._summary: tuple[int, dict[str, str]] = (0, {})
         self._dir: Path | None = None  # the task directory, resolved once
@@ -379,7 +379,7 @@ class Store:
         already shown are recognised by ``(sender, timestamp, text)`` and not added twice."""
         self._inbox_counts.clear()
         self._inbox_last.clear()
-        self._requests = TeamRequests(self.team or "")
+        self._requests = TeamRequests.of(self.home, self.team or "")
         self._read_all_inboxes(delta)
 
     # ------------------------------------------------------------------ summaries

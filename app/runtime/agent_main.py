@@ -55,15 +55,21 @@ def run(home: Home, args: argparse.Namespace) -> int:
     from app.runtime.runners.priority import batch_priority
 
     batch_priority()  # first: the imports below are a second of CPU
-    from app.runtime.model.credentials import hold
+    from app.core.authority import HANDOFF_ENTRY
+    from app.runtime.model.credentials import hold, refuse_same_user_readers
     from app.runtime.runners.handoff import receive_fd, receive_socket
     from app.runtime.runners.teammate_process import find_member, run_agent
 
     # The credentials first: the channel is emptied and closed before anything else runs.
+    received: dict[str, str] = {}
     if args.credentials_fd is not None:
-        hold(receive_fd(args.credentials_fd))
+        received = receive_fd(args.credentials_fd)
     elif args.credentials_socket:
-        hold(receive_socket(Path(args.credentials_socket)))
+        received = receive_socket(Path(args.credentials_socket))
+    team_key = received.pop(HANDOFF_ENTRY, None)
+    hold(received)
+    if team_key:  # as private as the API key: no same-user reader of this process's memory
+        refuse_same_user_readers()
     team = existing_team(home.layout, args.team)
     find_member(home, team, args.name)  # one line before anything is started
     return asyncio.run(
@@ -78,6 +84,7 @@ def run(home: Home, args: argparse.Namespace) -> int:
             permission_timeout=args.permission_timeout,
             print_to=sys.stdout if args.print else None,
             sandbox=sandbox_config(args),
+            team_key=team_key,
         )
     )
 

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.core import authority
 from app.core.errors import TeamdeckError
 from app.core.inbox_limits import check_size
 from app.core.models import InboxMessage
@@ -65,7 +66,9 @@ class TeamChannel:
     """File-protocol operations of agent ``name`` in ``team``.
 
     ``on_sent`` is told about every message written (the runtime turns it into a
-    ``MessageSent`` event without parsing the frame again)."""
+    ``MessageSent`` event without parsing the frame again). ``key``: the team's key (set by
+    whoever holds it: the runtime, a teammate process from its handoff); every frame this
+    channel writes is signed with it (``app.core.authority``), message text never is."""
 
     def __init__(
         self,
@@ -76,8 +79,10 @@ class TeamChannel:
         *,
         backend: str = "in-process",
         on_sent: object = None,
+        key: authority.TeamKey | None = None,
     ) -> None:
         self.home = home
+        self.key = key
         self.team = team
         self.name = name
         self.color = color
@@ -115,12 +120,18 @@ class TeamChannel:
         self._sent(Sent(self.team, name, message, frame))
         return name
 
-    def send_frame(self, recipient: str, frame: Frame, *, answered_by: str | None = None) -> str:
+    def send_frame(
+        self,
+        recipient: str,
+        frame: Frame,
+        *,
+        answered_by: str | None = None,
+        origin: str = authority.RUNTIME,
+    ) -> str:
         """``answered_by``: who decided the answer ``frame`` carries, when not this agent
-        (``InboxMessage.answered_by``)."""
-        return self.deliver(
-            recipient, frame.to_text(), frame=frame, resolve=False, answered_by=answered_by
-        )
+        (``InboxMessage.answered_by``); ``origin``: who it is signed as (``app.core.authority``)."""
+        text = authority.sign_text(self.key, frame.to_text(), to=recipient, origin=origin)
+        return self.deliver(recipient, text, frame=frame, resolve=False, answered_by=answered_by)
 
     def broadcast(self, text: str, summary: str | None) -> list[str]:
         config = self.home.teams.require(self.team)
@@ -171,13 +182,18 @@ class TeamChannel:
         self.send_frame(LEAD_NAME, frame)
         return request_id
 
-    def request_shutdown(self, recipient: str, reason: str | None) -> tuple[str, str]:
-        """Ask ``recipient`` to shut down; returns (its member name, the request id)."""
+    def request_shutdown(
+        self, recipient: str, reason: str | None, *, origin: str | None = None
+    ) -> tuple[str, str]:
+        """Ask ``recipient`` to shut down; returns (its member name, the request id).
+        ``origin``: who asks (the person; by default the lead, or a teammate's runtime)."""
+        if origin is None:
+            origin = authority.LEAD if self.name == LEAD_NAME else authority.RUNTIME
         name = self.home.mailbox(self.team).resolve_recipient(recipient)
         if name in (LEAD_NAME, "user") or name == self.name:
             raise TeamdeckError(f"{name} cannot be asked to shut down")
         request_id = make_request_id("shutdown", name)
-        self.send_frame(name, shutdown_request(request_id, self.name, reason))
+        self.send_frame(name, shutdown_request(request_id, self.name, reason), origin=origin)
         return name, request_id
 
     # ------------------------------------------------------------------ answers

@@ -4,7 +4,8 @@
 * Pure idle notifications (and task_completed notes) are coalesced and never wake the model by
   themselves: they ride along with the next real message.
 * Plan, permission and shutdown frames feed the approvals queue. When the lead model decides
-  requests, they are delivered to it; when the person decides, the model only gets a note.
+  requests, they are delivered to it; when the person decides, the model only gets a note that
+  names no request id (it has nothing to answer: only the person's signed answer acts).
 * The lead's own member entry keeps ``isActive`` current like a teammate's (seed 000's
   ``setMemberActive``: true while it works, false when idle; written only on change). The seeds'
   TeamCreate writes the lead's entry without the field; it appears at the first transition
@@ -161,8 +162,8 @@ class Lead:
                         "plan" if isinstance(frame, PlanApprovalRequest) else "permission request"
                     )
                     self.notes.append(
-                        f"{message.sender}'s {what} ({frame.request_id}) awaits the person's "
-                        "review in the dashboard; do not answer it."
+                        f"{message.sender}'s {what} awaits the person's review in the "
+                        "dashboard; do not answer it."
                     )
             else:
                 wake.append(wrapped)

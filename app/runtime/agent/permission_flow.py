@@ -3,8 +3,10 @@ asks the person through the approvals queue.
 
 A teammate writes a ``permission_request`` into the lead's inbox and waits for the
 ``permission_response`` with the same id in its own inbox (whoever answers: the person in the
-dashboard, ``teamdeck approve``, the lead model). The lead's own tool calls have no inbox to go
-through: they wait on a future that the person's answer resolves.
+dashboard, ``teamdeck approve``, the lead model). Only an answer the desk signed counts
+(``acting``, see ``app.core.authority``); the rules it carries are kept only if the person
+gave it. The lead's own tool calls have no inbox to go through: they wait on a future that the
+person's answer resolves.
 
 Both waits end after ``timeout`` seconds with a "no" (``--permission-timeout``, 300 s by
 default); a timeout of 0 (or less) waits for an answer however long it takes.
@@ -17,14 +19,16 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from app.core import authority
 from app.core.errors import TeamdeckError
 from app.core.paths import LEAD_NAME
-from app.core.protocol import PermissionResponse, make_request_id, parse_frame, permission_request
+from app.core.protocol import PermissionResponse, make_request_id, permission_request
 from app.runtime.approvals import Approvals, approval_from_frame
 from app.runtime.permissions import suggest_rule
 
 if TYPE_CHECKING:
     from app.core.models import InboxMessage
+    from app.core.protocol import Frame
     from app.runtime.agent.channel import TeamChannel
     from app.runtime.agent.session import AgentSession
     from app.runtime.agent.wakeup import Wakeup
@@ -34,6 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: Shown the unread inbox while a permission answer is awaited (e.g. to spot a shutdown request).
 Peek = Callable[[list[tuple[int, "InboxMessage"]]], None]
+#: The frame a message carries and who signed it, or ``(None, "")`` for text (``Teammate.acting``).
+Acting = Callable[["InboxMessage"], tuple["Frame | None", str]]
 #: A safety net only: every wake-up is event-driven; this bounds the cost of a missed event.
 FALLBACK_POLL = 5.0
 
@@ -54,6 +60,7 @@ async def ask_lead_by_inbox(
     on_dropped: Callable[[str, str], None] | None = None,
     *,
     peek: Peek | None = None,
+    acting: Acting,
 ) -> tuple[bool, str]:
     """A teammate's permission request: written to the lead's inbox, answered in ours.
 
@@ -66,18 +73,25 @@ async def ask_lead_by_inbox(
         tool.name, tool_use_id, tool.describe(tool_input), tool_input, suggestion
     )
     try:
-        response = await wait_for_response(channel, wake, request_id, timeout, peek=peek)
+        answer = await wait_for_response(
+            channel, wake, request_id, timeout, peek=peek, acting=acting
+        )
     except asyncio.CancelledError:
         if on_dropped is not None:
             on_dropped(request_id, "cancelled")
         raise
-    if response is None:
+    if answer is None:
         if on_dropped is not None:
             on_dropped(request_id, "timed out")
         return False, f"no answer from the lead within {timeout:g}s"
+    response, origin = answer
     if not response.allowed:
         return False, response.reason or "denied by the lead"
-    for rule in _rules(response.permission_updates):
+    rules = _rules(response.permission_updates)
+    if rules and origin != authority.PERSON:
+        session.record("notice", f"ignored the rules sent with an answer not the person's: {rules}")
+        rules = []
+    for rule in rules:
         try:
             session.rules.add_allow(rule)
         except ValueError as exc:
@@ -92,9 +106,11 @@ async def wait_for_response(
     within: float,
     *,
     peek: Peek | None = None,
-) -> PermissionResponse | None:
-    """Wait for the ``permission_response`` to ``request_id`` in the channel's own inbox; the
-    other unread messages stay unread (handled between turns) and are shown to ``peek``."""
+    acting: Acting,
+) -> tuple[PermissionResponse, str] | None:
+    """Wait for the signed ``permission_response`` to ``request_id`` in the channel's own
+    inbox (with who signed it); the other unread messages stay unread (handled between turns:
+    a forged answer then reaches the model as text) and are shown to ``peek``."""
     loop = asyncio.get_running_loop()
     limit = wait_limit(within)
     deadline = None if limit is None else loop.time() + limit
@@ -108,10 +124,12 @@ async def wait_for_response(
                         request_id, exc)  # fmt: skip
             unread = []
         for index, message in unread:
-            frame = parse_frame(message.text)
+            if request_id not in message.text:
+                continue
+            frame, origin = acting(message)
             if isinstance(frame, PermissionResponse) and frame.request_id == request_id:
                 box.mark_read(channel.name, index, durable=False)
-                return frame
+                return frame, origin
         if peek is not None:
             peek(unread)
         if deadline is None:

@@ -28,10 +28,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from app.core import authority
 from app.core.errors import CorruptFileError, TeamdeckError
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import (
+    Frame,
     PermissionResponse,
     PlanApprovalResponse,
     ShutdownRequest,
@@ -44,6 +46,9 @@ from app.runtime.agent.team_hooks import idle_feedback
 from app.runtime.agent.teammate_services import TeammateServices
 from app.runtime.agent.wakeup import Wakeup
 from app.runtime.events import AgentStatus, TurnOutcome
+from app.runtime.permissions.modes import PERMISSION_MODES
+
+BYPASS = "bypassPermissions"
 
 if TYPE_CHECKING:
     from app.runtime.agent.channel import TeamChannel
@@ -56,6 +61,8 @@ Prompt = str | list[dict[str, Any]]
 FALLBACK_POLL = 5.0
 #: How long a teammate stays idle before ``isActive: false`` is written (see ``_set_active``).
 IDLE_WRITE_DELAY = 0.25
+#: Modes an unsigned answer (a team without a key: a Claude Code home) may switch to.
+_UNSIGNED_MODES = frozenset({"default", "acceptEdits", "plan"})
 
 
 class Teammate:
@@ -68,6 +75,11 @@ class Teammate:
         permission_timeout: how long a permission request waits for an answer.
         on_exit: called once when the loop has ended and the teammate has left the team.
         on_request_dropped: told when a permission request stops being waited for.
+        bypass_allowed: whether the person allowed bypassPermissions for the run (an answer
+            can switch to it only then); a teammate process is never told so.
+
+    Answers act only when signed by the desk (``app.core.authority``, with the channel's key):
+    frame-shaped text from anyone else is delivered to the model as the text it is.
     """
 
     def __init__(
@@ -79,8 +91,10 @@ class Teammate:
         permission_timeout: float = 300.0,
         on_exit: Callable[[Teammate], None] | None = None,
         on_request_dropped: Callable[[str, str], None] | None = None,
+        bypass_allowed: Callable[[], bool] = lambda: False,
     ) -> None:
         self.session = session
+        self.bypass_allowed = bypass_allowed
         self.channel = channel
         self.initial_prompt = prompt
         self.permission_timeout = permission_timeout
@@ -303,7 +317,7 @@ class Teammate:
         """The person's message through the inbox (how a dashboard reaches a teammate in
         another process): handled before any other mail, like ``inject`` (seed 002)."""
         for index, message in unread:
-            if message.sender == USER_NAME and parse_frame(message.text) is None:
+            if message.sender == USER_NAME and self.acting(message)[0] is None:
                 self.home.mailbox(self.team).mark_read(self.name, index, durable=False)
                 self.session.record("user", message.text, source="person")
                 self.session.set_activity("message from the person")
@@ -316,21 +330,21 @@ class Teammate:
         Answers to this teammate's own requests are read in the same 2b order; one that
         answers nothing pending (stale, or a duplicate) is marked read and the next is taken."""
         box = self.home.mailbox(self.team)
-        frames = [(index, message, parse_frame(message.text)) for index, message in unread]
-        for index, message, frame in frames:  # 2a
+        frames = [(index, message, *self.acting(message)) for index, message in unread]
+        for index, message, frame, _ in frames:  # 2a
             if isinstance(frame, ShutdownRequest):
                 box.mark_read(self.name, index, durable=False)
                 return self._on_shutdown_request(frame, message)
         self.shutdown_seen = False
         ordered = [f for f in frames if f[1].sender == LEAD_NAME]  # 2b
         ordered += [f for f in frames if f[1].sender != LEAD_NAME]
-        for index, message, frame in ordered:
+        for index, message, frame, origin in ordered:
             if isinstance(frame, PermissionResponse):
                 box.mark_read(self.name, index)  # stale: its waiter has given up
                 continue
             box.mark_read(self.name, index, durable=False)
             if isinstance(frame, PlanApprovalResponse):
-                prompt = self._on_plan_response(frame)
+                prompt = self._on_plan_response(frame, origin)
                 if prompt is None:
                     continue
                 return prompt
@@ -341,19 +355,34 @@ class Teammate:
             )
         return None
 
+    def acting(self, message: InboxMessage) -> tuple[Frame | None, str]:
+        """The frame ``message`` carries and who signed it, or ``(None, "")`` when it is to be
+        taken as text: not a frame, not signed by the desk for this teammate (a frame-shaped
+        text any agent can send), or an answer no decider signed."""
+        frame = parse_frame(message.text)
+        if frame is None:
+            return None, ""
+        origin = authority.origin_of(self.channel.key, message.text, to=self.name)
+        if origin is None:
+            return None, ""
+        answer = isinstance(frame, PermissionResponse | PlanApprovalResponse)
+        if answer and origin not in authority.DECIDERS and origin != authority.UNSIGNED:
+            return None, ""
+        return frame, origin
+
     def _on_shutdown_request(self, frame: ShutdownRequest, message: InboxMessage) -> str:
         self.shutdown_request = (frame.request_id, frame.sender or message.sender)
         self.shutdown_seen = False
         self.show(frame.reason or "")
         return wrap_teammate_message(message.sender, message.text, message.color, message.summary)
 
-    def _on_plan_response(self, frame: PlanApprovalResponse) -> str | None:
+    def _on_plan_response(self, frame: PlanApprovalResponse, origin: str) -> str | None:
         session = self.session
         if frame.request_id != session.pending_plan_request:
             return None  # an answer to an older request, or a duplicate: already resolved
         session.pending_plan_request = None
         if frame.approved:
-            self.set_mode(frame.permission_mode or "default")
+            self.set_mode(self._approved_mode(frame.permission_mode, origin))
             return (
                 "Your plan was approved by the team lead. You are out of plan mode: carry out "
                 "the plan now."
@@ -363,6 +392,23 @@ class Teammate:
             f"Your plan was rejected by the team lead. Feedback: {feedback}\n"
             "Revise the plan and submit it again with ExitPlanMode."
         )
+
+    def _approved_mode(self, asked: str | None, origin: str) -> str:
+        """The mode an approved plan leaves the teammate in: ``default`` unless the person's
+        answer named another (a team without keys: any but bypassPermissions), and
+        bypassPermissions only if the person allowed it for the run."""
+        if not asked or asked == "plan":
+            return "default"
+        givable = origin == authority.PERSON or (
+            origin == authority.UNSIGNED and asked in _UNSIGNED_MODES
+        )
+        if givable and asked in PERMISSION_MODES and (asked != BYPASS or self.bypass_allowed()):
+            return asked
+        if asked != "default":
+            self.session.record(
+                "notice", f"the approval asked for {asked} mode: not the person's to give; default"
+            )
+        return "default"
 
     def set_mode(self, mode: str) -> None:
         """Change the permission mode (shown in the panel, written to the config)."""
@@ -399,6 +445,7 @@ class Teammate:
             return await ask_lead_by_inbox(
                 self.channel, self.wake, session, tool, tool_input, tool_use_id,
                 self.permission_timeout, self.on_request_dropped, peek=self._peek,
+                acting=self.acting,
             )  # fmt: skip
         finally:
             self.awaiting_permission = None
@@ -408,7 +455,7 @@ class Teammate:
         """While a permission answer is awaited, the rest of the inbox stays unread; a shutdown
         request among it still shows as "stopping" at once (seed 001 §12: stopping outranks
         awaiting approval)."""
-        seen = any(isinstance(parse_frame(m.text), ShutdownRequest) for _, m in unread)
+        seen = any(isinstance(self.acting(m)[0], ShutdownRequest) for _, m in unread)
         if seen != self.shutdown_seen:
             self.shutdown_seen = seen
             self.show()

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core import authority
 from app.core.errors import CorruptFileError, NotFoundError, TeamdeckError
 from app.core.files import parse_with_retry
 from app.core.frame_text import agent_name
@@ -70,6 +71,9 @@ class TeamRequests:
 
     team: str
     requests: dict[str, FileRequest] = field(default_factory=dict)  # by request id, file order
+    #: The team's key: only answers and shutdowns signed with it count (None: an unsigned
+    #: team, e.g. Claude Code's, where every frame counts). See ``app.core.authority``.
+    key: authority.TeamKey | None = field(default=None, repr=False)
     answered: set[str] = field(default_factory=set)  # ids some response closes
     shutdowns: dict[str, ShutdownAsk] = field(default_factory=dict)
     idle_at: dict[str, str] = field(default_factory=dict)  # agent -> last idle notification time
@@ -90,6 +94,27 @@ class TeamRequests:
         """``inbox``'s file exists (it was read, even if it holds no message)."""
         if inbox not in self.inboxes:
             self.inboxes.append(inbox)
+
+    @classmethod
+    def of(cls, home: Home, team: str) -> TeamRequests:
+        """An empty tracker for ``team``, with its key when it has one (a key file that
+        cannot be read: a warning, and the tracker takes no answer as signed)."""
+        if not team:
+            return cls(team)
+        try:
+            return cls(team, key=authority.load_key(home.root, team))
+        except TeamdeckError as exc:
+            found = cls(team, key=authority.TeamKey(team, b"\0" * 32))
+            found.errors["keys"] = str(exc)
+            return found
+
+    def signed(self, inbox: str, text: str, *, decides: bool) -> bool:
+        """Whether ``text`` in ``inbox`` is a frame the team's runtime or desk wrote (not a
+        frame-shaped text an agent sent); ``decides``: an answer, signed by a decider."""
+        origin = authority.origin_of(self.key, text, to=inbox)
+        if origin is None:
+            return False
+        return not decides or origin in authority.DECIDERS or origin == authority.UNSIGNED
 
     def note(self, inbox: str, entry: dict[str, Any]) -> None:
         """Take in one message of ``inbox`` (a raw inbox entry; any order of inboxes and
@@ -114,7 +139,7 @@ def read_inbox_entries(home: Home, team: str, agent: str) -> list[dict[str, Any]
 
 def scan_team(home: Home, team: str) -> TeamRequests:
     """Read every inbox of ``team`` and sort out its requests and answers (see module doc)."""
-    found = TeamRequests(team)
+    found = TeamRequests.of(home, team)
     found.inboxes = inbox_names(home, team)
     for inbox in found.inboxes:
         try:
@@ -145,8 +170,13 @@ def _note(found: TeamRequests, inbox: str, entry: dict[str, Any]) -> None:
         return
     closed = answered_id(frame)
     if closed is not None:
-        found.answered.add(closed)
+        if found.signed(inbox, str(text), decides=True):
+            found.answered.add(closed)
         return
+    if isinstance(frame, ShutdownRequest | ShutdownApproved | ShutdownRejected) and not (
+        found.signed(inbox, str(text), decides=False)
+    ):
+        return  # frame-shaped text: nobody asked or answered
     if isinstance(frame, ShutdownRequest):
         previous = found.shutdowns.get(frame.request_id)
         answer = previous.answer if previous else None
@@ -189,13 +219,17 @@ def find_request(home: Home, request_id: str, team: str | None = None) -> FileRe
 
 
 def is_answered(home: Home, team: str, request_id: str) -> bool:
-    """Whether a response carrying ``request_id`` exists in any inbox of ``team``. An inbox
-    that cannot be read is an error (never taken for "not answered")."""
+    """Whether a response carrying ``request_id`` (signed, in a team with a key) exists in
+    any inbox of ``team``. An inbox that cannot be read is an error (never taken for "not
+    answered")."""
+    found = TeamRequests.of(home, team)
     for inbox in inbox_names(home, team):
         for entry in read_inbox_entries(home, team, inbox):
             text = entry.get("text")
             if isinstance(text, str) and request_id in text:
                 frame = parse_frame(text)
+                if not found.signed(inbox, text, decides=answered_id(frame) is not None):
+                    continue
                 if answered_id(frame) == request_id:
                     return True
                 if (

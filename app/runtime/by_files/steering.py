@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from app.core import authority
 from app.core.answer_credits import note_answer
 from app.core.errors import CorruptFileError, NotFoundError, TeamdeckError
 from app.core.home import Home
@@ -194,7 +195,13 @@ def answer_request(home: Home, team: str | None, request_id: str, text_for: Any)
     # in-place writer (Claude Code) is no answer either way: the check under the lock decides.
     with contextlib.suppress(CorruptFileError):
         still_open()
-    message = InboxMessage(sender=LEAD_NAME, text=text_for(request), timestamp=now_iso())
+    # Signed as the person's with the team's key when it has one (``app.core.authority``): a
+    # teamdeck teammate acts on no other answer. A Claude Code team has none: plain frames.
+    text = authority.sign_text(
+        authority.load_key(home.root, request.team), text_for(request),
+        to=request.requester, origin=authority.PERSON,
+    )  # fmt: skip
+    message = InboxMessage(sender=LEAD_NAME, text=text, timestamp=now_iso())
     if not home.is_claude:
         message.answered_by = USER_NAME
 
@@ -295,7 +302,11 @@ class FileSteering:
             frame = shutdown_frame(
                 make_request_id("shutdown", member.name), LEAD_NAME, "The user asked you to stop."
             )
-            message = InboxMessage(sender=LEAD_NAME, text=frame.to_text(), timestamp=now_iso())
+            text = authority.sign_text(
+                authority.load_key(self.home.root, self.team), frame.to_text(),
+                to=member.name, origin=authority.PERSON,
+            )  # fmt: skip
+            message = InboxMessage(sender=LEAD_NAME, text=text, timestamp=now_iso())
             self.home.mailbox(self.team).append(member.name, message)
         except (TeamdeckError, OSError) as exc:
             return Outcome(False, f"shutdown {agent}: {exc}", failed=True)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
+    from app.core.authority import TeamKey
     from app.runtime.agent.channel import Sent
     from app.runtime.sandbox import SandboxConfig
 
@@ -41,6 +42,8 @@ def build_teammate(
     gate: Callable[[AgentSession], Awaitable[None]] | None = None,
     sandbox: SandboxConfig | None = None,
     rules_feed: RulesFeed | None = None,
+    key: TeamKey | None = None,
+    bypass_allowed: Callable[[], bool] = lambda: False,
 ) -> Teammate:
     """A teammate ready to ``run()``; ``rules`` are copied, and follow the run's through
     ``rules_feed`` (what the person accepts reaches it at its next tool call)."""
@@ -75,7 +78,9 @@ def build_teammate(
     session.gate = gate
     session.sandbox = sandbox
     session.rules_feed = rules_feed
-    channel = TeamChannel(home, spec.team, spec.name, spec.color, backend=backend, on_sent=on_sent)
+    channel = TeamChannel(
+        home, spec.team, spec.name, spec.color, backend=backend, on_sent=on_sent, key=key
+    )
     return Teammate(
         session,
         channel,
@@ -83,4 +88,5 @@ def build_teammate(
         permission_timeout=permission_timeout,
         on_exit=on_exit,
         on_request_dropped=on_request_dropped,
+        bypass_allowed=bypass_allowed,
     )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
+    from app.core.authority import TeamKey
     from app.runtime.agent.channel import Sent
     from app.runtime.sandbox import SandboxConfig
 
@@ -45,6 +46,8 @@ class InProcessRunner:
         on_request_dropped: Callable[[str, str], None] | None = None,
         gate: Callable[[AgentSession], Awaitable[None]] | None = None,
         sandbox: SandboxConfig | None = None,
+        key: TeamKey | None = None,
+        bypass_allowed: Callable[[], bool] = lambda: False,
     ) -> None:
         self.spec = spec
         self._spawner = spawner
@@ -63,6 +66,8 @@ class InProcessRunner:
             gate=gate,
             sandbox=sandbox,
             rules_feed=RulesFeed(lambda: rules),  # the run's: the same object as the lead's
+            key=key,  # the runtime's, in memory: answers it signs are the ones that act
+            bypass_allowed=bypass_allowed,
         )
         self.handle: Any = None
 

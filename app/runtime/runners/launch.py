@@ -6,16 +6,18 @@ environment is the runtime's without the API credentials (``child_env``), plus C
 teammate variables (``CLAUDE_CODE_TEAM_NAME``, ``CLAUDE_CODE_AGENT_ID``,
 ``CLAUDE_CODE_AGENT_NAME``, ``CLAUDE_CODE_AGENT_TYPE``, ``CLAUDE_CODE_PLAN_MODE_REQUIRED``);
 the credentials (:meth:`AgentLaunch.credentials`) go through ``handoff`` instead, over a
-socket only the teammate process holds. An offline runtime starts offline teammates
-(``--offline``, no credentials), whatever their environment holds.
+socket only the teammate process holds, and so does the team's key (``app.core.authority``),
+offline too. An offline runtime starts offline teammates (``--offline``, no API credentials),
+whatever their environment holds.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.authority import HANDOFF_ENTRY
 from app.runtime.model.credentials import held_credentials
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.sandbox import SandboxConfig
@@ -61,6 +63,8 @@ class AgentLaunch:
     deny: tuple[str, ...] = ()
     permission_timeout: float = 300.0
     sandbox: SandboxConfig | None = None
+    #: The team's key (hex), handed over with the credentials, never shown.
+    team_key: str | None = field(default=None, repr=False)
 
     def command(self, spec: TeammateSpec, backend: str) -> list[str]:
         """The teammate process's command line for ``spec`` (the credentials are handed over
@@ -85,8 +89,10 @@ class AgentLaunch:
         return cmd
 
     def credentials(self) -> dict[str, str]:
-        """What a teammate process gets through ``handoff`` (nothing when offline)."""
-        return {} if self.offline else held_credentials()
+        """What a teammate process gets through ``handoff``: the API credentials (none when
+        offline) and the team's key."""
+        held = {} if self.offline else held_credentials()
+        return {**held, HANDOFF_ENTRY: self.team_key} if self.team_key else held
 
     def environment(self, spec: TeammateSpec) -> dict[str, str]:
         """The whole environment of a child process (``process`` mode)."""

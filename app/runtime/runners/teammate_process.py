@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from app.core import Home
+from app.core import Home, authority
 from app.core.errors import NotFoundError, TeamdeckError
 from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import TeamMember
@@ -34,6 +34,7 @@ from app.core.watch import Watcher
 from app.runtime.agent.channel import sent_event
 from app.runtime.events import ApprovalChanged, RuntimeEvent
 from app.runtime.model.client import default_offline_handler, make_client
+from app.runtime.model.credentials import refuse_same_user_readers
 from app.runtime.permissions import PermissionRules, RulesFeed, snapshot
 from app.runtime.permissions.settings import load_settings
 from app.runtime.runners.base import spec_from_member
@@ -86,8 +87,12 @@ async def run_agent(
     permission_timeout: float = 300.0,
     print_to: IO[str] | None = None,
     sandbox: SandboxConfig | None = None,
+    team_key: str | None = None,
 ) -> int:
-    """Run teammate ``name`` of ``team`` until it leaves; 0 after a shutdown, 1 otherwise."""
+    """Run teammate ``name`` of ``team`` until it leaves; 0 after a shutdown, 1 otherwise.
+
+    ``team_key``: the team's key (hex) as the runtime handed it over; without one (a teammate a
+    person started by hand) the team's key file, if the team has one (``app.core.authority``)."""
     if offload.ENABLED_ENV not in os.environ:
         # Offloading keeps a dashboard's loop free for the screen; this process has none, and
         # the thread hand-offs only cost CPU that the team's other processes need (measured in
@@ -128,6 +133,13 @@ async def run_agent(
         rules.add_allow(rule)
     for rule in deny:
         rules.add_deny(rule)
+    key = (
+        authority.TeamKey.from_hex(team, team_key)
+        if team_key
+        else authority.load_key(home.root, team)
+    )
+    if key is not None:  # as private as an API key (see ``model.credentials``)
+        refuse_same_user_readers()
     client = make_client(handler=default_offline_handler() if offline else None)
     teammate = build_teammate(
         spec,
@@ -145,6 +157,7 @@ async def run_agent(
         gate=FileHold(hold_path(home, team)),
         sandbox=sandbox,  # the run's budget, held by the lead's runtime
         rules_feed=feed,
+        key=key,
     )
     heartbeat = Heartbeat(record_path)
     heartbeat.start()

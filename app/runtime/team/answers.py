@@ -12,8 +12,9 @@ import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from app.core import authority
 from app.core.errors import TeamdeckError
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import (
     Frame,
     PermissionResponse,
@@ -124,7 +125,8 @@ class RequestDesk:
         """``agent``'s inbox changed: its requests answered there by another process
         (``teamdeck approve``) are closed in the queue, credited to whoever the message names
         (``answeredBy``: the person), else its sender. Without this they stayed queued until
-        the teammate left ("cancelled: agent left")."""
+        the teammate left ("cancelled: agent left"). Only a signed answer closes one: a
+        frame-shaped text from an agent leaves the request in the person's queue."""
         waiting = {a.request_id: a for a in self.queue.pending_for(agent)}
         channel = self._channel()
         if not waiting or channel is None:
@@ -136,6 +138,9 @@ class RequestDesk:
             return
         for message in messages:
             frame = parse_frame(message.text) if message.text.startswith("{") else None
+            origin = authority.origin_of(channel.key, message.text, to=agent)
+            if origin not in authority.DECIDERS and origin != authority.UNSIGNED:
+                continue  # frame-shaped text (anyone can send it): no answer
             approval = waiting.pop(answered_id(frame) or "", None)
             if approval is not None:
                 by = message.answered_by or message.sender
@@ -143,14 +148,19 @@ class RequestDesk:
 
     def _send(self, approval: Approval, frame: Frame, by: str) -> Answer | None:
         """Write the answer into the requester's inbox: ``None``, or why it could not be. The
-        frame comes from ``team-lead``; an answer not the lead's names who gave it (``by``)."""
+        frame comes from ``team-lead``; an answer not the lead's names who gave it (``by``), and
+        it is signed as who decided it: the person, else the lead (``app.core.authority``)."""
+        origin = authority.PERSON if by == USER_NAME else authority.LEAD
         channel = self._channel()
         if channel is None:
             text = f"no team: cannot answer {approval.agent}"
         else:
             try:
                 channel.send_frame(
-                    approval.agent, frame, answered_by=by if by != LEAD_NAME else None
+                    approval.agent,
+                    frame,
+                    answered_by=by if by != LEAD_NAME else None,
+                    origin=origin,
                 )
                 return None
             except (TeamdeckError, OSError) as exc:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import anthropic
 
     from app.core import Home
+    from app.core.authority import TeamKey
     from app.runtime.agent.session import AgentSession
     from app.runtime.approvals import Approvals
     from app.runtime.events import RuntimeEvent
@@ -65,6 +66,7 @@ class ProcessesHost(Protocol):
     rules: PermissionRules
     permission_timeout: float
     sandbox: SandboxConfig | None
+    team_key: TeamKey | None
     team: str | None
     crew: Crew
     queue: Approvals
@@ -112,6 +114,7 @@ class TeamProcesses:
             deny=tuple(str(rule) for rule in rt.rules.deny),
             permission_timeout=rt.permission_timeout,
             sandbox=rt.sandbox,
+            team_key=rt.team_key.hex() if rt.team_key is not None else None,
         )
 
     def _from_teammate(self, event: RuntimeEvent) -> None:

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.core import Home
+from app.core import Home, authority
 from app.core.errors import NotFoundError
 from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
 from app.core.models import InboxMessage
@@ -127,6 +127,9 @@ class TeamRuntime:
         #: Where "always allow" rules are kept (the next run in this folder reads them too).
         self.rules_file = rules_file or local_settings_path(self.cwd)
         self.team: str | None = None
+        #: The team's key (``app.core.authority``): answers this runtime writes are signed with
+        #: it; its teammates act only on answers signed with it.
+        self.team_key: authority.TeamKey | None = None
         self._listeners: list[Listener] = []
         self.queue = Approvals(self._emit)
         self.lead_permissions = LeadPermissions(self.queue)
@@ -292,7 +295,8 @@ class TeamRuntime:
 
     def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
         why = reason or "The person asked you to shut down."
-        recipient, request_id = self.require_channel().request_shutdown(agent, why)
+        channel = self.require_channel()
+        recipient, request_id = channel.request_shutdown(agent, why, origin=authority.PERSON)
         self.desk.refuse_waiting(recipient, by=USER_NAME)
         text = f"shutdown requested from {recipient}"
         return Answer(AnswerStatus.DONE, text, recipient, request_id)
@@ -352,9 +356,12 @@ class TeamRuntime:
         return self.team
 
     def team_created(self, team: str) -> None:
+        self.team_key = authority.ensure_key(self.home.root, team)
         self.team = team
         self.lead_session.identity.team = team
-        self._channel = TeamChannel(self.home, team, LEAD_NAME, "blue", on_sent=self._on_sent)
+        self._channel = TeamChannel(
+            self.home, team, LEAD_NAME, "blue", on_sent=self._on_sent, key=self.team_key
+        )
         self.crew.clear()  # a new team: the previous team's panels are history
         if self.lead_session.mode == "delegate":  # the delegate prompt names the team
             self.lead_session.system_prompt = prompt_for(self, "delegate", team)
@@ -367,6 +374,7 @@ class TeamRuntime:
         if self.processes is not None:
             self.processes.team_deleted()
         self.team = None
+        self.team_key = None
         self._channel = None
         self.lead_session.identity.team = None
         self._emit(TeamLifecycle(team, "deleted"))

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from app.core import authority
 from app.core.errors import NotFoundError
 from app.runtime.model.names import resolve_model
 from app.runtime.runners.base import Runner, TeammateSpec
@@ -62,6 +63,7 @@ class SpawnHost(Protocol):
     rules: PermissionRules
     permission_timeout: float
     sandbox: SandboxConfig | None
+    team_key: authority.TeamKey | None
 
     def _emit(self, event: RuntimeEvent) -> None: ...
 
@@ -138,4 +140,6 @@ def make_runner(host: SpawnHost, spec: TeammateSpec) -> Runner:
         on_request_dropped=host._request_dropped,
         gate=gate,
         sandbox=host.sandbox,
+        key=host.team_key,
+        bypass_allowed=lambda: host.allow_bypass,
     )
