@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.core import Home, InboxMessage
+from app.core import Home, InboxMessage, authority
 from app.core.protocol import plan_approval_response, shutdown_request
 from app.core.teams import Teams
 from app.runtime.agent import teammate as teammate_module
@@ -134,16 +134,19 @@ async def test_a_shutdown_request_is_found_behind_other_unread_mail(
     plan_id = result_json(content)["request_id"]
 
     box = home.mailbox(TEAM)
-    approved = plan_approval_response(plan_id, True, permission_mode="default").to_text()
-    box.send("writer", InboxMessage(sender="team-lead", text=approved))
+    # The person's answer, as the runtime hands it to an in-process teammate (signed, never
+    # read from message text), then the lead's signed shutdown request in the inbox.
+    approved = plan_approval_response(plan_id, True, permission_mode="default")
+    assert writer.give_answer(approved, authority.PERSON)
     stop = shutdown_request("shutdown-1@writer", "team-lead", "wrap up").to_text()
-    box.send("writer", InboxMessage(sender="team-lead", text=stop))
+    signed = authority.sign_text(rt.team_key, stop, to="writer", origin=authority.LEAD)
+    box.send("writer", InboxMessage(sender="team-lead", text=signed))
 
     first = await writer._poll()
     assert isinstance(first, str) and "shutdown-1@writer" in first
     assert writer.session.status == "stopping"
     assert writer.session.pending_plan_request == plan_id  # the plan answer waits its turn
-    assert [m["read"] for m in inbox_of(home, TEAM, "writer")] == [False, True]
+    assert [m["read"] for m in inbox_of(home, TEAM, "writer")] == [True]
 
     second = await writer._poll()
     assert isinstance(second, str) and "Your plan was approved" in second

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,9 +32,10 @@ from app.runtime.team.runtime import TeamRuntime
 from tests.conformance.conftest import api  # noqa: F401 (the fixture, used by name)
 from tests.conformance.server import MessagesServer, Turn, call, last_user_text, say
 from tests.runtime.conftest import Observer, config_of, inbox_of, until
+from tests.runtime.test_teammate_modes import tmux_socket  # noqa: F401 (the fixture)
 
 TEAM = "sig"
-BACKENDS = ["in-process", "process"]
+BACKENDS = ["in-process", "process", "tmux"]
 
 
 @pytest.fixture(autouse=True)
@@ -44,8 +46,17 @@ def _no_user_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 async def person_decides(
-    home: Home, project: Path, backend: str, runtimes: list[TeamRuntime]
+    home: Home,
+    project: Path,
+    backend: str,
+    runtimes: list[TeamRuntime],
+    request: pytest.FixtureRequest | None = None,
 ) -> tuple[TeamRuntime, Observer]:
+    if backend == "tmux":
+        if shutil.which("tmux") is None:
+            pytest.skip("tmux is not installed")
+        assert request is not None
+        request.getfixturevalue("tmux_socket")  # a tmux server of the test's own
     runtime = TeamRuntime(
         home,
         client=make_client(timeout=5.0),
@@ -130,6 +141,7 @@ async def test_a_forged_permission_answer_runs_nothing(
     project: Path,
     runtimes: list[TeamRuntime],
     backend: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     seen: list[dict[str, Any]] = []
     script_lead(api, home, seen, forged_permission)
@@ -142,7 +154,7 @@ async def test_a_forged_permission_answer_runs_nothing(
         ],
         then="Noted.",
     )
-    runtime, observer = await person_decides(home, project, backend, runtimes)
+    runtime, observer = await person_decides(home, project, backend, runtimes, request)
     runtime.submit("Make a team.")
     first = (await until(lambda: pending(runtime, "permission"), "w's request"))[0]
     # random, in the seeds' outer shape
@@ -181,11 +193,12 @@ async def test_a_forged_plan_approval_changes_no_mode(
     project: Path,
     runtimes: list[TeamRuntime],
     backend: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     seen: list[dict[str, Any]] = []
     script_lead(api, home, seen, forged_plan, mode="plan")
     api.script("w", [call("ExitPlanMode", {"plan": "1. Do it."}), say("Waiting.")], then="Ok.")
-    runtime, observer = await person_decides(home, project, backend, runtimes)
+    runtime, observer = await person_decides(home, project, backend, runtimes, request)
     runtime.submit("Make a team.")
     plan = (await until(lambda: pending(runtime, "plan"), "w's plan"))[0]
 

@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 Peek = Callable[[list[tuple[int, "InboxMessage"]]], None]
 #: The frame a message carries and who signed it, or ``(None, "")`` for text (``Teammate.acting``).
 Acting = Callable[["InboxMessage"], tuple["Frame | None", str]]
+#: The answer the runtime handed over for a request id, if any (an in-process teammate's).
+Take = Callable[[str], "tuple[PermissionResponse, str] | None"]
 #: A safety net only: every wake-up is event-driven; this bounds the cost of a missed event.
 FALLBACK_POLL = 5.0
 
@@ -61,6 +63,7 @@ async def ask_lead_by_inbox(
     *,
     peek: Peek | None = None,
     acting: Acting,
+    take: Take | None = None,
 ) -> tuple[bool, str]:
     """A teammate's permission request: written to the lead's inbox, answered in ours.
 
@@ -74,7 +77,7 @@ async def ask_lead_by_inbox(
     )
     try:
         answer = await wait_for_response(
-            channel, wake, request_id, timeout, peek=peek, acting=acting
+            channel, wake, request_id, timeout, peek=peek, acting=acting, take=take
         )
     except asyncio.CancelledError:
         if on_dropped is not None:
@@ -107,16 +110,20 @@ async def wait_for_response(
     *,
     peek: Peek | None = None,
     acting: Acting,
+    take: Take | None = None,
 ) -> tuple[PermissionResponse, str] | None:
     """Wait for the signed ``permission_response`` to ``request_id`` in the channel's own
     inbox (with who signed it); the other unread messages stay unread (handled between turns:
-    a forged answer then reaches the model as text) and are shown to ``peek``."""
+    a forged answer then reaches the model as text) and are shown to ``peek``. With ``take``
+    (an in-process teammate) the answer comes from the runtime only, never from the inbox."""
     loop = asyncio.get_running_loop()
     limit = wait_limit(within)
     deadline = None if limit is None else loop.time() + limit
     box = channel.home.mailbox(channel.team)
     while True:
         wake.clear()
+        if take is not None and (given := take(request_id)) is not None:
+            return given
         try:
             unread = box.unread(channel.name)
         except TeamdeckError as exc:
@@ -124,7 +131,7 @@ async def wait_for_response(
                         request_id, exc)  # fmt: skip
             unread = []
         for index, message in unread:
-            if request_id not in message.text:
+            if take is not None or request_id not in message.text:
                 continue
             frame, origin = acting(message)
             if isinstance(frame, PermissionResponse) and frame.request_id == request_id:

@@ -110,6 +110,11 @@ class Teammate:
         #: (it is read, and answered, once the turn ends: seed 002 handles it between turns).
         self.shutdown_seen = False
         self.awaiting_permission: str | None = None
+        #: In-process: the answers the runtime hands over (``give_answer``), by request id; the
+        #: teammate then takes no answer from its inbox's text. ``None``: a teammate process,
+        #: which reads its inbox and acts on signed answers only.
+        self.direct: dict[str, tuple[Frame, str]] | None = None
+        self._awaited_permission: str | None = None
         self.idle = False
         self._active: bool | None = None  # the isActive last written
         self._want_active = False
@@ -336,6 +341,8 @@ class Teammate:
                 box.mark_read(self.name, index, durable=False)
                 return self._on_shutdown_request(frame, message)
         self.shutdown_seen = False
+        if (answered := self._direct_plan()) is not None:
+            return answered
         ordered = [f for f in frames if f[1].sender == LEAD_NAME]  # 2b
         ordered += [f for f in frames if f[1].sender != LEAD_NAME]
         for index, message, frame, origin in ordered:
@@ -344,6 +351,8 @@ class Teammate:
                 continue
             box.mark_read(self.name, index, durable=False)
             if isinstance(frame, PlanApprovalResponse):
+                if self.direct is not None:
+                    continue  # the record of an answer the runtime hands over itself
                 prompt = self._on_plan_response(frame, origin)
                 if prompt is None:
                     continue
@@ -354,6 +363,41 @@ class Teammate:
                 message.sender, message.text, message.color, message.summary
             )
         return None
+
+    def give_answer(self, frame: Frame, origin: str) -> bool:
+        """An answer the runtime hands this in-process teammate (the desk's, or one it found
+        signed in the files): kept only for the request it waits for now. True if kept."""
+        if self.direct is None or origin not in authority.DECIDERS:
+            return False
+        if isinstance(frame, PermissionResponse):
+            waiting = self._awaited_permission
+        elif isinstance(frame, PlanApprovalResponse):
+            waiting = self.session.pending_plan_request
+        else:
+            return False
+        if waiting is None or frame.request_id != waiting:
+            return False
+        self.direct[frame.request_id] = (frame, origin)
+        self.wake.set()
+        return True
+
+    def _take_permission(self, request_id: str) -> tuple[PermissionResponse, str] | None:
+        self._awaited_permission = request_id
+        got = self.direct.pop(request_id, None) if self.direct is not None else None
+        if got is None or not isinstance(got[0], PermissionResponse):
+            return None
+        self._awaited_permission = None
+        return got[0], got[1]
+
+    def _direct_plan(self) -> str | None:
+        """The runtime's answer to the pending plan, as the next prompt (in-process)."""
+        pending = self.session.pending_plan_request
+        if self.direct is None or pending is None:
+            return None
+        got = self.direct.pop(pending, None)
+        if got is None or not isinstance(got[0], PlanApprovalResponse):
+            return None
+        return self._on_plan_response(got[0], got[1])
 
     def acting(self, message: InboxMessage) -> tuple[Frame | None, str]:
         """The frame ``message`` carries and who signed it, or ``(None, "")`` when it is to be
@@ -446,9 +490,11 @@ class Teammate:
                 self.channel, self.wake, session, tool, tool_input, tool_use_id,
                 self.permission_timeout, self.on_request_dropped, peek=self._peek,
                 acting=self.acting,
+                take=self._take_permission if self.direct is not None else None,
             )  # fmt: skip
         finally:
             self.awaiting_permission = None
+            self._awaited_permission = None
             self.show()
 
     def _peek(self, unread: list[tuple[int, InboxMessage]]) -> None:

@@ -69,6 +69,8 @@ class InProcessRunner:
             key=key,  # the runtime's, in memory: answers it signs are the ones that act
             bypass_allowed=bypass_allowed,
         )
+        #: Answers come from the runtime (``give_answer``), never from message text.
+        self.teammate.direct = {}
         self.handle: Any = None
 
     @property

@@ -43,6 +43,8 @@ class RequestDesk:
         lead_permissions: the lead's own pending permission requests.
         channel: the lead's channel (``None`` while there is no team).
         add_rule: ``add_rule(agent, rule)`` remembers an "always allow" rule for ``agent``.
+        hand_over: ``hand_over(agent, frame, origin)`` gives a signed answer to an in-process
+            teammate directly (it takes none from message text).
     """
 
     def __init__(
@@ -51,8 +53,10 @@ class RequestDesk:
         lead_permissions: LeadPermissions,
         channel: Callable[[], TeamChannel | None],
         add_rule: Callable[[str, str], str | None],
+        hand_over: Callable[[str, Frame, str], None] | None = None,
     ) -> None:
         self.queue = queue
+        self._hand_over = hand_over
         self.lead_permissions = lead_permissions
         self._channel = channel
         self._add_rule = add_rule
@@ -145,6 +149,8 @@ class RequestDesk:
             if approval is not None:
                 by = message.answered_by or message.sender
                 self.queue.claim(approval.request_id, _outcome(frame), approval.kind, by)
+                if self._hand_over is not None and frame is not None and origin:
+                    self._hand_over(agent, frame, origin)
 
     def _send(self, approval: Approval, frame: Frame, by: str) -> Answer | None:
         """Write the answer into the requester's inbox: ``None``, or why it could not be. The
@@ -162,6 +168,8 @@ class RequestDesk:
                     answered_by=by if by != LEAD_NAME else None,
                     origin=origin,
                 )
+                if self._hand_over is not None:
+                    self._hand_over(approval.agent, frame, origin)
                 return None
             except (TeamdeckError, OSError) as exc:
                 log.warning("answer to %s not delivered: %s", approval.request_id, exc)

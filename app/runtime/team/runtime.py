@@ -134,8 +134,9 @@ class TeamRuntime:
         self.queue = Approvals(self._emit)
         self.lead_permissions = LeadPermissions(self.queue)
         self.desk = RequestDesk(
-            self.queue, self.lead_permissions, self._lead_channel, self._add_rule
-        )
+            self.queue, self.lead_permissions, self._lead_channel, self._add_rule,
+            hand_over=self._hand_over,
+        )  # fmt: skip
         self.settings_watch = SettingsWatch(self)  # hooks and rules: the snapshot at start
         self.crew = Crew()
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
@@ -425,6 +426,13 @@ class TeamRuntime:
     def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
         """Queue a plan/permission request found in the lead's inbox (idempotent)."""
         self.lead_inbox.observe(message, frame)
+
+    def _hand_over(self, agent: str, frame: Any, origin: str) -> None:
+        """A signed answer for ``agent``: an in-process teammate gets it from here (one in a
+        process of its own reads it, signed, from its inbox)."""
+        runner = self.crew.runners.get(agent)
+        if isinstance(runner, InProcessRunner):
+            runner.teammate.give_answer(frame, origin)
 
     def _add_rule(self, agent: str, rule: str) -> str | None:
         """Remember an "always allow" rule for ``agent`` and the run (every teammate follows
