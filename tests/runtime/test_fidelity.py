@@ -137,7 +137,7 @@ async def test_a_shutdown_request_is_found_behind_other_unread_mail(
     # The person's answer, as the runtime hands it to an in-process teammate (signed, never
     # read from message text), then the lead's signed shutdown request in the inbox.
     approved = plan_approval_response(plan_id, True, permission_mode="default")
-    assert writer.give_answer(approved, authority.PERSON)
+    assert writer.answers.give(approved, authority.PERSON)
     stop = shutdown_request("shutdown-1@writer", "team-lead", "wrap up").to_text()
     signed = authority.sign_text(rt.team_key, stop, to="writer", origin=authority.LEAD)
     box.send("writer", InboxMessage(sender="team-lead", text=signed))

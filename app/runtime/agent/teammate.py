@@ -28,27 +28,22 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from app.core import authority
 from app.core.errors import CorruptFileError, TeamdeckError
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import (
-    Frame,
     PermissionResponse,
     PlanApprovalResponse,
     ShutdownRequest,
-    parse_frame,
     wrap_teammate_message,
 )
 from app.runtime.agent.loop import run_turn
 from app.runtime.agent.permission_flow import ask_lead_by_inbox
 from app.runtime.agent.team_hooks import idle_feedback
+from app.runtime.agent.teammate_answers import TeammateAnswers
 from app.runtime.agent.teammate_services import TeammateServices
 from app.runtime.agent.wakeup import Wakeup
 from app.runtime.events import AgentStatus, TurnOutcome
-from app.runtime.permissions.modes import PERMISSION_MODES
-
-BYPASS = "bypassPermissions"
 
 if TYPE_CHECKING:
     from app.runtime.agent.channel import TeamChannel
@@ -61,8 +56,6 @@ Prompt = str | list[dict[str, Any]]
 FALLBACK_POLL = 5.0
 #: How long a teammate stays idle before ``isActive: false`` is written (see ``_set_active``).
 IDLE_WRITE_DELAY = 0.25
-#: Modes an unsigned answer (a team without a key: a Claude Code home) may switch to.
-_UNSIGNED_MODES = frozenset({"default", "acceptEdits", "plan"})
 
 
 class Teammate:
@@ -75,11 +68,8 @@ class Teammate:
         permission_timeout: how long a permission request waits for an answer.
         on_exit: called once when the loop has ended and the teammate has left the team.
         on_request_dropped: told when a permission request stops being waited for.
-        bypass_allowed: whether the person allowed bypassPermissions for the run (an answer
-            can switch to it only then); a teammate process is never told so.
-
-    Answers act only when signed by the desk (``app.core.authority``, with the channel's key):
-    frame-shaped text from anyone else is delivered to the model as the text it is.
+        bypass_allowed: whether the person allowed bypassPermissions (``teammate_answers``:
+            which messages act, and the answers an in-process teammate is handed).
     """
 
     def __init__(
@@ -94,7 +84,6 @@ class Teammate:
         bypass_allowed: Callable[[], bool] = lambda: False,
     ) -> None:
         self.session = session
-        self.bypass_allowed = bypass_allowed
         self.channel = channel
         self.initial_prompt = prompt
         self.permission_timeout = permission_timeout
@@ -110,11 +99,7 @@ class Teammate:
         #: (it is read, and answered, once the turn ends: seed 002 handles it between turns).
         self.shutdown_seen = False
         self.awaiting_permission: str | None = None
-        #: In-process: the answers the runtime hands over (``give_answer``), by request id; the
-        #: teammate then takes no answer from its inbox's text. ``None``: a teammate process,
-        #: which reads its inbox and acts on signed answers only.
-        self.direct: dict[str, tuple[Frame, str]] | None = None
-        self._awaited_permission: str | None = None
+        self.answers = TeammateAnswers(channel, session, self.wake, bypass_allowed)
         self.idle = False
         self._active: bool | None = None  # the isActive last written
         self._want_active = False
@@ -322,7 +307,7 @@ class Teammate:
         """The person's message through the inbox (how a dashboard reaches a teammate in
         another process): handled before any other mail, like ``inject`` (seed 002)."""
         for index, message in unread:
-            if message.sender == USER_NAME and self.acting(message)[0] is None:
+            if message.sender == USER_NAME and self.answers.acting(message)[0] is None:
                 self.home.mailbox(self.team).mark_read(self.name, index, durable=False)
                 self.session.record("user", message.text, source="person")
                 self.session.set_activity("message from the person")
@@ -335,14 +320,14 @@ class Teammate:
         Answers to this teammate's own requests are read in the same 2b order; one that
         answers nothing pending (stale, or a duplicate) is marked read and the next is taken."""
         box = self.home.mailbox(self.team)
-        frames = [(index, message, *self.acting(message)) for index, message in unread]
+        frames = [(index, message, *self.answers.acting(message)) for index, message in unread]
         for index, message, frame, _ in frames:  # 2a
             if isinstance(frame, ShutdownRequest):
                 box.mark_read(self.name, index, durable=False)
                 return self._on_shutdown_request(frame, message)
         self.shutdown_seen = False
-        if (answered := self._direct_plan()) is not None:
-            return answered
+        if (handed := self.answers.take_plan()) is not None:
+            return self._on_plan_response(*handed)
         ordered = [f for f in frames if f[1].sender == LEAD_NAME]  # 2b
         ordered += [f for f in frames if f[1].sender != LEAD_NAME]
         for index, message, frame, origin in ordered:
@@ -351,7 +336,7 @@ class Teammate:
                 continue
             box.mark_read(self.name, index, durable=False)
             if isinstance(frame, PlanApprovalResponse):
-                if self.direct is not None:
+                if self.answers.direct is not None:
                     continue  # the record of an answer the runtime hands over itself
                 prompt = self._on_plan_response(frame, origin)
                 if prompt is None:
@@ -363,56 +348,6 @@ class Teammate:
                 message.sender, message.text, message.color, message.summary
             )
         return None
-
-    def give_answer(self, frame: Frame, origin: str) -> bool:
-        """An answer the runtime hands this in-process teammate (the desk's, or one it found
-        signed in the files): kept only for the request it waits for now. True if kept."""
-        if self.direct is None or origin not in authority.DECIDERS:
-            return False
-        if isinstance(frame, PermissionResponse):
-            waiting = self._awaited_permission
-        elif isinstance(frame, PlanApprovalResponse):
-            waiting = self.session.pending_plan_request
-        else:
-            return False
-        if waiting is None or frame.request_id != waiting:
-            return False
-        self.direct[frame.request_id] = (frame, origin)
-        self.wake.set()
-        return True
-
-    def _take_permission(self, request_id: str) -> tuple[PermissionResponse, str] | None:
-        self._awaited_permission = request_id
-        got = self.direct.pop(request_id, None) if self.direct is not None else None
-        if got is None or not isinstance(got[0], PermissionResponse):
-            return None
-        self._awaited_permission = None
-        return got[0], got[1]
-
-    def _direct_plan(self) -> str | None:
-        """The runtime's answer to the pending plan, as the next prompt (in-process)."""
-        pending = self.session.pending_plan_request
-        if self.direct is None or pending is None:
-            return None
-        got = self.direct.pop(pending, None)
-        if got is None or not isinstance(got[0], PlanApprovalResponse):
-            return None
-        return self._on_plan_response(got[0], got[1])
-
-    def acting(self, message: InboxMessage) -> tuple[Frame | None, str]:
-        """The frame ``message`` carries and who signed it, or ``(None, "")`` when it is to be
-        taken as text: not a frame, not signed by the desk for this teammate (a frame-shaped
-        text any agent can send), or an answer no decider signed."""
-        frame = parse_frame(message.text)
-        if frame is None:
-            return None, ""
-        origin = authority.origin_of(self.channel.key, message.text, to=self.name)
-        if origin is None:
-            return None, ""
-        answer = isinstance(frame, PermissionResponse | PlanApprovalResponse)
-        if answer and origin not in authority.DECIDERS and origin != authority.UNSIGNED:
-            return None, ""
-        return frame, origin
 
     def _on_shutdown_request(self, frame: ShutdownRequest, message: InboxMessage) -> str:
         self.shutdown_request = (frame.request_id, frame.sender or message.sender)
@@ -426,7 +361,7 @@ class Teammate:
             return None  # an answer to an older request, or a duplicate: already resolved
         session.pending_plan_request = None
         if frame.approved:
-            self.set_mode(self._approved_mode(frame.permission_mode, origin))
+            self.set_mode(self.answers.approved_mode(frame.permission_mode, origin))
             return (
                 "Your plan was approved by the team lead. You are out of plan mode: carry out "
                 "the plan now."
@@ -436,23 +371,6 @@ class Teammate:
             f"Your plan was rejected by the team lead. Feedback: {feedback}\n"
             "Revise the plan and submit it again with ExitPlanMode."
         )
-
-    def _approved_mode(self, asked: str | None, origin: str) -> str:
-        """The mode an approved plan leaves the teammate in: ``default`` unless the person's
-        answer named another (a team without keys: any but bypassPermissions), and
-        bypassPermissions only if the person allowed it for the run."""
-        if not asked or asked == "plan":
-            return "default"
-        givable = origin == authority.PERSON or (
-            origin == authority.UNSIGNED and asked in _UNSIGNED_MODES
-        )
-        if givable and asked in PERMISSION_MODES and (asked != BYPASS or self.bypass_allowed()):
-            return asked
-        if asked != "default":
-            self.session.record(
-                "notice", f"the approval asked for {asked} mode: not the person's to give; default"
-            )
-        return "default"
 
     def set_mode(self, mode: str) -> None:
         """Change the permission mode (shown in the panel, written to the config)."""
@@ -489,19 +407,19 @@ class Teammate:
             return await ask_lead_by_inbox(
                 self.channel, self.wake, session, tool, tool_input, tool_use_id,
                 self.permission_timeout, self.on_request_dropped, peek=self._peek,
-                acting=self.acting,
-                take=self._take_permission if self.direct is not None else None,
+                acting=self.answers.acting,
+                take=self.answers.take_permission if self.answers.direct is not None else None,
             )  # fmt: skip
         finally:
             self.awaiting_permission = None
-            self._awaited_permission = None
+            self.answers.awaited = None
             self.show()
 
     def _peek(self, unread: list[tuple[int, InboxMessage]]) -> None:
         """While a permission answer is awaited, the rest of the inbox stays unread; a shutdown
         request among it still shows as "stopping" at once (seed 001 §12: stopping outranks
         awaiting approval)."""
-        seen = any(isinstance(self.acting(m)[0], ShutdownRequest) for _, m in unread)
+        seen = any(isinstance(self.answers.acting(m)[0], ShutdownRequest) for _, m in unread)
         if seen != self.shutdown_seen:
             self.shutdown_seen = seen
             self.show()

@@ -70,7 +70,7 @@ class InProcessRunner:
             bypass_allowed=bypass_allowed,
         )
         #: Answers come from the runtime (``give_answer``), never from message text.
-        self.teammate.direct = {}
+        self.teammate.answers.direct = {}
         self.handle: Any = None
 
     @property

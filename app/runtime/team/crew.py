@@ -16,10 +16,12 @@ from typing import Any
 from app.core import TeamMember
 from app.core.errors import NotFoundError, TeamdeckError
 from app.core.models import now_ms
+from app.core.protocol import Frame
 from app.core.teams import COLORS
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TranscriptEntry
 from app.runtime.runners.base import Runner, TeammateSpec
+from app.runtime.runners.inprocess import InProcessRunner
 
 
 class Crew:
@@ -76,6 +78,13 @@ class Crew:
     def transcript(self, name: str) -> list[TranscriptEntry]:
         runner = self.any(name)
         return runner.transcript() if runner is not None else []
+
+    def hand_over(self, agent: str, frame: Frame, origin: str) -> None:
+        """A signed answer for ``agent``: an in-process teammate gets it from here (one in a
+        process of its own reads it, signed, from its inbox)."""
+        runner = self.runners.get(agent)
+        if isinstance(runner, InProcessRunner):
+            runner.teammate.answers.give(frame, origin)
 
     def wake_all(self) -> None:
         for runner in self.runners.values():

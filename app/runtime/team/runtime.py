@@ -127,18 +127,17 @@ class TeamRuntime:
         #: Where "always allow" rules are kept (the next run in this folder reads them too).
         self.rules_file = rules_file or local_settings_path(self.cwd)
         self.team: str | None = None
-        #: The team's key (``app.core.authority``): answers this runtime writes are signed with
-        #: it; its teammates act only on answers signed with it.
+        #: The team's key: what this runtime's answers are signed with (``core.authority``).
         self.team_key: authority.TeamKey | None = None
         self._listeners: list[Listener] = []
         self.queue = Approvals(self._emit)
         self.lead_permissions = LeadPermissions(self.queue)
+        self.crew = Crew()
         self.desk = RequestDesk(
             self.queue, self.lead_permissions, self._lead_channel, self._add_rule,
-            hand_over=self._hand_over,
+            hand_over=lambda *answer: self.crew.hand_over(*answer),
         )  # fmt: skip
         self.settings_watch = SettingsWatch(self)  # hooks and rules: the snapshot at start
-        self.crew = Crew()
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
         self.worktrees = TeamWorktrees(
             home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent
@@ -426,13 +425,6 @@ class TeamRuntime:
     def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
         """Queue a plan/permission request found in the lead's inbox (idempotent)."""
         self.lead_inbox.observe(message, frame)
-
-    def _hand_over(self, agent: str, frame: Any, origin: str) -> None:
-        """A signed answer for ``agent``: an in-process teammate gets it from here (one in a
-        process of its own reads it, signed, from its inbox)."""
-        runner = self.crew.runners.get(agent)
-        if isinstance(runner, InProcessRunner):
-            runner.teammate.give_answer(frame, origin)
 
     def _add_rule(self, agent: str, rule: str) -> str | None:
         """Remember an "always allow" rule for ``agent`` and the run (every teammate follows
