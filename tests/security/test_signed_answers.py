@@ -12,21 +12,25 @@ by the desk: the dashboard's keys, ``teamdeck approve``) still works.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.cli.main import main as teamdeck
 from app.core import Home, authority
 from app.core.paths import LEAD_NAME
 from app.runtime.api import Approval
 from app.runtime.model.client import make_client
+from app.runtime.permissions import PermissionRules, snapshot
+from app.runtime.permissions.settings import load_settings
 from app.runtime.steering import RuntimeSteering
 from app.runtime.team.runtime import TeamRuntime
 from tests.conformance.conftest import api  # noqa: F401 (the fixture, used by name)
@@ -35,6 +39,7 @@ from tests.runtime.conftest import Observer, config_of, inbox_of, until
 from tests.runtime.test_teammate_modes import tmux_socket  # noqa: F401 (the fixture)
 
 TEAM = "sig"
+ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = ["in-process", "process", "tmux"]
 
 
@@ -227,20 +232,26 @@ async def test_teamdeck_approve_signs_as_the_person(
     home: Home,
     project: Path,
     runtimes: list[TeamRuntime],
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """``teamdeck approve`` (the person, in another terminal) answers a process teammate."""
+    """``teamdeck approve``, run by the person in another terminal, answers a process
+    teammate: signed as the person's with the team's key file."""
     seen: list[dict[str, Any]] = []
     script_lead(api, home, seen, forged_permission)
     api.script("w", [call("Bash", {"command": "touch first"}), say("Done.")], then="Noted.")
     runtime, _ = await person_decides(home, project, "process", runtimes)
     runtime.submit("Make a team.")
     first = (await until(lambda: pending(runtime, "permission"), "w's request"))[0]
-    code = teamdeck(["--home", str(home.root), "approve", first.request_id, "--team", TEAM])
-    assert code == 0, capsys.readouterr().err
+    argv = [sys.executable, "-P", "-m", "app.cli.main", "--home", str(home.root), "approve",
+            first.request_id, "--team", TEAM]  # fmt: skip
+    environ = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = await asyncio.to_thread(
+        subprocess.run, argv, env=environ, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
     await until(lambda: (project / "first").exists(), "the approved command")
-    answer = json.loads(inbox_of(home, TEAM, "w")[-1]["text"])
-    assert answer[authority.FIELD]["origin"] == authority.PERSON
+    answers = [m["text"] for m in inbox_of(home, TEAM, "w") if first.request_id in m["text"]]
+    assert json.loads(answers[0])[authority.FIELD]["origin"] == authority.PERSON
+    await until(lambda: first.request_id not in [a.request_id for a in runtime.approvals()])
 
 
 def test_the_team_key_is_private(home: Home) -> None:
@@ -257,3 +268,28 @@ def test_the_team_key_is_private(home: Home) -> None:
     assert key.check(signed.replace('"x"', '"y"'), to="w") is None  # tampered
     other = authority.TeamKey(TEAM, b"\1" * 32)
     assert other.check(signed, to="w") is None  # another team's key
+
+
+def test_a_teammate_process_follows_only_rules_its_teams_key_signed(tmp_path: Path) -> None:
+    """A rule change is authority too: the run's snapshot rewritten by anything but the lead's
+    runtime (an allow-everything rule) is not followed; the runtime's next write is."""
+    project = tmp_path / "project"
+    project.mkdir()
+    key = authority.ensure_key(tmp_path / "home", TEAM)
+    kept = tmp_path / "settings.snapshot.json"
+    snapshot.forget(project)
+    try:
+        snapshot.write_snapshot(kept, load_settings(project), PermissionRules(), key)
+        snapshot.follow(project, kept, key)
+        forged = json.loads(kept.read_text())
+        forged["permissions"]["allow"] = ["Bash"]
+        kept.write_text(json.dumps(forged))  # the signature no longer matches
+        assert snapshot.current(project).rules.allow == []
+        forged.pop(authority.FIELD)
+        kept.write_text(json.dumps(forged, indent=1))  # nor does an unsigned file
+        assert snapshot.current(project).rules.allow == []
+        rules = PermissionRules.from_strings(["Bash(make:*)"], [], [])
+        snapshot.write_snapshot(kept, load_settings(project), rules, key)  # the person's
+        assert [str(r) for r in snapshot.current(project).rules.allow] == ["Bash(make:*)"]
+    finally:
+        snapshot.forget(project)

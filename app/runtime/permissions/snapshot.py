@@ -12,8 +12,10 @@ A teammate in a process of its own uses its lead's snapshot: the lead's runtime 
 hooks and the run's rules), which the teammate follows (:func:`follow`: read again when its
 ``stat`` changes, i.e. when the person accepted a change or answered "always allow"; its rules
 through a ``RulesFeed`` before each tool call). Only the lead's runtime writes it, atomically,
-and only with what the person accepted. Without such a file (``teamdeck agent`` on a team no
-teamdeck leads) it takes its own snapshot at its start.
+and only with what the person accepted, signed with the team's key as the person's
+(``app.core.authority``): a teammate follows no file its key did not sign (a rule change is
+authority, like an answer). Without such a file (``teamdeck agent`` on a team no teamdeck
+leads) it takes its own snapshot at its start.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from app.core import authority
 from app.core.files import atomic_write_json
 from app.runtime.permissions import PermissionRules, Rule
 from app.runtime.permissions.settings import (
@@ -36,8 +39,10 @@ from app.runtime.permissions.settings import (
 
 _lock = threading.Lock()
 _taken: dict[Path, Settings] = {}
-#: project -> (the lead's snapshot file, its stat when last read)
-_followed: dict[Path, tuple[Path, tuple[int, int, int] | None]] = {}
+#: project -> (the lead's snapshot file, its stat when last read, the team's key)
+_followed: dict[Path, tuple[Path, tuple[int, int, int] | None, authority.TeamKey | None]] = {}
+#: The recipient a snapshot is signed for (no member is called that).
+SIGNED_FOR = "*settings*"
 
 
 def take(project: Path) -> Settings:
@@ -59,17 +64,17 @@ def current(project: Path) -> Settings:
     with _lock:
         followed = _followed.get(key)
     if followed is not None:
-        path, seen = followed
+        path, seen, team_key = followed
         now = _stat(path)
         if now is not None and now != seen:
             try:
-                settings = read_snapshot(path)
+                settings = read_snapshot(path, team_key)
             except (OSError, ValueError):
-                settings = None  # half-written or gone: keep the one in use
+                settings = None  # half-written, gone or not signed: keep the one in use
             if settings is not None:
                 with _lock:
                     _taken[key] = settings
-                    _followed[key] = (path, now)
+                    _followed[key] = (path, now, team_key)
     return take(key)
 
 
@@ -79,14 +84,15 @@ def replace(project: Path, settings: Settings) -> None:
         _taken[project.absolute()] = settings
 
 
-def follow(project: Path, path: Path) -> None:
-    """Use the lead's snapshot in ``path`` for ``project`` (see the module docstring)."""
+def follow(project: Path, path: Path, team_key: authority.TeamKey | None = None) -> None:
+    """Use the lead's snapshot in ``path`` for ``project`` (see the module docstring); with
+    ``team_key``, only as long as it is signed with it."""
     key = project.absolute()
     seen = _stat(path)  # before reading: a write in between is read again at the next look
-    settings = read_snapshot(path)
+    settings = read_snapshot(path, team_key)
     with _lock:
         _taken[key] = settings
-        _followed[key] = (path, seen)
+        _followed[key] = (path, seen, team_key)
 
 
 def forget(project: Path) -> None:
@@ -142,7 +148,12 @@ def changes(old: Settings, new: Settings, known: PermissionRules | None = None) 
 # ------------------------------------------------------------------------- the lead's file
 
 
-def write_snapshot(path: Path, settings: Settings, rules: PermissionRules | None = None) -> None:
+def write_snapshot(
+    path: Path,
+    settings: Settings,
+    rules: PermissionRules | None = None,
+    team_key: authority.TeamKey | None = None,
+) -> None:
     """Replace the snapshot file atomically with ``settings``' hooks and ``rules`` (the run's:
     its settings' rules, ``--allow``/``--deny``, "always allow" answers; default: the
     settings'). A follower sees every write (:func:`current` compares the file's ``stat``):
@@ -160,18 +171,26 @@ def write_snapshot(path: Path, settings: Settings, rules: PermissionRules | None
     permissions = {
         kind: [str(r) for r in getattr(rules, kind)] for kind in ("allow", "ask", "deny")
     }
+    data: dict[str, Any] = {"hooks": hooks, "permissions": permissions}
+    if team_key is not None:
+        data = team_key.sign(data, to=SIGNED_FOR, origin=authority.PERSON)
     before = _stat(path)
-    atomic_write_json(path, {"hooks": hooks, "permissions": permissions})
+    atomic_write_json(path, data)
     after = _stat(path)
     if after is not None and after == before:
         os.utime(path, ns=(after[0] + 1, after[0] + 1))
 
 
-def read_snapshot(path: Path) -> Settings:
-    """The settings in a snapshot file; ValueError if it is not one."""
-    data: Any = json.loads(path.read_bytes())
+def read_snapshot(path: Path, team_key: authority.TeamKey | None = None) -> Settings:
+    """The settings in a snapshot file; ValueError if it is not one (or, with ``team_key``,
+    not one signed with it)."""
+    raw = path.read_bytes()
+    data: Any = json.loads(raw)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a settings snapshot")
+    text = raw.decode("utf-8", "replace")
+    if team_key is not None and team_key.check(text, to=SIGNED_FOR) != authority.PERSON:
+        raise ValueError(f"{path}: not signed with the team's key")
     settings = Settings(files=[path])
     for event, entries in (data.get("hooks") or {}).items():
         if event not in HOOK_EVENTS or not isinstance(entries, list):

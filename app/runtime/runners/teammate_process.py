@@ -48,16 +48,19 @@ from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling import offload
 
 
-def run_settings(home: Home, team: str, cwd: Path) -> tuple[PermissionRules, RulesFeed | None]:
+def run_settings(
+    home: Home, team: str, cwd: Path, key: authority.TeamKey | None = None
+) -> tuple[PermissionRules, RulesFeed | None]:
     """Its rules, and what keeps them the run's; its hooks are then the run's too
     (``permissions.snapshot``). With the lead's snapshot (kept by the lead's runtime) it
     follows that file: a change the person accepts, or an "always allow" rule, reaches it at
     its next tool call. Without one, the settings files of its folder as they are now, at its
-    start, and nothing changes them afterwards."""
+    start, and nothing changes them afterwards. With the team's ``key``, only a snapshot signed
+    with it is followed."""
     kept = home.layout.agents_dir(team) / "settings.json"
     project = project_of(cwd)
     try:
-        snapshot.follow(project, kept)
+        snapshot.follow(project, kept, key)
     except (OSError, ValueError):
         snapshot.take(project)
         return load_settings(cwd).rules, None
@@ -128,11 +131,6 @@ async def run_agent(
         if printer is not None:
             printer(event)
 
-    rules, feed = run_settings(home, team, spec.cwd)
-    for rule in allow:
-        rules.add_allow(rule)
-    for rule in deny:
-        rules.add_deny(rule)
     key = (
         authority.TeamKey.from_hex(team, team_key)
         if team_key
@@ -140,6 +138,11 @@ async def run_agent(
     )
     if key is not None:  # as private as an API key (see ``model.credentials``)
         refuse_same_user_readers()
+    rules, feed = run_settings(home, team, spec.cwd, key)
+    for rule in allow:
+        rules.add_allow(rule)
+    for rule in deny:
+        rules.add_deny(rule)
     client = make_client(handler=default_offline_handler() if offline else None)
     teammate = build_teammate(
         spec,

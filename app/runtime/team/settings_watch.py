@@ -32,6 +32,7 @@ from app.runtime.permissions.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from app.core import Home
+    from app.core.authority import TeamKey
     from app.runtime.agent.permission_flow import LeadPermissions
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class WatchHost(Protocol):
     rules: PermissionRules
     lead_permissions: LeadPermissions
     processes: Any
+    team_key: TeamKey | None
 
 
 class SettingsWatch:
@@ -80,7 +82,7 @@ class SettingsWatch:
             self.accepted = snapshot.take(self.project)
         path = self.host.home.layout.agents_dir(team) / "settings.json"
         try:
-            snapshot.write_snapshot(path, self.accepted, self.host.rules)
+            snapshot.write_snapshot(path, self.accepted, self.host.rules, self.host.team_key)
         except OSError as exc:
             log.warning("cannot keep the run's settings for its teammates in %s: %s", path, exc)
 
