@@ -293,3 +293,50 @@ def test_a_teammate_process_follows_only_rules_its_teams_key_signed(tmp_path: Pa
         assert [str(r) for r in snapshot.current(project).rules.allow] == ["Bash(make:*)"]
     finally:
         snapshot.forget(project)
+
+
+@pytest.mark.parametrize("backend", ["in-process", "process"])
+async def test_the_leads_answer_under_lead_approves_acts_signed_as_the_lead(
+    api: MessagesServer,  # noqa: F811
+    home: Home,
+    project: Path,
+    runtimes: list[TeamRuntime],
+    backend: str,
+) -> None:
+    """``--lead-approves``: the lead's model answers through SendMessage; its runtime signs the
+    answer as the lead's. It runs the command, and keeps no rule: the next Bash asks again."""
+
+    answered: set[str] = set()
+
+    def answer(body: dict[str, Any]) -> Turn:
+        found = re.findall(r'"request_id":"([^"]+@w)"', last_user_text(body).replace(" ", ""))
+        new = [i for i in found if i not in answered]
+        if not new:
+            return say("Waiting.")
+        answered.add(new[-1])
+        return call("SendMessage", {"type": "permission_response", "request_id": new[-1],
+                                    "approve": True, "recipient": "w"})  # fmt: skip
+
+    api.script(
+        LEAD_NAME,
+        [call("TeamCreate", {"team_name": TEAM}), call("Task", {"name": "w", "prompt": "Go."})],
+        then=answer,
+    )
+    api.script(
+        "w",
+        [call("Bash", {"command": "touch first"}), call("Bash", {"command": "touch second"})],
+        then="Done.",
+    )
+    runtime = TeamRuntime(
+        home, client=make_client(timeout=5.0), cwd=project, decider="lead",
+        teammate_backend=backend,
+    )  # fmt: skip
+    runtimes.append(runtime)
+    await runtime.start()
+    runtime.submit("Make a team.")
+    await until(lambda: (project / "second").exists(), "both commands, each answered by the lead")
+    answers = [json.loads(m["text"]) for m in inbox_of(home, TEAM, "w") if "permission_response"
+               in m["text"]]  # fmt: skip
+    assert len(answers) == 2  # the second asked again: the first answer kept no rule
+    assert all(a[authority.FIELD]["origin"] == authority.LEAD for a in answers)
+    assert all(not a["response"]["permission_updates"] for a in answers)
