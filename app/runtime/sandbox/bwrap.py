@@ -18,7 +18,7 @@ from app.runtime.sandbox.layout import (
     sealed_names,
     worktree_git,
 )
-from app.runtime.sandbox.seal import seal_stand_ins
+from app.runtime.sandbox.seal import EXCLUDE_INSIDE, git_exclude, seal_stand_ins
 from app.runtime.sandbox.seccomp import filter_fd, filter_problem
 
 Fds = tuple[int, ...]
@@ -246,9 +246,15 @@ class Sandbox:
         for path in self.sealed:
             if not path.is_symlink():
                 args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-        for path in self.sealed_files:
+        for path in self.sealed_files:  # an empty file, read-only
             if not path.is_symlink():
-                args += ["--ro-bind", "/dev/null", str(path)]
+                args += ["--ro-bind", str(path), str(path)]
+        exclude = git_exclude(self.sealed_files)
+        if exclude is not None:  # git in there does not list (nor add) the stand-ins
+            args += ["--ro-bind", str(exclude), EXCLUDE_INSIDE]
+            args += ["--setenv", "GIT_CONFIG_COUNT", "1"]
+            args += ["--setenv", "GIT_CONFIG_KEY_0", "core.excludesFile"]
+            args += ["--setenv", "GIT_CONFIG_VALUE_0", EXCLUDE_INSIDE]
         for path in self.unix_sockets or ():  # back in sight (a hidden folder, /tmp)
             if os.path.exists(path):
                 args += ["--ro-bind", str(path), str(path)]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -70,3 +72,45 @@ def _remove_empty(dirs: Sequence[Path], files: Sequence[Path]) -> None:
             st = os.lstat(path)
             if st.st_size == 0 and not os.path.islink(path) and os.path.isfile(path):
                 path.unlink()
+
+
+#: Where the sandboxed command's git finds its ignore file (inside the sandbox's own /tmp).
+EXCLUDE_INSIDE = "/tmp/.teamdeck-git-exclude"
+
+
+def git_exclude(files: Sequence[Path]) -> Path | None:
+    """A file of ignore patterns for the sandboxed command's git: the person's own global
+    ignore file's, plus the file stand-ins (an empty read-only ``.mcp.json`` is no file for
+    ``git add -A`` to commit). ``None`` when there are no file stand-ins."""
+    if not files:
+        return None
+    lines = [_global_excludes(), *(f"/{p.name}" for p in files)]
+    text = "\n".join(line for line in lines if line) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    path = Path(tempfile.gettempdir()) / f"teamdeck-exclude-{os.getuid()}-{digest}"
+    if not path.is_file():
+        scratch = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        scratch.write_text(text)
+        os.replace(scratch, path)
+    return path
+
+
+@functools.cache
+def _global_excludes() -> str:
+    try:
+        done = subprocess.run(
+            ["git", "config", "--global", "--get", "core.excludesFile"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    named = done.stdout.strip()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    where = Path(os.path.expanduser(named)) if named else Path(base) / "git" / "ignore"
+    try:
+        return where.read_text(errors="replace").rstrip("\n")
+    except OSError:
+        return ""
