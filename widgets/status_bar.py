@@ -141,8 +141,9 @@ class StatusBar(Widget):
             elif words:  # "offline", "steering a Claude Code team": they stay
                 short = "offline" if words.startswith("offline") else words
                 parts.append(Part(f" · {words}{dash}{hint}", "dim", short=f" · {short}"))
-            if sandbox:  # stays, as the cost does
-                parts.append(Part(f" · {sandbox}", "dim"))
+            if sandbox:  # stays, as the cost does; "no sandbox", "no bwrap": a warning
+                warn = sandbox.startswith("no ") or "no bwrap" in sandbox
+                parts.append(Part(f" · {sandbox}", "bold yellow" if warn else "dim"))
             if cost:
                 parts.append(Part(f" · {cost}", "dim"))
         if parts != self._parts or name_at != self._name_at:

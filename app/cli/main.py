@@ -222,15 +222,6 @@ def run_command(args: argparse.Namespace) -> int:
     if args.home is not None and not args.home.strip():
         parser.error("argument --home: must not be empty")
     handler: Handler | None = args.handler
-    if handler is None and sys.stdin.isatty() and sys.stdout.isatty():
-        from app.cli.run import run_tui
-
-        return run_tui(
-            open_home(args),
-            demo=False,
-            viewer=bool(args.claude),
-            team=getattr(args, "dashboard_team", None),
-        )
     if handler is None:  # no terminal to draw on: a short status of the home and the help
         from app.cli.status import show_home_status
 
@@ -257,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         if argv is None:
             argv = sys.argv[1:]
         args = build_parser(argv).parse_args(argv)
+        if args.handler is None and sys.stdin.isatty() and sys.stdout.isatty():
+            # A bare ``teamdeck`` on a terminal is exactly ``teamdeck tui``: the same options'
+            # defaults, sandbox, settings files' modes and rules.
+            argv = [*argv, "tui"]
+            args = build_parser(argv).parse_args(argv)
         return run_command(args)
     except SystemExit as exc:  # argparse: --help/--version (0) and bad usage (2)
         if exc.code is None or isinstance(exc.code, int):

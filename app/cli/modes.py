@@ -32,7 +32,7 @@ from typing import Any
 
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule
 from app.runtime.permissions.settings import load_settings
-from app.runtime.sandbox import SandboxConfig, bwrap_problem
+from app.runtime.sandbox import SandboxConfig
 from app.runtime.sandbox.options import add_sandbox_options, sandbox_config
 
 #: ``app.runtime.runners.modes.BACKENDS``, the teammate modes (for ``--help``, which does not
@@ -225,10 +225,10 @@ def resolve_sandbox(
     args: argparse.Namespace, block: dict[str, Any] | None
 ) -> tuple[SandboxConfig, str | None]:
     """The run's sandbox from the options and the settings' ``sandbox`` block, and the one
-    warning line when it is wanted but bubblewrap cannot run here."""
+    warning line when it is wanted but bubblewrap cannot run here (commands and hooks then
+    refuse to run: fail closed)."""
     config = sandbox_config(args, block)
-    problem = bwrap_problem() if config.enabled else None
-    return config, f"no sandbox: {problem}; commands run unconfined" if problem else None
+    return config, config.refusal()
 
 
 def print_warnings(options: ModeOptions) -> None:

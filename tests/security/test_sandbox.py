@@ -18,13 +18,15 @@ pytestmark = pytest.mark.skipif(
 
 
 def run(sandbox: Sandbox, command: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        sandbox.argv(shell_argv(command), cwd),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=env if env is not None else sandbox_env(os.environ),
-    )
+    with sandbox.launch(shell_argv(command), cwd) as (argv, fds):
+        done = subprocess.run(
+            argv,
+            pass_fds=fds,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env if env is not None else sandbox_env(os.environ),
+        )
     return done.stdout + done.stderr
 
 

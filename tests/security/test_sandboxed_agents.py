@@ -73,7 +73,8 @@ async def test_hooks_run_in_the_sandbox(project: Path, monkeypatch: pytest.Monke
 
 def test_a_missing_bwrap_is_one_line_saying_how_to_install_it(tmp_path: Path) -> None:
     """`teamdeck run --headless` where no bwrap is on PATH: one warning line naming the
-    package, and the run goes on unconfined."""
+    package and saying that commands and hooks will not run unconfined; the run itself goes
+    on (its Bash calls refuse: tests/security/test_no_door.py)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("git", "sh", "bash", "wc", "ls", "cat"):
@@ -95,6 +96,7 @@ def test_a_missing_bwrap_is_one_line_saying_how_to_install_it(tmp_path: Path) ->
     warnings = [line for line in done.stderr.splitlines() if "sandbox" in line]
     assert warnings == [
         "teamdeck: warning: no sandbox: bwrap not found: install bubblewrap "
-        "(apt-get install bubblewrap, or dnf install bubblewrap); commands run unconfined"
+        "(apt-get install bubblewrap, or dnf install bubblewrap); commands and hooks do not "
+        "run unconfined (or run teamdeck with --no-sandbox)"
     ], done.stderr
     assert done.returncode == 0, done.stderr

@@ -86,7 +86,7 @@ async def test_header_fits_and_help_keeps_the_long_hint(
 
 
 @SIZES
-@pytest.mark.parametrize("state", ["sandbox", "no sandbox", "no sandbox (no bwrap)"])
+@pytest.mark.parametrize("state", ["sandbox", "no sandbox", "sandbox: no bwrap"])
 async def test_header_shows_the_sandbox_within_the_width(
     tmp_path: Path, size: tuple[int, int], state: str
 ) -> None:
@@ -111,9 +111,7 @@ def test_the_runtime_says_where_commands_run(tmp_path: Path) -> None:
 
     assert said(None) == "no sandbox"  # a library caller's runtime: unconfined
     assert said(SandboxConfig(enabled=False)) == "no sandbox"
-    assert said(SandboxConfig()) == (
-        "sandbox" if bwrap_problem() is None else "no sandbox (no bwrap)"
-    )
+    assert said(SandboxConfig()) == ("sandbox" if bwrap_problem() is None else "sandbox: no bwrap")
 
 
 # ---------------------------------------------------------------------- item 14: feed detail

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.runtime.permissions.settings import DEFAULT_HOOK_TIMEOUT, HookCommand
-from app.runtime.sandbox import SandboxConfig, sandbox_env, sandbox_for
+from app.runtime.sandbox import SandboxConfig, sandbox_env
 
 #: Environment variables a hook never sees.
 SECRET_ENV: frozenset[str] = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
@@ -187,24 +187,48 @@ async def run_hook(
     env: Mapping[str, str] | None = None,
     sandbox: SandboxConfig | None = None,
 ) -> HookResult:
-    """Run one hook command with ``payload`` on stdin (see the module docstring)."""
+    """Run one hook command with ``payload`` on stdin (see the module docstring). Where the
+    sandbox is wanted but bubblewrap cannot run, the hook does not run: a warning in one line
+    naming the fix (fail closed)."""
+    command = hook if isinstance(hook, str) else hook.command
+    short = " ".join(command.split())
+    if len(short) > 60:
+        short = short[:57] + "..."
+    refusal = sandbox.refusal() if sandbox is not None else None
+    if refusal is not None:
+        return HookResult(command, "warning", message=f"hook {short!r} did not run: {refusal}")
+    argv = ["/bin/sh", "-c", command]
+    environment = hook_environment(cwd, env, sandbox)
+    if sandbox is None or not sandbox.active:
+        return await _run_hook(hook, payload, argv, (), cwd, time_limit, environment)
+    with sandbox.sandbox(cwd).launch(argv, cwd) as (wrapped, fds):
+        return await _run_hook(hook, payload, wrapped, fds, cwd, time_limit, environment)
+
+
+async def _run_hook(
+    hook: HookCommand | str,
+    payload: Mapping[str, Any],
+    argv: list[str],
+    pass_fds: tuple[int, ...],
+    cwd: Path,
+    time_limit: float | None,
+    environment: dict[str, str],
+) -> HookResult:
     command = hook if isinstance(hook, str) else hook.command
     limit = time_limit or (DEFAULT_HOOK_TIMEOUT if isinstance(hook, str) else hook.timeout)
     short = " ".join(command.split())
     if len(short) > 60:
         short = short[:57] + "..."
     try:
-        argv = ["/bin/sh", "-c", command]
-        if sandbox is not None and sandbox.active:
-            argv = sandbox_for(cwd, (), sandbox.network).argv(argv, cwd)
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(cwd),
-            env=hook_environment(cwd, env, sandbox),
+            env=environment,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # a timeout kills the command and everything it started
+            pass_fds=pass_fds,
         )
     except OSError as exc:
         return HookResult(command, "warning", message=f"hook {short!r} could not start: {exc}")

@@ -22,6 +22,7 @@ import re
 import shlex
 from pathlib import PurePath
 
+from app.runtime.permissions.runs_code import runs_code
 from app.runtime.permissions.shell import command_parts
 
 #: Files and folders whose content makes a program run later (hooks, git config, MCP servers).
@@ -36,7 +37,7 @@ _GIT_GLOBAL = {
 _GIT_SUBCOMMANDS = {
     "filter-branch", "mergetool", "difftool", "config", "submodule", "bisect", "daemon",
     "instaweb", "credential", "hook", "web--browse", "archimport", "cvsimport", "svn", "p4",
-    "send-email", "remote-ext", "fast-import",
+    "send-email", "remote-ext", "fast-import", "init",
 }  # fmt: skip
 #: Options of any git subcommand that run a program, or write or read outside the project.
 _GIT_ANY = {
@@ -58,29 +59,49 @@ _INLINE = {
     "python": ("-c",), "python3": ("-c",), "python2": ("-c",), "pypy": ("-c",),
     "perl": ("-e", "-E"), "ruby": ("-e",), "node": ("-e", "--eval", "-p", "--print"),
     "deno": ("eval",), "php": ("-r",), "lua": ("-e",), "Rscript": ("-e",),
-    "awk": ("BEGIN",), "tclsh": (), "osascript": ("-e",),
+    "tclsh": (), "osascript": ("-e",), "bun": ("-e", "--eval", "-p", "--print"),
 }  # fmt: skip
 _FIND_ACTIONS = {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
                  "-fprintf", "-fls"}  # fmt: skip
 _EXPANDS = re.compile(r"[*?\[$`]")
 
 
-def command_caution(command: str) -> str | None:
+def command_caution(command: str, *, hidden_only: bool = False) -> str | None:
     """Why ``command`` must be asked about whatever a rule allows (``None``: nothing of the
-    kind). Looks at every simple command in it and every form of each (wrappers unwrapped)."""
+    kind). Looks at every simple command in it and every form of each (wrappers unwrapped).
+    ``hidden_only``: only what deny rules cannot see into (inline code, ``sed e``...; not a
+    wrapper's command, which deny rules unwrap)."""
     for form in command_parts(command):
         try:
             words = shlex.split(form)
         except ValueError:
             words = form.split()
+        assignments: list[str] = []
         while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            assignments.append(words[0])
             words = words[1:]
+        found = runs_code([os.path.basename(words[0]), *words[1:]] if words else [], assignments)
+        if found is not None and (found[1] or not hidden_only):
+            return found[0]
         if not words:
             continue
         reason = _caution_of(words)
         if reason:
             return reason
     return None
+
+
+def _inline_flag(words: list[str], flags: tuple[str, ...]) -> bool:
+    """An inline-code flag among the options: ``-c``, ``--eval``, ``-e'code'`` or in a cluster
+    of short options (``python3 -Ic``, ``perl -ne``)."""
+    for word in words:
+        if word in flags or word.split("=", 1)[0] in flags:
+            return True
+        if word.startswith("-") and not word.startswith("--"):
+            letters = {f[1] for f in flags if len(f) == 2 and f.startswith("-")}
+            if letters & set(word[1:]):
+                return True
+    return False
 
 
 def _caution_of(words: list[str]) -> str | None:
@@ -96,7 +117,7 @@ def _caution_of(words: list[str]) -> str | None:
         return f"find {action} deletes or runs commands on what it finds"
     base = re.sub(r"[\d.]+$", "", name)  # python3.11 -> python
     flags = _INLINE.get(name, _INLINE.get(base))
-    if flags is not None and (not flags or any(w in flags for w in words[1:])):
+    if flags is not None and (not flags or _inline_flag(words[1:], flags)):
         return f"{name} runs inline code that no rule can see"
     return None
 
@@ -111,6 +132,8 @@ def _git_caution(args: list[str]) -> str | None:
     if i >= len(args):
         return None
     sub, rest = args[i], args[i + 1 :]
+    if sub == "init":
+        return "git init makes a repository whose config and hooks can run programs"
     if sub in _GIT_SUBCOMMANDS:
         if sub == "config" and _reads_config_only(rest):
             return None

@@ -139,8 +139,8 @@ def _hidden_from_deny_rules(
     ...) must not run unasked; ``None`` when there are no such rules or nothing is hidden."""
     if subject_kind(tool) != "command" or not any(r.applies_to(tool) for r in rules.deny):
         return None
-    careful = caution(tool, tool_input, cwd)
-    return careful.reason if careful is not None else None
+    subject = tool.permission_subject(tool_input)
+    return command_caution(subject, hidden_only=True) if subject else None
 
 
 def decide(

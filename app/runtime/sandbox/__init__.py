@@ -4,8 +4,11 @@ Rules decide whether a command may start; once it runs, only the sandbox limits 
 With bubblewrap (``bwrap``) a command sees the project (or the teammate's worktree)
 read-write, the rest of the file system read-only, a private ``/tmp``, its own PID namespace
 (so no ancestor's ``/proc/<pid>/environ`` or ``/proc/<pid>/mem``), and no network unless a
-setting allows it; its environment is an allowlist (:mod:`.env`). Where ``bwrap`` is missing
-or cannot run, one line says how to install it and commands run as before.
+setting allows it; no Unix socket and no socket family it does not need (:mod:`.seccomp`);
+teamdeck's keys and bridge, ``~/.claude`` and ``/run/user`` hidden (:mod:`.layout`); its
+environment is an allowlist (:mod:`.env`). Where ``bwrap`` is missing or cannot run, commands
+and hooks refuse to run, with one line saying how to install it, unless the person turned the
+sandbox off (``--no-sandbox``, settings ``sandbox.enabled: false``): fail closed.
 """
 
 from __future__ import annotations
@@ -15,15 +18,16 @@ from app.runtime.sandbox.bwrap import (
     Sandbox,
     SandboxConfig,
     bwrap_problem,
-    protected_paths,
     sandbox_for,
     shell_argv,
 )
 from app.runtime.sandbox.env import BASE_ENV, sandbox_env
+from app.runtime.sandbox.layout import PROTECTED_NAMES, protected_paths
 
 __all__ = [
     "BASE_ENV",
     "INSTALL_HINT",
+    "PROTECTED_NAMES",
     "Sandbox",
     "SandboxConfig",
     "bwrap_problem",

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap, or dnf install bubblewrap)"
+from app.runtime.sandbox.layout import (
+    git_mounts,
+    hidden_paths,
+    protected_paths,
+    sealed_names,
+    worktree_git,
+)
+from app.runtime.sandbox.seal import EXCLUDE_INSIDE, git_exclude, seal_stand_ins
+from app.runtime.sandbox.seccomp import filter_fd, filter_problem
 
-#: Paths in a project that hold configuration which runs code (hooks, git's fsmonitor,
-#: aliases, submodules, MCP servers): read-only inside the sandbox, whatever the command.
-PROTECTED_NAMES: tuple[str, ...] = (".claude", ".git", ".gitmodules", ".mcp.json")
+Fds = tuple[int, ...]
+INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap, or dnf install bubblewrap)"
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,10 @@ class SandboxConfig:
     allowed_hosts: tuple[str, ...] = ()
     #: Environment variables passed besides the allowlist (``--pass-env``, ``sandbox.passEnv``).
     pass_env: tuple[str, ...] = ()
+    #: Unix sockets commands may connect to (``--allow-unix-socket PATH``, settings
+    #: ``sandbox.network.allowUnixSockets``); ``("*",)`` for all (``allowAllUnixSockets``).
+    #: Empty: none (see :mod:`.seccomp`).
+    unix_sockets: tuple[str, ...] = ()
 
     @property
     def network(self) -> bool:
@@ -43,29 +56,59 @@ class SandboxConfig:
             args += ["--sandbox-host", host]
         for name in self.pass_env:
             args += ["--pass-env", name]
+        for path in self.unix_sockets:
+            args += ["--allow-unix-socket", path]
         return args
 
     def describe(self) -> str:
-        """For the header: ``sandbox`` / ``no sandbox`` / ``no sandbox (no bwrap)`` (short: the
+        """For the header: ``sandbox`` / ``no sandbox`` / ``sandbox: no bwrap`` (short: the
         header has 80 columns; the reason is the warning line at start)."""
         if not self.enabled:
             return "no sandbox"
         if bwrap_problem() is not None:
-            return "no sandbox (no bwrap)"
+            return "sandbox: no bwrap"
         return "sandbox + network" if self.network else "sandbox"
 
+    def refusal(self) -> str | None:
+        """Why commands and hooks must not run (``None``: they may): the sandbox is wanted but
+        bubblewrap cannot run here. Fail closed: one line naming the fix."""
+        if not self.enabled:
+            return None
+        problem = bwrap_problem()
+        if problem is None:
+            return None
+        return (
+            f"no sandbox: {problem}; commands and hooks do not run unconfined "
+            "(or run teamdeck with --no-sandbox)"
+        )
 
-def sandbox_for(cwd: Path, roots: Sequence[Path], network: bool) -> Sandbox:
+    def sandbox(self, cwd: Path, roots: Sequence[Path] = (), homes: Sequence[Path] = ()) -> Sandbox:
+        """The :class:`Sandbox` of a command run in ``cwd`` under this configuration."""
+        sockets = None if not self.unix_sockets else [p for p in self.unix_sockets if p != "*"]
+        return sandbox_for(cwd, roots, self.network, unix_sockets=sockets, homes=homes)
+
+
+def sandbox_for(
+    cwd: Path,
+    roots: Sequence[Path],
+    network: bool,
+    *,
+    unix_sockets: Sequence[str] | None = None,
+    homes: Sequence[Path] = (),
+) -> Sandbox:
     """The sandbox of an agent working in ``cwd`` (its project, or its worktree) with the
     extra folders its permission rules open (``roots``). A worktree's commits go into the
-    main repository's ``.git`` (read-write, its config and hooks read-only)."""
+    main repository's ``.git`` (read-write, its config, hooks, info and worktrees read-only
+    but for the worktree's own HEAD, index and logs). ``homes``: teamdeck homes whose keys
+    and bridge are hidden besides ``$TEAMDECK_HOME``'s."""
     extra = list(roots)
-    parent = cwd.parent
-    if parent.name == "worktrees" and parent.parent.name == ".claude":
-        main_git = parent.parent.parent / ".git"
-        if main_git.is_dir():
-            extra.append(main_git)
-    return Sandbox.for_project(cwd, network=network, extra_writable=extra)
+    tree = worktree_git(cwd.resolve())
+    if tree is not None:
+        extra.append(tree[0])
+    sockets = None if unix_sockets is None else [Path(p) for p in unix_sockets]
+    return Sandbox.for_project(
+        cwd, network=network, extra_writable=extra, unix_sockets=sockets, homes=homes
+    )
 
 
 @functools.cache
@@ -102,48 +145,74 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def protected_paths(root: Path) -> list[Path]:
-    """The code-running configuration under ``root`` that exists (made read-only)."""
-    return [root / name for name in PROTECTED_NAMES if (root / name).exists()]
-
-
 @dataclass(frozen=True)
 class Sandbox:
     """Where one agent's commands run: ``writable`` read-write (its project, or its worktree
-    and the repository's object store), everything else read-only."""
+    and the repository's object store), everything else read-only, the desk's sockets and
+    secrets hidden, and a socket filter (:mod:`.seccomp`) in front of every other socket."""
 
     writable: tuple[Path, ...]
     network: bool = False
-    #: Read-only inside the writable paths (see :data:`PROTECTED_NAMES`).
+    #: Read-only inside the writable paths (see :data:`.layout.PROTECTED_NAMES`).
     protected: tuple[Path, ...] = field(default=())
-    #: Protected folders that do not exist (a project's ``.claude``): an empty read-only
-    #: folder inside, so that a command cannot create settings there either (the empty
-    #: folder it is mounted on stays in the project).
+    #: Protected folders that do not exist (a project's ``.claude`` or ``.git``): an empty
+    #: read-only folder inside, so that a command cannot create them either.
     sealed: tuple[Path, ...] = field(default=())
+    #: Protected files that do not exist (``.mcp.json``, ``.gitmodules``): an empty read-only
+    #: file inside. The stand-ins teamdeck makes for them are removed after the command.
+    sealed_files: tuple[Path, ...] = field(default=())
+    #: Folders replaced by an empty one (teamdeck's keys and bridge, ``~/.claude``, ``/run/user``).
+    hidden: tuple[Path, ...] = field(default=())
+    #: Inside the read-only paths: writable again (a worktree's own administrative folder).
+    rewritable: tuple[Path, ...] = field(default=())
+    #: Unix sockets: ``None`` refuses them all; a tuple lists the paths allowed (mounted back
+    #: where they are hidden); see :mod:`.seccomp` for what an allowlist can and cannot hold.
+    unix_sockets: tuple[Path, ...] | None = None
     exe: str = "bwrap"
 
     @classmethod
     def for_project(
-        cls, project: Path, *, network: bool = False, extra_writable: Sequence[Path] = ()
+        cls,
+        project: Path,
+        *,
+        network: bool = False,
+        extra_writable: Sequence[Path] = (),
+        unix_sockets: Sequence[Path] | None = None,
+        homes: Sequence[Path] = (),
     ) -> Sandbox:
         """The sandbox of an agent working in ``project``. A git worktree also writes its
         objects and refs into the main repository's ``.git`` (listed in ``extra_writable`` by
-        the caller); that ``.git``'s config and hooks stay read-only."""
+        the caller); that ``.git``'s config, hooks, info and worktrees stay read-only, except
+        the worktree's own HEAD, index and logs."""
         roots = [project.resolve(), *(p.resolve() for p in extra_writable)]
         protected: list[Path] = []
-        sealed: list[Path] = []
+        rewritable: list[Path] = []
         for root in roots:
             if root.name == ".git":
-                protected += [p for p in (root / "config", root / "hooks") if p.exists()]
+                tree = worktree_git(project.resolve())
+                admin = tree[1] if tree is not None and tree[0].resolve() == root else None
+                read_only, again = git_mounts(root, admin)
+                protected += read_only
+                rewritable += again
             else:
                 protected += protected_paths(root)
-                if not (root / ".claude").exists():
-                    sealed.append(root / ".claude")
+        dirs, files = sealed_names(roots)
         exe = shutil.which("bwrap") or "bwrap"
-        return cls(tuple(roots), network, tuple(protected), tuple(sealed), exe)
+        return cls(
+            tuple(roots),
+            network,
+            tuple(protected),
+            tuple(dirs),
+            tuple(files),
+            tuple(hidden_paths(homes)),
+            tuple(rewritable),
+            None if unix_sockets is None else tuple(Path(p) for p in unix_sockets),
+            exe,
+        )
 
-    def argv(self, command: Sequence[str], cwd: Path) -> list[str]:
-        """``command`` as bubblewrap runs it in ``cwd``."""
+    def argv(self, command: Sequence[str], cwd: Path, seccomp_fd: int | None = None) -> list[str]:
+        """``command`` as bubblewrap runs it in ``cwd`` (``seccomp_fd``: the socket filter's
+        program, see :meth:`launch`)."""
         args = [
             self.exe,
             "--ro-bind", "/", "/",
@@ -158,16 +227,62 @@ class Sandbox:
         ]  # fmt: skip
         if not self.network:
             args.append("--unshare-net")
+        inside = [h for h in self.hidden if any(w in h.parents for w in self.writable)]
+        for path in self.hidden:  # before the binds: a project inside one stays visible
+            if path not in inside:
+                args += ["--tmpfs", str(path)]
         for path in self.writable:  # after the tmpfs: a project under /tmp stays visible
             if path.exists():
                 args += ["--bind", str(path), str(path)]
+        for path in inside:  # a home inside the project: hidden all the same
+            args += ["--tmpfs", str(path)]
         for path in self.protected:
             args += ["--ro-bind", str(path), str(path)]
+        for path in self.rewritable:
+            args += ["--bind", str(path), str(path)]
+        for path in self.protected:  # pointers inside a rewritable folder: read-only again
+            if any(r in path.parents for r in self.rewritable):
+                args += ["--ro-bind", str(path), str(path)]
         for path in self.sealed:
             if not path.is_symlink():
                 args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        for path in self.sealed_files:  # an empty file, read-only
+            if not path.is_symlink():
+                args += ["--ro-bind", str(path), str(path)]
+        exclude = git_exclude(self.sealed_files)
+        if exclude is not None:  # git in there does not list (nor add) the stand-ins
+            args += ["--ro-bind", str(exclude), EXCLUDE_INSIDE]
+            args += ["--setenv", "GIT_CONFIG_COUNT", "1"]
+            args += ["--setenv", "GIT_CONFIG_KEY_0", "core.excludesFile"]
+            args += ["--setenv", "GIT_CONFIG_VALUE_0", EXCLUDE_INSIDE]
+        for path in self.unix_sockets or ():  # back in sight (a hidden folder, /tmp)
+            if os.path.exists(path):
+                args += ["--ro-bind", str(path), str(path)]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
         args += ["--chdir", str(cwd)]
         return [*args, "--", *command]
+
+    @contextlib.contextmanager
+    def launch(
+        self, command: Sequence[str], cwd: Path
+    ) -> Iterator[tuple[list[str], tuple[int, ...]]]:
+        """``(argv, pass_fds)`` to start ``command`` with (pass the descriptors to the child):
+        the socket filter's program is one of them, closed here afterwards. The stand-ins
+        for sealed files are made first and removed afterwards when no other sandboxed
+        command (of any process) still has them mounted."""
+        fd = (
+            filter_fd(allow_unix=self.unix_sockets is not None)
+            if filter_problem() is None
+            else None
+        )
+        with seal_stand_ins(self.sealed, self.sealed_files):
+            try:
+                fds = () if fd is None else (fd,)
+                yield self.argv(command, cwd, fd), fds
+            finally:
+                if fd is not None:
+                    os.close(fd)
 
 
 def shell_argv(command: str) -> list[str]:

@@ -28,6 +28,15 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
         "host turns the network on)",
     )
     parser.add_argument(
+        "--allow-unix-socket",
+        metavar="PATH",
+        dest="unix_sockets",
+        action="append",
+        default=[],
+        help="let sandboxed commands connect to this Unix socket (repeatable; '*' for every "
+        "one). The socket filter cannot tell paths apart: see the README's Security model",
+    )
+    parser.add_argument(
         "--pass-env",
         metavar="NAME",
         action="append",
@@ -40,18 +49,28 @@ def sandbox_config(
     args: argparse.Namespace, settings: Mapping[str, Any] | None = None
 ) -> SandboxConfig:
     """The run's sandbox: the options win over the settings files' ``sandbox`` block
-    (``{"enabled": bool, "network": {"allowedHosts": [...]}, "passEnv": [...]}``)."""
+    (``{"enabled": bool, "network": {"allowedHosts": [...], "allowUnixSockets": [...],
+    "allowAllUnixSockets": bool}, "passEnv": [...]}``)."""
     block = dict(settings or {})
     enabled = getattr(args, "sandbox", None)
     if enabled is None:
         enabled = block.get("enabled", True) is not False
     network = block.get("network")
-    hosts = list(network.get("allowedHosts", [])) if isinstance(network, dict) else []
+    network = network if isinstance(network, dict) else {}
+    hosts = _list(network.get("allowedHosts"))
+    sockets = _list(network.get("allowUnixSockets"))
+    if network.get("allowAllUnixSockets") is True:
+        sockets.append("*")
     return SandboxConfig(
         enabled=bool(enabled),
         allowed_hosts=_strings([*hosts, *getattr(args, "sandbox_host", [])]),
-        pass_env=_strings([*block.get("passEnv", []), *getattr(args, "pass_env", [])]),
+        pass_env=_strings([*_list(block.get("passEnv")), *getattr(args, "pass_env", [])]),
+        unix_sockets=_strings([*sockets, *(getattr(args, "unix_sockets", None) or [])]),
     )
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
 
 
 def _strings(values: Iterable[Any]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ git call is synchronous (run it in a thread from async code) and serialised per 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
@@ -42,6 +43,9 @@ class Worktree:
     #: was made: later git commands name it instead of trusting the worktree's own ``.git``
     #: file, which the teammate working there could point at a config that runs code.
     git_dir: Path | None = None
+    #: The main repository's ``.git`` (the common dir), read when it was made: a worktree
+    #: whose ``commondir`` file says otherwise later is refused, never inspected.
+    common_dir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -76,11 +80,39 @@ class Release:
 
 
 #: Settings that make git run programs, switched off for every git command teamdeck runs
-#: itself (a teammate may have written them into the repository's config).
-_SAFE = ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"]
+#: itself (a teammate may have written them into the repository's config), and no optional
+#: lock (a status does not rewrite the index).
+_SAFE = [
+    "--no-optional-locks",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.attributesFile=/dev/null",
+    "-c", "core.untrackedCache=false",
+    "-c", "diff.external=",
+]  # fmt: skip
+#: Only the repository's own config: no system or global file (nor their filters, helpers),
+#: no system attributes, no prompt.
+_SAFE_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+}
+#: Variables that would point git at another repository or configuration.
+_GIT_VARS = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES",
+    "GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_SSH", "GIT_SSH_COMMAND",
+)  # fmt: skip
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _git(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k not in _GIT_VARS}
+    environment.update(_SAFE_ENV)
+    environment.update(env or {})
     try:
         return subprocess.run(
             ["git", *_SAFE, *args],
@@ -89,6 +121,7 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
             text=True,
             timeout=GIT_TIMEOUT,
             stdin=subprocess.DEVNULL,
+            env=environment,
         )
     except FileNotFoundError:
         raise WorktreeError("--worktrees needs git, which is not installed") from None
@@ -158,7 +191,11 @@ class WorktreeManager:
                 f"git worktree add for {name}",
             )
             git_dir = _check(_git(["rev-parse", "--absolute-git-dir"], path), "git rev-parse")
-            return Worktree(name, path, branch, base, Path(git_dir))
+            common = _check(
+                _git(["rev-parse", "--path-format=absolute", "--git-common-dir"], self.root),
+                "git rev-parse",
+            )
+            return Worktree(name, path, branch, base, Path(git_dir), Path(common))
 
     def create_free(self, name: str, tries: int = 20) -> Worktree:
         """Like ``create``, on ``teamdeck/<team>/<name>-2``, ``-3``... when the plain branch or
@@ -174,29 +211,27 @@ class WorktreeManager:
                     raise
                 last = exc
                 continue
-            return Worktree(name, tree.path, tree.branch, tree.base, tree.git_dir)
+            return Worktree(name, tree.path, tree.branch, tree.base, tree.git_dir, tree.common_dir)
         assert last is not None
         raise last
 
     def changes(self, worktree: Worktree) -> tuple[int, int, int]:
         """(uncommitted changed paths incl. untracked, commits on its branch since creation,
-        ignored files)."""
-        where = (
-            ["--git-dir", str(worktree.git_dir), "--work-tree", str(worktree.path)]
-            if worktree.git_dir is not None
-            else []
-        )
+        ignored files). WorktreeError (one line) when the worktree no longer points at the
+        repository it was made in."""
+        env = _pinned(worktree)
         status = _check(
             _git(
-                [*where, "status", "--porcelain", "--untracked-files=all", "--ignored"],
+                ["status", "--porcelain", "--untracked-files=all", "--ignored"],
                 worktree.path,
+                env,
             ),
             "git status",
         )
         lines = [line for line in status.splitlines() if line.strip()]
         ignored = sum(line.startswith("!!") for line in lines)
         count = _check(
-            _git([*where, "rev-list", "--count", f"{worktree.base}..HEAD"], worktree.path),
+            _git(["rev-list", "--count", f"{worktree.base}..HEAD"], worktree.path, env),
             "git rev-list",
         )
         return len(lines) - ignored, int(count or 0), ignored
@@ -214,6 +249,7 @@ class WorktreeManager:
             if changed or commits or ignored:
                 return Release(worktree, False, changed, commits, ignored_files=ignored)
             try:
+                _pinned(worktree)  # checked again just before git reads the worktree once more
                 _check(
                     _git(["worktree", "remove", str(worktree.path)], self.root),
                     "git worktree remove",
@@ -222,3 +258,29 @@ class WorktreeManager:
                 return Release(worktree, False, error=str(exc))
             _git(["branch", "-D", worktree.branch], self.root)  # no commits of its own
             return Release(worktree, True)
+
+
+def _pinned(worktree: Worktree) -> dict[str, str]:
+    """The environment naming the worktree's repository as recorded when it was made (its
+    administrative folder, the common dir, the work tree): git then trusts neither the
+    worktree's ``.git`` file nor the ``commondir`` file. WorktreeError (one line) when that
+    file no longer names the recorded common dir (a teammate pointed it at a config of its
+    own: its filters and fsmonitor would run as the person)."""
+    if worktree.git_dir is None:
+        return {}
+    env = {"GIT_DIR": str(worktree.git_dir), "GIT_WORK_TREE": str(worktree.path)}
+    if worktree.common_dir is None:
+        return env
+    pointer = worktree.git_dir / "commondir"
+    try:
+        text = pointer.read_text().strip()
+    except OSError as exc:
+        raise WorktreeError(f"cannot read {pointer}: {exc.strerror or exc}") from None
+    named = Path(os.path.normpath(worktree.git_dir / text))
+    if named.resolve() != worktree.common_dir.resolve():
+        raise WorktreeError(
+            f"refused: {pointer} was changed (it names {text!r}, not {worktree.common_dir}); "
+            "teamdeck runs no git command there"
+        )
+    env["GIT_COMMON_DIR"] = str(worktree.common_dir)
+    return env

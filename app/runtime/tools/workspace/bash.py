@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from app.core.errors import TeamdeckError
 from app.core.paths import LEAD_NAME
 from app.runtime.permissions import is_compound_command
-from app.runtime.sandbox import SandboxConfig, sandbox_env, sandbox_for, shell_argv
+from app.runtime.sandbox import SandboxConfig, sandbox_env, shell_argv
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 from app.runtime.tools.workspace.confinement import OUTPUT_MAX_CHARS, cap, str_arg
 
@@ -193,6 +193,7 @@ class Bash(Tool):
                 agent_env(ctx),
                 sandbox=ctx.sandbox,
                 roots=ctx.extra_roots,
+                homes=(ctx.home.root,),
             )
         except (FileNotFoundError, NotADirectoryError):
             raise ToolError(f"the working directory {cwd} does not exist") from None
@@ -206,13 +207,39 @@ async def run_command(
     *,
     sandbox: SandboxConfig | None = None,
     roots: Sequence[Path] = (),
+    homes: Sequence[Path] = (),
 ) -> ToolResult:
     """Run ``command`` in a shell in ``cwd`` (own process group, no stdin, no credentials,
     ``extra_env`` added) and report its merged output (capped), exit code and any timeout.
-    With a ``sandbox`` configuration the environment is its allowlist, and where bubblewrap
-    works the command runs inside it (``cwd`` and ``roots`` writable)."""
+    With a ``sandbox`` configuration the environment is its allowlist and the command runs
+    inside bubblewrap (``cwd`` and ``roots`` writable, the ``homes``' keys and bridge hidden);
+    where bubblewrap cannot run, ToolError in one line (fail closed) unless the configuration
+    turned the sandbox off."""
     env = _command_env(extra_env)
     if sandbox is None:
+        return await _run(command, None, (), cwd, timeout, env)
+    env = sandbox_env(env, sandbox.pass_env)
+    argv = shell_argv(command)
+    refusal = sandbox.refusal()
+    if refusal is not None:
+        raise ToolError(refusal)
+    if not sandbox.active:  # the person turned the sandbox off
+        return await _run(command, argv, (), cwd, timeout, env)
+    box = sandbox.sandbox(cwd, roots, homes)
+    with box.launch(argv, cwd) as (wrapped, fds):
+        return await _run(command, wrapped, fds, cwd, timeout, env)
+
+
+async def _run(
+    command: str,
+    argv: list[str] | None,
+    pass_fds: tuple[int, ...],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+    env: dict[str, str],
+) -> ToolResult:
+    """``argv`` (``None``: ``command`` in a shell) as ``run_command`` describes."""
+    if argv is None:
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_shell(
                 command,
@@ -226,10 +253,6 @@ async def run_command(
             )
         )
     else:
-        env = sandbox_env(env, sandbox.pass_env)
-        argv = shell_argv(command)
-        if sandbox.active:
-            argv = sandbox_for(cwd, roots, sandbox.network).argv(argv, cwd)
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
                 *argv,
@@ -239,6 +262,7 @@ async def run_command(
                 stderr=asyncio.subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         )
     try:
