@@ -13,7 +13,6 @@ from typing import Any
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.style import Style
 from rich.text import Text
-from textual.markup import escape
 
 from app.display.agent_text import shown
 
@@ -26,8 +25,10 @@ def agent_text(value: object, style: str | Style = "", **options: Any) -> Text:
 
 
 def agent_markup(value: object) -> str:
-    """Agent text for a markup string (a toast): escapes shown, markup escaped."""
-    return escape(shown(value))
+    """Agent text for a markup string (a toast, a collapsible's title): escapes shown, every
+    ``[`` escaped. (``textual.markup.escape`` leaves a tag cut short, ``[@click=…``, which
+    the parser then refuses: the view that drew it failed.)"""
+    return shown(value).replace("[", "\\[")
 
 
 class Fitted:
@@ -38,3 +39,7 @@ class Fitted:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.build(options.max_width)
+
+    def __str__(self) -> str:
+        """The line's words at a width that cuts nothing (what ``str(Text)`` gives)."""
+        return self.build(1000).plain

@@ -133,13 +133,19 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
     :func:`app.core.frame_text.describe` with its request id (a person types it into
     ``teamdeck approve``). A plain message: ``[index] (unread) from -> summary: text``,
     continuation lines indented under the first."""
-    from app.core.frame_text import describe
-    from app.core.protocol import parse_frame
+    from app.core.frame_text import FeedLine, describe
+    from app.core.protocol import PermissionRequest, parse_frame
+    from app.display.request_text import asked_words
 
     head = f"[{index}]" + ("" if message.read else " (unread)") + " "
     frame = parse_frame(message.text)
     if frame is not None:
         line = describe(message.sender, recipient, message.text, frame=frame, ids=True)
+        if isinstance(frame, PermissionRequest):  # the command, not its description alone
+            words = asked_words(frame)
+            if words is not None:
+                text = f"{words} (id {frame.request_id})"
+                line = FeedLine(line.actor, line.target, text, line.kind)
         return head + clean(line.plain())
     body = clean(message.text).rstrip()
     if message.summary:

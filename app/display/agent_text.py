@@ -70,10 +70,12 @@ def flat(text: object, limit: int | None = None) -> str:
 
 def elide_middle(text: str, width: int) -> str:
     """``text`` in ``width`` cells: whole when it fits, else its start and its end with
-    :data:`ELIDED` between (the end gets the larger half: it is where a tail hides)."""
+    :data:`ELIDED` between (the end gets the larger half: it is where a tail hides; under
+    20 cells the mark is a bare "…")."""
     if cell_len(text) <= width:
         return text
-    room = width - len(ELIDED)
+    mark = ELIDED if width >= 20 else ELIDED.strip()  # narrow: the spaces go first
+    room = width - len(mark)
     if room < 2:
         return text[: max(0, width - 1)] + "…" if width > 0 else ""
     head_room = room // 2
@@ -87,4 +89,4 @@ def elide_middle(text: str, width: int) -> str:
         if cell_len(tail + char) > room - cell_len(head):
             break
         tail = char + tail
-    return head + ELIDED + tail
+    return head.rstrip() + mark + tail.lstrip()

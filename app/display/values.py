@@ -25,9 +25,10 @@ from app.core import TeamConfig
 from app.core.frame_text import describe_hook
 from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
+from app.core.protocol import PermissionRequest, parse_frame
 from app.display.agent_text import command_line, elide_middle, flat, shown
 from app.display.format import FeedLine, describe
-from app.display.request_text import subject
+from app.display.request_text import asked_words, subject
 from app.display.text_search import haystack
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.by_files.status import is_stale
@@ -74,7 +75,10 @@ class FeedItem:
         """The readable line (computed on first use: only drawn items pay for it)."""
         if self._line is None:
             recipient = self.recipients[0] if len(self.recipients) == 1 else ""
-            line = describe(self.sender, recipient, self.text, self.summary)
+            frame = parse_frame(self.text)
+            line = describe(self.sender, recipient, self.text, self.summary, frame=frame)
+            if isinstance(frame, PermissionRequest):  # the command, not its description alone
+                line = dataclasses.replace(line, text=asked_words(frame) or line.text)
             if len(self.recipients) > 1 and line.target is not None:
                 line = dataclasses.replace(line, target=", ".join(self.recipients))
             self._line = shown_line(line)
