@@ -67,10 +67,27 @@ def request_words(approval: Approval, width: int) -> str:
     """What ``approval`` asks for, without its asker: ``Bash(…)`` for a permission request
     whose input names what it runs, else its title's words (``plan approval``)."""
     if approval.kind == "permission" and subject(approval.tool_input):
-        return call_words(approval.tool_name or "permission", approval.tool_input, width)
+        return call_words(approval.tool_name or "permission", described(approval), width)
+    return _title_words(approval)
+
+
+def _title_words(approval: Approval) -> str:
     title = approval.title
     prefix = f"{approval.agent}: "
     return flat(title[len(prefix) :] if title.startswith(prefix) else title)
+
+
+def described(approval: Approval) -> dict[str, Any]:
+    """The request's input with its asker's description: the input's own, else the one its
+    title carries (a request frame's ``description`` is outside its input)."""
+    data = dict(approval.tool_input or {})
+    words = _title_words(approval)
+    if not isinstance(data.get("description"), str) and words not in (
+        flat(approval.tool_name or ""),
+        flat(subject(data)),
+    ):
+        data["description"] = words
+    return data
 
 
 def request_line(approval: Approval, width: int) -> str:
@@ -88,13 +105,13 @@ def request_line(approval: Approval, width: int) -> str:
     shell = tool == "Bash"
     forms = [(f"{tool}(", ")"), ("$ ", "")] if shell else [(f"{tool}(", ")")]
     if cell_len(tool) + 2 + cell_len(command) <= room:  # whole, with room for the description
-        return f"{who}: {call_words(tool, approval.tool_input, room)}"
+        return f"{who}: {call_words(tool, described(approval), room)}"
     for prefix, suffix in forms:  # whole, the name shortened
         whole = len(prefix) + cell_len(command) + len(suffix)
         if width - 2 - least >= whole:
             return f"{cut(who, width - 2 - whole)}: {prefix}{command}{suffix}"
     if cell_len(tool) + 2 + LEAST <= room:  # the middle elided
-        return f"{who}: {call_words(tool, approval.tool_input, room)}"
+        return f"{who}: {call_words(tool, described(approval), room)}"
     # Narrower still: the name short, a shell command as "$ ...", its middle elided.
     prefix, suffix = forms[-1]
     wrap = len(prefix) + len(suffix)

@@ -11,6 +11,7 @@ reads with its escapes written out. A request described as "run installer" shows
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,15 @@ from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
+from app.archive.query import Event, RunSummary
+from app.archive.replay import Replay
 from app.core import Home, InboxMessage
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.agent import AgentScreen
 from app.dashboard.screens.message import MessageScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
+from app.dashboard.screens.replay import ReplayApp
 from app.display.values import FeedItem
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
@@ -112,6 +116,11 @@ def hostile_runtime() -> FakeRuntime:
 
 @pytest.fixture
 def deck(tmp_path: Path) -> tuple[TeamDeckApp, FakeRuntime]:
+    return hostile_deck(tmp_path)
+
+
+def hostile_deck(tmp_path: Path) -> tuple[TeamDeckApp, FakeRuntime]:
+    """The test team with a hostile message and task on disk, and a hostile runtime."""
     home: Home = build_home(tmp_path)
     box = home.mailbox(TEAM)
     box.append(
@@ -232,3 +241,46 @@ async def test_the_agent_view_shows_the_transcript_as_text(
         assert "Read P \\x1b]52" in text
         assert "evil\\u202egnp.exe" in text and "\\x1b[2Jname.py" in text
         assert "Streamed P \\x1b]52" in text
+
+
+async def test_the_replay_shows_agent_text_as_text() -> None:
+    """An archived run: a message, a task's subject (a table cell: a DataTable parses a
+    string cell as markup) and the lead's reply."""
+    events: list[Event] = []
+
+    def add(kind: str, target: str | None, frame: str | None, text: str, **data: object) -> None:
+        raw = json.dumps(data) if data else None
+        at = T0 + len(events)
+        events.append(Event(len(events) + 1, at, kind, "team-lead", target, frame, text, 9, raw))
+
+    add("status", None, "running", "")
+    add("transcript", None, "assistant", f"Reply {HOSTILE}")
+    add("message", "w", "message", f"M {HOSTILE}", summary=f"S {HOSTILE}")
+    add("task", "1", "pending", f"T {HOSTILE}", new="pending", owner="team-lead")
+    run = RunSummary(
+        1, "evil", "a goal", "headless", "m", False, T0, T0 + 9, "finished", "done",
+        1, 1, 1, len(events), 0, 0, 0, 0, 0.0, None,
+    )  # fmt: skip
+    replay = Replay(run, events, [{"name": "team-lead", "color": "blue", "agent_type": "lead"}])
+    app = ReplayApp(replay)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause(0.3)
+        text = assert_inert(app)
+        assert "S P \\x1b]52" in text and "T P \\x1b]52" in text
+        assert "[@click=app.quit]Q[/]" in text.split("T P")[1]  # the cell's markup is text
+        assert app.is_running
+
+
+async def test_a_toast_shows_agent_text_as_text(deck: tuple[TeamDeckApp, FakeRuntime]) -> None:
+    """A teammate that failed with the model's words (an error text is agent text too): its
+    toast parses no markup of theirs (a tag cut short made the toast raise) and sends no
+    escape."""
+    app, runtime = deck
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await ready(pilot)
+        runtime.set_status("tester", "failed", HOSTILE)
+        await wait_for(pilot, lambda: "tester failed" in screen_text(app))
+        assert_inert(app)
+        [toast] = [str(t.render()) for t in app.screen.query("Toast") if t.display]
+        assert "tester failed: P \\x1b]52" in toast and "[@click=app.quit]Q[/]" in toast
+        assert app.is_running
