@@ -468,7 +468,7 @@ def test_inbox_renders_protocol_frames(run: Any, home_dir: Path) -> None:
         "[4] (unread) researcher approved shutdown (id shutdown-1@researcher)",
         "[5] (unread) tester rejected shutdown: still busy (id shutdown-5@tester)",
         "[6] (unread) someone -> team-lead: plan rejected: add tests (id plan_approval-2@engineer)",
-        "[7] (unread) someone -> team-lead: permission requested: Bash (run make) "
+        "[7] (unread) someone -> team-lead: permission requested: Bash(make) — run make "
         "(id perm-6@engineer)",
         "[8] (unread) someone -> team-lead: permission denied: nope (id perm-6@engineer)",
     ]

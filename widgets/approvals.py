@@ -11,7 +11,9 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from app.display.request_text import request_line
 from app.runtime.api import Approval
+from widgets.agent_text import Fitted
 
 KINDS: dict[str, tuple[str, str]] = {
     "plan": ("plan", "bold magenta"),
@@ -23,16 +25,23 @@ EMPTY_ID = "-empty-"
 COUNTDOWN = 60.0
 
 
-def approval_prompt(approval: Approval, left: int | None = None) -> Text:
-    """The row of ``approval``; ``left``: seconds before it times out (shown when given)."""
+def approval_prompt(approval: Approval, left: int | None = None, width: int = 80) -> Text:
+    """The row of ``approval`` in ``width`` cells; ``left``: seconds before it times out
+    (shown when given). A permission request shows what it runs (its start and its end),
+    never its asker's description alone (``app.display.request_text``)."""
     label, style = KINDS.get(approval.kind, (approval.kind, "bold"))
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{label:<4} ", style=style)
     if left is not None:  # 0: the asker stopped waiting (its answer can no longer help)
         words = f"{left // 60}:{left % 60:02d} left" if left else "timed out"
         text.append(f"{words} ", style="bold red")
-    text.append(approval.title)
+    text.append(request_line(approval, width - text.cell_len))
     return text
+
+
+def fitted_prompt(approval: Approval, left: int | None = None) -> Fitted:
+    """:func:`approval_prompt` at the width the row is drawn at."""
+    return Fitted(lambda width: approval_prompt(approval, left, width))
 
 
 def seconds_left(approval: Approval, now: float, limit: float | None) -> int | None:
@@ -74,7 +83,7 @@ class ApprovalsQueue(OptionList):
         if not approvals:
             self.add_option(Option(Text("nothing to approve", style="dim italic"), EMPTY_ID, True))
             return
-        self.add_options(Option(approval_prompt(a), id=a.request_id) for a in approvals)
+        self.add_options(Option(fitted_prompt(a), id=a.request_id) for a in approvals)
         self.highlighted = ids.index(keep) if keep in ids else None
 
     def tick(self, now: float, limit: float | None) -> None:
@@ -84,7 +93,7 @@ class ApprovalsQueue(OptionList):
             left = seconds_left(approval, now, limit)
             if left != self._left.get(approval.request_id):
                 self._left[approval.request_id] = left
-                self.replace_option_prompt(approval.request_id, approval_prompt(approval, left))
+                self.replace_option_prompt(approval.request_id, fitted_prompt(approval, left))
 
     def on_focus(self) -> None:
         if self.highlighted is None and self.approvals:

@@ -20,9 +20,17 @@ from textual.content import Content
 from textual.geometry import Region
 from textual.widget import Widget
 
+from widgets.agent_text import agent_text
+
+
+def _text(value: str | Text) -> Text:
+    """A border's text: a string is agent text (a task subject, a file error), shown
+    literally (``widgets.agent_text``)."""
+    return agent_text(value) if isinstance(value, str) else value
+
 
 def _markup(value: str | Text) -> str:
-    text = Text(value) if isinstance(value, str) else value
+    text = _text(value)
     return Content.from_rich_text(text).markup
 
 
@@ -31,9 +39,9 @@ def set_border(
 ) -> None:
     """Set the title and/or subtitle (``None``: leave it) as plain text, if changed."""
     if title is not None and widget.border_title != _markup(title):
-        _set_edge(widget, "title", Text(title) if isinstance(title, str) else title)
+        _set_edge(widget, "title", _text(title))
     if subtitle is not None and widget.border_subtitle != _markup(subtitle):
-        _set_edge(widget, "subtitle", Text(subtitle) if isinstance(subtitle, str) else subtitle)
+        _set_edge(widget, "subtitle", _text(subtitle))
 
 
 def _set_edge(widget: Widget, edge: str, value: Text) -> None:

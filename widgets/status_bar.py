@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widget import Widget
 
+from app.display.agent_text import flat
 from app.display.fit import Part, cut, fit_parts
 
 #: How the header names the lead's permission mode (as Claude Code's status line does).
@@ -101,7 +102,7 @@ class StatusBar(Widget):
         if team:
             name, deleted, _ = team.partition(DELETED)  # "(deleted)" stays whole
             name_at = len(parts)
-            parts.append(Part(name, "bold"))
+            parts.append(Part(flat(name), "bold"))
             if deleted:
                 parts.append(Part(deleted, "bold"))
         else:
@@ -128,6 +129,7 @@ class StatusBar(Widget):
             label = MODE_LABELS.get(mode, mode)
             parts.append(Part(f" · {label}", "bold magenta"))
         if error:
+            error = flat(error)
             parts.append(Part(f"  ⚠ {error}", "bold red", short=f"  ⚠ {cut(error, 16)}"))
         if read_only:  # a viewer that steers: its words (never dropped), no model, no cost
             parts.append(Part(" · read-only viewer", "dim"))

@@ -25,6 +25,7 @@ from textual.widgets.data_table import ColumnKey, RowKey
 
 from app.core import Task
 from app.display.format import agent_name, one_line, rich_color
+from widgets.agent_text import agent_text
 from widgets.borders import set_border
 
 #: (label, key, width); the subject's width is computed from the board's width.
@@ -44,8 +45,9 @@ Row = tuple[Text, Text, Text, Text, Text]
 
 
 def _cell(value: str, style: str, justify: JustifyMethod = "left") -> Text:
-    """A cell cut with an ellipsis when its column is narrower than the value."""
-    return Text(value, style=style, justify=justify, no_wrap=True, overflow="ellipsis")
+    """A cell cut with an ellipsis when its column is narrower than the value (agent text:
+    escapes shown, ``widgets.agent_text``)."""
+    return agent_text(value, style=style, justify=justify, no_wrap=True, overflow="ellipsis")
 
 
 def _same(a: Text, b: Text) -> bool:
@@ -118,7 +120,7 @@ class TaskBoard(DataTable[Text]):
         the current one (the first in progress, else the first pending); never a completed
         task the cursor merely rests on, and nothing when all are done."""
         if self._error:
-            set_border(self, subtitle=Text(f"⚠ {self._error}", style="bold red"))
+            set_border(self, subtitle=agent_text(f"⚠ {self._error}", style="bold red"))
             return
         key = self._highlighted_key() if self.has_focus else self._current_key()
         row = self._rows.get(key or "")

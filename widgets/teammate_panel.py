@@ -30,6 +30,7 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from app.display.agent_text import flat, shown
 from app.display.format import agent_cost, format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TERMINAL_STATUSES
@@ -175,7 +176,9 @@ class TeammatePanel(Widget):
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append(*self._bar())
         head.append(f"{self.key} " if self.key else "  ", style="dim")
-        head.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
+        head.append(
+            shown(agent.name), style=f"bold {color}" + (" underline" if self.selected else "")
+        )
         if agent.is_lead:
             head.append(" (lead)", style="dim")
         right = Text(no_wrap=True)
@@ -193,7 +196,7 @@ class TeammatePanel(Widget):
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append("▌", style=rich_color(self.agent.color, "bold"))
         line.append("  ")
-        line.append(text, style=style)
+        line.append(flat(text), style=style)  # agent text: escapes shown, one line
         return line
 
     def _problem(self) -> str | None:
@@ -255,7 +258,9 @@ class TeammatePanel(Widget):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(*self._bar())
         text.append(f"{self.key} " if self.key else "  ", style="dim")
-        text.append(agent.name, style=f"bold {color}" + (" underline" if self.selected else ""))
+        text.append(
+            shown(agent.name), style=f"bold {color}" + (" underline" if self.selected else "")
+        )
         text.append(" ")
         text.append_text(badge(agent.status))
         cost = f" {agent_cost(agent)}" if agent.cost_usd is not None else ""
@@ -266,8 +271,8 @@ class TeammatePanel(Widget):
             text.append(f" · {mode}", style="italic")
         problem = self._problem()
         if problem:
-            text.append(f" {problem}", style="bold red")
+            text.append(f" {flat(problem)}", style="bold red")
         elif agent.current_task:
-            text.append(f" {agent.current_task}")
+            text.append(f" {flat(agent.current_task)}")
         text.truncate(width, overflow="ellipsis")
         return text

@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
-from textual.markup import escape
 from textual.widgets import Collapsible, Static
 
 from app.display.format import one_line
 from app.runtime.events import TranscriptEntry
+from widgets.agent_text import agent_markup, agent_text
 
 LONG_LINES = 8
 LONG_CHARS = 600
@@ -64,7 +63,7 @@ class ToolCall(Collapsible):
         self._composed = False
         self._pending: TranscriptEntry | None = None
         super().__init__(
-            Static(Text(self.body), classes="tool-input"),
+            Static(agent_text(self.body), classes="tool-input"),
             title=self._label_text(""),
             collapsed=bool(entry.data.get("collapsed")) or is_long(self.body),
             classes="tool-call",
@@ -82,7 +81,7 @@ class ToolCall(Collapsible):
 
     def _label_text(self, mark: str) -> str:
         title = f"⚙ {self.tool}" + (f"  {self.summary}" if self.summary else "")
-        return escape(title + (f"  {mark}" if mark else ""))
+        return agent_markup(title + (f"  {mark}" if mark else ""))
 
     def set_result(self, entry: TranscriptEntry) -> None:
         if not self._composed:  # still to be drawn: drawn with its result, in one pass
@@ -96,10 +95,10 @@ class ToolCall(Collapsible):
         """The result's widget; sets the title's mark and folds a long call."""
         failed = bool(entry.data.get("is_error"))
         self.title = self._label_text("✗" if failed else "✓")
-        shown = result_in_words(entry.text)
-        if is_long(shown) or is_long(self.body):
+        words = result_in_words(entry.text)
+        if is_long(words) or is_long(self.body):
             self.collapsed = True
-        return Static(Text(shown, style="red" if failed else ""), classes="tool-result")
+        return Static(agent_text(words, style="red" if failed else ""), classes="tool-result")
 
     def _show_result(self) -> None:
         contents = self.query_one(Collapsible.Contents)

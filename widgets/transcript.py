@@ -42,6 +42,7 @@ from app.core.protocol import parse_frame
 from app.display.format import describe, one_line
 from app.display.text_search import haystack, matches, query_words
 from app.runtime.events import TranscriptEntry
+from widgets.agent_text import agent_text, shown
 from widgets.literal_markdown import StaticMarkdown, literal_parser
 from widgets.system_notes import split_notes
 from widgets.tool_call import ToolCall
@@ -312,7 +313,7 @@ class Transcript(FollowsTranscript, VerticalScroll):
 
     def add_entry(self, entry: TranscriptEntry) -> None:
         if entry.kind == "assistant" and self._stream is not None:
-            self._stream.update(entry.text)  # the whole entry replaces the streamed copy
+            self._stream.update(shown(entry.text))  # the whole entry replaces the streamed copy
             self._texts[self._stream] = haystack("assistant", entry.text)
             self._stream.display = self._shown(self._stream)
             self._end_stream()
@@ -323,7 +324,8 @@ class Transcript(FollowsTranscript, VerticalScroll):
             self._append(widget)
 
     def add_text(self, text: str) -> None:
-        """A chunk of streamed assistant text."""
+        """A chunk of streamed assistant text (escapes shown: ``widgets.agent_text``)."""
+        text = shown(text)
         if self._stream is None:
             self._stream = Markdown(text, classes="assistant", parser_factory=literal_parser)
             self._texts[self._stream] = haystack("assistant", text)
@@ -356,20 +358,26 @@ class Transcript(FollowsTranscript, VerticalScroll):
             case "user":
                 if entry.data.get("source") == "person":
                     self._said.append(entry.text)
-                    return Static(Text(f"› you: {entry.text}"), classes="user")
+                    return Static(agent_text(f"› you: {entry.text}"), classes="user")
                 if entry.text in self._said:  # the turn that delivers it: already shown
                     self._said.remove(entry.text)
                     return None
                 said, notes = split_notes(entry.text)
                 if not notes:
-                    return Static(Text(f"› {in_words(said, self.agent or '')}"), classes="user")
+                    return Static(
+                        agent_text(f"› {in_words(said, self.agent or '')}"), classes="user"
+                    )
                 return Vertical(  # the message, then the system's notes: dim, no sender
-                    *([Static(Text(f"› {in_words(said, self.agent or '')}"))] if said else []),
-                    *(Static(Text(note), classes="system-note") for note in notes),
+                    *(
+                        [Static(agent_text(f"› {in_words(said, self.agent or '')}"))]
+                        if said
+                        else []
+                    ),
+                    *(Static(agent_text(note), classes="system-note") for note in notes),
                     classes="user",
                 )
             case "assistant":  # whole: drawn at its height at once (streamed text: Markdown)
-                return Static(StaticMarkdown(entry.text), classes="assistant")
+                return Static(StaticMarkdown(shown(entry.text)), classes="assistant")
             case "tool_call":
                 call = ToolCall(entry)
                 tool_use_id = entry.data.get("tool_use_id")
@@ -383,11 +391,11 @@ class Transcript(FollowsTranscript, VerticalScroll):
                     self._texts[found] = haystack(self._texts.get(found), entry.text)
                     found.display = self._shown(found)
                     return None
-                return Static(Text(f"↳ {one_line(entry.text, 400)}"), classes="notice")
+                return Static(agent_text(f"↳ {one_line(entry.text, 400)}"), classes="notice")
             case "notice":
-                return Static(Text(entry.text), classes="notice")
+                return Static(agent_text(entry.text), classes="notice")
             case _:
-                return Static(Text(f"✗ {entry.text}"), classes="error")
+                return Static(agent_text(f"✗ {entry.text}"), classes="error")
 
     def _append(self, widget: Widget) -> None:
         if not self._composed:  # shown before the view is (``compose``)

@@ -29,6 +29,7 @@ from textual.widget import Widget
 
 from app.core.frame_text import one_line
 from app.runtime.events import TranscriptEntry
+from widgets.agent_text import agent_text, shown
 from widgets.system_notes import split_notes
 from widgets.tool_call import input_summary, result_in_words
 from widgets.transcript import FollowsTranscript, in_words
@@ -221,7 +222,7 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
         width = max(1, self.size.width)
         shown: list[Text] = []
         if self._stream is not None:
-            shown.append(_cut(Text(self._stream_line), width))
+            shown.append(_cut(agent_text(self._stream_line), width))
         for line in reversed(self._lines):
             if len(shown) >= height:
                 break
@@ -241,11 +242,11 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
         key = (line.mark, line.note, style, width)
         if line.drawn is not None and line.drawn[0] == key:
             return line.drawn[1]
-        text = Text(line.text, style=style)
+        text = agent_text(line.text, style=style)
         if line.mark:
             text.append(f"  {line.mark}", style="red" if line.mark == "✗" else "green")
         if line.note:
-            text.append(f"  {line.note}")
+            text.append(f"  {shown(line.note)}")
         if not line.wrap:
             text = _cut(text, width)
         line.drawn = (key, text)

@@ -22,6 +22,7 @@ from app.cli import format as fmt
 from app.cli.home import resolve_team
 from app.core.errors import NotFoundError
 from app.core.paths import USER_NAME
+from app.display.request_text import call_words, request_words, subject
 from app.runtime.bridge import client as bridge
 
 if TYPE_CHECKING:  # the requests and their answers load when a command runs, not for --help
@@ -79,7 +80,11 @@ def _held(args: argparse.Namespace) -> list[dict[str, Any]]:
 def _held_row(request: dict[str, Any]) -> tuple[str, ...]:
     seconds = max(0, int(time.time() - float(request.get("timestamp") or time.time())))
     age = f"{seconds}s" if seconds < 60 else f"{seconds // 60}m"
-    what = str(request.get("title") or "").split(": ", 1)[-1]
+    tool_input = request.get("input")
+    if request.get("kind") == "permission" and isinstance(tool_input, dict) and subject(tool_input):
+        what = call_words(str(request.get("toolName") or ""), tool_input, fmt.CELL_WIDTH)
+    else:
+        what = str(request.get("title") or "").split(": ", 1)[-1]
     team = str(request.get("team") or "")
     return (team, str(request.get("agent")), str(request.get("kind")), age, what)
 
@@ -113,7 +118,7 @@ def cmd_approvals(home: Home, args: argparse.Namespace) -> int:
     width = max(len(i) for i in ids)
     rows = [_held_row(r) for r in held]
     rows += [
-        (r.team, r.requester, r.approval.kind, _age(r), r.approval.title.split(": ", 1)[-1])
+        (r.team, r.requester, r.approval.kind, _age(r), request_words(r.approval, fmt.CELL_WIDTH))
         for r in pending
     ]
     lines = fmt.table(("TEAM", "AGENT", "KIND", "AGE", "WHAT"), rows).splitlines()

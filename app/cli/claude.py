@@ -69,6 +69,7 @@ def _event_line(event: Any) -> str:
 
 def cmd_listen(home: Home, args: argparse.Namespace) -> int:
     """Serve the hooks until interrupted; one line per event (``--json``: the event)."""
+    from app.display.agent_text import shown
     from app.runtime.bridge.server import Bridge, BridgeServer
 
     printed = threading.Lock()
@@ -86,7 +87,7 @@ def cmd_listen(home: Home, args: argparse.Namespace) -> int:
                 ensure_ascii=False,
             )
         else:
-            text = _event_line(event)
+            text = shown(_event_line(event))
         with printed:
             print(text, flush=True)
 

@@ -6,10 +6,11 @@ other programs write it) is passed through :func:`clean` so it cannot emit termi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from app.display.agent_text import shown
 
 if TYPE_CHECKING:  # the models load with the command that reads them, not with --help
     from app.core.models import InboxMessage, Task, TeamConfig
@@ -17,15 +18,12 @@ if TYPE_CHECKING:  # the models load with the command that reads them, not with 
 NONE = "-"
 CELL_WIDTH = 60
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
 
 def clean(value: object) -> str:
-    """``value`` as text with control characters (ESC included) shown as ``\\xNN`` and lone
-    surrogates (a ``"\\ud800"`` escape in a JSON file) as ``\\uXXXX``: both print."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``value`` as the dashboard shows it (:func:`app.display.agent_text.shown`, the one
+    display path): control characters (ESC included) as ``\\xNN``; bidi controls, zero-width
+    characters and lone surrogates (a ``"\\ud800"`` escape in a JSON file) as ``\\uXXXX``."""
+    return shown(value)
 
 
 def one_line(value: object, width: int = CELL_WIDTH) -> str:
@@ -135,13 +133,19 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
     :func:`app.core.frame_text.describe` with its request id (a person types it into
     ``teamdeck approve``). A plain message: ``[index] (unread) from -> summary: text``,
     continuation lines indented under the first."""
-    from app.core.frame_text import describe
-    from app.core.protocol import parse_frame
+    from app.core.frame_text import FeedLine, describe
+    from app.core.protocol import PermissionRequest, parse_frame
+    from app.display.request_text import asked_words
 
     head = f"[{index}]" + ("" if message.read else " (unread)") + " "
     frame = parse_frame(message.text)
     if frame is not None:
         line = describe(message.sender, recipient, message.text, frame=frame, ids=True)
+        if isinstance(frame, PermissionRequest):  # the command, not its description alone
+            words = asked_words(frame)
+            if words is not None:
+                text = f"{words} (id {frame.request_id})"
+                line = FeedLine(line.actor, line.target, text, line.kind)
         return head + clean(line.plain())
     body = clean(message.text).rstrip()
     if message.summary:

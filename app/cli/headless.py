@@ -30,6 +30,7 @@ from app.core import Home
 from app.core.errors import TeamdeckError
 from app.core.frame_text import describe, describe_hook
 from app.core.paths import LEAD_NAME
+from app.display.agent_text import shown
 from app.runtime.events import (
     HookRan,
     MessageSent,
@@ -139,8 +140,8 @@ async def run_team(
         if json_output:
             if data is not None:
                 stream.write(json.dumps(data, ensure_ascii=False) + "\n")
-        elif line is not None:
-            stream.write(line + "\n")
+        elif line is not None:  # agent text: escapes shown (the one display path)
+            stream.write(shown(line) + "\n")
         stream.flush()
 
     def on_event(event: RuntimeEvent) -> None:

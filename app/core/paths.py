@@ -40,7 +40,8 @@ def claude_home() -> Path:
 
 
 def check_raw_name(name: str, kind: str = "name") -> None:
-    """Reject names that are unusable before sanitising (empty, path-like, control chars)."""
+    """Reject names that are unusable before sanitising (empty, path-like, control, bidi and
+    zero-width characters: the sanitiser would turn those into ``-`` without a word)."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidNameError(f"{kind} must not be empty")
     if len(name) > MAX_NAME_LENGTH:  # first: no message below echoes a name this long
@@ -52,6 +53,24 @@ def check_raw_name(name: str, kind: str = "name") -> None:
     for bad in _FORBIDDEN:
         if bad in name:
             raise InvalidNameError(f"{kind} {name!r} must not contain {bad!r}")
+    hidden = _hidden_char(name)
+    if hidden is not None:
+        raise InvalidNameError(
+            f"{kind} {name!r} must not contain {hidden!r} (control, bidi or invisible "
+            "characters: a name must read as what it is)"
+        )
+
+
+#: Unicode categories a name never holds: controls (ESC...), format characters (bidi
+#: overrides and isolates, zero-width characters), line and paragraph separators, surrogates.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def _hidden_char(name: str) -> str | None:
+    """The first character of ``name`` that does not show as itself, else ``None``."""
+    if name.isprintable():
+        return None
+    return next((c for c in name if unicodedata.category(c) in _HIDDEN_CATEGORIES), None)
 
 
 def sanitize_name(name: str, kind: str = "name") -> str:

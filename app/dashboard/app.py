@@ -26,7 +26,6 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App
 from textual.css.query import NoMatches
-from textual.markup import escape
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
@@ -65,6 +64,7 @@ from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
 from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import Steering
+from widgets.agent_text import agent_markup
 from widgets.task_board import TaskBoard
 
 log = logging.getLogger(__name__)
@@ -219,7 +219,7 @@ class TeamDeckApp(DeckState):
         self.run_worker(follow, name="watcher", group="watcher", exit_on_error=False)
         self._refresh_store()
         if self.bridge is not None and (warning := self.bridge.start(self)):
-            self.notify(escape(warning), severity="warning", timeout=10)
+            self.notify(agent_markup(warning), severity="warning", timeout=10)
         self._unsubscribe = self.source.subscribe(self.relay.push)
         # After the first frame: loading the model SDK (in a thread) competes with the first paint.
         self.call_after_refresh(self._start_runtime)
@@ -250,7 +250,9 @@ class TeamDeckApp(DeckState):
     def _worker_failed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(escape(f"{event.worker.name}: {error}"), title="Error", severity="error")
+            self.notify(
+                agent_markup(f"{event.worker.name}: {error}"), title="Error", severity="error"
+            )
 
     # ------------------------------------------------------------------ files -> store
 
@@ -262,7 +264,7 @@ class TeamDeckApp(DeckState):
         await self.feeder.run()
 
     def _store_failed(self, exc: Exception) -> None:
-        self.notify(escape(f"reading the team files failed: {exc}"), severity="error")
+        self.notify(agent_markup(f"reading the team files failed: {exc}"), severity="error")
 
     def on_store_updated(self, message: StoreUpdated) -> None:
         if not self.screen_stack or not self.leader.is_mounted:
@@ -296,7 +298,7 @@ class TeamDeckApp(DeckState):
         except NoMatches:  # the views are being torn down: we are quitting
             return
         for notice in map(task_notice, delta.completed):
-            self.toasts.add(escape(notice.message), notice.title)
+            self.toasts.add(agent_markup(notice.message), notice.title)
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
         if pending is not None and self.loaded:
             self._announce(known)
@@ -409,7 +411,9 @@ class TeamDeckApp(DeckState):
 
     def _show(self, notices: Iterable[Notice]) -> None:
         for n in notices:
-            self.notify(escape(n.message), title=n.title, severity=n.severity, timeout=n.timeout)
+            self.notify(
+                agent_markup(n.message), title=n.title, severity=n.severity, timeout=n.timeout
+            )
 
     # ------------------------------------------------------------------ DeckState's part
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual.app import App
-from textual.markup import escape
 from textual.message import Message
 
 from app.core.frame_text import FeedLine
@@ -29,6 +28,7 @@ from app.runtime.api import Approval
 from app.runtime.bridge.facts import HookFacts, feed_text
 from app.runtime.bridge.server import ANSWERED, Bridge, BridgeServer, HookEvent
 from app.runtime.by_files.liveness import lead_alive, process_alive
+from widgets.agent_text import agent_markup
 
 #: Events worth a toast of their own (the others only update what is shown).
 TOASTS = {
@@ -128,7 +128,7 @@ class BridgeLink:
         """An event reached the app: a toast for a few, a feed line, a row of the archive."""
         text = toast_text(event)
         if text:
-            app.notify(escape(text), title="Claude Code", timeout=4)
+            app.notify(agent_markup(text), title="Claude Code", timeout=4)
         line = feed_text(event)
         if line:
             # a held request is only ever answered by the person: credited as everywhere else

@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from textual.markup import escape
-
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TERMINAL_STATUSES
 from app.runtime.model.pricing import format_usd
+from widgets.agent_text import agent_markup
 
 WARN_AT = 0.8
 
@@ -85,4 +84,4 @@ def shut_down_all(app: Any, names: Sequence[str]) -> None:
         lines.append(f"asked {', '.join(asked)} to shut down (unverified: each decides)")
     lines.extend(failed)
     severity = "warning" if failed else "information"
-    app.notify(escape("\n".join(lines)), title="Budget", severity=severity)
+    app.notify(agent_markup("\n".join(lines)), title="Budget", severity=severity)

@@ -17,8 +17,6 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from textual.markup import escape
-
 from app.core.paths import LEAD_NAME
 from app.dashboard.screens.host import DeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
@@ -27,6 +25,7 @@ from app.display.values import teammates
 from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.runners.external import KILL_GRACE
 from app.runtime.runners.table import running_teams
+from widgets.agent_text import agent_markup
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +144,7 @@ async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:
     run in processes of their own are not offered: they are said to be running instead."""
     running = set(await asyncio.to_thread(running_teams, app.home))
     for team in sorted(running & set(teams)):
-        app.notify(escape(f"teamdeck attach {team} opens it"), title=f"{team} is running")
+        app.notify(agent_markup(f"teamdeck attach {team} opens it"), title=f"{team} is running")
     teams = [t for t in teams if t not in running]
     if not teams or not await app.push_screen_wait(LeftTeamsScreen(teams)):
         return
@@ -154,8 +153,8 @@ async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:
         try:
             await asyncio.to_thread(app.home.teams.delete, team, force=True)
         except Exception as exc:
-            app.notify(escape(f"{team}: {exc}"), title="Not deleted", severity="error")
+            app.notify(agent_markup(f"{team}: {exc}"), title="Not deleted", severity="error")
         else:
             deleted.append(team)
     if deleted:
-        app.notify(escape(", ".join(deleted)), title=f"Deleted {len(deleted)} left team(s)")
+        app.notify(agent_markup(", ".join(deleted)), title=f"Deleted {len(deleted)} left team(s)")

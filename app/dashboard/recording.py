@@ -124,9 +124,9 @@ def finish_dashboard_recording(app: Any) -> None:
 def _notify(app: Any, message: str, **options: Any) -> None:
     """From any thread (``call_later`` posts a message: thread-safe), before or after the app
     is running; never waits for the app (the writer thread must not block on the UI)."""
-    from textual.markup import escape
+    from widgets.agent_text import agent_markup
 
-    app.call_later(app.notify, escape(message), **options)
+    app.call_later(app.notify, agent_markup(message), **options)
 
 
 def _budget_notice(app: Any, budget: Budget, what: str) -> None:

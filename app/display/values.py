@@ -22,10 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core import TeamConfig
-from app.core.frame_text import describe_hook, one_line
+from app.core.frame_text import describe_hook
 from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
+from app.core.protocol import PermissionRequest, parse_frame
+from app.display.agent_text import command_line, elide_middle, flat, shown
 from app.display.format import FeedLine, describe
+from app.display.request_text import asked_words, subject
 from app.display.text_search import haystack
 from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.by_files.status import is_stale
@@ -72,10 +75,13 @@ class FeedItem:
         """The readable line (computed on first use: only drawn items pay for it)."""
         if self._line is None:
             recipient = self.recipients[0] if len(self.recipients) == 1 else ""
-            line = describe(self.sender, recipient, self.text, self.summary)
+            frame = parse_frame(self.text)
+            line = describe(self.sender, recipient, self.text, self.summary, frame=frame)
+            if isinstance(frame, PermissionRequest):  # the command, not its description alone
+                line = dataclasses.replace(line, text=asked_words(frame) or line.text)
             if len(self.recipients) > 1 and line.target is not None:
                 line = dataclasses.replace(line, target=", ".join(self.recipients))
-            self._line = line
+            self._line = shown_line(line)
         return self._line
 
     def involves(self, agent: str) -> bool:
@@ -87,13 +93,20 @@ class FeedItem:
             self._line = self._haystack = None
 
 
+def shown_line(line: FeedLine) -> FeedLine:
+    """``line`` as the person may see it (:func:`app.display.agent_text.shown`): the feed
+    and the replay draw these words as they are."""
+    target = None if line.target is None else shown(line.target)
+    return FeedLine(shown(line.actor), target, shown(line.text), line.kind)
+
+
 def hook_item(event: HookRan, seq: int) -> FeedItem:
     """A hook that blocked or warned, as a feed line of its agent (now). ``seq``: negative,
     so it never meets a message's (the store counts those up from 1)."""
     line = describe_hook(event.agent, event.hook_event, event.outcome, event.message, event.task_id)
     full = describe_hook(event.agent, event.hook_event, event.outcome, "", event.task_id).text
     text = f"{full} — {event.message}" if event.message else full
-    return FeedItem(now_iso(), seq, event.agent, (), text, None, line)
+    return FeedItem(now_iso(), seq, event.agent, (), text, None, shown_line(line))
 
 
 # ============================================================================ the team's files
@@ -291,17 +304,16 @@ def teammates(agents: Iterable[AgentSnapshot]) -> list[AgentSnapshot]:
 
 
 def request_label(approval: Approval, detail: int = 14) -> str:
-    """A request in a few words, for the footer: ``researcher: Bash(wc -l …)``,
-    ``writer's plan``, ``tester's shutdown``."""
+    """A request in a few words, for the footer: ``researcher: Bash(wc -l … .md)``,
+    ``writer's plan``, ``tester's shutdown``. The command keeps its start and its end
+    (``detail`` cells), never its asker's description."""
+    agent = flat(approval.agent)
     if approval.kind != "permission":
-        return f"{approval.agent}'s {approval.kind}"
-    tool = approval.tool_name or "permission"
-    data = approval.tool_input or {}
-    shown = data.get("command")
-    if not isinstance(shown, str):
-        shown = next((v for v in data.values() if isinstance(v, str) and v), "")
-    inside = one_line(shown, detail) if detail > 0 else ""  # 0: the tool alone
-    return f"{approval.agent}: {tool}({inside})" if inside else f"{approval.agent}: {tool}"
+        return f"{agent}'s {flat(approval.kind)}"
+    tool = flat(approval.tool_name or "permission")
+    command = command_line(subject(approval.tool_input))
+    inside = elide_middle(command, detail) if detail > 0 else ""  # 0: the tool alone
+    return f"{agent}: {tool}({inside})" if inside else f"{agent}: {tool}"
 
 
 def valid_selection(selected: str | None, agents: Sequence[AgentSnapshot]) -> str | None:

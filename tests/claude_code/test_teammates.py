@@ -19,6 +19,8 @@ import re
 
 from tests.claude_code.interactive import Session, teamdeck, wait_until
 
+#: The worker's request in the Approvals row: its command, the middle elided when long.
+ROW = re.compile(r"perm worker: Bash\(touch .*worker\)")
 #: What Claude Code's own permission prompt says in its terminal.
 OWN_PROMPT = re.compile(r"Do you want to|Yes, and don't ask again|needs your permission")
 
@@ -39,8 +41,8 @@ def test_an_in_process_teammates_request_is_answered_with_a_key(session: Session
     session.start_claude("Please spawn a worker.")
 
     deck = session.terminals
-    screen = deck.wait_for(
-        "deck", lambda s: "perm worker: Worker makes the marker" in s, "the request in Approvals"
+    screen = deck.wait_for(  # named by its command (start and end), not its description
+        "deck", lambda s: ROW.search(s) is not None, "the request in Approvals"
     )
     (request,) = session.pending()
     assert request["agent"] == "worker" and request["source"] == "hook PermissionRequest"

@@ -156,7 +156,7 @@ async def test_what_a_answers_is_highlighted_and_named_before_the_key(
         await wait_for(pilot, lambda: "a approve engineer's plan" in footer(deck))
         await pilot.press("1")
         await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
-        await wait_for(pilot, lambda: "a approve researcher: Bash(git status --…)" in footer(deck))
+        await wait_for(pilot, lambda: "a approve researcher: Bash(git st…--short)" in footer(deck))
         await pilot.press("0", "a")
         await wait_for(pilot, lambda: steering_calls(runtime) != [])
         assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]

@@ -11,8 +11,11 @@ from textual.widgets import Input, Static
 
 from app.dashboard import keys
 from app.dashboard.screens.deck import DeckScreen
+from app.display.agent_text import flat
 from app.display.format import agent_cost, format_count
+from app.display.request_text import LEAST, request_line
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
+from widgets.agent_text import Fitted
 from widgets.borders import set_border
 from widgets.footer import KeyFooter
 from widgets.roster import Roster
@@ -110,7 +113,7 @@ class AgentScreen(DeckScreen):
         if snap is not None:
             title.append(f" · {snap.status}")
             if snap.current_task:
-                title.append(f" · {snap.current_task}")
+                title.append(f" · {flat(snap.current_task)}")
             tokens = f"{format_count(snap.input_tokens + snap.output_tokens)} tok"
             cost = agent_cost(snap)
             spent = f"{tokens}{f' · {cost}' if cost else ''} · {snap.tool_calls} tools"
@@ -164,11 +167,17 @@ class AgentScreen(DeckScreen):
         pending.display = approval is not None
         self.refresh_bindings()  # the footer names it too
         if approval is not None:
-            line = Text(no_wrap=True, overflow="ellipsis")
-            line.append("▶ ", style="bold yellow")
-            line.append(approval.title, style="bold")
-            line.append(f"  {self.request_hint(approval.agent)}", style="dim")
-            pending.update(line)
+            hint = f"  {self.request_hint(approval.agent)}"
+
+            def line(width: int) -> Text:  # the command's start and end, at any width
+                text = Text(no_wrap=True, overflow="ellipsis")
+                text.append("▶ ", style="bold yellow")
+                room = max(LEAST, width - 2 - min(len(hint), width // 3))
+                text.append(request_line(approval, room), style="bold")
+                text.append(hint, style="dim")
+                return text
+
+            pending.update(Fitted(line))
 
     def focus_moved(self) -> None:
         super().focus_moved()

@@ -14,7 +14,6 @@ from dataclasses import replace
 
 from textual import on, work
 from textual.binding import ActiveBinding
-from textual.markup import escape
 from textual.widgets import Footer
 
 from app.dashboard import keys
@@ -35,6 +34,7 @@ from app.display.values import request_label, teammates
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES
 from app.runtime.steering import READ_ONLY, Outcome, describe_request
+from widgets.agent_text import agent_markup
 
 
 class DeckScreen(DeckView):
@@ -159,11 +159,11 @@ class DeckScreen(DeckView):
         changed is drawn now, not on the views' next beat (``app.dashboard.view_beat``)."""
         self.host.flush_runtime()
         if outcome.failed:
-            self.notify(escape(outcome.message), title="Failed", severity="error")
+            self.notify(agent_markup(outcome.message), title="Failed", severity="error")
         elif not outcome.ok:
-            self.notify(escape(outcome.message), severity="warning")
+            self.notify(agent_markup(outcome.message), severity="warning")
         elif not quiet:
-            self.notify(escape(outcome.message))
+            self.notify(agent_markup(outcome.message))
         return outcome
 
     def _teammate(self, verb: str) -> str | None:
@@ -279,7 +279,7 @@ class DeckScreen(DeckView):
     def action_kill(self) -> None:
         why = self.steering.unavailable("kill")
         if why is not None:  # said at once: never a question about a kill that cannot happen
-            self.notify(escape(why), severity="warning")
+            self.notify(agent_markup(why), severity="warning")
             return
         name = self._teammate("kill")
         if name is not None:
@@ -298,7 +298,7 @@ class DeckScreen(DeckView):
     async def confirm_kill(self, name: str) -> None:
         why = self.steering.unavailable("kill")
         if why is not None:
-            self.notify(escape(why), severity="warning")
+            self.notify(agent_markup(why), severity="warning")
             return
         question = f"Kill {name}? Its turn stops now; unfinished tasks go back to pending."
         if await self.app.push_screen_wait(ConfirmScreen(question, confirm_label="Kill")):
@@ -313,7 +313,7 @@ class DeckScreen(DeckView):
     async def spawn_teammate(self) -> None:
         why = self.steering.unavailable("spawn")
         if why is not None:  # before the dialog asks anything
-            self.notify(escape(why), severity="warning")
+            self.notify(agent_markup(why), severity="warning")
             return
         name = await self.app.push_screen_wait(
             FeedbackScreen("Spawn a teammate: its name", placeholder="e.g. researcher")

@@ -20,6 +20,7 @@ from app.dashboard.store_delta import StoreDelta
 from app.display.values import FeedItem, TeamFiles, agent_colors
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
+from widgets.agent_text import agent_text
 from widgets.approvals import ApprovalsQueue
 from widgets.borders import set_border
 from widgets.footer import KeyFooter
@@ -128,7 +129,9 @@ class LeaderScreen(DeckScreen):
         if old is files or (old.inbox_errors, old.config) != (files.inbox_errors, files.config):
             self._show_agents()  # panels' file errors, colours (else ``agents`` redraws them)
         roster = self.query_one(Roster)
-        error = Text(f"⚠ {files.config_error}", style="bold red") if files.config_error else ""
+        error = (
+            agent_text(f"⚠ {files.config_error}", style="bold red") if files.config_error else ""
+        )
         set_border(roster, subtitle=error)
         board = self.query_one(TaskBoard)
         set_border(board, title=f"Tasks ({files.open_tasks} open)")
@@ -177,7 +180,7 @@ class LeaderScreen(DeckScreen):
             title += f" · {host.feed_filter} only (f: all)"
         first = next(iter(host.files.inbox_errors.values()), "")
         set_border(
-            feed, title=title, subtitle=Text(f"⚠ {first}", style="bold red") if first else ""
+            feed, title=title, subtitle=agent_text(f"⚠ {first}", style="bold red") if first else ""
         )
 
     def _show_board(self, visible: bool) -> None:

@@ -19,6 +19,7 @@ from app.core.protocol import parse_frame
 from app.dashboard import keys
 from app.display.format import short_time
 from app.display.values import FeedItem
+from widgets.agent_text import agent_text, shown
 from widgets.footer import KeyFooter
 
 #: Frame fields shown elsewhere in the dialog (or of no use to a person).
@@ -35,8 +36,8 @@ def _value(value: Any) -> Text:
     if isinstance(value, bool):
         return Text("yes" if value else "no")
     if isinstance(value, dict | list):
-        return Text(json.dumps(value, indent=2, ensure_ascii=False, default=str))
-    return Text(str(value))
+        return agent_text(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    return agent_text(value)
 
 
 def frame_fields(text: str) -> list[tuple[str, Text]] | None:
@@ -69,7 +70,9 @@ class MessageScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         item = self.item
         line = item.line
-        head = Text.assemble((item.sender, "bold"), " -> ", (", ".join(item.recipients), "bold"))
+        head = Text.assemble(
+            (shown(item.sender), "bold"), " -> ", (shown(", ".join(item.recipients)), "bold")
+        )
         clock = getattr(self.app, "clock", None)  # the dashboard's (tests: a fixed one)
         head.append(f"  {short_time(item.timestamp, clock() if clock else None)}", style="dim")
         with Vertical(classes="dialog wide", id="message"):
@@ -78,15 +81,15 @@ class MessageScreen(ModalScreen[None]):
                 fields = frame_fields(item.text)
                 if fields is None:
                     if item.summary:
-                        yield Static(Text(f"summary: {item.summary}", style="italic"))
-                    yield Static(Text(item.text), id="message-text")
+                        yield Static(agent_text(f"summary: {item.summary}", style="italic"))
+                    yield Static(agent_text(item.text), id="message-text")
                 else:
                     yield Static(Text(line.plain(), style="bold"), id="message-text")
                     table = Table.grid(padding=(0, 2))
                     table.add_column(style="dim", no_wrap=True)
                     table.add_column()
                     for label, value in fields:
-                        table.add_row(Text(label), value)
+                        table.add_row(agent_text(label), value)
                     yield Static(table, id="message-fields")
             yield Static(Text("esc to close", style="dim"), classes="dialog-hint")
         yield KeyFooter()  # the dialog's keys, over the view's

@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Any, cast
 
 from textual.app import App
-from textual.markup import escape
 from textual.screen import Screen
 
 from app.dashboard import keys
 from app.dashboard.screens.confirm import ConfirmScreen
 from app.dashboard.screens.host import DeckHost
 from app.runtime.steering import Outcome
+from widgets.agent_text import agent_markup
 
 BYPASS = "bypassPermissions"
 #: What shift+tab steps through (bypassPermissions joins when it is allowed).
@@ -72,7 +72,7 @@ def allow_bypass(app: App[Any]) -> None:
 def _tell(app: App[Any], outcome: Outcome, title: str) -> None:
     cast(DeckHost, app).flush_runtime()  # the person's change shows now, not on the next beat
     app.notify(
-        escape(outcome.message),
+        agent_markup(outcome.message),
         title=title,
         severity="information" if outcome.ok else "warning",
         timeout=2 if outcome.ok else 5,

@@ -20,7 +20,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.dashboard import keys
+from app.display.request_text import rule_words
 from app.runtime.api import Approval
+from widgets.agent_text import agent_text, shown
 from widgets.footer import KeyFooter
 
 
@@ -29,11 +31,11 @@ def shown_input(approval: Approval) -> RenderableType:
     data: dict[str, Any] = approval.tool_input or {}
     command = data.get("command")
     if not isinstance(command, str):
-        return Syntax(approval.body or "{}", "json", word_wrap=True)
-    parts: list[RenderableType] = [Syntax(f"$ {command}", "bash", word_wrap=True)]
+        return Syntax(shown(approval.body or "{}"), "json", word_wrap=True)
+    parts: list[RenderableType] = [Syntax(f"$ {shown(command)}", "bash", word_wrap=True)]
     for key, value in data.items():
         if key != "command":
-            parts.append(Text(f"{key}: {value}", style="dim"))
+            parts.append(agent_text(f"{key}: {value}", style="dim"))
     return Group(*parts)
 
 
@@ -58,13 +60,15 @@ class PermissionScreen(ModalScreen[str | None]):
         tool = approval.tool_name or "tool"
         with Vertical(classes="dialog wide"):
             yield Static(
-                Text.assemble((approval.agent, "bold"), " wants to use ", (tool, "bold yellow")),
+                Text.assemble(
+                    (shown(approval.agent), "bold"), " wants to use ", (shown(tool), "bold yellow")
+                ),
                 classes="dialog-question",
             )
             with VerticalScroll(classes="dialog-body"):
                 yield Static(shown_input(approval), id="input")
             if approval.suggestion:
-                hint = f"Always allow adds the rule {approval.suggestion}"
+                hint = f"Always allow adds the rule {rule_words(approval.suggestion)}"
                 yield Static(Text(hint, style="dim"), classes="dialog-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Allow once (y/a)", variant="success", id="allow")

@@ -7,7 +7,6 @@ Dismissed with ``("approve", "")``, ``("reject", text)`` or ``None``.
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -17,6 +16,7 @@ from textual.widgets import Button, Markdown, Static
 from app.dashboard import keys
 from app.dashboard.screens.feedback import FeedbackScreen
 from app.runtime.api import Approval
+from widgets.agent_text import agent_text, shown
 from widgets.footer import KeyFooter
 from widgets.literal_markdown import literal_parser
 
@@ -42,14 +42,16 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
         approval = self.approval
         shutdown = approval.kind == "shutdown"
         with Vertical(classes="dialog wide"):
-            yield Static(Text(approval.title, style="bold"), classes="dialog-question")
+            yield Static(agent_text(approval.title, style="bold"), classes="dialog-question")
             with VerticalScroll(classes="dialog-body"):
                 if shutdown:
                     reason = approval.body or "(no reason given)"
-                    yield Static(Text(f"Reason: {reason}"))
+                    yield Static(agent_text(f"Reason: {reason}"))
                 else:
                     yield Markdown(
-                        approval.body or "*(empty plan)*", id="plan", parser_factory=literal_parser
+                        shown(approval.body) or "*(empty plan)*",
+                        id="plan",
+                        parser_factory=literal_parser,
                     )
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Approve (a)", variant="success", id="approve")

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.dashboard import keys
+from widgets.agent_text import agent_text
 from widgets.footer import KeyFooter
 
 
@@ -115,7 +116,7 @@ class ShuttingDownScreen(ModalScreen[None]):
             line = f"{len(self.stopped)} of {total} stopped"
             lines.append(line + (f"; waiting for {', '.join(waiting)}" if waiting else ""))
         lines += self.notes
-        return Text("\n".join(lines))
+        return agent_text("\n".join(lines))  # notes may quote a teammate
 
     def show(self, stopped: set[str], note: str | None = None) -> None:
         self.stopped = set(stopped) & set(self.names)

@@ -32,6 +32,7 @@ from app.archive import query
 from app.archive.db import HistoryUnavailable
 from app.archive.replay import Replay, Search
 from app.archive.timeline import duration, event_line, run_length
+from app.display.agent_text import flat, shown
 from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
 from widgets.fitted_table import FittedTable
@@ -157,7 +158,7 @@ class ReplayScreen(Screen[None]):
             Part("teamdeck ", "bold", drop=1),
             Part("replay", "bold"),
             Part(f" · run {run.id} · "),
-            Part(run.team or "no team"),
+            Part(flat(run.team) or "no team"),
             Part(" · "),
             Part(state, "bold"),
             Part(f" {self.speed:g}x · {clock(elapsed)} / {duration(self.length)}"),
@@ -221,7 +222,7 @@ class ReplayScreen(Screen[None]):
         for event in events[-rows:]:
             at = clock(event.at - replay.run.started_at)
             text.append(f"{at}  ", style="dim")
-            text.append(event_line(event) + "\n")
+            text.append(shown(event_line(event)) + "\n")
         return text
 
     # ------------------------------------------------------------------ moving

@@ -20,12 +20,13 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.dashboard.screens.host import DeckHost
+from app.display.agent_text import shown
 from app.runtime.by_files.status import TeamSummary, team_summaries
 from widgets.footer import KeyFooter
 
 
 def summary_line(summary: TeamSummary) -> Text:
-    line = Text(summary.name, style="bold")
+    line = Text(shown(summary.name), style="bold")
     members = f"{summary.members} teammate" + ("" if summary.members == 1 else "s")
     line.append(f"  {members}")
     if summary.pending:
