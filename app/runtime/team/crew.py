@@ -77,10 +77,6 @@ class Crew:
         runner = self.any(name)
         return runner.transcript() if runner is not None else []
 
-    def wake_all(self) -> None:
-        for runner in self.runners.values():
-            runner.wake()
-
 
 BYPASS = "bypassPermissions"
 #: Seed 001 §7 ("Force plan mode for all agents"): ``isPlanModeRequired()`` falls back to it.

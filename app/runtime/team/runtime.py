@@ -59,6 +59,7 @@ from app.runtime.team.lead_session import allowed_mode, new_lead_session, prompt
 from app.runtime.team.processes import TeamProcesses, check_mode
 from app.runtime.team.settings_watch import SettingsWatch
 from app.runtime.team.spawning import asyncio_spawner
+from app.runtime.team.task_wakeups import TaskWakeups
 from app.runtime.team.worktrees import TeamWorktrees
 from app.runtime.tools.base import AgentIdentity
 
@@ -145,6 +146,7 @@ class TeamRuntime:
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
         self.lead_inbox = LeadInbox(home, self.queue, self.crew.departed, lambda: self.team)
+        self.task_wakeups = TaskWakeups(home, lambda: self.team, lambda: self.crew.runners)
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lead_session = new_lead_session(self, lead_mode, LeadServices(self))
@@ -240,7 +242,7 @@ class TeamRuntime:
         elif isinstance(event, TaskChanged):
             if event.team != self.team:
                 return
-            self.crew.wake_all()
+            self._soon("claimable", self.task_wakeups.tasks_changed)
         elif isinstance(event, TeamRemoved) and event.team == self.team:
             self.lead.wake.set()
 
