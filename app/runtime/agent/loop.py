@@ -320,11 +320,16 @@ def _block_dict(block: Any) -> dict[str, Any]:
 async def execute_tools(
     session: AgentSession, tool_uses: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Run the tool calls of one response; read-only ones concurrently when all are."""
+    """Run the tool calls of one response; read-only ones concurrently when all are, and
+    spawns (``Task``) concurrently when all are: a team spawned in one response is registered
+    in the team config together (``team.registrar``), not one rewrite per teammate."""
     tools = [session.tool(b["name"]) for b in tool_uses]
-    concurrent = len(tool_uses) > 1 and all(
-        t is not None and t.is_read_only(b.get("input") or {})
-        for t, b in zip(tools, tool_uses, strict=True)
+    concurrent = len(tool_uses) > 1 and (
+        all(
+            t is not None and t.is_read_only(b.get("input") or {})
+            for t, b in zip(tools, tool_uses, strict=True)
+        )
+        or all(b["name"] == "Task" and t is not None for t, b in zip(tools, tool_uses, strict=True))
     )
     if concurrent:
         return list(await asyncio.gather(*(execute_tool(session, b) for b in tool_uses)))

@@ -57,6 +57,7 @@ from app.runtime.team.lead_inbox import LeadInbox
 from app.runtime.team.lead_services import LeadServices
 from app.runtime.team.lead_session import allowed_mode, new_lead_session, prompt_for, set_lead_mode
 from app.runtime.team.processes import TeamProcesses, check_mode
+from app.runtime.team.registrar import Registrar
 from app.runtime.team.settings_watch import SettingsWatch
 from app.runtime.team.spawning import asyncio_spawner
 from app.runtime.team.task_wakeups import TaskWakeups
@@ -136,6 +137,7 @@ class TeamRuntime:
         )
         self.settings_watch = SettingsWatch(self)  # hooks and rules: the snapshot at start
         self.crew = Crew()
+        self.registrar = Registrar(home)  # spawned teammates, many in one config write
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
         self.worktrees = TeamWorktrees(
             home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent

@@ -58,7 +58,7 @@ class TaskWakeups:
             return
         self._count = asyncio.ensure_future(self._count_off_loop())
 
-    def _idle(self) -> list[Runner]:
+    def _idle(self) -> list[InProcessRunner]:
         """The idle in-process teammates, longest idle first (the others wake themselves)."""
         idle = [
             r
