@@ -5,13 +5,23 @@ Each test counts work (nice values, wake-ups, config writes, model calls), never
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.core import Home
+from app.core.models import InboxMessage, TeamMember
+from app.core.paths import LEAD_NAME
+from app.core.teams import COLORS
+from app.runtime.offline import reply
+from app.runtime.offline.plans import tool_use
 from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Router, Script, settle, until
 
@@ -86,3 +96,95 @@ async def test_a_new_task_wakes_one_idle_teammate_not_the_whole_team(
     # again before its claim lands), never the other seven.
     assert set(wakes) == {owner}
     assert wakes[owner] <= 2
+
+
+async def test_a_team_spawned_in_one_response_is_registered_in_two_config_writes(
+    make_runtime: Any, home: Home, project: Path
+) -> None:
+    size = 20
+    spawns = [
+        tool_use("Task", {"name": "worker", "prompt": "Wait for tasks.", "team_name": TEAM})
+        for _ in range(size)
+    ]
+    lead = Script([reply(tool_use("TeamCreate", {"team_name": TEAM})), reply(*spawns), "Spawned."])
+    runtime: TeamRuntime = make_runtime(Router(default=Script(then="Done."), team_lead=lead))
+    additions: list[int] = []
+    modify = home.teams.modify
+
+    def counted(team: str, change: Any, **kw: Any) -> Any:
+        def counting(config: Any) -> None:
+            before = len(config.members)
+            change(config)
+            if len(config.members) > before:
+                additions.append(len(config.members) - before)
+
+        return modify(team, counting, **kw)
+
+    home.teams.modify = counted  # type: ignore[method-assign]
+    await runtime.start()
+    runtime.submit("Spawn a team of twenty.")
+    await until(lambda: len(lead.requests) == 3, "the lead's three model calls")
+    names = [m.name for m in home.teams.require(TEAM).members]
+    # Every spawn of the response has its own name and colour, as sequential ones have.
+    assert names == ["team-lead", "worker", *(f"worker-{k}" for k in range(2, size + 1))]
+    colors = [m.color for m in home.teams.require(TEAM).members[1:]]
+    assert len(set(colors)) == min(size, len(set(COLORS)))
+    # The first spawn's write, then the nineteen that overlapped it: not one write each.
+    assert len(additions) <= 2 and sum(additions) == size
+
+
+async def test_a_flood_of_messages_to_the_lead_is_answered_in_a_few_model_calls(
+    make_runtime: Any, home: Home, project: Path
+) -> None:
+    flood = 300
+    lead = Script(then="Noted.")
+    runtime: TeamRuntime = make_runtime(Router(default=Script(then="Done."), team_lead=lead))
+    await runtime.start()
+    home.teams.create(TEAM, description="scale", cwd=str(project))
+    runtime.team_created(TEAM)
+    home.teams.add_member(TEAM, TeamMember(agent_id="", name="noisy", agent_type="worker"))
+    box = home.mailbox(TEAM)
+
+    def send_all() -> None:  # as a teammate in another process would, one message at a time
+        for k in range(flood):
+            box.append(LEAD_NAME, InboxMessage(sender="noisy", text=f"status update #{k}#"))
+            time.sleep(0.002)  # a pace, not a threshold: a model's turn between its sends
+
+    await asyncio.to_thread(send_all)
+    last = f"status update #{flood - 1}#"
+
+    def seen() -> str:
+        return "\n".join(json.dumps(r.body["messages"]) for r in lead.requests)
+
+    await until(lambda: last in seen(), "the last message shown to the lead's model")
+    await settle()
+    # Every message reached the model ...
+    text = seen()
+    assert all(f"status update #{k}#" in text for k in range(flood))
+    # ... in a few calls, not one per message or two.
+    assert len(lead.requests) <= 10, len(lead.requests)
+
+
+async def test_a_refused_oversized_message_is_not_sent_back_to_the_model(
+    make_runtime: Any, home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The scripted model streams the megabyte in one delta (the SDK re-parses partial JSON at
+    # each delta: thousands of small ones take minutes on a loaded machine).
+    monkeypatch.setattr("app.runtime.offline.transport.JSON_CHARS_PER_DELTA", 4 << 20)
+    huge = "x" * (1024 * 1024 + 10)
+    send = {"type": "message", "recipient": "quiet", "content": huge, "summary": "big"}
+    lead = Script([reply(tool_use("SendMessage", send)), "Too big, then.", "Still here."])
+    runtime: TeamRuntime = make_runtime(Router(default=Script(then="Done."), team_lead=lead))
+    await runtime.start()
+    home.teams.create(TEAM, description="scale", cwd=str(project))
+    runtime.team_created(TEAM)
+    home.teams.add_member(TEAM, TeamMember(agent_id="", name="quiet", agent_type="worker"))
+    runtime.submit("Send quiet the whole log.")
+    await until(lambda: len(lead.requests) == 2, "the lead's call after the refusal")
+    runtime.submit("Anything else?")
+    await until(lambda: len(lead.requests) == 3, "the lead's next turn")
+    refusal = json.dumps(lead.requests[1].body["messages"])
+    assert "at most 1,048,576 are allowed" in refusal  # the model was told why
+    for request in lead.requests[1:]:  # and the refused megabyte is not sent again
+        assert len(json.dumps(request.body)) < 200_000
+    assert home.mailbox(TEAM).read("quiet") == []

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from app.runtime.agent.compaction import compact
+from app.runtime.agent.refused import forget_refused_inputs
 from app.runtime.agent.response import ResponseFailed, stream_response
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.team_hooks import hooks_of
@@ -185,6 +186,7 @@ async def run_turn(
         if run_tools:
             cut_offs = 0
             results = await execute_tools(session, tool_uses)
+            forget_refused_inputs(tool_uses, results)
             extra = [{"type": "text", "text": t} for t in ((await drain()) if drain else [])]
             delivered.extend(extra)
             _append_user(session, results + extra)
