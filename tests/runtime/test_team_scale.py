@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -188,3 +190,38 @@ async def test_a_refused_oversized_message_is_not_sent_back_to_the_model(
     for request in lead.requests[1:]:  # and the refused megabyte is not sent again
         assert len(json.dumps(request.body)) < 200_000
     assert home.mailbox(TEAM).read("quiet") == []
+
+
+def test_a_headless_run_takes_its_team_size_and_task_count(home: Home, project: Path) -> None:
+    """``teamdeck run --teammates N --tasks M``: the offline lead makes that team and that
+    many tasks, and the run ends when all are done."""
+    teamdeck = Path(sys.executable).parent / "teamdeck"
+    argv = [str(teamdeck), "--home", str(home.root), "run", "Describe the python files"]
+    argv += ["--headless", "--json", "--teammates", "5", "--tasks", "12"]
+    done = subprocess.run(argv, cwd=project, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    finished = {e["agent"] for e in lines if e.get("status") == "completed"}
+    assert finished == {f"worker-{k}" for k in range(1, 6)}
+    notes = [json.loads(e["text"]) for e in lines if '"task_completed"' in e.get("text", "")]
+    assert sorted(int(n["taskId"]) for n in notes) == list(range(1, 13))
+    assert lines[-1] == {"event": "done", "code": 0, "reason": "team finished"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["--teammates", "0"], "must be from 1 to 1000, not 0"),
+        (["--tasks", "many"], "not a whole number: 'many'"),
+    ],
+)
+def test_a_bad_team_size_is_a_one_line_usage_error(home: Home, argv: list[str], error: str) -> None:
+    teamdeck = Path(sys.executable).parent / "teamdeck"
+    done = subprocess.run(
+        [str(teamdeck), "--home", str(home.root), "run", "x", "--headless", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert error in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
