@@ -25,7 +25,7 @@ from app.core.teams import COLORS
 from app.runtime.offline import reply
 from app.runtime.offline.plans import tool_use
 from app.runtime.team.runtime import TeamRuntime
-from tests.runtime.conftest import Router, Script, settle, until
+from tests.runtime.conftest import Router, Script, call_tool, settle, until
 
 TEAM = "scale"
 
@@ -225,3 +225,24 @@ def test_a_bad_team_size_is_a_one_line_usage_error(home: Home, argv: list[str], 
     )
     assert done.returncode == 2
     assert error in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+async def test_an_agent_creates_at_most_its_share_of_tasks(
+    make_runtime: Any, home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.runtime.tools.tasks.MAX_TASKS_PER_AGENT", 5)
+    runtime: TeamRuntime = make_runtime(Router(default=Script(then="Done.")))
+    await runtime.start()
+    session = runtime.lead_session
+    content, failed = await call_tool(session, "TeamCreate", {"team_name": TEAM})
+    assert not failed, content
+    results = [
+        await call_tool(session, "TaskCreate", {"subject": f"Task {k}", "description": "-"})
+        for k in range(7)
+    ]
+    assert [failed for _, failed in results] == [False] * 5 + [True] * 2
+    assert "team-lead has created 5 tasks in team scale, the most one agent may" in results[5][0]
+    assert len(home.tasks(TEAM).list()) == 5
+    # The person's own task creation is not an agent's: not capped.
+    home.tasks(TEAM).create("From the person", "-")
+    assert len(home.tasks(TEAM).list()) == 6
