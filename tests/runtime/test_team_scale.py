@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,9 +23,9 @@ from app.core import Home
 from app.core.models import InboxMessage, TeamMember
 from app.core.paths import LEAD_NAME
 from app.core.teams import COLORS
-from app.runtime.offline import reply
+from app.runtime.offline import ModelRequest, reply, text
 from app.runtime.offline.plans import tool_use
-from app.runtime.team.runtime import TeamRuntime
+from app.runtime.team.runtime import IN_PROCESS_CALLS, TeamRuntime
 from tests.runtime.conftest import Router, Script, call_tool, settle, until
 
 TEAM = "scale"
@@ -246,3 +247,43 @@ async def test_an_agent_creates_at_most_its_share_of_tasks(
     # The person's own task creation is not an agent's: not capped.
     home.tasks(TEAM).create("From the person", "-")
     assert len(home.tasks(TEAM).list()) == 6
+
+
+class _Held:
+    """A model that holds every teammate's call until released, counting those under way."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        self.active = 0
+        self.most = 0
+        self.calls = 0
+
+    async def respond(self, request: ModelRequest) -> Any:
+        with self.lock:
+            self.active += 1
+            self.calls += 1
+            self.most = max(self.most, self.active)
+        try:
+            await asyncio.to_thread(self.release.wait, 60)
+        finally:
+            with self.lock:
+                self.active -= 1
+        return reply(text("Done."))
+
+
+async def test_in_process_teammates_make_a_few_model_calls_at_once(
+    make_runtime: Any, home: Home, project: Path
+) -> None:
+    held = _Held()
+    runtime: TeamRuntime = make_runtime(Router(default=held))
+    await runtime.start()
+    home.teams.create(TEAM, description="scale", cwd=str(project))
+    runtime.team_created(TEAM)
+    await asyncio.gather(*(runtime.spawn_teammate(f"w{k}", "Say hello.") for k in range(8)))
+    await until(lambda: held.active == IN_PROCESS_CALLS, "the first calls under way")
+    await settle(50)
+    assert held.active == IN_PROCESS_CALLS  # the other four wait for a slot
+    held.release.set()
+    await until(lambda: held.calls == 8 and held.active == 0, "every teammate's call")
+    assert held.most == IN_PROCESS_CALLS < 8

@@ -20,6 +20,7 @@ until ``end_turn``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import time
 from collections.abc import Awaitable, Callable
@@ -151,9 +152,10 @@ async def run_turn(
             return _interrupted(session, texts)
         model_started = time.perf_counter()
         try:
-            final = await stream_response(
-                session, request_params(session), lambda a: _unless_interrupted(session, a)
-            )
+            async with session.slots or contextlib.nullcontext():
+                final = await stream_response(
+                    session, request_params(session), lambda a: _unless_interrupted(session, a)
+                )
         except ResponseFailed as exc:
             return _failed(session, texts, str(exc))
         model_seconds = time.perf_counter() - model_started

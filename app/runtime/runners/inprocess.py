@@ -6,6 +6,7 @@ dashboard, an asyncio task headless); the session's events go straight to the ru
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ class InProcessRunner:
         on_request_dropped: Callable[[str, str], None] | None = None,
         gate: Callable[[AgentSession], Awaitable[None]] | None = None,
         sandbox: SandboxConfig | None = None,
+        slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.spec = spec
         self._spawner = spawner
@@ -64,6 +66,7 @@ class InProcessRunner:
             sandbox=sandbox,
             rules_feed=RulesFeed(lambda: rules),  # the run's: the same object as the lead's
         )
+        self.teammate.session.slots = slots  # model calls shared with the other teammates
         self.handle: Any = None
 
     @property

@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from app.runtime.model.client import SDKClient
 
 log = logging.getLogger(__name__)
+#: In-process teammates' model calls under way at once (``turn_slots``).
+IN_PROCESS_CALLS = 4
 Listener = Callable[[RuntimeEvent], None]
 
 
@@ -138,6 +140,10 @@ class TeamRuntime:
         self.settings_watch = SettingsWatch(self)  # hooks and rules: the snapshot at start
         self.crew = Crew()
         self.registrar = Registrar(home)  # spawned teammates, many in one config write
+        #: In-process teammates' model calls, a few at once: fifty teammates on the
+        #: dashboard's process would otherwise take its interpreter lock fifty ways (the
+        #: person's keys and screen wait behind them) without doing more work on two cores.
+        self.turn_slots = asyncio.Semaphore(IN_PROCESS_CALLS)
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
         self.worktrees = TeamWorktrees(
             home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent

@@ -56,6 +56,7 @@ class SpawnHost(Protocol):
     plan_mode_required: bool
     crew: Crew
     registrar: Registrar
+    turn_slots: asyncio.Semaphore
     worktrees: TeamWorktrees
     lead_session: AgentSession
     processes: TeamProcesses | None
@@ -147,4 +148,5 @@ def make_runner(host: SpawnHost, spec: TeammateSpec) -> Runner:
         on_request_dropped=host._request_dropped,
         gate=gate,
         sandbox=host.sandbox,
+        slots=host.turn_slots,
     )
