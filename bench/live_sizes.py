@@ -12,7 +12,8 @@ pressed every 80-120 ms. One line per run:
 * loop lag p99 (ms): how late the dashboard loop's 10 ms timer fires;
 * spawn (s): every teammate spawned (the spawns overlap, as the lead's one response's do);
 * tasks/s: the tasks / (spawn start -> every task completed);
-* RSS (MB): the dashboard process's resident memory at the end.
+* RSS (MB): the dashboard process's resident memory at the end (each run is a process of its
+  own, so this is that run's alone).
 
 The baseline, measured in the same run: the same sizes with offloading off
 (``TEAMDECK_OFFLOAD=0``: every file operation on the dashboard's loop). The machine's load
@@ -21,10 +22,13 @@ average is printed beside the table (a shared machine is noisy: read the figures
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import sys
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import live_app
@@ -48,6 +52,14 @@ class SizeRow:
 
 
 async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
+    """One run, in a process of its own (its RSS is this run's alone)."""
+    argv = [sys.executable, __file__, backend, str(mates), str(tasks), "1" if offloading else "0"]
+    child = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
+    out, _ = await child.communicate()
+    return SizeRow(**json.loads(out.decode().strip().splitlines()[-1]))
+
+
+async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
     run = await live_app.keypresses(
         tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0
     )
@@ -119,3 +131,11 @@ def options(parsed: Any) -> dict[str, Any]:
         "per_mate": parsed.tasks_per_teammate,
         "as_json": parsed.json,
     }
+
+
+if __name__ == "__main__":  # one run (``size_row``): its row as JSON on the last line
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    logging.getLogger("app").setLevel(logging.ERROR)
+    backend_arg, mates_arg, tasks_arg, offloading_arg = sys.argv[1:5]
+    row = asyncio.run(_one_run(backend_arg, int(mates_arg), int(tasks_arg), offloading_arg == "1"))
+    print(json.dumps(asdict(row)))
