@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from app.core import Home
+from app.core.mailbox import Mailbox
 from app.core.models import InboxMessage, TeamMember
 from app.core.paths import LEAD_NAME
 from app.core.teams import COLORS
@@ -287,3 +288,38 @@ async def test_in_process_teammates_make_a_few_model_calls_at_once(
     held.release.set()
     await until(lambda: held.calls == 8 and held.active == 0, "every teammate's call")
     assert held.most == IN_PROCESS_CALLS < 8
+
+
+async def test_a_turns_task_completed_and_idle_reach_the_lead_in_one_write(
+    make_runtime: Any, home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = Script(
+        [
+            reply(tool_use("TaskUpdate", {"taskId": "1", "status": "completed"})),
+            "Task #1 is done.",
+        ]
+    )
+    runtime: TeamRuntime = make_runtime(Router(default=Script(then="Noted."), w1=worker))
+    await runtime.start()
+    home.teams.create(TEAM, description="scale", cwd=str(project))
+    runtime.team_created(TEAM)
+    home.tasks(TEAM).create("Count the files", "-", owner="w1", status="in_progress")
+    writes: list[tuple[str, int]] = []
+    append = Mailbox.append
+
+    def counted(self: Mailbox, agent: str, message: Any, **kw: Any) -> None:
+        writes.append((agent, 1 + len(kw.get("more", ()))))
+        append(self, agent, message, **kw)
+
+    monkeypatch.setattr(Mailbox, "append", counted)
+    await runtime.spawn_teammate("w1", "Finish task #1.")
+    await until(lambda: len(worker.requests) == 2, "the worker's two calls")
+    await until(lambda: runtime.status_of("w1") == "idle", "the worker idle")
+    await settle()
+    # One write of the lead's inbox for the turn, with both messages in Claude Code's shapes.
+    assert [w for w in writes if w[0] == LEAD_NAME] == [(LEAD_NAME, 2)]
+    raw = json.loads(home.mailbox(TEAM).path(LEAD_NAME).read_text())
+    frames = [json.loads(entry["text"]) for entry in raw]
+    assert [f["type"] for f in frames] == ["task_completed", "idle_notification"]
+    assert frames[0]["taskId"] == "1", frames
+    assert {entry["from"] for entry in raw} == {"w1"}
