@@ -3,6 +3,7 @@ team's speed-up (in-process and as processes), the watcher's idle cost on a load
 
     .venv/bin/python bench/live.py [--json] [--only ROW ...] [--repeat N]
                                    [--tasks N] [--realistic-tasks N] [--pace SPEC]
+    .venv/bin/python bench/live.py --sizes 8,25,50,100   (the curve by team size: live_sizes.py)
 
 Every row is measured with its baseline in the same run:
 
@@ -418,7 +419,20 @@ def main() -> int:
         "--realistic-tasks", type=int, default=24, help="tasks of the realistic-pace runs"
     )
     parser.add_argument("--pace", default="realistic", help="the realistic pace's spec")
+    parser.add_argument(
+        "--sizes", metavar="N,N,...", help="the curve by team size instead (bench/live_sizes.py)"
+    )
+    parser.add_argument("--backends", default="in-process,process", help="with --sizes")
+    parser.add_argument("--tasks-per-teammate", type=int, default=2, help="with --sizes")
     args = parser.parse_args()
+    if args.sizes:
+        import live_sizes
+
+        try:
+            chosen = live_sizes.options(args)
+        except ValueError as exc:
+            parser.error(str(exc))
+        return asyncio.run(live_sizes.curve(**chosen))
     try:
         parse_pace(args.pace)
     except ValueError as exc:

@@ -11,8 +11,11 @@ timer on the same loop records its lag meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import random
 import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -38,13 +41,22 @@ MAX_PRESSES = 200  # and stop after this many, even if it is not
 class Presses:
     latencies: list[float] = field(default_factory=list)  # ms
     stalls: list[float] = field(default_factory=list)  # ms, the app loop's 10 ms timer
+    spawn_s: float = 0.0  # spawning the whole team (the spawns overlap, as one response's)
+    wall_s: float | None = None  # spawn start -> every task completed (None: not in time)
+    rss_mb: float = 0.0  # the dashboard process's resident memory at the end
 
     def lag(self) -> tuple[float, float, float]:
         return pct(self.stalls, 0.5), pct(self.stalls, 0.99), max(self.stalls, default=0.0)
 
 
 async def keypresses(
-    tasks: int, *, pace: str = "0", offloading: bool = True, time_limit: float = 120.0
+    tasks: int,
+    *,
+    pace: str = "0",
+    offloading: bool = True,
+    time_limit: float = 120.0,
+    mates: int = MATES,
+    backend: str = "in-process",
 ) -> Presses:
     from textual import events
 
@@ -64,7 +76,10 @@ async def keypresses(
             home,
             cwd=workdir,
             decider="lead",
-            options={"client": make_client(handler=OfflineModel())},
+            options={
+                "client": make_client(handler=OfflineModel()),
+                **({"teammate_backend": backend} if backend != "in-process" else {}),
+            },
         )
         app = TeamDeckApp(home, RuntimeSource(factory))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -90,13 +105,30 @@ async def keypresses(
             screen.action_select = select  # type: ignore[method-assign]
             stop = asyncio.Event()
             tick = asyncio.create_task(ticker(result.stalls, stop))
-            for k in range(MATES):
-                await runtime.spawn_teammate(f"worker-{k + 1}", "Work on the task list.")
+            began = time.perf_counter()
+            await asyncio.gather(
+                *(
+                    runtime.spawn_teammate(f"worker-{k + 1}", "Work on the task list.")
+                    for k in range(mates)
+                )
+            )
+            result.spawn_s = time.perf_counter() - began
+            finished = asyncio.Event()
+
+            async def watch_board() -> None:
+                while True:  # the files, polled (a teammate process writes them too)
+                    if await asyncio.to_thread(_all_done, board):
+                        break
+                    await asyncio.sleep(0.25)
+                result.wall_s = time.perf_counter() - began
+                finished.set()
+
+            watching = asyncio.create_task(watch_board())
             rng = random.Random(5)
             deadline = time.perf_counter() + time_limit
             while time.perf_counter() < deadline:
                 await asyncio.sleep(rng.uniform(0.08, 0.12))
-                done = len(sent) % 10 == 0 and await asyncio.to_thread(_all_done, board)
+                done = finished.is_set()
                 if (done and len(result.latencies) >= MIN_PRESSES) or len(sent) >= MAX_PRESSES:
                     break
                 key = events.Key(KEY, None)
@@ -105,15 +137,35 @@ async def keypresses(
                 app._driver.send_message(key)  # as the terminal driver does
             stop.set()
             await tick
+            with contextlib.suppress(TimeoutError):  # the team's speed, keys or not
+                await asyncio.wait_for(finished.wait(), max(0.0, deadline - time.perf_counter()))
+            watching.cancel()
             for _ in range(200):  # the last key lands before the app closes
                 if len(result.latencies) >= len(sent):
                     break
                 await asyncio.sleep(0.01)
+            result.rss_mb = _rss_mb()
+            pids = [p for r in runtime.runners.values() if (p := getattr(r, "pid", None))]
             await runtime.stop()
+            _kill(pids)
     finally:
         offload.set_enabled(None)
         shutil.rmtree(root, ignore_errors=True)
     return result
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _kill(pids: list[int]) -> None:
+    """Teammate processes outlive ``stop`` (a team left running): not a benchmark's."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _since(t0: float) -> float:

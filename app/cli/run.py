@@ -130,6 +130,7 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
         raise ValueError("the goal must not be empty")
     if args.json and not args.headless:
         args.parser.error("--json needs --headless")
+    args.goal = sized_goal(args.goal, args.teammates, args.tasks)
     modes = cli_modes.options_for(args, headless=args.headless)
     history = {**cli_history.run_options(args), **worktree_options(args)}
     if args.headless:
@@ -180,7 +181,34 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     run.add_argument("goal", metavar="GOAL", help="what the team should do")
     run.add_argument("--headless", action="store_true", help="run to completion without the UI")
     run.add_argument("--json", action="store_true", help="print JSON")
+    run.add_argument(
+        "--teammates", metavar="N", type=_size, help="how many teammates the lead makes"
+    )
+    run.add_argument("--tasks", metavar="M", type=_size, help="how many tasks the lead makes")
     return set()
+
+
+#: The most teammates or tasks a run may be sized to (``--teammates``, ``--tasks``).
+MAX_SIZE = 1000
+
+
+def _size(value: str) -> int:
+    """``--teammates``/``--tasks``: a whole number from 1 to ``MAX_SIZE`` (else usage)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if not 1 <= number <= MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_SIZE}, not {number}")
+    return number
+
+
+def sized_goal(goal: str, teammates: int | None, tasks: int | None) -> str:
+    """The goal with the size asked for said in words, as a person would write it (the lead,
+    offline or a real model, reads the size from the goal)."""
+    parts = [f"{teammates} teammates" if teammates else "", f"{tasks} tasks" if tasks else ""]
+    said = " and ".join(p for p in parts if p)
+    return f"{goal.rstrip()} (use {said})" if said else goal
 
 
 def _offline_pace(spec: str) -> str:

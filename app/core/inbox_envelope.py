@@ -7,6 +7,7 @@ to such an inbox wears the same envelope as its newest message (:func:`envelope_
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from app.core.files import encode_entry, splice_parts
@@ -56,11 +57,16 @@ def _envelope_template(raw: bytes) -> dict[str, Any] | None:
     return None
 
 
-def spliced(raw: bytes | None, entry: dict[str, Any]) -> list[bytes | memoryview]:
-    """The chunks of the inbox ``raw`` (``None``: none yet) with ``entry`` appended, in the
-    envelope of its newest message if it has one. ValueError if ``raw`` is not an array."""
+def spliced(
+    raw: bytes | None, entry: dict[str, Any], more: Sequence[dict[str, Any]] = ()
+) -> list[bytes | memoryview]:
+    """The chunks of the inbox ``raw`` (``None``: none yet) with ``entry`` (then ``more``)
+    appended, in the envelope of its newest message if it has one. ValueError if ``raw`` is
+    not an array."""
     template = _envelope_template(raw) if raw is not None else None
-    piece = encode_entry(envelope_like(template, entry) if template else entry)
+    piece = b",\n".join(
+        encode_entry(envelope_like(template, e) if template else e) for e in (entry, *more)
+    )
     if raw is None:
         return [b"[\n", piece, b"\n]"]
     return splice_parts(raw, piece)

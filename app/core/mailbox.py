@@ -211,9 +211,16 @@ class Mailbox:
         return recipients
 
     def append(
-        self, agent: str, message: InboxMessage, *, guard: Callable[[], None] | None = None
+        self,
+        agent: str,
+        message: InboxMessage,
+        *,
+        guard: Callable[[], None] | None = None,
+        more: Sequence[InboxMessage] = (),
     ) -> None:
-        """Append to ``agent``'s inbox (no membership check: use ``send`` for user input).
+        """Append to ``agent``'s inbox (no membership check: use ``send`` for user input);
+        ``more``: messages appended after it in the same write (one lock, one rewrite: a
+        teammate's turn-end notes to the lead).
 
         ``guard`` runs under the inbox's lock just before the write; if it raises, nothing is
         written (e.g. "this request has been answered meanwhile": answer at most once).
@@ -225,8 +232,9 @@ class Mailbox:
         corrupt inbox is never extended or replaced: CorruptFileError names it (in teamdeck's
         own home a copy is also saved aside; in a Claude Code home the file is only reported,
         left exactly where it is)."""
-        entry = message.to_json_dict()
-        entry["read"] = bool(entry.get("read", False))
+        entry, *others = (m.to_json_dict() for m in (message, *more))
+        for item in (entry, *others):
+            item["read"] = bool(item.get("read", False))
         path = self.path(agent)
         if not path.parent.is_dir():
             # Never bring back the folders of a deleted team (the lock and the atomic write
@@ -244,7 +252,7 @@ class Mailbox:
             hashed: Hashed | None = None
             if raw is not None and known is None:
                 try:  # checked while the new version is written (see app.core.checked_write)
-                    parts = spliced(raw, entry)
+                    parts = spliced(raw, entry, others)
                     check = HeadCheck(raw, len(parts[0]), record, parts[1:-1])
                     atomic_write_checked(path, parts, check, size=len(raw))
                     hashed = check.hashed  # recorded already
@@ -252,7 +260,7 @@ class Mailbox:
                     raw = parse_with_retry(path, _checked_bytes)
                     parts = None
             if parts is None:
-                parts = spliced(raw, entry)
+                parts = spliced(raw, entry, others)
                 if raw is None:
                     hashed = inbox_record.fresh(parts[:-1])
                 elif known is not None and known.hashed is not None:

@@ -107,6 +107,26 @@ class TaskClaims(TaskFiles):
         """Pending, unowned, unblocked tasks in id order (what an idle teammate may claim)."""
         return available(self.list())
 
+    def claimable_count(self, limit: int) -> int:
+        """How many tasks an idle teammate could claim now, counted up to ``limit`` (from this
+        process's board, brought up to date: the files that changed are read, not the list).
+        The runtime wakes that many idle teammates after a task change, not all of them."""
+        if limit <= 0:
+            return 0
+        known = self._board()
+        with known.lock:
+            known.sync(self._reader(self.layout.task_dir(self.team)))
+            count = 0
+            candidates = known.candidates()
+            try:
+                for _ in candidates:
+                    count += 1
+                    if count >= limit:
+                        break
+            finally:
+                candidates.close()
+        return count
+
     def claim_next(self, agent: str, *, status: str | None = None) -> ClaimResult | None:
         """What an idle teammate does between turns (seed 002): claim the lowest-id available
         task, with the busy check, under the list's lock.

@@ -115,7 +115,8 @@ async def test_task_completed_exit_0_sees_the_event_and_lets_it_complete(
     assert data["session_id"]
     [ran] = hooks_ran(observer, "TaskCompleted")
     assert (ran.agent, ran.outcome, ran.task_id) == ("worker", "ok", "1")
-    assert frames_in(home, TEAM, "team-lead", "task_completed")
+    # Told with the worker's idle notification, at the end of its turn.
+    await until(lambda: frames_in(home, TEAM, "team-lead", "task_completed"), "the lead told")
 
 
 async def test_task_completed_exit_2_keeps_the_task_open_with_feedback(
@@ -144,6 +145,7 @@ async def test_task_completed_exit_2_keeps_the_task_open_with_feedback(
     )
     assert passed.outcome == "ok"
     assert notices(rt, "worker") == ["hook blocked: TaskCompleted #1 — tests fail: 2 errors"]
+    await until(lambda: rt.status_of("worker") == "idle", "the worker idle")  # the lead told
     assert len(frames_in(home, TEAM, "team-lead", "task_completed")) == 1  # only the real one
 
 

@@ -10,6 +10,7 @@ use the same channel, exactly as a Claude Code teammate in another terminal woul
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -214,7 +215,10 @@ class TeamChannel:
         summary: str | None,
         completed_task_id: str | None = None,
         failure: str | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
+        """Tell the lead this agent is idle; ``notes`` (its turn's task_completed messages,
+        each in Claude Code's shape) go first, in the same write of the lead's inbox."""
         frame = idle_notification(
             self.name,
             idle_reason=reason,
@@ -223,7 +227,30 @@ class TeamChannel:
             completed_status="success" if completed_task_id else None,
             failure_reason=failure,
         )
-        self.send_frame(LEAD_NAME, frame)
+        if not notes:
+            self.send_frame(LEAD_NAME, frame)
+            return
+        sent = [Sent(self.team, LEAD_NAME, self._message(text), None) for text in notes]
+        sent.append(Sent(self.team, LEAD_NAME, self._message(frame.to_text()), frame))
+        self._write_all(LEAD_NAME, sent)
+
+    def notes_to_lead(self, notes: Sequence[str]) -> None:
+        """The turn's held notes, in one write (when it leaves without going idle)."""
+        if notes:
+            self._write_all(
+                LEAD_NAME, [Sent(self.team, LEAD_NAME, self._message(t)) for t in notes]
+            )
+
+    def _message(self, text: str) -> InboxMessage:
+        return InboxMessage(sender=self.name, text=text, color=self.color)
+
+    def _write_all(self, recipient: str, sent: list[Sent]) -> None:
+        box = self.home.mailbox(self.team)
+        for each in sent:
+            check_size(box.path(recipient), each.message)
+        box.append(recipient, sent[0].message, more=[s.message for s in sent[1:]])
+        for each in sent:
+            self._sent(each)
 
     # ------------------------------------------------------------------ leaving
 

@@ -20,12 +20,14 @@ until ``end_turn``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from app.runtime.agent.compaction import compact
+from app.runtime.agent.refused import forget_refused_inputs
 from app.runtime.agent.response import ResponseFailed, stream_response
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.team_hooks import hooks_of
@@ -150,9 +152,10 @@ async def run_turn(
             return _interrupted(session, texts)
         model_started = time.perf_counter()
         try:
-            final = await stream_response(
-                session, request_params(session), lambda a: _unless_interrupted(session, a)
-            )
+            async with session.slots or contextlib.nullcontext():
+                final = await stream_response(
+                    session, request_params(session), lambda a: _unless_interrupted(session, a)
+                )
         except ResponseFailed as exc:
             return _failed(session, texts, str(exc))
         model_seconds = time.perf_counter() - model_started
@@ -185,6 +188,7 @@ async def run_turn(
         if run_tools:
             cut_offs = 0
             results = await execute_tools(session, tool_uses)
+            forget_refused_inputs(tool_uses, results)
             extra = [{"type": "text", "text": t} for t in ((await drain()) if drain else [])]
             delivered.extend(extra)
             _append_user(session, results + extra)
@@ -320,11 +324,16 @@ def _block_dict(block: Any) -> dict[str, Any]:
 async def execute_tools(
     session: AgentSession, tool_uses: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Run the tool calls of one response; read-only ones concurrently when all are."""
+    """Run the tool calls of one response; read-only ones concurrently when all are, and
+    spawns (``Task``) concurrently when all are: a team spawned in one response is registered
+    in the team config together (``team.registrar``), not one rewrite per teammate."""
     tools = [session.tool(b["name"]) for b in tool_uses]
-    concurrent = len(tool_uses) > 1 and all(
-        t is not None and t.is_read_only(b.get("input") or {})
-        for t, b in zip(tools, tool_uses, strict=True)
+    concurrent = len(tool_uses) > 1 and (
+        all(
+            t is not None and t.is_read_only(b.get("input") or {})
+            for t, b in zip(tools, tool_uses, strict=True)
+        )
+        or all(b["name"] == "Task" and t is not None for t, b in zip(tools, tool_uses, strict=True))
     )
     if concurrent:
         return list(await asyncio.gather(*(execute_tool(session, b) for b in tool_uses)))

@@ -109,6 +109,10 @@ class AgentSession:
         self.cache_creation_tokens = 0
         #: Awaited before each model call (the run's budget holds new calls while it is spent).
         self.gate: Callable[[AgentSession], Awaitable[None]] | None = None
+        #: Model calls this agent shares with the process's other in-process teammates (a few
+        #: at once: ``team.runtime.IN_PROCESS_CALLS``); ``None``: not capped (the lead, a
+        #: teammate process).
+        self.slots: asyncio.Semaphore | None = None
         #: "[to analyst] found 3 files": the last direct message to a peer this turn, for the
         #: idle notification's summary (the panel shows the last DM from the files).
         self.last_peer_dm: str | None = None

@@ -90,6 +90,8 @@ class Teammate:
         self.on_exit = on_exit
         self.on_request_dropped = on_request_dropped
         self.pending_user: deque[str] = deque()
+        #: The turn's task_completed messages for the lead, sent with its idle notification.
+        self.lead_notes: list[str] = []
         self.wake = Wakeup()
         self.handle: object | None = None
         self.finished = False
@@ -216,6 +218,7 @@ class Teammate:
         peer_dm = session.take_peer_dm()
         if peer_dm:
             summary = f"{summary or ''} {peer_dm}".strip()
+        notes, self.lead_notes = self.lead_notes, []
         try:
             await session.io.run(
                 self.channel.idle,
@@ -223,6 +226,7 @@ class Teammate:
                 summary=summary,
                 completed_task_id=completed,
                 failure=outcome.error,
+                notes=notes,
             )
         except (TeamdeckError, OSError) as exc:
             session.record("error", f"could not tell the lead it is idle: {exc}")
@@ -251,6 +255,11 @@ class Teammate:
             session.record("error", error)
         headline = f'Teammate "{self.name}" failed: {error}.' if error else note
         session.io.flush()  # its queued writes land before it leaves
+        notes, self.lead_notes = self.lead_notes, []
+        try:  # the turn's task_completed notes, had it not gone idle since
+            self.channel.notes_to_lead(notes)
+        except (TeamdeckError, OSError) as exc:
+            log.warning("%s: could not tell the lead of its completed tasks: %s", self.name, exc)
         self.channel.leave(reason, headline=headline)
         if status == "completed" and self.shutdown_request is not None:
             request_id, requester = self.shutdown_request  # answered once it has left

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from app.core.errors import TeamdeckError
+from app.core.paths import LEAD_NAME
+from app.core.protocol import TaskCompleted, parse_frame
 from app.runtime.tools.base import AgentIdentity, ToolError
 
 if TYPE_CHECKING:
@@ -34,6 +36,9 @@ class ServedTeammate(Protocol):
 
     def show(self, detail: str = "") -> None: ...
 
+    @property
+    def lead_notes(self) -> list[str]: ...
+
 
 class TeammateServices:
     """Implements ``TeamServices`` for one teammate (see ``app.runtime.tools.base``)."""
@@ -48,6 +53,14 @@ class TeammateServices:
     def send(
         self, caller: AgentIdentity, recipient: str, text: str, summary: str | None = None
     ) -> str:
+        if (
+            recipient == LEAD_NAME
+            and summary is None
+            and isinstance(parse_frame(text), TaskCompleted)
+        ):
+            # Told with the turn's idle notification, in one write of the lead's inbox.
+            self.teammate.lead_notes.append(text)
+            return LEAD_NAME
         return self.teammate.channel.deliver(recipient, text, summary)
 
     def broadcast(self, caller: AgentIdentity, team: str, message: Any) -> list[str]:

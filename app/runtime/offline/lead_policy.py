@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from app.runtime.offline.history import Call, History
 from app.runtime.offline.plans import Block, ModelRequest, ResponsePlan, reply, text, tool_use
 from app.runtime.offline.resume import resume_spawns, resumed_at
+from app.runtime.offline.sizing import assign_owners, create_tasks, spawn_workers, team_size
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,8 @@ class LeadPolicy:
         return self._react(start, named)
 
     def _setup_step(self, goal: str, named: Named) -> ResponsePlan | None:
+        if team_size(goal) is not None:
+            return self._sized_setup_step(goal, named)
         creates = named("TaskCreate")
         if not creates:
             return reply(
@@ -239,6 +242,28 @@ class LeadPolicy:
             owners[-1].index + 1
         ):
             return reply(text(f"The team is working: {', '.join(names)}."))
+        return None
+
+    def _sized_setup_step(self, goal: str, named: Named) -> ResponsePlan | None:
+        """The setup of a team whose size the goal says (``offline.sizing``)."""
+        size = team_size(goal)
+        assert size is not None
+        pattern = file_pattern_for(goal)
+        creates = named("TaskCreate")
+        if not creates:
+            return create_tasks(size, goal, pattern)
+        ids = [_task_id(c) for c in creates if c.ok][: size.teammates]
+        spawns = named("Task")
+        if not spawns:
+            return spawn_workers(size, ids, goal, pattern)
+        names = [_spawned_name(c) for c in spawns if c.ok]
+        owners = [c for c in named("TaskUpdate") if "owner" in c.input]
+        if not owners:
+            return assign_owners(ids, names)
+        if calls_after(owners[-1], self.history) == [] and not self.history.incoming_since(
+            owners[-1].index + 1
+        ):
+            return reply(text(f"The team of {len(names)} is working."))
         return None
 
     def _react(self, start: int, named: Named) -> ResponsePlan:

@@ -6,6 +6,7 @@ dashboard, an asyncio task headless); the session's events go straight to the ru
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,7 @@ class InProcessRunner:
         sandbox: SandboxConfig | None = None,
         key: TeamKey | None = None,
         bypass_allowed: Callable[[], bool] = lambda: False,
+        slots: asyncio.Semaphore | None = None,
     ) -> None:
         self.spec = spec
         self._spawner = spawner
@@ -71,6 +73,7 @@ class InProcessRunner:
         )
         #: Answers come from the runtime (``give_answer``), never from message text.
         self.teammate.answers.direct = {}
+        self.teammate.session.slots = slots  # model calls shared with the other teammates
         self.handle: Any = None
 
     @property

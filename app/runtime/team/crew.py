@@ -30,14 +30,19 @@ class Crew:
         #: Teammates of the current team that left, by name (their last snapshot).
         self.departed: dict[str, AgentSnapshot] = {}
         self._gone: dict[str, Runner] = {}
+        self._colored = 0  # colours handed out in this team (spawns still starting included)
 
     def clear(self) -> None:
         """A new team starts: the previous team's teammates are history."""
         self.departed.clear()
         self._gone.clear()
+        self._colored = 0
 
     def next_color(self) -> str:
-        return COLORS[(len(self.runners) + len(self.departed)) % len(COLORS)]
+        """The next teammate's colour: spawns that overlap (one response's) each get their own."""
+        index = max(self._colored, len(self.runners) + len(self.departed))
+        self._colored = index + 1
+        return COLORS[index % len(COLORS)]
 
     def add(self, runner: Runner) -> None:
         self.runners[runner.spec.name] = runner
@@ -85,10 +90,6 @@ class Crew:
         runner = self.runners.get(agent)
         if isinstance(runner, InProcessRunner):
             runner.teammate.answers.give(frame, origin)
-
-    def wake_all(self) -> None:
-        for runner in self.runners.values():
-            runner.wake()
 
 
 BYPASS = "bypassPermissions"

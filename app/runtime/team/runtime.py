@@ -57,8 +57,10 @@ from app.runtime.team.lead_inbox import LeadInbox
 from app.runtime.team.lead_services import LeadServices
 from app.runtime.team.lead_session import allowed_mode, new_lead_session, prompt_for, set_lead_mode
 from app.runtime.team.processes import TeamProcesses, check_mode
+from app.runtime.team.registrar import Registrar
 from app.runtime.team.settings_watch import SettingsWatch
 from app.runtime.team.spawning import asyncio_spawner
+from app.runtime.team.task_wakeups import TaskWakeups
 from app.runtime.team.worktrees import TeamWorktrees
 from app.runtime.tools.base import AgentIdentity
 
@@ -67,6 +69,8 @@ if TYPE_CHECKING:
     from app.runtime.model.client import SDKClient
 
 log = logging.getLogger(__name__)
+#: In-process teammates' model calls under way at once (``turn_slots``).
+IN_PROCESS_CALLS = 4
 Listener = Callable[[RuntimeEvent], None]
 
 
@@ -138,6 +142,11 @@ class TeamRuntime:
             hand_over=lambda *answer: self.crew.hand_over(*answer),
         )  # fmt: skip
         self.settings_watch = SettingsWatch(self)  # hooks and rules: the snapshot at start
+        self.registrar = Registrar(home)  # spawned teammates, many in one config write
+        #: In-process teammates' model calls, a few at once: fifty teammates on the
+        #: dashboard's process would otherwise take its interpreter lock fifty ways (the
+        #: person's keys and screen wait behind them) without doing more work on two cores.
+        self.turn_slots = asyncio.Semaphore(IN_PROCESS_CALLS)
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
         self.worktrees = TeamWorktrees(
             home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent
@@ -148,6 +157,7 @@ class TeamRuntime:
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
         self.lead_inbox = LeadInbox(home, self.queue, self.crew.departed, lambda: self.team)
+        self.task_wakeups = TaskWakeups(home, lambda: self.team, lambda: self.crew.runners)
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.lead_session = new_lead_session(self, lead_mode, LeadServices(self))
@@ -233,7 +243,7 @@ class TeamRuntime:
                 return
             if event.agent == LEAD_NAME:
                 self._soon("scan_lead", self.lead_inbox.scan)
-                self.lead.wake.set()
+                self.lead.mail_arrived()
             else:  # a teammate's: an answer to its request from elsewhere closes it here
                 self._soon(f"answers {event.agent}", lambda: self.desk.note_answers(event.agent))
                 if (runner := self.crew.runners.get(event.agent)) is not None:
@@ -243,7 +253,7 @@ class TeamRuntime:
         elif isinstance(event, TaskChanged):
             if event.team != self.team:
                 return
-            self.crew.wake_all()
+            self._soon("claimable", self.task_wakeups.tasks_changed)
         elif isinstance(event, TeamRemoved) and event.team == self.team:
             self.lead.wake.set()
 

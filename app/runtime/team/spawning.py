@@ -21,6 +21,7 @@ from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.team.crew import Crew, member_entry, spawn_result, teammate_spec
+from app.runtime.team.registrar import Registrar
 
 if TYPE_CHECKING:
     import anthropic
@@ -55,6 +56,8 @@ class SpawnHost(Protocol):
     allow_bypass: bool
     plan_mode_required: bool
     crew: Crew
+    registrar: Registrar
+    turn_slots: asyncio.Semaphore
     worktrees: TeamWorktrees
     lead_session: AgentSession
     processes: TeamProcesses | None
@@ -83,7 +86,16 @@ async def spawn(host: SpawnHost, request: dict[str, Any]) -> dict[str, Any]:
         raise NotFoundError("no team yet: the lead must create one first")
     if team != host.team:
         raise NotFoundError(f"can only spawn into the team this lead leads ({host.team})")
-    name = host.home.teams.unique_member_name(team, str(request["name"]))
+    name = host.registrar.unique_name(team, str(request["name"]))
+    try:
+        return await _spawn_named(host, request, team, name)
+    finally:
+        host.registrar.release(team, name)
+
+
+async def _spawn_named(
+    host: SpawnHost, request: dict[str, Any], team: str, name: str
+) -> dict[str, Any]:
     model = resolve_model(request["model"]) if request.get("model") else host.model
     spec = teammate_spec(
         request,
@@ -98,10 +110,8 @@ async def spawn(host: SpawnHost, request: dict[str, Any]) -> dict[str, Any]:
     )
     spec = await host.worktrees.prepare(spec)
     runner = make_runner(host, spec)
-    # A config rewrite (lock, fsyncs) that starting teammates contend for: off the loop.
-    await host.lead_session.io.run(
-        host.home.teams.add_member, team, member_entry(spec, runner.backend)
-    )
+    # A config rewrite (lock, fsyncs), off the loop, shared with the spawns that overlap it.
+    await host.registrar.register(team, member_entry(spec, runner.backend))
     host.crew.add(runner)
     runner.start()
     return spawn_result(spec)
@@ -142,4 +152,5 @@ def make_runner(host: SpawnHost, spec: TeammateSpec) -> Runner:
         sandbox=host.sandbox,
         key=host.team_key,
         bypass_allowed=lambda: host.allow_bypass,
+        slots=host.turn_slots,
     )

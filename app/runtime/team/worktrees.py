@@ -54,6 +54,7 @@ class TeamWorktrees:
         self._emit = emit
         self._on_sent = on_sent
         self._managers: dict[str, WorktreeManager] = {}
+        self._preparing = asyncio.Lock()
         self._trees: dict[tuple[str, str], Worktree] = {}
         self._releasing: set[asyncio.Task[Release]] = set()
         #: Every release so far, in order.
@@ -69,11 +70,12 @@ class TeamWorktrees:
         WorktreeError (one line) if git cannot make it."""
         if not self.enabled:
             return spec
-        manager = self._managers.get(spec.team)
-        if manager is None:
-            manager = await asyncio.to_thread(WorktreeManager, self.cwd, spec.team)
-            self._managers[spec.team] = manager
-        tree = await asyncio.to_thread(manager.create_free, spec.name)
+        async with self._preparing:  # spawns of one response overlap: git, one at a time
+            manager = self._managers.get(spec.team)
+            if manager is None:
+                manager = await asyncio.to_thread(WorktreeManager, self.cwd, spec.team)
+                self._managers[spec.team] = manager
+            tree = await asyncio.to_thread(manager.create_free, spec.name)
         self._trees[(spec.team, spec.name)] = tree
         return dataclasses.replace(spec, cwd=tree.path, worktree=tree.path)
 

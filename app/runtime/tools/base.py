@@ -50,6 +50,8 @@ class AgentIdentity:
     #: Claude Code's agent type and plan-mode flag; ``None``: read from the team config.
     agent_type: str | None = None
     plan_mode_required: bool | None = None
+    #: Tasks this agent created, by team (TaskCreate's cap: ``tools.tasks.MAX_TASKS_PER_AGENT``).
+    tasks_created: dict[str, int] = field(default_factory=dict)
 
     @property
     def agent_id(self) -> str:

@@ -35,6 +35,12 @@ if TYPE_CHECKING:
     from app.core.tasks import TaskList as TaskStore
 
 
+#: The most tasks one agent may create in one team: every task is a file each reader lists and
+#: a row the dashboard shows, and an agent in a loop (or a hostile one) would add them forever.
+#: The person's own ``teamdeck task create`` is not capped.
+MAX_TASKS_PER_AGENT = 1000
+
+
 class TaskCreate(TaskTool):
     name = "TaskCreate"
     description = (
@@ -65,6 +71,12 @@ class TaskCreate(TaskTool):
         subject = (str_arg(tool_input, "subject", required=True) or "").strip()
         if not subject:
             raise ToolError("subject must not be empty")
+        created = ctx.agent.tasks_created.get(team, 0)
+        if created >= MAX_TASKS_PER_AGENT:
+            raise ToolError(
+                f"{ctx.agent.name} has created {created} tasks in team {team}, the most one "
+                "agent may: work through them (or ask the person) instead of adding more"
+            )
         description = str_arg(tool_input, "description") or ""
         metadata = metadata_arg(tool_input)
         hooked = ctx.hooks is not None and await ctx.hooks.has("TaskCreated")
@@ -80,6 +92,7 @@ class TaskCreate(TaskTool):
             )
         except (TeamdeckError, ValueError) as exc:
             raise ToolError(str(exc)) from None
+        ctx.agent.tasks_created[team] = created + 1
         if hooked and ctx.hooks is not None:
             await _created_hooks(ctx, tasks, task, unhide=hide)
         return ToolResult.json({"task": {"id": task.id, "subject": task.subject}})

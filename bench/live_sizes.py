@@ -1,0 +1,141 @@
+"""bench/live.py ``--sizes``: the dashboard and the team's speed as the team grows.
+
+    .venv/bin/python bench/live.py --sizes 8,25,50,100 [--backends in-process,process]
+                                   [--tasks-per-teammate K] [--json]
+
+For each team size and each teammate mode (in-process, then process), the real dashboard
+(``TeamDeckApp``, headless ``run_test``, as bench/live.py's ``keypress`` row) runs a team of
+that size on ``K`` x size tasks (default 2, at least 16) at pace 0 while ``shift+down`` is
+pressed every 80-120 ms. One line per run:
+
+* key press p95 (ms): the key handed to the app -> the screen refresh after the selection moved;
+* loop lag p99 (ms): how late the dashboard loop's 10 ms timer fires;
+* spawn (s): every teammate spawned (the spawns overlap, as the lead's one response's do);
+* tasks/s: the tasks / (spawn start -> every task completed);
+* RSS (MB): the dashboard process's resident memory at the end (each run is a process of its
+  own, so this is that run's alone).
+
+The baseline, measured in the same run: the same sizes with offloading off
+(``TEAMDECK_OFFLOAD=0``: every file operation on the dashboard's loop). The machine's load
+average is printed beside the table (a shared machine is noisy: read the figures with it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import live_app
+from team import pct
+
+TARGETS = "key p95 and lag p99 <= 50 ms (50 in-process, 25 process); spawn 100 <= 2 s"
+
+
+@dataclass
+class SizeRow:
+    backend: str
+    teammates: int
+    tasks: int
+    offloading: bool
+    key_p95_ms: float
+    lag_p99_ms: float
+    spawn_s: float
+    tasks_per_s: float | None
+    rss_mb: float
+    load: float  # the 1-minute load average when the run ended
+
+
+async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
+    """One run, in a process of its own (its RSS is this run's alone)."""
+    argv = [sys.executable, __file__, backend, str(mates), str(tasks), "1" if offloading else "0"]
+    child = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
+    out, _ = await child.communicate()
+    return SizeRow(**json.loads(out.decode().strip().splitlines()[-1]))
+
+
+async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
+    run = await live_app.keypresses(
+        tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0
+    )
+    return SizeRow(
+        backend,
+        mates,
+        tasks,
+        offloading,
+        pct(run.latencies, 0.95),
+        run.lag()[1],
+        run.spawn_s,
+        tasks / run.wall_s if run.wall_s else None,
+        run.rss_mb,
+        os.getloadavg()[0],
+    )
+
+
+async def curve(
+    sizes: list[int], backends: list[str], per_mate: int, *, as_json: bool = False
+) -> int:
+    rows: list[SizeRow] = []
+    for backend in backends:
+        for mates in sizes:
+            tasks = max(16, per_mate * mates)
+            for offloading in (True, False):
+                row = await size_row(backend, mates, tasks, offloading)
+                rows.append(row)
+                if not as_json:
+                    print(f"  {_line(row)}", file=sys.stderr, flush=True)
+    if as_json:
+        print(json.dumps([asdict(r) for r in rows], indent=2))
+    else:
+        print(table(rows))
+    return 0
+
+
+def _line(r: SizeRow) -> str:
+    speed = f"{r.tasks_per_s:.1f}" if r.tasks_per_s else "not done"
+    return (
+        f"{r.backend:<10} {r.teammates:>4} {'on ' if r.offloading else 'off'}  "
+        f"{r.key_p95_ms:>6.0f} {r.lag_p99_ms:>6.0f} {r.spawn_s:>6.2f} {speed:>8} "
+        f"{r.rss_mb:>6.0f}  {r.load:>5.2f}"
+    )
+
+
+def table(rows: list[SizeRow]) -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    head = (
+        f"{os.cpu_count()} CPUs, load average now {load}; offloading off is the baseline\n"
+        f"{'mode':<10} {'size':>4} {'offl':<4} {'key95':>6} {'lag99':>6} {'spawn':>6} "
+        f"{'tasks/s':>8} {'RSS MB':>6}  {'load':>5}"
+    )
+    return "\n".join([head, *(_line(r) for r in rows), f"targets: {TARGETS}"])
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``8,25,50,100`` -> [8, 25, 50, 100] (ValueError for anything else)."""
+    sizes = [int(part) for part in text.split(",") if part.strip()]
+    if not sizes or any(not 1 <= s <= 200 for s in sizes):
+        raise ValueError(f"--sizes: team sizes from 1 to 200, comma-separated, not {text!r}")
+    return sizes
+
+
+def options(parsed: Any) -> dict[str, Any]:
+    """What ``curve`` takes from bench/live.py's arguments."""
+    return {
+        "sizes": parse_sizes(parsed.sizes),
+        "backends": [b for b in parsed.backends.split(",") if b],
+        "per_mate": parsed.tasks_per_teammate,
+        "as_json": parsed.json,
+    }
+
+
+if __name__ == "__main__":  # one run (``size_row``): its row as JSON on the last line
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    logging.getLogger("app").setLevel(logging.ERROR)
+    backend_arg, mates_arg, tasks_arg, offloading_arg = sys.argv[1:5]
+    row = asyncio.run(_one_run(backend_arg, int(mates_arg), int(tasks_arg), offloading_arg == "1"))
+    print(json.dumps(asdict(row)))
