@@ -236,15 +236,20 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
         token = str(uuidlib.uuid4())
         params = {"agent": agent, "status": status, "team": self.team, "token": token}
 
+        attempts = [0]
+
         def claim(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            attempts[0] += 1
             with conn.cursor(row_factory=dict_row) as cur:
-                # A repeat after a lost acknowledgement: the claim made then.
-                done = cur.execute(
-                    f"SELECT {_COLUMNS} FROM teamdeck.tasks WHERE team = %(team)s"
-                    " AND claim_token = %(token)s",
-                    params,
-                ).fetchall()
-                return done or cur.execute(CLAIM_NEXT, params).fetchall()
+                if attempts[0] > 1:  # a repeat after a lost link: the claim made then, if any
+                    done = cur.execute(
+                        f"SELECT {_COLUMNS} FROM teamdeck.tasks WHERE team = %(team)s"
+                        " AND claim_token = %(token)s",
+                        params,
+                    ).fetchall()
+                    if done:
+                        return done
+                return cur.execute(CLAIM_NEXT, params).fetchall()
 
         rows = self.link.run(claim)
         if rows:

@@ -27,12 +27,16 @@ CREATE TABLE teamdeck.identities (
   UNIQUE (team, member, desk)
 );
 
--- The member name the current role has in a team (NULL: none), and whether it is the desk.
-CREATE FUNCTION teamdeck.me(t text) RETURNS text LANGUAGE sql STABLE AS
-$$ SELECT member FROM teamdeck.identities WHERE role = current_user AND team = t $$;
-CREATE FUNCTION teamdeck.is_desk(t text) RETURNS boolean LANGUAGE sql STABLE AS
-$$ SELECT coalesce(bool_or(desk), false) FROM teamdeck.identities
-   WHERE role = current_user AND team = t $$;
+-- The current role's team, member name and whether it is the team's desk (NULL for a role
+-- that is none: the administrator, who owns the tables and is not held by the policies).
+-- A role stands for one member of one team. The policies call these as uncorrelated
+-- subqueries, "(SELECT teamdeck.my_team())": evaluated once per statement, not per row.
+CREATE FUNCTION teamdeck.my_team() RETURNS text LANGUAGE sql STABLE AS
+$$ SELECT team FROM teamdeck.identities WHERE role = current_user $$;
+CREATE FUNCTION teamdeck.my_member() RETURNS text LANGUAGE sql STABLE AS
+$$ SELECT member FROM teamdeck.identities WHERE role = current_user $$;
+CREATE FUNCTION teamdeck.my_desk() RETURNS boolean LANGUAGE sql STABLE AS
+$$ SELECT coalesce(bool_or(desk), false) FROM teamdeck.identities WHERE role = current_user $$;
 
 CREATE TABLE teamdeck.teams (
   name text PRIMARY KEY,
@@ -207,58 +211,75 @@ ALTER TABLE teamdeck.identities ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own ON teamdeck.identities FOR SELECT USING (role = current_user);
 
 ALTER TABLE teamdeck.teams ENABLE ROW LEVEL SECURITY;
-CREATE POLICY read ON teamdeck.teams FOR SELECT USING (teamdeck.me(name) IS NOT NULL);
-CREATE POLICY desk ON teamdeck.teams FOR UPDATE USING (teamdeck.is_desk(name));
+CREATE POLICY read ON teamdeck.teams FOR SELECT USING (name = (SELECT teamdeck.my_team()));
+CREATE POLICY desk ON teamdeck.teams FOR UPDATE
+  USING (name = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()));
 
 ALTER TABLE teamdeck.members ENABLE ROW LEVEL SECURITY;
-CREATE POLICY read ON teamdeck.members FOR SELECT USING (teamdeck.me(team) IS NOT NULL);
+CREATE POLICY read ON teamdeck.members FOR SELECT USING (team = (SELECT teamdeck.my_team()));
 CREATE POLICY self ON teamdeck.members FOR UPDATE
-  USING (name = teamdeck.me(team) OR teamdeck.is_desk(team))
-  WITH CHECK (name = teamdeck.me(team) OR teamdeck.is_desk(team));
-CREATE POLICY desk_add ON teamdeck.members FOR INSERT WITH CHECK (teamdeck.is_desk(team));
-CREATE POLICY desk_remove ON teamdeck.members FOR DELETE USING (teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team())
+    AND (name = (SELECT teamdeck.my_member()) OR (SELECT teamdeck.my_desk())))
+  WITH CHECK (team = (SELECT teamdeck.my_team())
+    AND (name = (SELECT teamdeck.my_member()) OR (SELECT teamdeck.my_desk())));
+CREATE POLICY desk_add ON teamdeck.members FOR INSERT
+  WITH CHECK (team = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()));
+CREATE POLICY desk_remove ON teamdeck.members FOR DELETE
+  USING (team = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()));
 
 ALTER TABLE teamdeck.inboxes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own ON teamdeck.inboxes FOR SELECT
-  USING (name = teamdeck.me(team) OR teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team())
+    AND (name = (SELECT teamdeck.my_member()) OR (SELECT teamdeck.my_desk())));
 
 ALTER TABLE teamdeck.messages ENABLE ROW LEVEL SECURITY;
 -- An agent reads its own inbox and what it sent; the desk reads the whole team's.
 CREATE POLICY read ON teamdeck.messages FOR SELECT
-  USING (recipient = teamdeck.me(team) OR sender = teamdeck.me(team) OR teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team())
+    AND (recipient = (SELECT teamdeck.my_member()) OR sender = (SELECT teamdeck.my_member())
+      OR (SELECT teamdeck.my_desk())));
 -- The sender is the role's own member name (the desk is team-lead, and may write as the
 -- person, "user"); the recipient a member of the same team, or the lead or the person.
 CREATE POLICY send ON teamdeck.messages FOR INSERT WITH CHECK (
-  (sender = teamdeck.me(team) OR (sender = 'user' AND teamdeck.is_desk(team)))
+  team = (SELECT teamdeck.my_team())
+  AND (sender = (SELECT teamdeck.my_member()) OR (sender = 'user' AND (SELECT teamdeck.my_desk())))
   AND (recipient IN ('team-lead', 'user') OR EXISTS (
     SELECT 1 FROM teamdeck.members m WHERE m.team = messages.team AND m.name = recipient)));
 CREATE POLICY mark ON teamdeck.messages FOR UPDATE
-  USING (recipient = teamdeck.me(team) OR teamdeck.is_desk(team))
-  WITH CHECK (recipient = teamdeck.me(team) OR teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team())
+    AND (recipient = (SELECT teamdeck.my_member()) OR (SELECT teamdeck.my_desk())))
+  WITH CHECK (team = (SELECT teamdeck.my_team())
+    AND (recipient = (SELECT teamdeck.my_member()) OR (SELECT teamdeck.my_desk())));
 
 ALTER TABLE teamdeck.tasks ENABLE ROW LEVEL SECURITY;
-CREATE POLICY read ON teamdeck.tasks FOR SELECT USING (teamdeck.me(team) IS NOT NULL);
+CREATE POLICY read ON teamdeck.tasks FOR SELECT USING (team = (SELECT teamdeck.my_team()));
 -- An agent creates tasks for nobody or itself; changes only tasks that are nobody's or its
 -- own, and leaves them nobody's or its own: it cannot steal a claimed task nor claim one for
 -- another. The desk (the lead and the person) assigns freely.
-CREATE POLICY add ON teamdeck.tasks FOR INSERT WITH CHECK (teamdeck.is_desk(team)
-  OR (teamdeck.me(team) IS NOT NULL AND (owner IS NULL OR owner = teamdeck.me(team))));
+CREATE POLICY add ON teamdeck.tasks FOR INSERT WITH CHECK (team = (SELECT teamdeck.my_team())
+  AND ((SELECT teamdeck.my_desk()) OR owner IS NULL OR owner = (SELECT teamdeck.my_member())));
 CREATE POLICY change ON teamdeck.tasks FOR UPDATE
-  USING (teamdeck.is_desk(team)
-    OR (teamdeck.me(team) IS NOT NULL AND (owner IS NULL OR owner = teamdeck.me(team))))
-  WITH CHECK (teamdeck.is_desk(team)
-    OR (teamdeck.me(team) IS NOT NULL AND (owner IS NULL OR owner = teamdeck.me(team))));
-CREATE POLICY remove ON teamdeck.tasks FOR DELETE USING (teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team())
+    AND ((SELECT teamdeck.my_desk()) OR owner IS NULL OR owner = (SELECT teamdeck.my_member())))
+  WITH CHECK (team = (SELECT teamdeck.my_team())
+    AND ((SELECT teamdeck.my_desk()) OR owner IS NULL OR owner = (SELECT teamdeck.my_member())));
+CREATE POLICY remove ON teamdeck.tasks FOR DELETE
+  USING (team = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()));
 
 ALTER TABLE teamdeck.requests ENABLE ROW LEVEL SECURITY;
 CREATE POLICY read ON teamdeck.requests FOR SELECT
-  USING (requester = teamdeck.me(team) OR teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team())
+    AND (requester = (SELECT teamdeck.my_member()) OR (SELECT teamdeck.my_desk())));
 CREATE POLICY ask ON teamdeck.requests FOR INSERT
-  WITH CHECK (requester = teamdeck.me(team) AND answer IS NULL);
+  WITH CHECK (team = (SELECT teamdeck.my_team())
+    AND requester = (SELECT teamdeck.my_member()) AND answer IS NULL);
 -- Only the desk answers (the same authority the signed answers give on files).
 CREATE POLICY answer ON teamdeck.requests FOR UPDATE
-  USING (teamdeck.is_desk(team)) WITH CHECK (teamdeck.is_desk(team));
+  USING (team = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()))
+  WITH CHECK (team = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()));
 
 ALTER TABLE teamdeck.events ENABLE ROW LEVEL SECURITY;
-CREATE POLICY read ON teamdeck.events FOR SELECT USING (teamdeck.is_desk(team));
-CREATE POLICY add ON teamdeck.events FOR INSERT WITH CHECK (actor = teamdeck.me(team));
+CREATE POLICY read ON teamdeck.events FOR SELECT
+  USING (team = (SELECT teamdeck.my_team()) AND (SELECT teamdeck.my_desk()));
+CREATE POLICY add ON teamdeck.events FOR INSERT
+  WITH CHECK (team = (SELECT teamdeck.my_team()) AND actor = (SELECT teamdeck.my_member()));
