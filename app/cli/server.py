@@ -89,8 +89,11 @@ def cmd_invite(home: Home, args: argparse.Namespace) -> int:
 
     server = local_server(home)
     cert = server.data / "server.crt"
+    host = args.host
+    if host is None and (server.data / "postgresql.conf").is_file():
+        host = server.listen_address()  # where the home's own server listens for others
     with Link(_admin_url(home, args)) as admin:
-        url = invite(admin, args.team, args.name, machine=args.machine, cert=cert)
+        url = invite(admin, args.team, args.name, machine=args.machine, cert=cert, host=host)
     print(url)
     return 0
 
@@ -119,6 +122,7 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     sub.add_argument("--name", required=True, metavar="NAME", help="the agent's name")
     sub.add_argument("--machine", metavar="M", help="the machine it will run on")
     sub.add_argument("--engine", metavar="URL", help="the engine (default: the home's)")
+    sub.add_argument("--host", metavar="ADDRESS", help="the server's address for the joiner")
     sub = command(commands, "join", "join a team from this machine", cmd_join)
     sub.add_argument("url", metavar="URL", help="the URL `teamdeck invite` printed")
     sub.add_argument("--folder", metavar="PATH", help="the working folder (default: here)")

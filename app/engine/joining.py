@@ -36,12 +36,24 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def invite(
-    admin: Link, team: str, member: str, *, machine: str | None = None, cert: Path | None = None
+    admin: Link,
+    team: str,
+    member: str,
+    *,
+    machine: str | None = None,
+    cert: Path | None = None,
+    host: str | None = None,
 ) -> str:
-    """A one-time join URL for ``member`` of ``team`` (created in the engine if need be)."""
+    """A one-time join URL for ``member`` of ``team`` (created in the engine if need be),
+    reaching the server at ``host`` (default: the administrator's URL's)."""
     roles.create_team(admin, team)
     creds = roles.agent(admin, team, member, machine=machine)
     url = creds.url(admin.url)
+    if host:
+        parts = urlsplit(url)
+        url = urlunsplit(
+            parts._replace(netloc=f"{parts.netloc.rsplit('@', 1)[0]}@{host}:{parts.port}")
+        )
     host = urlsplit(url).hostname or ""
     if host not in LOOPBACK:
         if cert is None or not cert.is_file():

@@ -206,7 +206,7 @@ class LocalServer:
     def _configure(self) -> None:
         lines = [
             "# teamdeck",
-            f"listen_addresses = '{self.listen}'",
+            f"listen_addresses = '{self._addresses()}'",
             f"port = {self.port}",
             f"unix_socket_directories = '{self.sockets}'",
             "password_encryption = 'scram-sha-256'",
@@ -225,6 +225,12 @@ class LocalServer:
         with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
             conf.write("\n".join(lines) + "\n")
         (self.data / "pg_hba.conf").write_text("\n".join(hba) + "\n", encoding="utf-8")
+
+    def _addresses(self) -> str:
+        """Loopback always (the administrator's URL), and the address asked for."""
+        if self.listen in ("127.0.0.1", "localhost"):
+            return "127.0.0.1"
+        return f"127.0.0.1,{self.listen}"
 
     def _certificate(self) -> None:
         """A self-signed certificate for this machine (the joiner pins it)."""
@@ -396,5 +402,5 @@ class LocalServer:
     def listen_address(self) -> str:
         for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
             if line.startswith("listen_addresses"):
-                return line.split("=", 1)[1].strip().strip("'")
+                return line.split("=", 1)[1].strip().strip("'").split(",")[-1]
         return "127.0.0.1"
