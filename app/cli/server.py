@@ -107,6 +107,42 @@ def cmd_join(home: Home, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sync(home: Home, args: argparse.Namespace) -> int:
+    """Keep this home's files for ``--team`` in step with the engine (``app.engine.sync``).
+    A joined home projects its joined members; the home whose engine URL is the
+    administrator's (``server init``) projects the lead and the person, and reaps."""
+    import asyncio
+
+    from app.engine.link import Link
+    from app.engine.sync import Sync
+
+    joined = sorted((home.root / "engine").glob(f"{args.team}.*.url"))
+    if joined:
+        urls = {p.name[len(args.team) + 1 : -len(".url")]: p.read_text().strip() for p in joined}
+        local, desk = set(urls), False
+        url = next(iter(urls.values()))
+    else:
+        url = _admin_url(home, args)
+        urls = {"team-lead": url, "user": url}
+        local, desk = {"team-lead", "user"}, True
+    links = {name: Link(u) for name, u in urls.items()}
+    sync = Sync(home, args.team, url, local=local, links=links, desk=desk)
+    try:
+        if args.once:
+            copied, sent = sync.one_pass()
+            print(f"copied {copied} message(s) here, sent {sent} to the engine")
+            return 0
+        print(f"keeping team {args.team} in step on this machine ({', '.join(sorted(local))})")
+        asyncio.run(sync.run())
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        sync.close()
+        for link in links.values():
+            link.close()
+
+
 def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> set[Handler]:
     """Add ``server``, ``invite`` and ``join`` to the ``teamdeck`` parser."""
     server = command(commands, "server", "a local PostgreSQL for a team across machines")
@@ -126,4 +162,8 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     sub = command(commands, "join", "join a team from this machine", cmd_join)
     sub.add_argument("url", metavar="URL", help="the URL `teamdeck invite` printed")
     sub.add_argument("--folder", metavar="PATH", help="the working folder (default: here)")
+    sub = command(commands, "sync", "keep this machine's files in step with the engine", cmd_sync)
+    sub.add_argument("--team", required=True, metavar="TEAM")
+    sub.add_argument("--once", action="store_true", help="one pass, then exit")
+    sub.add_argument("--engine", metavar="URL", help="the engine (default: the home's)")
     return {cmd_server_status}

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main
-from app.core.models import InboxMessage
+from app.core.home import Home
+from app.core.models import InboxMessage, TeamMember
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.server import INSTALL_HINT, find_bin
@@ -56,10 +57,19 @@ def test_server_invite_and_join(
     assert main(["--home", str(second), "join", url]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "password authentication failed" in err
-    # The long secret works, as the agent's own role.
-    with Link(kept.read_text().strip()) as link:
-        box = EngineMailbox(link, "alpha")
-        box.send("team-lead", InboxMessage(sender="gpu", text="ready on m2"))
+    # The agent's machine writes to the lead in its files; sync sends it on its own role.
+    second_home = Home(second)
+    second_home.teams.create("alpha", dedupe=False)
+    second_home.teams.add_member("alpha", TeamMember(agent_id="gpu@alpha", name="gpu"))
+    second_home.mailbox("alpha").send("team-lead", InboxMessage(sender="gpu", text="ready on m2"))
+    assert main(["--home", str(second), "sync", "--team", "alpha", "--once"]) == 0
+    assert "sent 1 to the engine" in capsys.readouterr().out
+    # ... and the lead's machine copies it into its own team-lead inbox file.
+    first_home = Home(first)
+    first_home.teams.create("alpha", dedupe=False)
+    assert main(["--home", str(first), "sync", "--team", "alpha", "--once"]) == 0
+    assert "copied 1 message(s) here" in capsys.readouterr().out
+    assert [m.text for m in first_home.mailbox("alpha").read("team-lead")] == ["ready on m2"]
 
     assert main(["--home", str(first), "server", "stop"]) == 0
     assert main(["--home", str(first), "server", "status"]) == 0
