@@ -51,6 +51,7 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
         "app/runtime/agent/loop.py": "import app.dashboard.store",  # runtime -> the UI's files
         "widgets/roster.py": "import app.dashboard.store",  # widget -> the file reader
         "app/display/values.py": "import app.dashboard.screens.host",  # lower -> higher
+        "app/runtime/steering.py": "import app.engine.messages",  # past app.engine.choose
     }
     for path, line in bad.items():
         with (tmp_path / path).open("a", encoding="utf-8") as file:
@@ -66,12 +67,13 @@ def test_a_forbidden_import_breaks_its_contract(tmp_path: Path) -> None:
     result = lint(tmp_path)
     report = result.stdout
     assert result.returncode == 1, report + result.stderr
-    assert "0 kept, 5 broken" in report.replace("Contracts: ", "")
+    assert "0 kept, 6 broken" in report.replace("Contracts: ", "")
     for importer in (
         "app.core.files",
         "app.runtime.agent.loop",
         "widgets.roster",
         "app.display.values",
+        "app.runtime.steering",
     ):
         assert importer in report, f"{importer} not reported"
 

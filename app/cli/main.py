@@ -53,6 +53,9 @@ SYNOPSIS = """commands:
   teamdeck claude setup [--project] [--remove | --status] | claude listen [--json]
   teamdeck hook EVENT                          what Claude Code's hooks run (see claude setup)
   teamdeck permissions check --tool NAME --input JSON [--mode M] [--allow R] [--deny R]
+  teamdeck server init [--listen ADDRESS] | start | stop | status   a PostgreSQL engine
+  teamdeck invite TEAM --name NAME [--machine M] | join URL   a teammate on another machine
+  teamdeck sync --team T [--once]              keep this machine's files in step with the engine
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -74,6 +77,7 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("app.cli.agents", "register", ("agent", "attach", "ps")),
     ("app.cli.claude", "register", ("claude", "hook")),
     ("app.cli.permissions", "register", ("permissions",)),
+    ("app.cli.server", "register", ("server", "invite", "join", "sync")),
 )
 #: Global options that take a value (the command word comes after them).
 _VALUE_OPTIONS = ("--home", "--team")

@@ -1,0 +1,161 @@
+"""One team's inboxes in the engine (``app.core.store.MessageStore``).
+
+A send is one ``INSERT`` with a fresh uuid, repeated with the same uuid while the link is
+down (``ON CONFLICT DO NOTHING``): delivered once however often it is retried. The server sets
+the inbox's order (``seq``) and checks the sender is the role's own member name.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from app.core.errors import UnknownRecipientError
+from app.core.models import InboxMessage
+from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
+from app.engine.link import Link
+
+_READ = "SELECT seq, body, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
+
+
+def _message(body: dict[str, Any], read: bool) -> InboxMessage:
+    message = InboxMessage.model_validate(body)
+    message.read = read
+    return message
+
+
+class EngineMailbox:
+    """The inboxes of one team, through one role's eyes (its policies decide what it sees)."""
+
+    def __init__(self, link: Link, team: str) -> None:
+        self.link = link
+        self.team = team
+
+    # ------------------------------------------------------------------ recipients
+
+    def members(self) -> list[str]:
+        rows = self.link.run(
+            lambda c: c.execute(
+                "SELECT name FROM teamdeck.members WHERE team = %s ORDER BY name", (self.team,)
+            ).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def resolve_recipient(self, recipient: str) -> str:
+        name = recipient.strip()
+        parsed = parse_agent_id(name)
+        if parsed is not None:
+            name, team = parsed
+            if team and team != self.team:
+                raise UnknownRecipientError(
+                    f"{recipient!r} belongs to team {team!r}, not {self.team!r}"
+                )
+        if not name:
+            raise UnknownRecipientError("recipient must not be empty")
+        members = self.members()
+        for member in members:
+            if member.lower() == name.lower():
+                return member
+        if name.lower() in (LEAD_NAME, USER_NAME):
+            return name.lower()
+        known = ", ".join(members) or "none"
+        raise UnknownRecipientError(
+            f"{name!r} is not a member of team {self.team!r} (members: {known})"
+        )
+
+    # ------------------------------------------------------------------ write
+
+    def send(self, recipient: str, message: InboxMessage, *, uuid: str | None = None) -> str:
+        """Check the recipient, deliver once; the member name it went to."""
+        name = self.resolve_recipient(recipient)
+        self.append(name, message, uuid=uuid)
+        return name
+
+    def broadcast(self, message: InboxMessage, *, exclude: str | None = None) -> list[str]:
+        skip = {message.sender.lower(), (exclude or "").lower()}
+        recipients = [m for m in self.members() if m.lower() not in skip]
+        for name in recipients:
+            self.append(name, message.model_copy())
+        return recipients
+
+    def append(self, agent: str, message: InboxMessage, *, uuid: str | None = None) -> bool:
+        """Deliver to ``agent`` (no membership check here: the server checks it); ``False``
+        if this uuid was delivered before (a retry after a lost acknowledgement)."""
+        key = uuid or str(uuidlib.uuid4())
+        body = message.to_json_dict()
+
+        def insert(conn: psycopg.Connection) -> bool:
+            cur = conn.execute(
+                "INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (uuid) DO NOTHING",
+                (self.team, agent, key, message.sender, Jsonb(body)),
+            )
+            return cur.rowcount == 1
+
+        return self.link.run(insert)
+
+    # ------------------------------------------------------------------ read
+
+    def read(self, agent: str) -> Sequence[InboxMessage]:
+        rows = self.link.run(
+            lambda c: c.execute(_READ + " ORDER BY seq", (self.team, agent)).fetchall()
+        )
+        return [_message(body, read) for _, body, read in rows]
+
+    def since(self, agent: str, cursor: int) -> list[tuple[int, InboxMessage]]:
+        """The messages after ``cursor`` (a seq), with their seq: what a watcher catches up."""
+        rows = self.link.run(
+            lambda c: c.execute(
+                _READ + " AND seq > %s ORDER BY seq", (self.team, agent, cursor)
+            ).fetchall()
+        )
+        return [(seq, _message(body, read)) for seq, body, read in rows]
+
+    def unread(self, agent: str) -> list[tuple[int, InboxMessage]]:
+        rows = self.link.run(
+            lambda c: c.execute(_READ + " ORDER BY seq", (self.team, agent)).fetchall()
+        )
+        return [(i, _message(body, read)) for i, (_, body, read) in enumerate(rows) if not read]
+
+    def count(self, agent: str) -> int:
+        row = self.link.run(
+            lambda c: c.execute(
+                "SELECT count(*) FROM teamdeck.messages WHERE team = %s AND recipient = %s",
+                (self.team, agent),
+            ).fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    # ------------------------------------------------------------------ mark read
+
+    def mark_read(self, agent: str, index: int | list[int], *, durable: bool = True) -> int:
+        """Mark messages read by their index in ``read``'s order; how many flipped."""
+        indices = [index] if isinstance(index, int) else list(index)
+        return self._mark(agent, indices)
+
+    def mark_all_read(self, agent: str, *, durable: bool = True) -> int:
+        return self._mark(agent, None)
+
+    def _mark(self, agent: str, indices: list[int] | None) -> int:
+        def update(conn: psycopg.Connection) -> int:
+            if indices is None:
+                cur = conn.execute(
+                    "UPDATE teamdeck.messages SET read = true"
+                    " WHERE team = %s AND recipient = %s AND NOT read",
+                    (self.team, agent),
+                )
+            else:
+                cur = conn.execute(
+                    "UPDATE teamdeck.messages m SET read = true FROM ("
+                    "  SELECT id, row_number() OVER (ORDER BY seq) - 1 AS i"
+                    "  FROM teamdeck.messages WHERE team = %s AND recipient = %s) o"
+                    " WHERE m.id = o.id AND o.i = ANY(%s) AND NOT m.read",
+                    (self.team, agent, indices),
+                )
+            return cur.rowcount
+
+        return self.link.run(update)

@@ -1,0 +1,114 @@
+"""The files as one machine's projection of the engine: messages.
+
+On each machine the team's files stay what its agents, Claude Code's teammates, hooks and
+local tools read and write. ``Projection`` keeps them and the engine in step for one team:
+
+* **pull**: every message the engine holds for a member who runs on this machine (``local``)
+  is appended to that member's inbox file, in the engine's order, once. The last seq copied
+  is kept in ``{home}/engine/cursors/{team}.json``, written after the append: a crash between
+  the two could copy a message again, so a message equal to one already in the file (sender,
+  timestamp and text) is not appended twice.
+* **push**: what this machine's agents wrote into the inbox file of a member who runs
+  elsewhere is sent to the engine, with a uuid derived from the team, the recipient and the
+  entry's index in the file: pushing again (after a crash, or by another pass) sends nothing
+  twice. Each entry goes out on its sender's own link (``links``): the server checks that the
+  sender is the role's own member, so an entry written in another's name is not forwarded
+  (it is counted in ``refused``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid as uuidlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from app.core.errors import CorruptFileError
+from app.core.files import atomic_write_json
+from app.core.home import Home
+from app.core.models import InboxMessage
+from app.engine.errors import AccessRefusedError
+from app.engine.link import Link
+from app.engine.messages import EngineMailbox
+
+NAMESPACE = uuidlib.UUID("6f1f3c52-5b9e-4d43-9d7a-2b1e4f0c7a10")
+
+
+@dataclass
+class Projection:
+    home: Home
+    team: str
+    local: set[str]
+    """Members (and ``team-lead``/``user`` on the lead's machine) whose inboxes live here."""
+    reader: Link
+    """The link the engine is read through (a role that may read the local inboxes)."""
+    links: Mapping[str, Link] = field(default_factory=dict)
+    """Sender name -> the link its messages go out on."""
+    refused: int = 0
+
+    @property
+    def _cursor_path(self) -> Path:
+        return self.home.root / "engine" / "cursors" / f"{self.team}.json"
+
+    def _cursors(self) -> dict[str, dict[str, int]]:
+        try:
+            data = json.loads(self._cursor_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"pulled": {}, "pushed": {}}
+        except (OSError, ValueError) as exc:
+            raise CorruptFileError(self._cursor_path, str(exc)) from None
+        return {"pulled": dict(data.get("pulled", {})), "pushed": dict(data.get("pushed", {}))}
+
+    def _save(self, cursors: dict[str, dict[str, int]]) -> None:
+        atomic_write_json(self._cursor_path, cursors)
+
+    # ------------------------------------------------------------------ pull
+
+    def pull(self) -> int:
+        """Copy the engine's new messages for the local members into their files; how many."""
+        cursors = self._cursors()
+        engine = EngineMailbox(self.reader, self.team)
+        files = self.home.mailbox(self.team)
+        copied = 0
+        for name in sorted(self.local):
+            start = cursors["pulled"].get(name, 0)
+            new = engine.since(name, start)
+            if not new:
+                continue
+            seen = {(m.sender, m.timestamp, m.text) for m in files.read(name)}
+            for seq, message in new:
+                message.read = False
+                if (message.sender, message.timestamp, message.text) not in seen:
+                    files.append(name, message)
+                    copied += 1
+                cursors["pulled"][name] = seq
+                self._save(cursors)
+        return copied
+
+    # ------------------------------------------------------------------ push
+
+    def push(self, remote: set[str]) -> int:
+        """Send what was written here into the files of ``remote`` members; how many sent."""
+        cursors = self._cursors()
+        files = self.home.mailbox(self.team)
+        sent = 0
+        for name in sorted(remote - self.local):
+            entries = files.read(name)
+            start = cursors["pushed"].get(name, 0)
+            for index in range(start, len(entries)):
+                message = entries[index]
+                link = self.links.get(message.sender)
+                if link is None:
+                    self.refused += 1
+                else:
+                    key = uuidlib.uuid5(NAMESPACE, f"{self.team}/{name}/{index}")
+                    out = InboxMessage.model_validate(message.to_json_dict())
+                    try:
+                        if EngineMailbox(link, self.team).append(name, out, uuid=str(key)):
+                            sent += 1
+                    except AccessRefusedError:
+                        self.refused += 1
+                cursors["pushed"][name] = index + 1
+                self._save(cursors)
+        return sent

@@ -1,0 +1,406 @@
+"""A local PostgreSQL for people who have none: ``teamdeck server init|start|stop|status``.
+
+It lives in one folder (``{home}/engine/server`` for the CLI, a temporary one for the tests):
+``data/`` (initdb's cluster), ``run/`` (its private Unix socket folder), ``server.log``,
+``admin.url`` (the administrator's URL with its password, mode 0600). The administrator
+``teamdeck`` is the cluster's superuser and owns the schema; every login uses scram-sha-256.
+It listens on 127.0.0.1 by default; listening elsewhere turns TLS on with a generated
+self-signed certificate (``data/server.crt``), and only TLS connections are accepted there.
+
+PostgreSQL refuses to run as root. Run as root (CI is), the server runs as the ``postgres``
+user that Debian's package creates: the folder is given to it and the programs are started
+through ``setpriv``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+from app.engine.errors import EngineError
+from app.engine.link import make_url
+
+ADMIN = "teamdeck"
+DATABASE = "teamdeck"
+INSTALL_HINT = "install PostgreSQL 15 or later (Debian/Ubuntu: apt-get install postgresql)"
+
+
+def find_bin() -> Path | None:
+    """The newest PostgreSQL (>= 15) programs' folder: ``$TEAMDECK_PG_BIN``, else Debian's
+    ``/usr/lib/postgresql/N/bin``, else ``initdb`` on the PATH."""
+    env = os.environ.get("TEAMDECK_PG_BIN")
+    if env:
+        return Path(env) if (Path(env) / "initdb").is_file() else None
+    versions = []
+    for path in Path("/usr/lib/postgresql").glob("*/bin/initdb"):
+        with contextlib.suppress(ValueError):
+            versions.append((int(path.parent.parent.name), path.parent))
+    if versions:
+        version, folder = max(versions)
+        return folder if version >= 15 else None
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run_as() -> tuple[int, int] | None:
+    """``(uid, gid)`` to run PostgreSQL as, ``None`` for this process's own user."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam("postgres")
+    except KeyError:
+        raise EngineError(
+            "PostgreSQL does not run as root and there is no postgres user: run teamdeck "
+            f"server as a normal user, or {INSTALL_HINT}"
+        ) from None
+    return entry.pw_uid, entry.pw_gid
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+@dataclass
+class LocalServer:
+    folder: Path
+    port: int = 0
+    listen: str = "127.0.0.1"
+    child: bool = False
+    """Run the server as this process's child (the tests: a ``kill -9`` is reaped at once,
+    where a detached server's would wait for init to reap it) instead of through pg_ctl."""
+    _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def data(self) -> Path:
+        return self.folder / "data"
+
+    @property
+    def sockets(self) -> Path:
+        return self.folder / "run"
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "server.log"
+
+    @property
+    def admin_file(self) -> Path:
+        return self.folder / "admin.url"
+
+    def _bin(self, program: str) -> str:
+        folder = find_bin()
+        if folder is None:
+            raise EngineError(f"PostgreSQL's programs were not found: {INSTALL_HINT}")
+        return str(folder / program)
+
+    def _command(self, argv: list[str]) -> list[str]:
+        who = _run_as()
+        if who is None:
+            return argv
+        uid, gid = who
+        return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--init-groups", "--", *argv]
+
+    def _give(self, path: Path) -> None:
+        who = _run_as()
+        if who is not None:
+            os.chown(path, *who)
+
+    def _check_reachable(self) -> None:
+        """Run as another user, PostgreSQL must be able to pass through every parent."""
+        who = _run_as()
+        if who is None:
+            return
+        uid, gid = who
+        for parent in self.folder.resolve().parents:
+            st = parent.stat()
+            bit = 0o100 if st.st_uid == uid else 0o010 if st.st_gid == gid else 0o001
+            if not st.st_mode & bit:
+                raise EngineError(
+                    f"PostgreSQL runs as the postgres user here (it refuses root), and it cannot "
+                    f"enter {parent}: put the server in a folder it can reach"
+                )
+
+    # ------------------------------------------------------------------ init
+
+    def init(self, *, nosync: bool = False) -> str:
+        """Create the cluster, its administrator and the database; the admin URL."""
+        if (self.data / "PG_VERSION").exists():
+            raise EngineError(f"a server is already set up in {self.folder}")
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.folder.chmod(0o700)
+        self._check_reachable()
+        self._give(self.folder)
+        self.sockets.mkdir(exist_ok=True, mode=0o700)
+        self._give(self.sockets)
+        password = secrets.token_urlsafe(32)
+        pwfile = self.folder / ".initdb-pw"
+        pwfile.write_text(password + "\n", encoding="utf-8")
+        pwfile.chmod(0o600)
+        self._give(pwfile)
+        argv = [
+            self._bin("initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            ADMIN,
+            f"--pwfile={pwfile}",
+            "--auth=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+        ]
+        if nosync:
+            argv.append("--no-sync")
+        try:
+            done = subprocess.run(
+                self._command(argv), capture_output=True, text=True, cwd=self.folder, check=False
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
+        if done.returncode != 0:
+            last = (done.stderr or done.stdout).strip().splitlines()
+            raise EngineError(f"initdb failed: {last[-1] if last else done.returncode}")
+        self.port = self.port or free_port()
+        self._configure()
+        url = make_url(
+            {
+                "host": "127.0.0.1",
+                "port": self.port,
+                "user": ADMIN,
+                "password": password,
+                "dbname": DATABASE,
+            }
+        )
+        self.admin_file.write_text(url + "\n", encoding="utf-8")
+        self.admin_file.chmod(0o600)
+        self.start()
+        with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {DATABASE}")
+        from app.engine.migrate import migrate
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            migrate(conn)
+        return url
+
+    def _configure(self) -> None:
+        lines = [
+            "# teamdeck",
+            f"listen_addresses = '{self._addresses()}'",
+            f"port = {self.port}",
+            f"unix_socket_directories = '{self.sockets}'",
+            "password_encryption = 'scram-sha-256'",
+            "shared_buffers = 32MB",
+            "max_connections = 200",
+        ]
+        hba = [
+            "local all all scram-sha-256",
+            "host all all 127.0.0.1/32 scram-sha-256",
+            "host all all ::1/128 scram-sha-256",
+        ]
+        if self.listen not in ("127.0.0.1", "localhost"):
+            self._certificate()
+            lines += ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'"]
+            hba += ["hostssl all all 0.0.0.0/0 scram-sha-256", "hostssl all all ::/0 scram-sha-256"]
+        with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
+            conf.write("\n".join(lines) + "\n")
+        (self.data / "pg_hba.conf").write_text("\n".join(hba) + "\n", encoding="utf-8")
+
+    def _addresses(self) -> str:
+        """Loopback always (the administrator's URL), and the address asked for."""
+        if self.listen in ("127.0.0.1", "localhost"):
+            return "127.0.0.1"
+        return f"127.0.0.1,{self.listen}"
+
+    def _certificate(self) -> None:
+        """A self-signed certificate for this machine (the joiner pins it)."""
+        key, crt = self.data / "server.key", self.data / "server.crt"
+        done = subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-new",
+                "-x509",
+                "-days",
+                "3650",
+                "-nodes",
+                "-newkey",
+                "rsa:2048",
+                "-subj",
+                f"/CN={socket.gethostname()}",
+                "-keyout",
+                str(key),
+                "-out",
+                str(crt),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise EngineError("could not make a TLS certificate (is openssl installed?)")
+        key.chmod(0o600)
+        self._give(key)
+        self._give(crt)
+
+    # ------------------------------------------------------------------ run
+
+    def admin_url(self) -> str:
+        try:
+            return self.admin_file.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise EngineError(
+                f"no server is set up in {self.folder}: run `teamdeck server init`"
+            ) from None
+
+    def pid(self) -> int | None:
+        """The postmaster's PID if it runs."""
+        try:
+            first = (self.data / "postmaster.pid").read_text(encoding="utf-8").split("\n", 1)[0]
+            pid = int(first)
+        except (FileNotFoundError, ValueError):
+            return None
+        return pid if _alive(pid) else None
+
+    def start(self, timeout: float = 60) -> int:
+        """Start the server (no-op if it runs); its PID once it accepts connections."""
+        running = self.pid()
+        if running is not None:
+            return running
+        if not (self.data / "PG_VERSION").exists():
+            raise EngineError(f"no server is set up in {self.folder}: run `teamdeck server init`")
+        self.log.touch()
+        self._give(self.log)
+        if self.child:
+            return self._start_child(timeout)
+        argv = [
+            self._bin("pg_ctl"),
+            "start",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            str(int(timeout)),
+            "-s",
+        ]
+        done = subprocess.run(
+            self._command(argv), capture_output=True, text=True, cwd=self.folder, check=False
+        )
+        pid = self.pid()
+        if done.returncode != 0 or pid is None:
+            tail = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            raise EngineError(f"the server did not start: {tail[-1] if tail else done.stderr}")
+        return pid
+
+    def _start_child(self, timeout: float) -> int:
+        with self.log.open("ab") as log:
+            self._proc = subprocess.Popen(
+                self._command([self._bin("postgres"), "-D", str(self.data)]),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.folder,
+                start_new_session=True,
+            )
+        give_up = time.monotonic() + timeout
+        ready = [
+            self._bin("pg_isready"),
+            "-q",
+            "-h",
+            str(self.sockets),
+            "-p",
+            str(self._conf_port()),
+        ]
+        while time.monotonic() < give_up:
+            if self._proc.poll() is not None:
+                tail = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+                raise EngineError(f"the server did not start: {tail[-1] if tail else '?'}")
+            if subprocess.run(ready, check=False).returncode == 0:
+                pid = self.pid()
+                if pid is not None:
+                    return pid
+            time.sleep(0.05)
+        raise EngineError(f"the server did not start within {timeout:.0f} s (see {self.log})")
+
+    def _conf_port(self) -> int:
+        for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
+            if line.startswith("port = "):
+                return int(line.split("=", 1)[1])
+        return self.port
+
+    def _reap(self) -> None:
+        if self._proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=30)
+            self._proc = None
+
+    def stop(self, timeout: float = 30) -> bool:
+        """Stop by PID (a fast shutdown, then SIGKILL of its process group); whether it ran."""
+        pid = self.pid()
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGINT)
+        give_up = time.monotonic() + timeout
+        if self._proc is not None and self._proc.pid == pid:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=timeout)
+        while time.monotonic() < give_up and self.pid() == pid:
+            time.sleep(0.05)
+        if self.pid() == pid:
+            self.kill()
+        self._reap()
+        return True
+
+    def kill(self) -> None:
+        """``kill -9`` of the server and every backend (its process group: pg_ctl starts
+        it in a session of its own): a crash."""
+        pid = self.pid()
+        if pid is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        self._reap()
+        give_up = time.monotonic() + 30
+        while _alive(pid) and time.monotonic() < give_up:
+            time.sleep(0.02)
+
+    def status(self) -> str:
+        pid = self.pid()
+        if not (self.data / "PG_VERSION").exists():
+            return f"no server set up in {self.folder}"
+        if pid is None:
+            return f"stopped ({self.folder})"
+        port = self._port()
+        return f"running, pid {pid}, {self.listen_address()}:{port} ({self.folder})"
+
+    def _port(self) -> int:
+        lines = (self.data / "postmaster.pid").read_text(encoding="utf-8").splitlines()
+        return int(lines[3]) if len(lines) > 3 else self.port
+
+    def listen_address(self) -> str:
+        for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
+            if line.startswith("listen_addresses"):
+                return line.split("=", 1)[1].strip().strip("'").split(",")[-1]
+        return "127.0.0.1"

@@ -1,0 +1,263 @@
+"""One team's task board in the engine (``app.core.store.TaskStore``).
+
+``claim_next`` is one statement: the lowest-id pending, unowned task whose ``blockedBy`` are
+all resolved, if the claimer owns no open task, locked with ``FOR UPDATE SKIP LOCKED`` so
+racing claimers each take a different row and none waits. Each claim carries a token: a claim
+repeated after a lost acknowledgement finds the task it took instead of taking a second one.
+Updates bump ``version``; ``update(..., version=N)`` changes the task only if nobody else has.
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid as uuidlib
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from app.core.errors import NotFoundError
+from app.core.models import Task
+from app.core.task_claims import ClaimResult
+from app.core.task_files import check_status
+from app.engine.errors import EngineError
+from app.engine.link import Link
+
+_COLUMNS = (
+    "id, subject, description, active_form, status, owner, blocks, blocked_by, metadata, version"
+)
+_OPEN = "status NOT IN ('completed', 'deleted')"
+_VISIBLE = "coalesce(metadata->>'_internal', '') IN ('', 'false')"
+
+CLAIM_NEXT = f"""
+UPDATE teamdeck.tasks t SET owner = %(agent)s, status = coalesce(%(status)s, t.status),
+       claim_token = %(token)s
+WHERE t.team = %(team)s AND t.id = (
+  SELECT c.id FROM teamdeck.tasks c
+  WHERE c.team = %(team)s AND c.status = 'pending' AND c.owner IS NULL AND {_VISIBLE}
+    AND NOT EXISTS (
+      SELECT 1 FROM teamdeck.tasks b WHERE b.team = c.team AND b.id::text = ANY (c.blocked_by)
+        AND b.{_OPEN})
+    AND NOT EXISTS (
+      SELECT 1 FROM teamdeck.tasks o WHERE o.team = c.team AND o.owner = %(agent)s
+        AND o.{_OPEN})
+  ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+RETURNING {_COLUMNS}"""
+
+
+class VersionConflictError(EngineError):
+    """The task changed since the version the update was based on."""
+
+
+def _task(row: dict[str, Any]) -> Task:
+    return Task(
+        id=str(row["id"]),
+        subject=row["subject"],
+        description=row["description"],
+        active_form=row["active_form"],
+        status=row["status"],
+        owner=row["owner"],
+        blocks=list(row["blocks"]),
+        blocked_by=list(row["blocked_by"]),
+        metadata=row["metadata"],
+    )
+
+
+class EngineTasks:
+    """One team's tasks, through one role's eyes."""
+
+    def __init__(self, link: Link, team: str) -> None:
+        self.link = link
+        self.team = team
+
+    def _rows(self, sql: str, params: Any) -> list[dict[str, Any]]:
+        def query(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                return cur.execute(sql, params).fetchall()
+
+        return self.link.run(query)
+
+    def create(
+        self,
+        subject: str,
+        description: str = "",
+        *,
+        active_form: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        owner: str | None = None,
+        status: str = "pending",
+    ) -> Task:
+        """A new task (not retried: a repeat would make a second one)."""
+        if not subject.strip():
+            raise ValueError("task subject must not be empty")
+        check_status(status)
+        rows = self._rows(
+            "INSERT INTO teamdeck.tasks (team, subject, description, active_form, status, owner,"
+            " metadata) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING " + _COLUMNS,
+            (
+                self.team,
+                subject,
+                description,
+                active_form,
+                status,
+                owner,
+                Jsonb(metadata) if metadata is not None else None,
+            ),
+        )
+        return _task(rows[0])
+
+    def get(self, task_id: str) -> Task | None:
+        try:
+            number = int(task_id)
+        except ValueError:
+            return None
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM teamdeck.tasks WHERE team = %s AND id = %s",
+            (self.team, number),
+        )
+        return _task(rows[0]) if rows else None
+
+    def version(self, task_id: str) -> int | None:
+        rows = self._rows(
+            "SELECT version FROM teamdeck.tasks WHERE team = %s AND id = %s",
+            (self.team, int(task_id)),
+        )
+        return int(rows[0]["version"]) if rows else None
+
+    def require(self, task_id: str) -> Task:
+        task = self.get(task_id)
+        if task is None:
+            raise NotFoundError(f"task #{task_id} does not exist in team {self.team!r}")
+        return task
+
+    def list(self, *, include_internal: bool = False) -> builtins.list[Task]:
+        where = "" if include_internal else f" AND {_VISIBLE}"
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM teamdeck.tasks WHERE team = %s{where} ORDER BY id",
+            (self.team,),
+        )
+        return [_task(r) for r in rows]
+
+    def available(self) -> builtins.list[Task]:
+        tasks = self.list()
+        open_ids = {t.id for t in self.list(include_internal=True) if not t.is_resolved}
+        return [
+            t
+            for t in tasks
+            if t.status == "pending" and not t.owner and not (set(t.blocked_by) & open_ids)
+        ]
+
+    def update(
+        self,
+        task_id: str,
+        *,
+        version: int | None = None,
+        **fields: Any,
+    ) -> Task:
+        """Change columns of a task (``status``, ``owner``, ``subject``, ``description``,
+        ``active_form``, ``metadata``); with ``version``, only if the task is still at that
+        version (VersionConflictError otherwise)."""
+        allowed = {"status", "owner", "subject", "description", "active_form", "metadata"}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"cannot update {', '.join(sorted(unknown))}")
+        if "status" in fields and fields["status"] is not None:
+            check_status(fields["status"])
+        if "metadata" in fields and fields["metadata"] is not None:
+            fields["metadata"] = Jsonb(fields["metadata"])
+        sets = ", ".join(f"{name} = %({name})s" for name in fields) or "version = version"
+        where = "team = %(team)s AND id = %(id)s"
+        if version is not None:
+            where += " AND version = %(version)s"
+        params = {**fields, "team": self.team, "id": int(task_id), "version": version}
+        rows = self._rows(
+            f"UPDATE teamdeck.tasks SET {sets} WHERE {where} RETURNING {_COLUMNS}", params
+        )
+        if rows:
+            return _task(rows[0])
+        self.require(task_id)
+        raise VersionConflictError(
+            f"task #{task_id} changed since version {version}: read it again"
+        )
+
+    # ------------------------------------------------------------------ claims
+
+    def claim(
+        self,
+        task_id: str,
+        agent: str,
+        *,
+        check_busy: bool = False,
+        status: str | None = None,
+    ) -> ClaimResult:
+        """One conditional UPDATE; on a miss, the task is read to say why."""
+        if status is not None:
+            check_status(status)
+        busy = (
+            f" AND NOT EXISTS (SELECT 1 FROM teamdeck.tasks o WHERE o.team = t.team AND \
+o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
+            if check_busy
+            else ""
+        )
+        rows = self._rows(
+            "UPDATE teamdeck.tasks t SET owner = %(agent)s, status = coalesce(%(status)s,"
+            " t.status) WHERE t.team = %(team)s AND t.id = %(id)s"
+            " AND (t.owner IS NULL OR t.owner = %(agent)s)"
+            f" AND t.{_OPEN} AND NOT EXISTS (SELECT 1 FROM teamdeck.tasks b"
+            f" WHERE b.team = t.team AND b.id::text = ANY (t.blocked_by) AND b.{_OPEN})"
+            f"{busy} RETURNING {_COLUMNS}",
+            {"agent": agent, "status": status, "team": self.team, "id": int(task_id)},
+        )
+        if rows:
+            return ClaimResult(True, None, _task(rows[0]))
+        task = self.get(task_id)
+        if task is None:
+            return ClaimResult(False, "task_not_found")
+        if task.owner and task.owner != agent:
+            return ClaimResult(False, "already_claimed", task)
+        if task.is_resolved:
+            return ClaimResult(False, "already_resolved", task)
+        blockers = [b for b in task.blocked_by if (t := self.get(b)) and not t.is_resolved]
+        if blockers:
+            return ClaimResult(False, "blocked", task, blocked_by=blockers)
+        mine = [
+            t.id
+            for t in self.list(include_internal=True)
+            if t.owner == agent and t.id != task.id and not t.is_resolved
+        ]
+        return ClaimResult(False, "agent_busy", task, busy_with=mine)
+
+    def claim_next(self, agent: str, *, status: str | None = None) -> ClaimResult | None:
+        """The next available task for ``agent`` in one statement; ``None`` if there is
+        none, ``agent_busy`` if ``agent`` owns an open task."""
+        if status is not None:
+            check_status(status)
+        token = str(uuidlib.uuid4())
+        params = {"agent": agent, "status": status, "team": self.team, "token": token}
+
+        attempts = [0]
+
+        def claim(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            attempts[0] += 1
+            with conn.cursor(row_factory=dict_row) as cur:
+                if attempts[0] > 1:  # a repeat after a lost link: the claim made then, if any
+                    done = cur.execute(
+                        f"SELECT {_COLUMNS} FROM teamdeck.tasks WHERE team = %(team)s"
+                        " AND claim_token = %(token)s",
+                        params,
+                    ).fetchall()
+                    if done:
+                        return done
+                return cur.execute(CLAIM_NEXT, params).fetchall()
+
+        rows = self.link.run(claim)
+        if rows:
+            return ClaimResult(True, None, _task(rows[0]))
+        mine = self._rows(
+            f"SELECT id FROM teamdeck.tasks WHERE team = %s AND owner = %s AND {_OPEN} ORDER BY id",
+            (self.team, agent),
+        )
+        if mine:
+            return ClaimResult(False, "agent_busy", busy_with=[str(r["id"]) for r in mine])
+        return None

@@ -1,0 +1,153 @@
+"""The engine's change feed (``app.core.store.ChangeFeed``): one ``LISTEN`` connection per
+process.
+
+A notification carries an id only (``m:<message id>``, ``t:<task id>``, ``r:<request>``,
+``p:`` for members): ``LISTEN`` is not access-controlled, so the payload says nothing a
+stranger could use, and the listener reads what changed through its own role's policies.
+Nothing is lost while the link is down: on every (re)connect the feed catches up with
+``seq > cursor`` for each inbox it can see (the inbox counters), and with the tasks' versions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import psycopg
+
+from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamChanged
+from app.core.store import Callback
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "teamdeck"
+
+
+class EngineFeed:
+    """Changes of one team as one role sees them, delivered to subscribers as lists of
+    ``ChangeEvent`` (as ``app.core.watch.Watcher`` delivers the files')."""
+
+    def __init__(self, url: str, team: str, *, retry: float = 0.2) -> None:
+        self.url = url
+        self.team = team
+        self.retry = retry
+        self.cursors: dict[str, int] = {}  # inbox -> last seq reported
+        self.versions: dict[int, int] = {}  # task id -> version reported
+        self.connects = 0
+        self._callbacks: list[Callback] = []
+        self._task: asyncio.Task[None] | None = None
+        self._primed = False
+
+    def subscribe(self, callback: Callback) -> Callable[[], None]:
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self) -> None:
+        """Start listening; returns once the first catch-up is done (the cursors are set to
+        what exists now: later changes are news)."""
+        if self.running:
+            return
+        ready = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._run(ready))
+        await ready
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def __aenter__(self) -> EngineFeed:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _emit(self, events: list[ChangeEvent]) -> None:
+        if not events or not self._primed:
+            return
+        for callback in list(self._callbacks):
+            try:
+                callback(events)
+            except Exception:  # a subscriber's bug must not stop the feed
+                log.exception("engine feed subscriber failed")
+
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+            except psycopg.OperationalError as exc:
+                if not ready.done():
+                    ready.set_exception(exc)
+                    return
+                await asyncio.sleep(self.retry)
+                continue
+            try:
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.connects += 1
+                    await self._catch_up(conn)
+                    if not ready.done():
+                        self._primed = True
+                        ready.set_result(None)
+                    while True:
+                        # One at a time: the generator holds the connection while it waits,
+                        # and the reads below need it (psycopg keeps what arrives meanwhile).
+                        notes = [n async for n in conn.notifies(stop_after=1)]
+                        for note in notes:
+                            await self._on(conn, note.payload)
+            except psycopg.Error as exc:
+                log.info("engine feed: link lost (%s), reconnecting", exc)
+            await asyncio.sleep(self.retry)
+
+    async def _on(self, conn: psycopg.AsyncConnection, payload: str) -> None:
+        kind, _, ident = payload.partition(":")
+        if kind == "m":
+            # The id says only "a message was sent"; the inbox counters this role can see say
+            # which of its inboxes grew (and cover any notification missed meanwhile).
+            await self._inboxes(conn)
+        elif kind == "t":
+            await self._tasks(conn)
+        elif kind == "p":
+            self._emit([TeamChanged(self.team)])
+
+    async def _catch_up(self, conn: psycopg.AsyncConnection) -> None:
+        await self._inboxes(conn)
+        await self._tasks(conn)
+        if self._primed:
+            self._emit([TeamChanged(self.team)])
+
+    async def _inboxes(self, conn: psycopg.AsyncConnection) -> None:
+        cur = await conn.execute(
+            "SELECT name, last_seq FROM teamdeck.inboxes WHERE team = %s", (self.team,)
+        )
+        events: list[ChangeEvent] = []
+        for name, last in await cur.fetchall():
+            if last > self.cursors.get(name, 0):
+                self.cursors[name] = last
+                events.append(InboxChanged(self.team, name))
+        self._emit(events)
+
+    async def _tasks(self, conn: psycopg.AsyncConnection) -> None:
+        cur = await conn.execute(
+            "SELECT id, version FROM teamdeck.tasks WHERE team = %s", (self.team,)
+        )
+        events: list[ChangeEvent] = []
+        for task_id, version in await cur.fetchall():
+            if self.versions.get(task_id) != version:
+                self.versions[task_id] = version
+                events.append(TaskChanged(self.team, str(task_id)))
+        self._emit(events)

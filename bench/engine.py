@@ -1,0 +1,387 @@
+"""The PostgreSQL engine beside the file store, in the same run on the same machine.
+
+    .venv/bin/python bench/engine.py [--messages N] [--tasks N] [--read N] [--rounds N]
+
+* **delivery**: a sender appends one message; a watcher of the recipient's inbox on another
+  connection (the engine: ``EngineFeed``, LISTEN with the id then a read of the counters;
+  the files: ``Watcher`` through inotify, the writer using another ``Home`` so nothing reaches
+  it in-process) hears of it and reads it. Latency = just before the append -> the message
+  read by the watcher. N messages one after the other.
+* **claims**: 8 claimers (threads; in the engine each on its own role and connection) run
+  ``claim_next`` + complete until the board is empty; claims per second, and whether every
+  task was claimed exactly once.
+* **read**: one inbox of N messages read whole (``read``: every message built).
+* **kill -9**: R rounds of a burst of sends with the server killed (``kill -9`` of its
+  process group) and restarted in the middle; lost and duplicated messages.
+
+Targets (issue 31, loopback): delivery p50 <= 2 ms, claims >= 1,000/s exactly once,
+0 lost over 5 kill -9 rounds. The file store is the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import psycopg  # noqa: E402
+from psycopg.types.json import Jsonb  # noqa: E402
+
+from app.core.events import ChangeEvent, InboxChanged  # noqa: E402
+from app.core.home import Home  # noqa: E402
+from app.core.models import InboxMessage, TeamMember  # noqa: E402
+from app.core.watch import Watcher  # noqa: E402
+from app.engine import roles  # noqa: E402
+from app.engine.link import Link  # noqa: E402
+from app.engine.messages import EngineMailbox  # noqa: E402
+from app.engine.server import LocalServer, find_bin  # noqa: E402
+from app.engine.tasks import EngineTasks  # noqa: E402
+from app.engine.watch import EngineFeed  # noqa: E402
+
+CLAIMERS = 8
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+# ----------------------------------------------------------------------------- delivery
+
+
+async def _deliver(
+    subscribe: Callable[[Callable[[list[ChangeEvent]], object]], object],
+    send: Callable[[int], None],
+    take: Callable[[], int],
+    agent: str,
+    count: int,
+) -> list[float]:
+    """Latencies in ms: ``send(i)`` in a thread; ``take()`` (in the loop, on the event)
+    returns how many new messages it read."""
+    got = asyncio.Event()
+    received = [0]
+
+    def on(events: list[ChangeEvent]) -> None:
+        if any(isinstance(e, InboxChanged) and e.agent == agent for e in events):
+            received[0] += take()
+            got.set()
+
+    subscribe(on)
+    samples = []
+    for i in range(count):
+        got.clear()
+        before = received[0]
+        start = time.perf_counter()
+        await asyncio.to_thread(send, i)
+        while received[0] == before:
+            await got.wait()
+            got.clear()
+        samples.append((time.perf_counter() - start) * 1000)
+        await asyncio.sleep(0.002)
+    return samples
+
+
+async def engine_delivery(team: dict[str, str], name: str, count: int) -> list[float]:
+    sender = Link(team["alice"], max_size=1)
+    reader = Link(team["bob"], max_size=1)
+    box_out, box_in = EngineMailbox(sender, name), EngineMailbox(reader, name)
+    cursor = [0]
+
+    def take() -> int:
+        new = box_in.since("bob", cursor[0])
+        if new:
+            cursor[0] = new[-1][0]
+        return len(new)
+
+    feed = EngineFeed(team["bob"], name)
+    await feed.start()
+    try:
+        return await _deliver(
+            feed.subscribe,
+            lambda i: box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}")) and None,
+            take,
+            "bob",
+            count,
+        )
+    finally:
+        await feed.stop()
+        sender.close()
+        reader.close()
+
+
+async def file_delivery(root: Path, count: int) -> list[float]:
+    home = Home(root)
+    home.teams.create("bench")
+    for member in ("alice", "bob"):
+        home.teams.add_member("bench", TeamMember(agent_id=f"{member}@bench", name=member))
+    writer = Home(root)  # another Home: its writes reach the watcher through the disk only
+    box_out, box_in = writer.mailbox("bench"), home.mailbox("bench")
+
+    def take() -> int:
+        unread = box_in.unread("bob")
+        if unread:
+            box_in.mark_read("bob", [i for i, _ in unread], durable=False)
+        return len(unread)
+
+    async with Watcher(home) as watcher:
+        return await _deliver(
+            watcher.subscribe,
+            lambda i: box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}")),
+            take,
+            "bob",
+            count,
+        )
+
+
+# ----------------------------------------------------------------------------- claims
+
+
+def claims(
+    make: Callable[[str], tuple[Callable[[str], object], Callable[[], None]]], names: list[str]
+) -> tuple[float, list[str]]:
+    """Run the claimers; (seconds, every claimed id)."""
+    claimed: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(names) + 1)
+
+    def work(name: str) -> None:
+        claim_and_finish, close = make(name)
+        barrier.wait()
+        try:
+            while True:
+                task_id = claim_and_finish(name)
+                if task_id is None:
+                    return
+                with lock:
+                    claimed.append(str(task_id))
+        finally:
+            close()
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - start, claimed
+
+
+def engine_claims(admin_url: str, tasks: int) -> tuple[float, bool]:
+    names = [f"w{i}" for i in range(CLAIMERS)]
+    team, urls = make_team(admin_url, names)
+    with Link(urls["desk"]) as desk:
+        board = EngineTasks(desk, team)
+        ids = [board.create(f"t{i}").id for i in range(tasks)]
+
+    def make(name: str) -> tuple[Callable[[str], object], Callable[[], None]]:
+        link = Link(urls[name], max_size=1)
+        board = EngineTasks(link, team)
+
+        def claim(agent: str) -> object:
+            got = board.claim_next(agent)
+            if got is None or not got.task:
+                return None
+            board.update(got.task.id, status="completed")
+            return got.task.id
+
+        return claim, link.close
+
+    seconds, claimed = claims(make, names)
+    return seconds, sorted(claimed, key=int) == ids
+
+
+def file_claims(root: Path, tasks: int) -> tuple[float, bool]:
+    home = Home(root)
+    home.teams.create("claims")
+    board = home.tasks("claims")
+    ids = [board.create(f"t{i}").id for i in range(tasks)]
+    names = [f"w{i}" for i in range(CLAIMERS)]
+
+    def make(name: str) -> tuple[Callable[[str], object], Callable[[], None]]:
+        mine = Home(root).tasks("claims")
+
+        def claim(agent: str) -> object:
+            got = mine.claim_next(agent)
+            if got is None or not got.task:
+                return None
+            mine.update(got.task.id, status="completed")
+            return got.task.id
+
+        return claim, lambda: None
+
+    seconds, claimed = claims(make, names)
+    return seconds, sorted(claimed, key=int) == ids
+
+
+# ----------------------------------------------------------------------------- read
+
+
+def engine_read(admin_url: str, count: int) -> float:
+    team, urls = make_team(admin_url, ["reader"])
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body)"
+            " SELECT %s, 'reader', gen_random_uuid(), 'team-lead',"
+            " %s || jsonb_build_object('text', 'message ' || g)"
+            " FROM generate_series(1, %s) g",
+            (team, Jsonb({"from": "team-lead", "timestamp": "2026-01-01T00:00:00.000Z"}), count),
+        )
+    with Link(urls["reader"]) as link:
+        box = EngineMailbox(link, team)
+        start = time.perf_counter()
+        messages = box.read("reader")
+        seconds = time.perf_counter() - start
+    assert len(messages) == count
+    return seconds
+
+
+def file_read(root: Path, count: int) -> float:
+    home = Home(root)
+    home.teams.create("reads")
+    home.teams.add_member("reads", TeamMember(agent_id="reader@reads", name="reader"))
+    import json
+
+    path = home.mailbox("reads").path("reader")
+    entries = [
+        {
+            "from": "team-lead",
+            "text": f"message {i}",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "read": False,
+        }
+        for i in range(count)
+    ]
+    path.write_text(json.dumps(entries))
+    fresh = Home(root).mailbox("reads")
+    start = time.perf_counter()
+    messages = list(fresh.read("reader"))
+    seconds = time.perf_counter() - start
+    assert len(messages) == count
+    return seconds
+
+
+# ----------------------------------------------------------------------------- kill -9
+
+
+def kill_rounds(server: LocalServer, admin_url: str, rounds: int, burst: int) -> tuple[int, int]:
+    """(lost, duplicated) over all rounds."""
+    lost = duplicated = 0
+    for r in range(rounds):
+        team, urls = make_team(admin_url, ["s", "inbox"])
+        sent = [0]
+
+        def send(urls: dict[str, str] = urls, team: str = team, sent: list[int] = sent) -> None:
+            with Link(urls["s"], max_size=1) as link:
+                box = EngineMailbox(link, team)
+                for i in range(burst):
+                    box.append(
+                        "inbox", InboxMessage(sender="s", text=f"{i}"), uuid=str(uuid.uuid4())
+                    )
+                    sent[0] += 1
+
+        thread = threading.Thread(target=send)
+        thread.start()
+        while sent[0] < burst // 2:
+            time.sleep(0.002)
+        server.kill()
+        time.sleep(0.2)
+        server.start()
+        thread.join()
+        with Link(urls["inbox"]) as link:
+            texts = [m.text for m in EngineMailbox(link, team).read("inbox")]
+        lost += len(set(map(str, range(burst))) - set(texts))
+        duplicated += len(texts) - len(set(texts))
+        print(f"  kill -9 round {r + 1}: {sent[0]} acknowledged, {len(texts)} stored", flush=True)
+    return lost, duplicated
+
+
+# ----------------------------------------------------------------------------- set-up
+
+_teams = [0]
+
+
+def make_team(admin_url: str, members: list[str]) -> tuple[str, dict[str, str]]:
+    _teams[0] += 1
+    name = f"b{_teams[0]}"
+    with Link(admin_url) as admin:
+        roles.create_team(admin, name)
+        urls = {"desk": roles.desk(admin, name).url(admin_url)}
+        for m in members:
+            urls[m] = roles.agent(admin, name, m).url(admin_url)
+    return name, urls
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=300)
+    parser.add_argument("--tasks", type=int, default=1000)
+    parser.add_argument("--file-tasks", type=int, default=200)
+    parser.add_argument("--read", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--burst", type=int, default=400)
+    args = parser.parse_args()
+    if find_bin() is None:
+        print("bench/engine.py needs PostgreSQL (apt-get install postgresql)")
+        return 1
+    folder = Path(tempfile.mkdtemp(prefix="teamdeck-bench-"))
+    folder.chmod(0o711)
+    server = LocalServer(folder / "server", child=True)
+    try:
+        admin_url = server.init()
+        print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
+        _, urls = make_team(admin_url, ["alice", "bob"])
+        name = f"b{_teams[0]}"
+        engine_ms = asyncio.run(engine_delivery(urls, name, args.messages))
+        print("  delivery: engine done", flush=True)
+        file_ms = asyncio.run(file_delivery(folder / "home-delivery", args.messages))
+        print("  delivery: files done", flush=True)
+        e_secs, e_once = engine_claims(admin_url, args.tasks)
+        f_secs, f_once = file_claims(folder / "home-claims", args.file_tasks)
+        print("  claims done", flush=True)
+        e_read = engine_read(admin_url, args.read)
+        f_read = file_read(folder / "home-read", args.read)
+        print("  reads done", flush=True)
+        lost, duplicated = kill_rounds(server, admin_url, args.rounds, args.burst)
+        print()
+        print(f"{'measure':<34}{'engine':>16}{'files':>16}{'target':>18}")
+        print(
+            f"{'delivery p50 (ms)':<34}{statistics.median(engine_ms):>16.2f}"
+            f"{statistics.median(file_ms):>16.2f}{'<= 2':>18}"
+        )
+        print(
+            f"{'delivery p99 (ms)':<34}{pct(engine_ms, 99):>16.2f}{pct(file_ms, 99):>16.2f}{'':>18}"
+        )
+        print(
+            f"{'claims/s, 8 claimers':<34}{args.tasks / e_secs:>16.0f}"
+            f"{args.file_tasks / f_secs:>16.0f}{'>= 1000':>18}"
+        )
+        print(
+            f"{'  every task claimed exactly once':<34}{str(e_once):>16}{str(f_once):>16}"
+            f"{'True':>18}"
+        )
+        print(f"{f'read {args.read:,} messages (s)':<34}{e_read:>16.2f}{f_read:>16.2f}{'':>18}")
+        print(
+            f"{f'kill -9 x{args.rounds}: lost / duplicated':<34}{f'{lost} / {duplicated}':>16}"
+            f"{'-':>16}{'0 / 0':>18}"
+        )
+        print(f"load after: {os.getloadavg()[0]:.2f} (1 min)")
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

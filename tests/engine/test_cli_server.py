@@ -1,0 +1,95 @@
+"""``teamdeck server init|start|stop|status``, ``invite`` and ``join`` as a new user runs
+them: two homes on one box, the second joining over loopback with a one-time URL."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli.main import main
+from app.core.home import Home
+from app.core.models import InboxMessage, TeamMember
+from app.engine.link import Link
+from app.engine.messages import EngineMailbox
+from app.engine.server import INSTALL_HINT, find_bin
+
+
+@pytest.fixture
+def homes() -> Iterator[tuple[Path, Path]]:
+    if find_bin() is None:
+        pytest.skip(f"engine tests need PostgreSQL's programs: {INSTALL_HINT}")
+    folder = Path(tempfile.mkdtemp(prefix="teamdeck-cli-"))
+    folder.chmod(0o711)  # run as root, the server runs as postgres: it must pass through
+    first, second = folder / "first", folder / "second"
+    try:
+        yield first, second
+    finally:
+        main(["--home", str(first), "server", "stop"])
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_server_invite_and_join(
+    homes: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = homes
+    assert main(["--home", str(first), "server", "init"]) == 0
+    assert "running, pid" in capsys.readouterr().out
+    settings = first / "engine" / "settings.json"
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+    assert main(["--home", str(first), "server", "status"]) == 0
+    assert capsys.readouterr().out.startswith("running, pid")
+
+    assert main(["--home", str(first), "invite", "alpha", "--name", "gpu", "--machine", "m2"]) == 0
+    url = capsys.readouterr().out.strip()
+    assert url.startswith("postgresql://td_alpha_gpu:")
+
+    assert main(["--home", str(second), "join", url, "--folder", str(second)]) == 0
+    out = capsys.readouterr().out
+    assert "joined team alpha as gpu" in out
+    kept = second / "engine" / "alpha.gpu.url"
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    # The one-time URL is spent: a second join is refused, in one line.
+    assert main(["--home", str(second), "join", url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "password authentication failed" in err
+    # The agent's machine writes to the lead in its files; sync sends it on its own role.
+    second_home = Home(second)
+    second_home.teams.create("alpha", dedupe=False)
+    second_home.teams.add_member("alpha", TeamMember(agent_id="gpu@alpha", name="gpu"))
+    second_home.mailbox("alpha").send("team-lead", InboxMessage(sender="gpu", text="ready on m2"))
+    assert main(["--home", str(second), "sync", "--team", "alpha", "--once"]) == 0
+    assert "sent 1 to the engine" in capsys.readouterr().out
+    # ... and the lead's machine copies it into its own team-lead inbox file.
+    first_home = Home(first)
+    first_home.teams.create("alpha", dedupe=False)
+    assert main(["--home", str(first), "sync", "--team", "alpha", "--once"]) == 0
+    assert "copied 1 message(s) here" in capsys.readouterr().out
+    assert [m.text for m in first_home.mailbox("alpha").read("team-lead")] == ["ready on m2"]
+
+    assert main(["--home", str(first), "server", "stop"]) == 0
+    assert main(["--home", str(first), "server", "status"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("stopped")
+    assert main(["--home", str(first), "server", "start"]) == 0
+    with Link(settings_url(first)) as admin:
+        texts = [m.text for m in EngineMailbox(admin, "alpha").read("team-lead")]
+    assert texts == ["ready on m2"]
+
+
+def settings_url(home: Path) -> str:
+    import json
+
+    return str(json.loads((home / "engine" / "settings.json").read_text())["url"])
+
+
+def test_a_join_url_off_loopback_without_tls_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = "postgresql://td_alpha_gpu:secret@10.0.0.7:5432/teamdeck"
+    assert main(["--home", str(tmp_path / "h"), "join", url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "without TLS" in err
