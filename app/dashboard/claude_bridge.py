@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,11 @@ TOASTS = {
     "SubagentStop": "{agent} finished its turn",
 }
 
+
+#: How often the app's loop says it is alive, and how long that word holds: a held request is
+#: acknowledged to its hook only while the loop keeps saying so (a stalled dashboard lets go).
+BEAT_SECONDS = 0.25
+ALIVE_SECONDS = 1.0
 
 #: Events after which a transcript not found yet may exist (rare ones: each costs a search).
 NEW_TRANSCRIPTS = frozenset(
@@ -67,6 +73,14 @@ class BridgeLink:
         #: starts from, so a status the hooks no longer hold (an answered request) goes back
         self._base: tuple[str | None, dict[str, Any], dict[str, float]] = (None, {}, {})
         self._feed_seq = itertools.count(1_000_000)
+        self._beat = time.monotonic()
+
+    def beat(self) -> None:
+        """The app's loop is alive (called every ``BEAT_SECONDS`` from it)."""
+        self._beat = time.monotonic()
+
+    def alive(self) -> bool:
+        return time.monotonic() - self._beat < ALIVE_SECONDS
 
     def start(self, app: App[None]) -> str | None:
         """Listen, telling ``app``; a warning line when it cannot (another teamdeck does)."""
@@ -79,6 +93,9 @@ class BridgeLink:
             app.post_message(BridgeEventArrived(event))
 
         self.bridge.on_change, self.bridge.on_event = changed, arrived
+        self.beat()
+        app.set_interval(BEAT_SECONDS, self.beat)
+        self.bridge.alive = self.alive
         try:
             self.server.start()
         except OSError as exc:

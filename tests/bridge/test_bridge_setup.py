@@ -56,9 +56,9 @@ def test_setup_merges_every_event_with_a_timeout_and_keeps_the_persons_hooks(
             if install.is_teamdeck_command(h["command"])
         ]
         assert len(ours) == 1
-        assert ours[0]["command"].endswith(f" hook {event}") or ours[0]["command"].endswith(
-            f"app.cli.hook {event}"
-        )
+        # the stdlib-only client run by this Python, isolated and without site (cheapest start)
+        assert ours[0]["command"].endswith(f"hook_client.py {event}")
+        assert " -I -S " in ours[0]["command"]
         assert 0 < ours[0]["timeout"] < 600  # never Claude Code's 600 s default
     assert hooks["PreToolUse"][0] == {
         "matcher": "Bash",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ import pytest
 from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.interactive import teamdeck
 from tests.claude_code.server import Rule, call
-from tests.timing import deadline
+from tests.timing import deadline, scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The person's own settings, in their own formatting: setup must give them back exactly.
@@ -192,3 +193,38 @@ def test_a_subagents_bash_request_is_answered_from_teamdeck(
 
     assert claude.returncode == 0, err[-2000:]
     assert target.exists(), "the subagent's approved command did not run"
+
+
+def test_a_stopped_teamdeck_never_stalls_claude_code(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
+) -> None:
+    """The listening teamdeck hangs (SIGSTOP): the lead's Read goes through without waiting, and
+    its Bash falls to Claude Code's own prompt (under ``-p``: "needs approval") within the
+    acknowledgement's wait, not the hook's 280 s."""
+    assert teamdeck(env, "claude", "setup").returncode == 0
+    target = claude_home.project / "made-by-lead"
+    read = {"file_path": str(claude_home.project / "README.md")}
+    claude_home.api.add(Rule(call("Read", read), last="Please make the marker", tool="Read"))
+    command = {"command": f"touch {target}", "description": "Create the marker"}
+    claude_home.api.add(Rule(call("Bash", command), last="Demo project", tool="Bash"))
+
+    os.kill(listener.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        claude = start_claude(claude_home, env, "Please make the marker file.")
+        _, err = claude.communicate(timeout=scaled(90))  # each held call waited 280 s before
+        took = time.monotonic() - started
+    finally:
+        os.kill(listener.pid, signal.SIGCONT)
+    print(f"claude -p with a stopped teamdeck: {took:.1f} s")
+
+    assert claude.returncode == 0, err[-2000:]
+    assert not target.exists()
+    read_result, bash_result = tool_results(claude_home)
+    assert not read_result.get("is_error")  # the Read went through
+    assert "Demo project" in json.dumps(read_result["content"])
+    assert bash_result["is_error"] is True  # Claude Code's own prompt, which -p cannot show
+    assert "needs approval" in json.dumps(bash_result["content"])
+    log = (Path(env["TEAMDECK_HOME"]) / "bridge" / "hook.log").read_text()
+    assert "PermissionRequest: teamdeck did not acknowledge" in log
+    assert "timed out" not in claude_home.debug_log.read_text(errors="replace")

@@ -77,7 +77,7 @@ def feed_text(event: HookEvent) -> str | None:
     data: dict[str, Any] = event.data
     name = event.event
     tool = str(data.get("tool_name") or "")
-    if name == "Answered":
+    if name in ("Answered", "AnsweredElsewhere"):
         return str(data.get("line") or "answered")
     if event.request_id:
         tool_input = data.get("tool_input")

@@ -1,0 +1,141 @@
+"""The hook never stalls Claude Code: an event teamdeck does not hold is handed over without
+waiting; a held request waits only while the listening teamdeck keeps acknowledging it (a
+stopped or hung one lets Claude Code ask in its own prompt); a bad payload gets no decision at
+once and one line in the hook's log. Each hook here runs exactly as ``teamdeck claude setup``
+installs it (``python -I -S hook_client.py EVENT``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.runtime.bridge import install, wire
+from app.runtime.bridge.server import Bridge, BridgeServer
+from tests.timing import scaled
+
+BASH = {
+    "session_id": "510c9ba6-9f22-4afd-886a-7a7254565251",
+    "cwd": "/tmp/project",
+    "hook_event_name": "PermissionRequest",
+    "tool_name": "Bash",
+    "tool_input": {"command": "touch /tmp/project/marker"},
+}
+READ = {
+    **BASH,
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Read",
+    "tool_input": {"file_path": "/x"},
+}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "teamdeck-home"
+
+
+def run_hook(event: str, payload: bytes, home: Path, within: float = 30) -> tuple[int, str]:
+    """The installed hook command, the payload on its stdin; a hang guard of ``within``."""
+    command = shlex.split(install.hook_command(event))
+    done = subprocess.run(
+        command,
+        input=payload,
+        capture_output=True,
+        env={**os.environ, "TEAMDECK_HOME": str(home)},
+        timeout=scaled(within),
+        check=False,
+    )
+    assert not done.stderr, done.stderr
+    return done.returncode, done.stdout.decode()
+
+
+@pytest.fixture
+def stalled(home: Path) -> Iterator[socket.socket]:
+    """A listening teamdeck that has stopped (as under SIGSTOP): its socket and secret are there,
+    connections queue, nothing is ever read or answered."""
+    folder = wire.socket_path(home).parent
+    folder.mkdir(parents=True, mode=0o700)
+    wire.secret_path(wire.socket_path(home)).write_text("s3cret\n")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    wire.bind(sock, wire.socket_path(home))
+    sock.listen(16)
+    yield sock
+    sock.close()
+
+
+def test_a_stopped_teamdeck_delays_no_call_and_lets_claude_code_ask(
+    stalled: socket.socket, home: Path
+) -> None:
+    # Read is never held: handed over, not waited on (it waited 280 s for an answer before).
+    assert run_hook("PreToolUse", json.dumps(READ).encode(), home, within=10) == (0, "")
+    assert run_hook("Stop", json.dumps(BASH).encode(), home, within=10) == (0, "")
+    # A request: nobody acknowledges it, so no decision (Claude Code asks in its own prompt).
+    assert run_hook("PermissionRequest", json.dumps(BASH).encode(), home, within=10) == (0, "")
+    log = (wire.socket_path(home).parent / "hook.log").read_text()
+    assert "did not acknowledge" in log
+
+
+def test_a_dashboard_that_stalls_stops_acknowledging_and_the_request_is_let_go(
+    home: Path,
+) -> None:
+    beating = threading.Event()
+    beating.set()
+    events: list[Any] = []
+    bridge = Bridge(on_event=events.append)
+    bridge.alive = beating.is_set
+    with BridgeServer(bridge, wire.socket_path(home)):
+        result: list[tuple[int, str]] = []
+        waiter = threading.Thread(
+            target=lambda: result.append(
+                run_hook("PermissionRequest", json.dumps(BASH).encode(), home)
+            )
+        )
+        waiter.start()
+        for _ in range(1000):
+            if bridge.pending():
+                break
+            threading.Event().wait(0.02)
+        (held,) = bridge.pending()
+        waiter.join(timeout=1.5)
+        assert waiter.is_alive()  # acknowledged: it waits for the person
+        beating.clear()  # the dashboard's loop stalls
+        waiter.join(timeout=scaled(20))
+        assert result == [(0, "")]
+        assert bridge.pending() == []
+        ok, line = bridge.answer(held.request_id, allow=True)
+        assert not ok and "no longer waiting" in line
+        # while it stalls, a new request is not held at all
+        assert run_hook("PermissionRequest", json.dumps(BASH).encode(), home) == (0, "")
+        assert bridge.pending() == []
+
+
+@pytest.mark.parametrize(
+    ("event", "payload", "said"),
+    [
+        ("PermissionRequest", b"", "empty payload"),
+        ("PermissionRequest", b"  \n", "empty payload"),
+        ("PermissionRequest", b"[1, 2]", "not an object"),
+        ("PreToolUse", b'"Bash"', "not an object"),
+        ("PermissionRequest", b"{not json", "not JSON"),
+        ("PermissionRequest", b'{"x": "' + b"a" * (5 << 20) + b'"}', "over"),
+        ("NoSuchEvent", json.dumps(BASH).encode(), "unknown event"),
+    ],
+    ids=["empty", "blank", "list", "string", "not-json", "oversized", "unknown-event"],
+)
+def test_a_bad_payload_gets_no_decision_at_once_and_one_log_line(
+    home: Path, event: str, payload: bytes, said: str
+) -> None:
+    bridge = Bridge()
+    with BridgeServer(bridge, wire.socket_path(home)):
+        assert run_hook(event, payload, home, within=10) == (0, "")
+        assert bridge.pending() == [] and not bridge.events
+    lines = (wire.socket_path(home).parent / "hook.log").read_text().splitlines()
+    assert len(lines) == 1 and said in lines[0], lines
