@@ -80,6 +80,8 @@ def _held_row(request: dict[str, Any]) -> tuple[str, ...]:
     seconds = max(0, int(time.time() - float(request.get("timestamp") or time.time())))
     age = f"{seconds}s" if seconds < 60 else f"{seconds // 60}m"
     what = str(request.get("title") or "").split(": ", 1)[-1]
+    if request.get("origin"):  # a Claude Code session's: its session, team and folder
+        what = f"{what}  [{request['origin']}]"
     team = str(request.get("team") or "")
     return (team, str(request.get("agent")), str(request.get("kind")), age, what)
 

@@ -21,7 +21,7 @@ from textual.app import App
 from textual.markup import escape
 from textual.message import Message
 
-from app.core.frame_text import FeedLine
+from app.core.frame_text import FeedLine, one_line
 from app.core.models import now_iso
 from app.core.paths import USER_NAME
 from app.dashboard.streams import HookLines
@@ -108,7 +108,18 @@ class BridgeLink:
         self.server.stop()
 
     def pending(self) -> tuple[Approval, ...]:
-        return tuple(self.bridge.pending())
+        """The held requests: the team shown's first, then other sessions' apart, each
+        labelled with its session, team and folder (never shown as this team's)."""
+        team = self._base[0]
+        mine: list[Approval] = []
+        others: list[Approval] = []
+        for approval in self.bridge.pending():
+            if team is None or self.bridge.team_of(approval.request_id) == team:
+                mine.append(approval)
+            else:
+                label = f"[other session: {approval.origin}] {approval.title}"
+                others.append(dataclasses.replace(approval, title=one_line(label, 160)))
+        return (*mine, *others)
 
     def overlay(self, files: TeamFiles, *, fresh: bool = False) -> TeamFiles:
         """``files`` with what the hooks say of its team's agents (``fresh``: ``files`` is the
@@ -117,6 +128,7 @@ class BridgeLink:
         the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``)."""
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
+            self.bridge.steered = files.team
         statuses, since = dict(self._base[1]), dict(self._base[2])
         config = files.config
         members = {m.name for m in config.members} if config is not None else None

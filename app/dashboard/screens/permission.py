@@ -61,6 +61,8 @@ class PermissionScreen(ModalScreen[str | None]):
                 Text.assemble((approval.agent, "bold"), " wants to use ", (tool, "bold yellow")),
                 classes="dialog-question",
             )
+            if approval.origin:  # a Claude Code request: its session, team and folder
+                yield Static(Text(approval.origin, style="dim"), id="origin")
             with VerticalScroll(classes="dialog-body"):
                 yield Static(shown_input(approval), id="input")
             if approval.suggestion:

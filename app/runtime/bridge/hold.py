@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from app.runtime.bridge.sessions import team_of_session
 from app.runtime.permissions import PERMISSION_MODES, PermissionRules, decide
 from app.runtime.permissions.settings import load_settings
 
@@ -78,7 +79,7 @@ def sender(data: dict[str, Any], env: dict[str, str]) -> Sender:
     session = str(data.get("session_id") or env.get("CLAUDE_CODE_SESSION_ID") or "")
     pid_text = env.get("CLAUDE_PID") or ""
     pid = int(pid_text) if pid_text.isdigit() else None
-    lead_team = f"session-{session[:8]}" if session else None
+    lead_team = team_of_session(session, env.get("CLAUDE_CONFIG_DIR"))
     if data.get("agent_id"):
         named = _IN_PROCESS_ID.match(str(data["agent_id"]))
         name = str(

@@ -28,6 +28,7 @@ from app.core.frame_text import one_line
 from app.runtime.api import Approval
 from app.runtime.bridge import answers
 from app.runtime.bridge.hold import Sender, ToolSubject, hold, sender
+from app.runtime.bridge.sessions import origin
 from app.runtime.permissions import suggest_rule
 
 TITLE_LIMIT = 80
@@ -90,6 +91,9 @@ def request_json(approval: Approval, event: HookEvent) -> dict[str, Any]:
         "title": approval.title,
         "timestamp": approval.created_at,
         "source": f"hook {event.event}",
+        "session": event.sender.session_id,
+        "folder": str(event.data.get("cwd") or ""),
+        "origin": approval.origin,
     }
     if approval.kind == "plan":
         data["planContent"] = approval.body
@@ -119,6 +123,9 @@ class Bridge:
         self._pending: dict[str, _Pending] = {}
         #: requests that left without the person's answer: id -> why (refused answers say it)
         self._settled: dict[str, str] = {}
+        #: the team the dashboard steers (``None``: no team shown, every request is its own);
+        #: a request of another session's team is shown apart and not answered there
+        self.steered: str | None = None
         self._counter = itertools.count(1)
         self._prefix = secrets.token_hex(2)
         self.events: deque[HookEvent] = deque(maxlen=RECENT_EVENTS)
@@ -145,11 +152,13 @@ class Bridge:
 
     def _approval(self, request_id: str, kind: str, event: HookEvent) -> Approval:
         data, who = event.data, event.sender.agent
+        where = origin(event.sender.session_id, event.sender.team, str(data.get("cwd") or ""))
         tool_input = data.get("tool_input")
         tool_input = tool_input if isinstance(tool_input, dict) else {}
         if kind == "plan":
             plan = str(tool_input.get("plan") or "")
-            return Approval(request_id, "plan", who, f"{who}: plan approval", body=plan)
+            title = f"{who}: plan approval"
+            return Approval(request_id, "plan", who, title, body=plan, origin=where)
         tool = str(data.get("tool_name") or "")
         what = str(tool_input.get("description") or tool_input.get("command") or tool)
         return Approval(
@@ -161,6 +170,7 @@ class Bridge:
             tool_name=tool,
             tool_input=tool_input,
             suggestion=_rule_for(data, tool, tool_input),
+            origin=where,
         )
 
     def is_alive(self) -> bool:
@@ -228,6 +238,25 @@ class Bridge:
     def pending(self) -> list[Approval]:
         with self._lock:
             return [p.approval for p in self._pending.values()]
+
+    def team_of(self, request_id: str) -> str | None:
+        """The team of a pending request (its session's)."""
+        with self._lock:
+            entry = self._pending.get(request_id)
+        return entry.event.sender.team if entry is not None else None
+
+    def foreign(self, request_id: str) -> str | None:
+        """Why the dashboard must not answer this request (another session's team), else
+        ``None``."""
+        with self._lock:
+            entry = self._pending.get(request_id)
+            steered = self.steered
+        if entry is None or steered is None or entry.event.sender.team == steered:
+            return None
+        return (
+            f"{request_id} is another Claude Code session's request ({entry.approval.origin}), "
+            f"not team {steered}'s: switch to its team, or run teamdeck approve {request_id}"
+        )
 
     def asking(self, team: str | None) -> set[str]:
         """The agents of ``team`` with a request held here."""
