@@ -128,6 +128,15 @@ def _answer_held(args: argparse.Namespace, approve: bool) -> int | None:
     """Answer a request a listening teamdeck holds; ``None`` when it holds no such request."""
     held = {str(r.get("requestId")): r for r in _held(args)}
     if args.id not in held:
+        if str(args.id).startswith("cc-"):  # a bridge id no longer held: the bridge says why
+            try:
+                ok, message = bridge.answer(args.id, allow=approve)
+            except OSError:
+                return None
+            if not ok:
+                raise ValueError(message)
+            print(message)  # it was held again meanwhile (listed after the look above)
+            return 0
         return None
     always = bool(getattr(args, "always", False))
     if always and held[args.id].get("kind") != "permission":

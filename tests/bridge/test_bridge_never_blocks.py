@@ -139,3 +139,51 @@ def test_a_bad_payload_gets_no_decision_at_once_and_one_log_line(
         assert bridge.pending() == [] and not bridge.events
     lines = (wire.socket_path(home).parent / "hook.log").read_text().splitlines()
     assert len(lines) == 1 and said in lines[0], lines
+
+
+@pytest.mark.parametrize(
+    ("event", "extra", "why"),
+    [
+        ("PostToolUse", {"tool_response": {"stdout": ""}}, "answered in Claude Code"),
+        ("PostToolUseFailure", {"error": "denied"}, "answered in Claude Code"),
+        ("Stop", {}, "answered in Claude Code"),
+        ("SessionEnd", {"reason": "prompt_input_exit"}, "the session ended"),
+    ],
+)
+def test_a_request_claude_code_went_on_without_is_let_go(
+    home: Path, event: str, extra: dict[str, Any], why: str
+) -> None:
+    """Answered in Claude Code's own prompt (then the call ran, or failed), or the turn or the
+    session ended: the request leaves the queue with a feed line, the hook ends with no
+    decision, and answering it afterwards is refused in one line."""
+    events: list[Any] = []
+    bridge = Bridge(on_event=events.append)
+    with BridgeServer(bridge, wire.socket_path(home)):
+        result: list[tuple[int, str]] = []
+        waiter = threading.Thread(
+            target=lambda: result.append(
+                run_hook("PermissionRequest", json.dumps(BASH).encode(), home)
+            )
+        )
+        waiter.start()
+        for _ in range(1000):
+            if bridge.pending():
+                break
+            threading.Event().wait(0.02)
+        (held,) = bridge.pending()
+        other = {**BASH, "session_id": "another-session", "tool_input": {"command": "ls"}}
+        # another session's events, or another call's, change nothing
+        assert run_hook("PostToolUse", json.dumps(other).encode(), home) == (0, "")
+        assert run_hook("SessionEnd", json.dumps(other).encode(), home) == (0, "")
+        assert [a.request_id for a in bridge.pending()] == [held.request_id]
+
+        done = {**BASH, "hook_event_name": event, **extra}
+        assert run_hook(event, json.dumps(done).encode(), home) == (0, "")
+        waiter.join(timeout=scaled(20))
+        assert result == [(0, "")]
+        assert bridge.pending() == []
+        (line,) = [e.data["line"] for e in events if e.event == "AnsweredElsewhere"]
+        assert line == f"team-lead's Bash request {held.request_id}: {why}"
+        ok, said = bridge.answer(held.request_id, allow=True)
+        assert not ok
+        assert said == f"request {held.request_id} is no longer waiting ({why}): nothing sent"
