@@ -12,7 +12,10 @@ What is held (answered by a person):
 - a pane teammate's ``PreToolUse`` when the call would need permission (its PermissionRequest
   hook never fires): ``ExitPlanMode`` with a plan (its plan), and Bash / Write / Edit /
   NotebookEdit / WebFetch calls that teamdeck's permission engine (``app.runtime.permissions``)
-  says would ask, given the teammate's mode and the settings files' rules.
+  says would ask, given the teammate's mode and the settings files' rules;
+- an in-process teammate's ``ExitPlanMode`` (its ``PreToolUse`` runs in the lead's process,
+  ``agent_id`` on stdin): no PermissionRequest fires for a plan and the lead approves it by
+  itself once sent, so this is the one door where the person can decide it first.
 
 Everything else is only told: no decision, at once.
 """
@@ -153,12 +156,14 @@ def hold(event: str, data: dict[str, Any], who: Sender, env: dict[str, str]) -> 
     """What a person must answer for this event, if anything (see the module docstring)."""
     if event == "PermissionRequest":
         return "permission"
-    if event != "PreToolUse" or not who.pane:
+    if event != "PreToolUse" or not (who.pane or who.in_process):
         return None
     tool = str(data.get("tool_name") or "")
     tool_input = data.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
+    if who.in_process and tool != PLAN_TOOL:
+        return None  # its other calls ask through the lead's PermissionRequest hook
     if tool == PLAN_TOOL:
         # Claude Code fills ``plan`` in from the plan file; with no file yet the call fails
         # by itself ("No plan file found"): nothing for a person to read.
