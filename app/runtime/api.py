@@ -75,6 +75,8 @@ class Approval:
     #: where it comes from when that is not the team shown alone: a Claude Code request's
     #: session, team and folder ("Claude Code session 510c9ba6 · team ... · /home/me/project")
     origin: str | None = None
+    #: where "always allow" puts the rule, when the dialog should say (a Claude Code request's)
+    rule_home: str | None = None
 
 
 class AnswerStatus(StrEnum):

@@ -67,6 +67,8 @@ class PermissionScreen(ModalScreen[str | None]):
                 yield Static(shown_input(approval), id="input")
             if approval.suggestion:
                 hint = f"Always allow adds the rule {approval.suggestion}"
+                if approval.rule_home:  # a Claude Code request: where the rule lives
+                    hint += f", {approval.rule_home}"
                 yield Static(Text(hint, style="dim"), classes="dialog-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Allow once (y/a)", variant="success", id="allow")

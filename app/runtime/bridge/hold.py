@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.runtime.bridge.sessions import team_of_session
-from app.runtime.permissions import PERMISSION_MODES, PermissionRules, decide
+from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule, decide
 from app.runtime.permissions.settings import load_settings
 
 LEAD = "team-lead"
@@ -150,6 +150,33 @@ def would_ask(
         verdict = decide(ToolSubject(tool), tool_input, engine_mode, rules, cwd)
         return verdict.behavior == "ask"  # deny: Claude Code refuses it by itself
     return True
+
+
+def kept_rule_for(
+    tool: str,
+    tool_input: dict[str, Any],
+    mode: str,
+    cwd: Path,
+    config_dir: str | None,
+    kept: list[str],
+) -> str | None:
+    """The first of ``kept`` (teamdeck's own rules, ``kept_rules``) under which Claude Code's
+    rules would allow this call that they alone would ask about: deny and ask rules still win."""
+    engine_mode = mode if mode in PERMISSION_MODES else "default"
+    try:
+        rules = _rules(cwd, config_dir)
+    except (OSError, ValueError):
+        rules = PermissionRules()
+    for text in kept:
+        trial = rules.copy()
+        try:
+            trial.add_allow(Rule.parse(text))
+            verdict = decide(ToolSubject(tool), tool_input, engine_mode, trial, cwd)
+        except ValueError:
+            continue
+        if verdict.behavior == "allow":
+            return text
+    return None
 
 
 def hold(event: str, data: dict[str, Any], who: Sender, env: dict[str, str]) -> Hold:

@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from app.runtime.bridge import wire
+from app.runtime.bridge import kept_rules, wire
 from app.runtime.bridge.state import (
     ANSWERED,
     LET_GO,
@@ -115,6 +115,8 @@ class BridgeServer:
             else:
                 raise BridgeBusyError(f"another teamdeck listens on {self.path}")
         self._write_secret()
+        if self.bridge.kept_rules is None:
+            self.bridge.kept_rules = kept_rules.rules_path(self.path.parent)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         wire.bind(sock, self.path)
         self.path.chmod(0o600)

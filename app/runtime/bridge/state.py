@@ -26,8 +26,8 @@ from typing import Any
 
 from app.core.frame_text import one_line
 from app.runtime.api import Approval
-from app.runtime.bridge import answers
-from app.runtime.bridge.hold import Sender, ToolSubject, hold, sender
+from app.runtime.bridge import answers, kept_rules
+from app.runtime.bridge.hold import Sender, ToolSubject, hold, kept_rule_for, sender
 from app.runtime.bridge.sessions import origin
 from app.runtime.permissions import suggest_rule
 
@@ -39,6 +39,12 @@ ANSWERED = "Answered"
 #: its own prompt, the call ran or failed, the turn or the session ended, the hook gave up)
 #: (``data``: ``line``, ``kind``).
 LET_GO = "AnsweredElsewhere"
+#: Where "always allow" puts its rule, as the permission dialog says it.
+CLAUDE_RULES = "in Claude Code's user settings"
+TEAMDECK_RULES = (
+    "kept by teamdeck, which answers the calls it covers (Claude Code takes no rule from a pane "
+    "teammate's hook; teamdeck claude rules lists them)"
+)
 #: Recent events kept for a late reader (the dashboard's feed, ``teamdeck claude listen``).
 RECENT_EVENTS = 500
 #: Events after which a held request of the same call (or agent, or session) is moot.
@@ -123,6 +129,8 @@ class Bridge:
         self._pending: dict[str, _Pending] = {}
         #: requests that left without the person's answer: id -> why (refused answers say it)
         self._settled: dict[str, str] = {}
+        #: where "always allow" keeps a pane teammate's rule (``kept_rules``; the server sets it)
+        self.kept_rules: Path | None = None
         #: the team the dashboard steers (``None``: no team shown, every request is its own);
         #: a request of another session's team is shown apart and not answered there
         self.steered: str | None = None
@@ -145,10 +153,40 @@ class Bridge:
         pending = None
         if kind is not None and request_id is not None:
             pending = _Pending(self._approval(request_id, kind, event), event)
+            rule = self._kept_rule(kind, event, env)
+            if rule is not None:  # the person's "always" for a pane teammate: answered here
+                pending.output = answers.pre_tool_use(allow=True, rule=rule)
+                pending.done.set()
+                line = f"allowed {who.agent}'s {pending.approval.tool_name} request {request_id}"
+                said = {"decision": "allowed", "line": f"{line} (teamdeck's rule {rule})"}
+                self._tell(event, changed=False)
+                self._tell(HookEvent(ANSWERED, said, who, request_id=request_id), changed=False)
+                return pending
             with self._lock:
                 self._pending[request_id] = pending
         self._tell(event, changed=pending is not None)
         return pending
+
+    def _kept_rule(self, kind: str, event: HookEvent, env: dict[str, str]) -> str | None:
+        """The rule teamdeck keeps (``kept_rules``) that allows this pane teammate's call."""
+        if kind != "permission" or event.event != "PreToolUse" or self.kept_rules is None:
+            return None
+        try:
+            kept = kept_rules.rules(self.kept_rules)
+        except kept_rules.KeptRulesError:
+            return None  # unreadable: the person is asked, as without the rule
+        if not kept:
+            return None
+        data = event.data
+        tool_input = data.get("tool_input")
+        return kept_rule_for(
+            str(data.get("tool_name") or ""),
+            tool_input if isinstance(tool_input, dict) else {},
+            str(data.get("permission_mode") or "default"),
+            Path(str(data.get("cwd") or env.get("CLAUDE_PROJECT_DIR") or ".")),
+            env.get("CLAUDE_CONFIG_DIR"),
+            kept,
+        )
 
     def _approval(self, request_id: str, kind: str, event: HookEvent) -> Approval:
         data, who = event.data, event.sender.agent
@@ -171,6 +209,7 @@ class Bridge:
             tool_input=tool_input,
             suggestion=_rule_for(data, tool, tool_input),
             origin=where,
+            rule_home=CLAUDE_RULES if event.event == "PermissionRequest" else TEAMDECK_RULES,
         )
 
     def is_alive(self) -> bool:
@@ -299,8 +338,15 @@ class Bridge:
             note = f" (rule {rule} added)" if rule else ""
         else:
             pending.output = answers.pre_tool_use(allow=allow, plan=plan, message=feedback)
-            if always and allow:
-                note = " (once: a pane teammate's hook cannot add a rule)"
+            rule = approval.suggestion if always and allow and not plan else None
+            if rule and self.kept_rules is not None:
+                try:
+                    kept_rules.add(self.kept_rules, rule, approval.origin or "")
+                    note = f" (rule {rule} kept by teamdeck: teamdeck claude rules)"
+                except (OSError, kept_rules.KeptRulesError) as exc:
+                    note = f" (once: the rule could not be kept: {exc})"
+            elif always and allow:
+                note = " (once: a plan takes no rule)"
         pending.done.set()
         verb = ("approved" if allow else "rejected") if plan else ("allowed" if allow else "denied")
         if always and allow and note.startswith(" (rule"):
