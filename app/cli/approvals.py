@@ -80,8 +80,6 @@ def _held_row(request: dict[str, Any]) -> tuple[str, ...]:
     seconds = max(0, int(time.time() - float(request.get("timestamp") or time.time())))
     age = f"{seconds}s" if seconds < 60 else f"{seconds // 60}m"
     what = str(request.get("title") or "").split(": ", 1)[-1]
-    if request.get("origin"):  # a Claude Code session's: its session, team and folder
-        what = f"{what}  [{request['origin']}]"
     team = str(request.get("team") or "")
     return (team, str(request.get("agent")), str(request.get("kind")), age, what)
 
@@ -119,8 +117,12 @@ def cmd_approvals(home: Home, args: argparse.Namespace) -> int:
         for r in pending
     ]
     lines = fmt.table(("TEAM", "AGENT", "KIND", "AGE", "WHAT"), rows).splitlines()
-    for rid, line in zip(ids, lines, strict=True):
+    # a Claude Code session's request: its session, team and folder, uncut, under its row
+    origins = [None, *(r.get("origin") for r in held), *(None for _ in pending)]
+    for rid, line, origin in zip(ids, lines, origins, strict=True):
         print(f"{rid.ljust(width)}  {line}")
+        if origin:
+            print(f"{' ' * width}  from {fmt.clean(str(origin))}")
     return 0
 
 

@@ -228,3 +228,58 @@ def test_a_stopped_teamdeck_never_stalls_claude_code(
     log = (Path(env["TEAMDECK_HOME"]) / "bridge" / "hook.log").read_text()
     assert "PermissionRequest: teamdeck did not acknowledge" in log
     assert "timed out" not in claude_home.debug_log.read_text(errors="replace")
+
+
+def test_two_sessions_on_one_home_are_each_themselves(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str], tmp_path: Path
+) -> None:
+    """Two Claude Code sessions on one home, in two folders, each asking for a Bash call: each
+    request names its own session, team and folder, and answering one runs only that one."""
+    assert teamdeck(env, "claude", "setup").returncode == 0
+    second = tmp_path / "second-project"
+    second.mkdir()
+    state = json.loads((claude_home.root / ".claude.json").read_text())
+    state["projects"][str(second)] = {"hasTrustDialogAccepted": True, "allowedTools": []}
+    (claude_home.root / ".claude.json").write_text(json.dumps(state))
+    targets = {}
+    claudes = {}
+    for name, folder in (("first", claude_home.project), ("second", second)):
+        targets[name] = folder / f"made-by-{name}"
+        command = {"command": f"touch {targets[name]}", "description": f"Mark {name}"}
+        claude_home.api.add(Rule(call("Bash", command), last=f"Please mark {name}", tool="Bash"))
+        process = subprocess.Popen(
+            [str(claude_home.binary), "-p", f"Please mark {name}.", "--permission-mode", "manual"],
+            cwd=folder,
+            env=claude_home.env(TEAMDECK_HOME=env["TEAMDECK_HOME"]),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        claudes[name] = process
+
+    end = deadline(120)
+    requests: list[dict[str, Any]] = []
+    while time.monotonic() < end and len(requests) < 2:
+        requests = pending(env)
+        time.sleep(0.2)
+    assert len(requests) == 2, requests
+    by_folder = {r["folder"]: r for r in requests}
+    first, other = by_folder[str(claude_home.project)], by_folder[str(second)]
+    assert first["session"] != other["session"]
+    for request, folder in ((first, claude_home.project), (other, second)):
+        session = request["session"]
+        assert request["team"] == f"session-{session[:8]}"
+        assert request["origin"] == (
+            f"Claude Code session {session[:8]} · team session-{session[:8]} · {folder}"
+        )
+    listed = teamdeck(env, "approvals")
+    assert str(second) in listed.stdout and str(claude_home.project) in listed.stdout
+
+    assert teamdeck(env, "approve", other["requestId"]).returncode == 0
+    claudes["second"].communicate(timeout=120)
+    assert targets["second"].exists() and not targets["first"].exists()
+    assert [r["requestId"] for r in pending(env)] == [first["requestId"]]
+    assert teamdeck(env, "reject", first["requestId"]).returncode == 0
+    claudes["first"].communicate(timeout=120)
+    assert not targets["first"].exists()
