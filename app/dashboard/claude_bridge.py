@@ -125,7 +125,8 @@ class BridgeLink:
         """``files`` with what the hooks say of its team's agents (``fresh``: ``files`` is the
         store's new word). The files' "gone" (left the config) stands; a request held here
         is "awaiting approval"; a pane teammate whose process is gone, or every agent once
-        the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``)."""
+        the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``) unless
+        its session ended first: then it "completed"."""
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
             self.bridge.steered = files.team
@@ -136,8 +137,8 @@ class BridgeLink:
             if statuses.get(agent) == "gone":
                 continue
             status = fact.status
-            if fact.pid is not None and process_alive(fact.pid) is False:
-                status = "gone"  # a pane teammate's own process ended
+            if status != "completed" and fact.pid is not None and process_alive(fact.pid) is False:
+                status = "gone"  # a pane teammate's own process ended without its session's end
             if members is not None and agent not in members:
                 if status not in ("completed", "gone"):
                     continue  # not in the config yet
@@ -147,8 +148,12 @@ class BridgeLink:
         for agent in self.bridge.asking(files.team):
             statuses[agent] = "awaiting approval"
         if config is not None and lead_alive(config.extra_fields()) is False:
+            # the lead's process ended: every agent is gone, but one whose session ended
+            # (SessionEnd: /exit, the end of -p) completed
             names = [m.name for m in config.members] + list(statuses)
-            statuses = dict.fromkeys(names, "gone")
+            statuses = {
+                name: "completed" if statuses.get(name) == "completed" else "gone" for name in names
+            }
         if statuses == files.statuses and since == files.status_since:
             return files
         return dataclasses.replace(files, statuses=statuses, status_since=since)
