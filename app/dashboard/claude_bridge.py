@@ -126,7 +126,7 @@ class BridgeLink:
         store's new word). The files' "gone" (left the config) stands; a request held here
         is "awaiting approval"; a pane teammate whose process is gone, or every agent once
         the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``) unless
-        its session ended first: then it "completed"."""
+        the person ended its session first (``/exit``): then it "completed"."""
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
             self.bridge.steered = files.team
@@ -137,8 +137,8 @@ class BridgeLink:
             if statuses.get(agent) == "gone":
                 continue
             status = fact.status
-            if status != "completed" and fact.pid is not None and process_alive(fact.pid) is False:
-                status = "gone"  # a pane teammate's own process ended without its session's end
+            if not fact.ended and fact.pid is not None and process_alive(fact.pid) is False:
+                status = "gone"  # a pane teammate's own process ended, not by the person's word
             if members is not None and agent not in members:
                 if status not in ("completed", "gone"):
                     continue  # not in the config yet
@@ -148,11 +148,13 @@ class BridgeLink:
         for agent in self.bridge.asking(files.team):
             statuses[agent] = "awaiting approval"
         if config is not None and lead_alive(config.extra_fields()) is False:
-            # the lead's process ended: every agent is gone, but one whose session ended
-            # (SessionEnd: /exit, the end of -p) completed
+            # the lead's process ended: every agent is gone, but one whose session the person
+            # ended (SessionEnd: /exit, /clear, logout) completed
             names = [m.name for m in config.members] + list(statuses)
+            ended = {a for a, fact in self.facts.of(files.team).items() if fact.ended}
             statuses = {
-                name: "completed" if statuses.get(name) == "completed" else "gone" for name in names
+                name: "completed" if statuses.get(name) == "completed" and name in ended else "gone"
+                for name in names
             }
         if statuses == files.statuses and since == files.status_since:
             return files
