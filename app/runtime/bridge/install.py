@@ -185,6 +185,23 @@ def without_teamdeck(data: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def _missing_programs(data: dict[str, Any]) -> list[str]:
+    """Files teamdeck's hook commands run that are not there (teamdeck moved or reinstalled)."""
+    missing: set[str] = set()
+    hooks = data.get("hooks")
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if not is_teamdeck_command(command):
+                    continue
+                for word in shlex.split(str(command)):
+                    if word.startswith("/") and not Path(word).exists():
+                        missing.add(word)
+    return sorted(missing)
+
+
 def installed_events(data: dict[str, Any]) -> list[str]:
     hooks = data.get("hooks")
     found = []
@@ -310,6 +327,12 @@ def status(target: Path, home: Path) -> list[str]:
     missing = [e for e in EVENTS if e not in events]
     if missing:
         lines.append(f"missing: {', '.join(missing)} (run teamdeck claude setup again)")
+    gone = _missing_programs(_parse(target, raw))
+    if gone:
+        lines.append(
+            f"the hook command's program is missing ({', '.join(gone)}): Claude Code reports a "
+            "hook error on every call; run teamdeck claude setup again"
+        )
     if state.recorded and state.installed != _digest(raw):
         lines.append("the file changed since setup: --remove will take out only teamdeck's entries")
     elif state.recorded:
