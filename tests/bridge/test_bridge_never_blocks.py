@@ -11,6 +11,7 @@ import os
 import shlex
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,14 +43,18 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "teamdeck-home"
 
 
-def run_hook(event: str, payload: bytes, home: Path, within: float = 30) -> tuple[int, str]:
-    """The installed hook command, the payload on its stdin; a hang guard of ``within``."""
+def run_hook(
+    event: str, payload: bytes, home: Path, within: float = 30, pid: int | None = None
+) -> tuple[int, str]:
+    """The installed hook command, the payload on its stdin; a hang guard of ``within``
+    (``pid``: the Claude Code process running it, ``CLAUDE_PID``)."""
     command = shlex.split(install.hook_command(event))
+    env = {**os.environ, "TEAMDECK_HOME": str(home), "CLAUDE_PID": str(pid or os.getpid())}
     done = subprocess.run(
         command,
         input=payload,
         capture_output=True,
-        env={**os.environ, "TEAMDECK_HOME": str(home)},
+        env=env,
         timeout=scaled(within),
         check=False,
     )
@@ -74,13 +79,32 @@ def stalled(home: Path) -> Iterator[socket.socket]:
 def test_a_stopped_teamdeck_delays_no_call_and_lets_claude_code_ask(
     stalled: socket.socket, home: Path
 ) -> None:
-    # Read is never held: handed over, not waited on (it waited 280 s for an answer before).
+    # Read is never held: handed over, not waited on (it waited 280 s for an answer before);
+    # nor is the lead's own Bash PreToolUse (its PermissionRequest is what may be held).
     assert run_hook("PreToolUse", json.dumps(READ).encode(), home, within=10) == (0, "")
+    lead_bash = {**BASH, "hook_event_name": "PreToolUse"}
+    assert run_hook("PreToolUse", json.dumps(lead_bash).encode(), home, within=10) == (0, "")
     assert run_hook("Stop", json.dumps(BASH).encode(), home, within=10) == (0, "")
+    log = wire.socket_path(home).parent / "hook.log"
+    assert not log.exists()  # none of those waited for an acknowledgement
     # A request: nobody acknowledges it, so no decision (Claude Code asks in its own prompt).
     assert run_hook("PermissionRequest", json.dumps(BASH).encode(), home, within=10) == (0, "")
-    log = (wire.socket_path(home).parent / "hook.log").read_text()
-    assert "did not acknowledge" in log
+    # A pane teammate's Bash PreToolUse may be held: the same.
+    pane = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)", "--agent-name", "worker"]
+    )
+    try:
+        said = run_hook("PreToolUse", json.dumps(lead_bash).encode(), home, within=10, pid=pane.pid)
+    finally:
+        pane.kill()
+        pane.wait()
+    assert said == (0, "")
+    lines = log.read_text().splitlines()
+    unheard = "teamdeck did not acknowledge within 1 s: no decision (Claude Code asks)"
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        f"PermissionRequest: {unheard}",
+        f"PreToolUse: {unheard}",
+    ]
 
 
 def test_a_dashboard_that_stalls_stops_acknowledging_and_the_request_is_let_go(

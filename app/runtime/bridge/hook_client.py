@@ -130,12 +130,32 @@ def connect(path: str, timeout: float) -> socket.socket:
     return sock
 
 
+def _pane_teammate(pid: str | None) -> bool:
+    """Whether the Claude Code process ``pid`` (``CLAUDE_PID``) is a teammate in a tmux pane
+    (``--agent-name`` on its command line); True when that cannot be read (the server decides)."""
+    if not pid or not pid.isdigit():
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return b"\0--agent-name" in b"\0" + file.read()
+    except OSError:
+        return True
+
+
 def may_hold(event: str, data: dict[str, Any]) -> bool:
-    """Whether teamdeck might hold this event (the server decides; the others never wait)."""
+    """Whether teamdeck might hold this event (the server decides; the others never wait):
+    every ``PermissionRequest``; a plan's ``PreToolUse``; a pane teammate's ``PreToolUse`` of a
+    tool that can ask (``hold`` says why: its PermissionRequest hook never fires)."""
     if event == "PermissionRequest":
         return True
     tool = data.get("tool_name")
-    return event == "PreToolUse" and isinstance(tool, str) and tool in MAY_HOLD_TOOLS
+    if event != "PreToolUse" or not isinstance(tool, str) or tool not in MAY_HOLD_TOOLS:
+        return False
+    if tool == "ExitPlanMode":
+        return True
+    if data.get("agent_id"):
+        return False  # an in-process teammate: it asks through the lead's PermissionRequest
+    return _pane_teammate(os.environ.get("CLAUDE_PID"))
 
 
 def check(event: str, raw: bytes) -> tuple[dict[str, Any] | None, str]:
