@@ -24,6 +24,7 @@ from textual.message import Message
 from app.core.frame_text import FeedLine, one_line
 from app.core.models import now_iso
 from app.core.paths import USER_NAME
+from app.dashboard.claude_earlier import replay_earlier
 from app.dashboard.streams import HookLines
 from app.display.values import FeedItem, TeamFiles
 from app.runtime.api import Approval
@@ -74,6 +75,9 @@ class BridgeLink:
         self._base: tuple[str | None, dict[str, Any], dict[str, float]] = (None, {}, {})
         self._feed_seq = itertools.count(1_000_000)
         self._beat = time.monotonic()
+        self._app: Any = None
+        self._started = time.time()
+        self._replayed: set[str] = set()  # teams whose earlier feed was read
 
     def beat(self) -> None:
         """The app's loop is alive (called every ``BEAT_SECONDS`` from it)."""
@@ -93,6 +97,7 @@ class BridgeLink:
             app.post_message(BridgeEventArrived(event))
 
         self.bridge.on_change, self.bridge.on_event = changed, arrived
+        self._app, self._started = app, time.time()
         self.beat()
         app.set_interval(BEAT_SECONDS, self.beat)
         self.bridge.alive = self.alive
@@ -130,6 +135,9 @@ class BridgeLink:
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
             self.bridge.steered = files.team
+            if files.team and files.team not in self._replayed and self._app is not None:
+                self._replayed.add(files.team)  # a restarted dashboard: the earlier feed
+                replay_earlier(self._app, files.team, self._started)
         statuses, since = dict(self._base[1]), dict(self._base[2])
         config = files.config
         members = {m.name for m in config.members} if config is not None else None

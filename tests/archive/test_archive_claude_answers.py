@@ -296,3 +296,43 @@ async def test_a_request_answered_in_claude_code_is_recorded_as_such(root: Path)
         assert out == ""  # no decision: Claude Code's own answer stands
     finish_dashboard_recording(app)
     assert decided()[request.request_id] == ("answered in Claude Code", "claude-code")
+
+
+async def test_a_restarted_dashboard_rebuilds_the_hooks_feed_once(root: Path) -> None:
+    """What the hooks told the first dashboard (Claude Code consumed its inboxes since) is in
+    the second one's feed, from the archive, once; and not again in a third."""
+    event = {
+        "session_id": ch.LEAD_SESSION,
+        "cwd": ch.PROJECT,
+        "hook_event_name": "SubagentStop",
+        "agent_id": "aresearcher-0123456789abcdef",
+        "last_assistant_message": "Survey of the CLI written down.",
+    }
+    line = "finished its turn: Survey of the CLI written down."
+    first = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        told = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-P", "-m", "app.cli.hook", "SubagentStop"],
+            input=json.dumps(event),
+            text=True,
+            cwd=ROOT,
+            capture_output=True,
+            timeout=GUARD,
+        )
+        assert told.returncode == 0
+        await wait_for(pilot, lambda: any(line in shown for shown in feed(first)), GUARD)
+    finish_dashboard_recording(first)
+
+    def times_shown(app: TeamDeckApp) -> int:
+        return sum(line in shown for shown in feed(app))
+
+    for _ in range(2):  # restarted, and restarted again
+        again = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
+        async with again.run_test(size=(120, 40)) as pilot:
+            app = await ready(pilot)
+            await wait_for(pilot, lambda: times_shown(app) > 0, GUARD)  # noqa: B023
+            await pilot.pause(0.5)
+            assert times_shown(app) == 1
+        finish_dashboard_recording(again)
