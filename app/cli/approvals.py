@@ -122,8 +122,12 @@ def cmd_approvals(home: Home, args: argparse.Namespace) -> int:
         for r in pending
     ]
     lines = fmt.table(("TEAM", "AGENT", "KIND", "AGE", "WHAT"), rows).splitlines()
-    for rid, line in zip(ids, lines, strict=True):
+    # a Claude Code session's request: its session, team and folder, uncut, under its row
+    origins = [None, *(r.get("origin") for r in held), *(None for _ in pending)]
+    for rid, line, origin in zip(ids, lines, origins, strict=True):
         print(f"{rid.ljust(width)}  {line}")
+        if origin:
+            print(f"{' ' * width}  from {fmt.clean(str(origin))}")
     return 0
 
 
@@ -131,6 +135,15 @@ def _answer_held(args: argparse.Namespace, approve: bool) -> int | None:
     """Answer a request a listening teamdeck holds; ``None`` when it holds no such request."""
     held = {str(r.get("requestId")): r for r in _held(args)}
     if args.id not in held:
+        if str(args.id).startswith("cc-"):  # a bridge id no longer held: the bridge says why
+            try:
+                ok, message = bridge.answer(args.id, allow=approve)
+            except OSError:
+                return None
+            if not ok:
+                raise ValueError(message)
+            print(message)  # it was held again meanwhile (listed after the look above)
+            return 0
         return None
     always = bool(getattr(args, "always", False))
     if always and held[args.id].get("kind") != "permission":

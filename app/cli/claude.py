@@ -101,6 +101,31 @@ def cmd_listen(home: Home, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(home: Home, args: argparse.Namespace) -> int:
+    """The rules teamdeck keeps for pane teammates (``kept_rules``); ``--remove RULE``."""
+    import time
+
+    from app.runtime.bridge import kept_rules, wire
+
+    path = kept_rules.rules_path(wire.socket_path().parent)
+    if args.remove:
+        if not kept_rules.remove(path, args.remove):
+            raise ValueError(f"no rule {args.remove!r} is kept (see teamdeck claude rules)")
+        print(f"removed rule {args.remove}")
+        return 0
+    kept = kept_rules.load(path)
+    if args.json:
+        print(json.dumps(kept, indent=2, ensure_ascii=False))
+        return 0
+    if not kept:
+        print(f"no rules kept by teamdeck ({path})")
+        return 0
+    for entry in kept:
+        added = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(entry.get("added") or 0)))
+        print(f"{entry['rule']}  (added {added}; {entry.get('origin') or 'origin unknown'})")
+    return 0
+
+
 def cmd_hook(home: Home, args: argparse.Namespace) -> int:
     from app.cli.hook import main as hook_main
 
@@ -124,6 +149,14 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     what.add_argument("--status", action="store_true", help="say what is installed")
     sub = command(actions, "listen", "answer Claude Code's hooks without the dashboard", cmd_listen)
     sub.add_argument("--json", action="store_true", help="one JSON object per event")
+    sub = command(
+        actions,
+        "rules",
+        "the rules teamdeck keeps for pane teammates (their hooks take none)",
+        cmd_rules,
+    )
+    sub.add_argument("--remove", metavar="RULE", help="take this rule out")
+    sub.add_argument("--json", action="store_true", help="print JSON")
     sub = command(
         commands, "hook", "the command Claude Code's hooks run (stdin: the event)", cmd_hook
     )

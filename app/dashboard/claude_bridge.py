@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from textual.app import App
 from textual.message import Message
 
-from app.core.frame_text import FeedLine
+from app.core.frame_text import FeedLine, one_line
 from app.core.models import now_iso
 from app.core.paths import USER_NAME
+from app.dashboard.claude_earlier import replay_earlier
 from app.dashboard.streams import HookLines
 from app.display.values import FeedItem, TeamFiles
 from app.runtime.api import Approval
@@ -38,6 +40,11 @@ TOASTS = {
     "SubagentStop": "{agent} finished its turn",
 }
 
+
+#: How often the app's loop says it is alive, and how long that word holds: a held request is
+#: acknowledged to its hook only while the loop keeps saying so (a stalled dashboard lets go).
+BEAT_SECONDS = 0.25
+ALIVE_SECONDS = 1.0
 
 #: Events after which a transcript not found yet may exist (rare ones: each costs a search).
 NEW_TRANSCRIPTS = frozenset(
@@ -67,6 +74,17 @@ class BridgeLink:
         #: starts from, so a status the hooks no longer hold (an answered request) goes back
         self._base: tuple[str | None, dict[str, Any], dict[str, float]] = (None, {}, {})
         self._feed_seq = itertools.count(1_000_000)
+        self._beat = time.monotonic()
+        self._app: Any = None
+        self._started = time.time()
+        self._replayed: set[str] = set()  # teams whose earlier feed was read
+
+    def beat(self) -> None:
+        """The app's loop is alive (called every ``BEAT_SECONDS`` from it)."""
+        self._beat = time.monotonic()
+
+    def alive(self) -> bool:
+        return time.monotonic() - self._beat < ALIVE_SECONDS
 
     def start(self, app: App[None]) -> str | None:
         """Listen, telling ``app``; a warning line when it cannot (another teamdeck does)."""
@@ -79,6 +97,10 @@ class BridgeLink:
             app.post_message(BridgeEventArrived(event))
 
         self.bridge.on_change, self.bridge.on_event = changed, arrived
+        self._app, self._started = app, time.time()
+        self.beat()
+        app.set_interval(BEAT_SECONDS, self.beat)
+        self.bridge.alive = self.alive
         try:
             self.server.start()
         except OSError as exc:
@@ -91,15 +113,31 @@ class BridgeLink:
         self.server.stop()
 
     def pending(self) -> tuple[Approval, ...]:
-        return tuple(self.bridge.pending())
+        """The held requests: the team shown's first, then other sessions' apart, each
+        labelled with its session, team and folder (never shown as this team's)."""
+        team = self._base[0]
+        mine: list[Approval] = []
+        others: list[Approval] = []
+        for approval in self.bridge.pending():
+            if team is None or self.bridge.team_of(approval.request_id) == team:
+                mine.append(approval)
+            else:
+                label = f"[other session: {approval.origin}] {approval.title}"
+                others.append(dataclasses.replace(approval, title=one_line(label, 160)))
+        return (*mine, *others)
 
     def overlay(self, files: TeamFiles, *, fresh: bool = False) -> TeamFiles:
         """``files`` with what the hooks say of its team's agents (``fresh``: ``files`` is the
         store's new word). The files' "gone" (left the config) stands; a request held here
         is "awaiting approval"; a pane teammate whose process is gone, or every agent once
-        the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``)."""
+        the config's ``leadProcess`` is, is "gone" (``app.runtime.by_files.liveness``) unless
+        the person ended its session first (``/exit``): then it "completed"."""
         if fresh or self._base[0] != files.team:
             self._base = (files.team, dict(files.statuses), dict(files.status_since))
+            self.bridge.steered = files.team
+            if files.team and files.team not in self._replayed and self._app is not None:
+                self._replayed.add(files.team)  # a restarted dashboard: the earlier feed
+                replay_earlier(self._app, files.team, self._started)
         statuses, since = dict(self._base[1]), dict(self._base[2])
         config = files.config
         members = {m.name for m in config.members} if config is not None else None
@@ -107,8 +145,8 @@ class BridgeLink:
             if statuses.get(agent) == "gone":
                 continue
             status = fact.status
-            if fact.pid is not None and process_alive(fact.pid) is False:
-                status = "gone"  # a pane teammate's own process ended
+            if not fact.ended and fact.pid is not None and process_alive(fact.pid) is False:
+                status = "gone"  # a pane teammate's own process ended, not by the person's word
             if members is not None and agent not in members:
                 if status not in ("completed", "gone"):
                     continue  # not in the config yet
@@ -118,8 +156,14 @@ class BridgeLink:
         for agent in self.bridge.asking(files.team):
             statuses[agent] = "awaiting approval"
         if config is not None and lead_alive(config.extra_fields()) is False:
+            # the lead's process ended: every agent is gone, but one whose session the person
+            # ended (SessionEnd: /exit, /clear, logout) completed
             names = [m.name for m in config.members] + list(statuses)
-            statuses = dict.fromkeys(names, "gone")
+            ended = {a for a, fact in self.facts.of(files.team).items() if fact.ended}
+            statuses = {
+                name: "completed" if statuses.get(name) == "completed" and name in ended else "gone"
+                for name in names
+            }
         if statuses == files.statuses and since == files.status_since:
             return files
         return dataclasses.replace(files, statuses=statuses, status_since=since)

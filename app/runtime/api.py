@@ -72,6 +72,11 @@ class Approval:
     suggestion: str | None = None  # rule added by "always allow", e.g. "Bash(git:*)"
     created_at: float = field(default_factory=time.time)
     outcome: str | None = None  # None while pending
+    #: where it comes from when that is not the team shown alone: a Claude Code request's
+    #: session, team and folder ("Claude Code session 510c9ba6 · team ... · /home/me/project")
+    origin: str | None = None
+    #: where "always allow" puts the rule, when the dialog should say (a Claude Code request's)
+    rule_home: str | None = None
 
 
 class AnswerStatus(StrEnum):

@@ -9,6 +9,7 @@ Three hands: ``teamdeck approve``/``reject`` (through the inbox files), the dash
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -254,3 +255,84 @@ def test_a_damaged_note_file_is_left_as_it_is(tmp_path: Path) -> None:
     answer_credits.note_answer(tmp_path, "crew", "writer", "plan-1", "t1")
     credits = answer_credits.AnswerCredits(tmp_path, True)
     assert credits.answered_by("crew", "writer", entry) == "user"
+
+
+async def test_a_request_answered_in_claude_code_is_recorded_as_such(root: Path) -> None:
+    """Claude Code went on without teamdeck (the call's PostToolUse arrived while the hook still
+    waited): the request leaves the queue, the feed says "answered in Claude Code", and the
+    history records it decided by Claude Code, not asked twice."""
+    event = {
+        "session_id": ch.LEAD_SESSION,
+        "cwd": ch.PROJECT,
+        "permission_mode": "default",
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls", "description": "List the files"},
+    }
+    app = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        hook = start_hook(event)
+        try:
+            await wait_for(pilot, lambda: len(app.approvals) == 3, GUARD)
+            (request,) = [a for a in app.approvals if a.request_id not in FILE_REQUESTS]
+            done = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-P", "-m", "app.cli.hook", "PostToolUse"],
+                input=json.dumps({**event, "hook_event_name": "PostToolUse"}),
+                text=True,
+                cwd=ROOT,
+                capture_output=True,
+                timeout=GUARD,
+            )
+            assert done.returncode == 0 and done.stdout == ""
+            await wait_for(pilot, lambda: len(app.approvals) == 2, GUARD)
+            line = f"team-lead's Bash request {request.request_id}: answered in Claude Code"
+            await wait_for(pilot, lambda: any(line in shown for shown in feed(app)), GUARD)
+        finally:
+            assert hook.stdout is not None
+            out = hook.stdout.read()
+            hook.wait(timeout=GUARD)
+        assert out == ""  # no decision: Claude Code's own answer stands
+    finish_dashboard_recording(app)
+    assert decided()[request.request_id] == ("answered in Claude Code", "claude-code")
+
+
+async def test_a_restarted_dashboard_rebuilds_the_hooks_feed_once(root: Path) -> None:
+    """What the hooks told the first dashboard (Claude Code consumed its inboxes since) is in
+    the second one's feed, from the archive, once; and not again in a third."""
+    event = {
+        "session_id": ch.LEAD_SESSION,
+        "cwd": ch.PROJECT,
+        "hook_event_name": "SubagentStop",
+        "agent_id": "aresearcher-0123456789abcdef",
+        "last_assistant_message": "Survey of the CLI written down.",
+    }
+    line = "finished its turn: Survey of the CLI written down."
+    first = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
+    async with first.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        told = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-P", "-m", "app.cli.hook", "SubagentStop"],
+            input=json.dumps(event),
+            text=True,
+            cwd=ROOT,
+            capture_output=True,
+            timeout=GUARD,
+        )
+        assert told.returncode == 0
+        await wait_for(pilot, lambda: any(line in shown for shown in feed(first)), GUARD)
+    finish_dashboard_recording(first)
+
+    def times_shown(app: TeamDeckApp) -> int:
+        return sum(line in shown for shown in feed(app))
+
+    for _ in range(2):  # restarted, and restarted again
+        again = build_dashboard(Home(root, lock_style="mkdir"), viewer=True)
+        async with again.run_test(size=(120, 40)) as pilot:
+            app = await ready(pilot)
+            await wait_for(pilot, lambda: times_shown(app) > 0, GUARD)  # noqa: B023
+            await pilot.pause(0.5)
+            assert times_shown(app) == 1
+        finish_dashboard_recording(again)

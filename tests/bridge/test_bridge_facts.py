@@ -102,3 +102,27 @@ def test_the_overlay_follows_the_hooks_and_the_processes() -> None:
 
     files = TeamFiles(team=TEAM, config=config({**me, "procStart": "1"}))  # the lead is gone
     assert set(link.overlay(files, fresh=True).statuses.values()) == {"gone"}
+
+
+def test_an_agent_whose_session_ended_shows_completed_not_gone() -> None:
+    """``SessionEnd`` by the person's word (``/exit``: ``prompt_input_exit``) is "completed",
+    also once the process is gone (before, the process check turned every ended session into
+    "gone"); a killed process's SessionEnd ("other") is gone."""
+    link = BridgeLink()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    pane = Sender("pane", TEAM, "0c9", pane=True, pid=dead.pid)
+    link.facts.note(event("SessionEnd", pane, at=8.0, reason="prompt_input_exit"))
+    link.facts.note(event("SessionEnd", LEAD, at=9.0, reason="prompt_input_exit"))
+    link.facts.note(event("TeammateIdle", at=7.0))
+    me = {"pid": os.getpid(), "procStart": proc_start(os.getpid())}
+    files = TeamFiles(team=TEAM, config=config(me))
+    assert dict(link.overlay(files, fresh=True).statuses)["pane"] == "completed"
+    files = TeamFiles(team=TEAM, config=config({**me, "procStart": "1"}))  # the lead is gone
+    assert dict(link.overlay(files, fresh=True).statuses) == {
+        "team-lead": "completed",
+        "worker": "gone",
+        "pane": "completed",
+    }
+    link.facts.note(event("SessionEnd", pane, at=10.0, reason="other"))  # its pane was killed
+    assert dict(link.overlay(files, fresh=True).statuses)["pane"] == "gone"

@@ -5,6 +5,7 @@ out only teamdeck's entries and says so)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,9 +57,9 @@ def test_setup_merges_every_event_with_a_timeout_and_keeps_the_persons_hooks(
             if install.is_teamdeck_command(h["command"])
         ]
         assert len(ours) == 1
-        assert ours[0]["command"].endswith(f" hook {event}") or ours[0]["command"].endswith(
-            f"app.cli.hook {event}"
-        )
+        # the stdlib-only client run by this Python, isolated and without site (cheapest start)
+        assert ours[0]["command"].endswith(f"hook_client.py {event}")
+        assert " -I -S " in ours[0]["command"]
         assert 0 < ours[0]["timeout"] < 600  # never Claude Code's 600 s default
     assert hooks["PreToolUse"][0] == {
         "matcher": "Bash",
@@ -161,3 +162,15 @@ def test_a_settings_file_that_is_not_json_is_left_alone(
     assert setup() == 1
     assert settings.read_bytes() == b"{not json"
     assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_status_says_when_the_hook_program_is_gone(tmp_path: Path) -> None:
+    """teamdeck moved or reinstalled: the installed command names a file that is not there
+    (Python would exit 2 on it, which Claude Code takes as a hook error)."""
+    target = tmp_path / "settings.json"
+    program = [sys.executable, "-I", "-S", str(tmp_path / "old" / "hook_client.py")]
+    install.install(target, tmp_path / "td", program)
+    lines = install.status(target, tmp_path / "td")
+    assert any("program is missing" in line and "old/hook_client.py" in line for line in lines)
+    install.install(target, tmp_path / "td")  # setup again: this installation's client
+    assert not any("missing" in line for line in install.status(target, tmp_path / "td"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ import pytest
 from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.interactive import teamdeck
 from tests.claude_code.server import Rule, call
-from tests.timing import deadline
+from tests.timing import deadline, scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The person's own settings, in their own formatting: setup must give them back exactly.
@@ -192,3 +193,93 @@ def test_a_subagents_bash_request_is_answered_from_teamdeck(
 
     assert claude.returncode == 0, err[-2000:]
     assert target.exists(), "the subagent's approved command did not run"
+
+
+def test_a_stopped_teamdeck_never_stalls_claude_code(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
+) -> None:
+    """The listening teamdeck hangs (SIGSTOP): the lead's Read goes through without waiting, and
+    its Bash falls to Claude Code's own prompt (under ``-p``: "needs approval") within the
+    acknowledgement's wait, not the hook's 280 s."""
+    assert teamdeck(env, "claude", "setup").returncode == 0
+    target = claude_home.project / "made-by-lead"
+    read = {"file_path": str(claude_home.project / "README.md")}
+    claude_home.api.add(Rule(call("Read", read), last="Please make the marker", tool="Read"))
+    command = {"command": f"touch {target}", "description": "Create the marker"}
+    claude_home.api.add(Rule(call("Bash", command), last="Demo project", tool="Bash"))
+
+    os.kill(listener.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        claude = start_claude(claude_home, env, "Please make the marker file.")
+        _, err = claude.communicate(timeout=scaled(90))  # each held call waited 280 s before
+        took = time.monotonic() - started
+    finally:
+        os.kill(listener.pid, signal.SIGCONT)
+    print(f"claude -p with a stopped teamdeck: {took:.1f} s")
+
+    assert claude.returncode == 0, err[-2000:]
+    assert not target.exists()
+    read_result, bash_result = tool_results(claude_home)
+    assert not read_result.get("is_error")  # the Read went through
+    assert "Demo project" in json.dumps(read_result["content"])
+    assert bash_result["is_error"] is True  # Claude Code's own prompt, which -p cannot show
+    assert "needs approval" in json.dumps(bash_result["content"])
+    log = (Path(env["TEAMDECK_HOME"]) / "bridge" / "hook.log").read_text()
+    assert "PermissionRequest: teamdeck did not acknowledge" in log
+    assert "timed out" not in claude_home.debug_log.read_text(errors="replace")
+
+
+def test_two_sessions_on_one_home_are_each_themselves(
+    claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str], tmp_path: Path
+) -> None:
+    """Two Claude Code sessions on one home, in two folders, each asking for a Bash call: each
+    request names its own session, team and folder, and answering one runs only that one."""
+    assert teamdeck(env, "claude", "setup").returncode == 0
+    second = tmp_path / "second-project"
+    second.mkdir()
+    state = json.loads((claude_home.root / ".claude.json").read_text())
+    state["projects"][str(second)] = {"hasTrustDialogAccepted": True, "allowedTools": []}
+    (claude_home.root / ".claude.json").write_text(json.dumps(state))
+    targets = {}
+    claudes = {}
+    for name, folder in (("first", claude_home.project), ("second", second)):
+        targets[name] = folder / f"made-by-{name}"
+        command = {"command": f"touch {targets[name]}", "description": f"Mark {name}"}
+        claude_home.api.add(Rule(call("Bash", command), last=f"Please mark {name}", tool="Bash"))
+        process = subprocess.Popen(
+            [str(claude_home.binary), "-p", f"Please mark {name}.", "--permission-mode", "manual"],
+            cwd=folder,
+            env=claude_home.env(TEAMDECK_HOME=env["TEAMDECK_HOME"]),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        claudes[name] = process
+
+    end = deadline(120)
+    requests: list[dict[str, Any]] = []
+    while time.monotonic() < end and len(requests) < 2:
+        requests = pending(env)
+        time.sleep(0.2)
+    assert len(requests) == 2, requests
+    by_folder = {r["folder"]: r for r in requests}
+    first, other = by_folder[str(claude_home.project)], by_folder[str(second)]
+    assert first["session"] != other["session"]
+    for request, folder in ((first, claude_home.project), (other, second)):
+        session = request["session"]
+        assert request["team"] == f"session-{session[:8]}"
+        assert request["origin"] == (
+            f"Claude Code session {session[:8]} · team session-{session[:8]} · {folder}"
+        )
+    listed = teamdeck(env, "approvals")
+    assert str(second) in listed.stdout and str(claude_home.project) in listed.stdout
+
+    assert teamdeck(env, "approve", other["requestId"]).returncode == 0
+    claudes["second"].communicate(timeout=120)
+    assert targets["second"].exists() and not targets["first"].exists()
+    assert [r["requestId"] for r in pending(env)] == [first["requestId"]]
+    assert teamdeck(env, "reject", first["requestId"]).returncode == 0
+    claudes["first"].communicate(timeout=120)
+    assert not targets["first"].exists()

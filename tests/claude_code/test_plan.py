@@ -93,3 +93,32 @@ def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
     assert session.pending() == []
     log = session.home.debug_log.read_text(errors="replace")
     assert "Auto-approved plan" not in log  # the lead never got it
+
+
+def test_an_in_process_teammates_plan_reaches_the_person(session: Session) -> None:
+    """An in-process teammate's plan: its PreToolUse runs in the lead's process (``agent_id``
+    on stdin) and teamdeck holds it there, as a pane teammate's; before, the lead approved it
+    by itself in about 0.3 s and the person never saw it."""
+    session.setup("in-process")
+    api = session.home.api
+    api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
+    api.add(Rule(teammate, when=is_teammate, tool="Write", times=None))
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.", mode="plan")
+    deck = session.terminals
+    deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's Agent prompt")
+    answer_yes(session)
+
+    deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
+    request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
+    assert (request["agent"], request["kind"]) == ("worker", "plan")
+    assert request["planContent"] == PLAN
+    deck.keys("deck", "r")
+    deck.wait_for("deck", lambda s: "feedback" in s.lower(), "the feedback dialog")
+    deck.keys("deck", FEEDBACK, "Enter")
+
+    wait_until(lambda: teammate_heard(session, FEEDBACK), "the teammate reading the feedback")
+    assert teammate_heard(session, "the person rejected this plan: " + FEEDBACK)
+    assert session.pending() == []
+    log = session.home.debug_log.read_text(errors="replace")
+    assert "Auto-approved plan" not in log  # the lead never approved it by itself

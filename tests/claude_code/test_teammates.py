@@ -18,6 +18,7 @@ import json
 import re
 
 from tests.claude_code.interactive import Session, teamdeck, wait_until
+from tests.claude_code.server import Rule, call, user_text
 
 #: The worker's request in the Approvals row: its command, the middle elided when long.
 ROW = re.compile(r"perm worker: Bash\(touch .*worker\)")
@@ -121,3 +122,37 @@ def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> 
     assert approval["request_id"] == request["requestId"] and approval["agent"] == "worker"
     assert approval["decision"] == "allowed" and approval["answered_at"] >= approval["asked_at"]
     assert approval["decided_by"] == "user"  # the person answered (through the bridge)
+
+
+def test_always_allow_for_a_pane_teammate_keeps_its_word(session: Session) -> None:
+    """A pane teammate's hook cannot add a rule to Claude Code's settings: ``approve --always``
+    keeps the rule in teamdeck, which answers the teammate's next call it covers by itself
+    (before, the next call was held again although "always" was promised)."""
+    session.setup("tmux")
+    first = session.home.project / "made-first"
+    second = session.home.project / "made-second"
+    session.script_worker({"command": f"touch {first}", "description": "First marker"})
+    session.home.api.add(
+        Rule(
+            call("Bash", {"command": f"touch {second}", "description": "Second marker"}),
+            when=lambda body: (
+                "WORKER TASK" in user_text(body, last=False)
+                and "Please spawn" not in user_text(body, last=False)
+            ),
+            tool="Bash",
+        )
+    )
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.")
+
+    request = wait_until(lambda: next(iter(session.pending()), None), "the first request")
+    assert request["agent"] == "worker" and request["input"]["command"] == f"touch {first}"
+    approved = teamdeck(session.env, "approve", "--always", request["requestId"])
+    assert approved.returncode == 0, approved.stderr
+    assert "rule Bash(touch:*) kept by teamdeck" in approved.stdout
+    wait_until(first.exists, "the approved command to run")
+    wait_until(second.exists, "the second call, answered by teamdeck's rule")
+    assert session.pending() == []
+    rules = teamdeck(session.env, "claude", "rules")
+    assert rules.stdout.startswith("Bash(touch:*)  (added "), rules.stdout
+    assert "touch" not in json.dumps(session.home.settings())  # Claude Code got no rule

@@ -65,10 +65,14 @@ class PermissionScreen(ModalScreen[str | None]):
                 ),
                 classes="dialog-question",
             )
+            if approval.origin:  # a Claude Code request: its session, team and folder
+                yield Static(Text(shown(approval.origin), style="dim"), id="origin")
             with VerticalScroll(classes="dialog-body"):
                 yield Static(shown_input(approval), id="input")
             if approval.suggestion:
                 hint = f"Always allow adds the rule {rule_words(approval.suggestion)}"
+                if approval.rule_home:  # a Claude Code request: where the rule lives
+                    hint += f", {approval.rule_home}"
                 yield Static(Text(hint, style="dim"), classes="dialog-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Allow once (y/a)", variant="success", id="allow")

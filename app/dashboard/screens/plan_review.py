@@ -43,6 +43,8 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
         shutdown = approval.kind == "shutdown"
         with Vertical(classes="dialog wide"):
             yield Static(agent_text(approval.title, style="bold"), classes="dialog-question")
+            if approval.origin:  # a Claude Code request: its session, team and folder
+                yield Static(agent_text(approval.origin, style="dim"), id="origin")
             with VerticalScroll(classes="dialog-body"):
                 if shutdown:
                     reason = approval.body or "(no reason given)"

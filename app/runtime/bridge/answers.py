@@ -65,12 +65,17 @@ def permission_request(
     return _dump({"hookEventName": "PermissionRequest", "decision": decision})
 
 
-def pre_tool_use(*, allow: bool, plan: bool = False, message: str | None = None) -> str:
-    """The answer to a held ``PreToolUse`` hook (``plan``: the call is ``ExitPlanMode``)."""
+def pre_tool_use(
+    *, allow: bool, plan: bool = False, message: str | None = None, rule: str | None = None
+) -> str:
+    """The answer to a held ``PreToolUse`` hook (``plan``: the call is ``ExitPlanMode``;
+    ``rule``: allowed by a rule teamdeck keeps for the person)."""
     if allow:
         if plan:
             return ""  # the lead approves the plan by itself once it is sent
         reason = "teamdeck: allowed by the person"
+        if rule:
+            reason = f"teamdeck: allowed by the person's rule {rule}"
         return _dump(
             {
                 "hookEventName": "PreToolUse",

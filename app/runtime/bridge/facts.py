@@ -45,6 +45,8 @@ RUNNING_EVENTS = frozenset(
 )
 IDLE_EVENTS = frozenset({"TeammateIdle", "SubagentStop"})
 ASKING = "worker_permission_prompt"
+#: ``SessionEnd`` reasons of a session the person ended (a killed process says "other").
+DELIBERATE_ENDS = frozenset({"prompt_input_exit", "clear", "logout"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class Fact:
     status: str
     since: float
     pid: int | None = None
+    #: the session ended by the person's word (``/exit``, ``/clear``, logout): "completed"
+    #: stands once its process is gone (a killed one's SessionEnd says "other": gone)
+    ended: bool = False
 
 
 def status_of(event: HookEvent) -> tuple[str, str] | None:
@@ -77,7 +82,7 @@ def feed_text(event: HookEvent) -> str | None:
     data: dict[str, Any] = event.data
     name = event.event
     tool = str(data.get("tool_name") or "")
-    if name == "Answered":
+    if name in ("Answered", "AnsweredElsewhere"):
         return str(data.get("line") or "answered")
     if event.request_id:
         tool_input = data.get("tool_input")
@@ -131,12 +136,17 @@ class HookFacts:
         agent, status = found
         team = event.sender.team or ""
         pid = event.sender.pid if event.sender.pane and agent == event.sender.agent else None
+        ended = event.event == "SessionEnd" and event.data.get("reason") in DELIBERATE_ENDS
         with self._lock:
             old = self._facts.get((team, agent))
-            if old is not None and old.status == status and (pid is None or old.pid == pid):
+            if (
+                old is not None
+                and (old.status, old.ended) == (status, ended)
+                and (pid is None or old.pid == pid)
+            ):
                 return False
             keep = pid if pid is not None else (old.pid if old is not None else None)
-            self._facts[(team, agent)] = Fact(status, event.at, keep)
+            self._facts[(team, agent)] = Fact(status, event.at, keep, ended)
         return True
 
     def of(self, team: str | None) -> dict[str, Fact]:

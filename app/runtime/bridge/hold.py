@@ -12,7 +12,10 @@ What is held (answered by a person):
 - a pane teammate's ``PreToolUse`` when the call would need permission (its PermissionRequest
   hook never fires): ``ExitPlanMode`` with a plan (its plan), and Bash / Write / Edit /
   NotebookEdit / WebFetch calls that teamdeck's permission engine (``app.runtime.permissions``)
-  says would ask, given the teammate's mode and the settings files' rules.
+  says would ask, given the teammate's mode and the settings files' rules;
+- an in-process teammate's ``ExitPlanMode`` (its ``PreToolUse`` runs in the lead's process,
+  ``agent_id`` on stdin): no PermissionRequest fires for a plan and the lead approves it by
+  itself once sent, so this is the one door where the person can decide it first.
 
 Everything else is only told: no decision, at once.
 """
@@ -25,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from app.runtime.permissions import PERMISSION_MODES, PermissionRules, decide
+from app.runtime.bridge.sessions import team_of_session
+from app.runtime.permissions import PERMISSION_MODES, PermissionRules, Rule, decide
 from app.runtime.permissions.settings import load_settings
 
 LEAD = "team-lead"
@@ -78,7 +82,7 @@ def sender(data: dict[str, Any], env: dict[str, str]) -> Sender:
     session = str(data.get("session_id") or env.get("CLAUDE_CODE_SESSION_ID") or "")
     pid_text = env.get("CLAUDE_PID") or ""
     pid = int(pid_text) if pid_text.isdigit() else None
-    lead_team = f"session-{session[:8]}" if session else None
+    lead_team = team_of_session(session, env.get("CLAUDE_CONFIG_DIR"))
     if data.get("agent_id"):
         named = _IN_PROCESS_ID.match(str(data["agent_id"]))
         name = str(
@@ -148,16 +152,45 @@ def would_ask(
     return True
 
 
+def kept_rule_for(
+    tool: str,
+    tool_input: dict[str, Any],
+    mode: str,
+    cwd: Path,
+    config_dir: str | None,
+    kept: list[str],
+) -> str | None:
+    """The first of ``kept`` (teamdeck's own rules, ``kept_rules``) under which Claude Code's
+    rules would allow this call that they alone would ask about: deny and ask rules still win."""
+    engine_mode = mode if mode in PERMISSION_MODES else "default"
+    try:
+        rules = _rules(cwd, config_dir)
+    except (OSError, ValueError):
+        rules = PermissionRules()
+    for text in kept:
+        trial = rules.copy()
+        try:
+            trial.add_allow(Rule.parse(text))
+            verdict = decide(ToolSubject(tool), tool_input, engine_mode, trial, cwd)
+        except ValueError:
+            continue
+        if verdict.behavior == "allow":
+            return text
+    return None
+
+
 def hold(event: str, data: dict[str, Any], who: Sender, env: dict[str, str]) -> Hold:
     """What a person must answer for this event, if anything (see the module docstring)."""
     if event == "PermissionRequest":
         return "permission"
-    if event != "PreToolUse" or not who.pane:
+    if event != "PreToolUse" or not (who.pane or who.in_process):
         return None
     tool = str(data.get("tool_name") or "")
     tool_input = data.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
+    if who.in_process and tool != PLAN_TOOL:
+        return None  # its other calls ask through the lead's PermissionRequest hook
     if tool == PLAN_TOOL:
         # Claude Code fills ``plan`` in from the plan file; with no file yet the call fails
         # by itself ("No plan file found"): nothing for a person to read.

@@ -29,25 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.runtime.bridge import hook_client
+
 #: Seconds Claude Code lets a request's hook wait for the person (``wire.REQUEST_WAIT`` is less).
 REQUEST_TIMEOUT = 300
 TELL_TIMEOUT = 10
 #: The events teamdeck's hook is registered for, and each one's timeout.
 EVENTS: dict[str, int] = {
-    "PermissionRequest": REQUEST_TIMEOUT,
-    "PreToolUse": REQUEST_TIMEOUT,
-    "PostToolUse": TELL_TIMEOUT,
-    "PostToolUseFailure": TELL_TIMEOUT,
-    "Notification": TELL_TIMEOUT,
-    "UserPromptSubmit": TELL_TIMEOUT,
-    "Stop": TELL_TIMEOUT,
-    "SessionStart": TELL_TIMEOUT,
-    "SessionEnd": TELL_TIMEOUT,
-    "SubagentStart": TELL_TIMEOUT,
-    "SubagentStop": TELL_TIMEOUT,
-    "TeammateIdle": TELL_TIMEOUT,
-    "TaskCreated": TELL_TIMEOUT,
-    "TaskCompleted": TELL_TIMEOUT,
+    event: REQUEST_TIMEOUT if event in ("PermissionRequest", "PreToolUse") else TELL_TIMEOUT
+    for event in hook_client.EVENTS
 }
 STATE_DIR = "claude-setup"
 
@@ -57,12 +47,9 @@ class SetupError(ValueError):
 
 
 def hook_program() -> list[str]:
-    """How Claude Code runs teamdeck's hook: this installation's ``teamdeck hook`` (the script
-    next to this Python), else this Python running ``app.cli.hook`` isolated."""
-    script = Path(sys.executable).parent / "teamdeck"
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script), "hook"]
-    return [sys.executable, "-I", "-m", "app.cli.hook"]
+    """How Claude Code runs teamdeck's hook: this Python, isolated and without ``site``
+    (``-I -S``), running the stdlib-only client script (``hook_client``): the cheapest start."""
+    return [sys.executable, "-I", "-S", str(Path(hook_client.__file__).resolve())]
 
 
 def hook_command(event: str, program: list[str] | None = None) -> str:
@@ -77,7 +64,7 @@ def is_teamdeck_command(command: object) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
-    if "app.cli.hook" in words:
+    if "app.cli.hook" in words or any(Path(w).name == "hook_client.py" for w in words):
         return True
     return len(words) >= 3 and Path(words[0]).name == "teamdeck" and words[1] == "hook"
 
@@ -196,6 +183,23 @@ def without_teamdeck(data: dict[str, Any]) -> dict[str, Any]:
     if not hooks:
         del result["hooks"]
     return result
+
+
+def _missing_programs(data: dict[str, Any]) -> list[str]:
+    """Files teamdeck's hook commands run that are not there (teamdeck moved or reinstalled)."""
+    missing: set[str] = set()
+    hooks = data.get("hooks")
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if not is_teamdeck_command(command):
+                    continue
+                for word in shlex.split(str(command)):
+                    if word.startswith("/") and not Path(word).exists():
+                        missing.add(word)
+    return sorted(missing)
 
 
 def installed_events(data: dict[str, Any]) -> list[str]:
@@ -323,6 +327,12 @@ def status(target: Path, home: Path) -> list[str]:
     missing = [e for e in EVENTS if e not in events]
     if missing:
         lines.append(f"missing: {', '.join(missing)} (run teamdeck claude setup again)")
+    gone = _missing_programs(_parse(target, raw))
+    if gone:
+        lines.append(
+            f"the hook command's program is missing ({', '.join(gone)}): Claude Code reports a "
+            "hook error on every call; run teamdeck claude setup again"
+        )
     if state.recorded and state.installed != _digest(raw):
         lines.append("the file changed since setup: --remove will take out only teamdeck's entries")
     elif state.recorded:

@@ -1,6 +1,8 @@
 """The dashboard's levers when it also holds Claude Code's hook requests: a request the bridge
 holds is answered through it (the hook prints the answer), any other through the levers it
-wraps (e.g. ``FileSteering``, the team's inboxes)."""
+wraps (e.g. ``FileSteering``, the team's inboxes). A held request of another Claude Code
+session's team (``Bridge.foreign``) is refused in one line: the dashboard answers only the team
+it steers."""
 
 from __future__ import annotations
 
@@ -27,6 +29,9 @@ class BridgeSteering:
     def _answer(
         self, approval: Approval, allow: bool, always: bool, feedback: str | None
     ) -> Outcome:
+        foreign = self.bridge.foreign(approval.request_id)
+        if foreign is not None:
+            return Outcome(False, foreign)
         ok, text = self.bridge.answer(
             approval.request_id, allow=allow, always=always, feedback=feedback
         )

@@ -4,10 +4,13 @@ Standard library only (and imported by the hook client, which must start fast): 
 no ``app.core``.
 
 The socket is ``<teamdeck home>/bridge/claude.sock`` (``$TEAMDECK_HOME``, else
-``~/.teamdeck``), in a folder only its owner may enter (0700); the server also checks each
-peer's uid (``SO_PEERCRED``). A message is one JSON object on one line, each way: the client
-writes its line and waits; the server answers with one line (or closes with none). A client
-that closes before the answer withdraws its request (a hook Claude Code gave up on).
+``~/.teamdeck``), in a folder only its owner may enter (0700) and that the sandbox hides from
+commands; the server also checks each peer's uid (``SO_PEERCRED``) and that every message
+carries the per-run secret it wrote next to the socket (``secret``, 0600): a process of the
+same user that cannot read that file is refused. A message is one JSON object on one line: the
+client writes its line; the server answers with one line (or closes with none), a held hook
+request first with acknowledgements (``{"wait": true}``, see ``hook_client``). A client that
+closes before the answer withdraws its request (a hook Claude Code gave up on).
 """
 
 from __future__ import annotations
@@ -18,14 +21,18 @@ import socket
 from pathlib import Path
 from typing import Any
 
-SOCKET_NAME = "claude.sock"
-#: Longest path ``AF_UNIX`` takes on Linux (108 bytes with the terminating NUL).
-_MAX_SUN_PATH = 107
-#: The events whose hook waits for a person's answer (the others are only told).
-REQUEST_EVENTS = frozenset({"PermissionRequest", "PreToolUse"})
-#: Seconds a request's hook client waits for the answer. Below the hook's own ``timeout``
-#: (``install.REQUEST_TIMEOUT``), so the client gives up first and exits cleanly.
-REQUEST_WAIT = 280.0
+from app.runtime.bridge.hook_client import (
+    HEARTBEAT,
+    MAX_SUN_PATH,
+    REQUEST_WAIT,
+    SECRET_NAME,
+    SOCKET_NAME,
+    read_secret,
+)
+
+__all__ = ["HEARTBEAT", "REQUEST_WAIT", "SECRET_NAME", "SOCKET_NAME"]
+
+_MAX_SUN_PATH = MAX_SUN_PATH
 #: Seconds a client waits for the server to take a message that needs no answer.
 TELL_WAIT = 2.0
 
@@ -38,6 +45,11 @@ def teamdeck_home() -> Path:
 
 def socket_path(home: Path | None = None) -> Path:
     return (home or teamdeck_home()) / "bridge" / SOCKET_NAME
+
+
+def secret_path(socket: Path | None = None) -> Path:
+    """The per-run secret next to the socket ``socket``."""
+    return (socket or socket_path()).parent / SECRET_NAME
 
 
 def _address(path: Path) -> tuple[str, int | None]:
@@ -102,10 +114,13 @@ def read_line(sock: socket.socket, limit: int = 16 << 20) -> bytes:
 
 
 def ask(message: dict[str, Any], *, path: Path | None = None, wait: float = 5.0) -> Any:
-    """Send ``message`` and return the server's answer (``None`` when it closed without one).
+    """Send ``message`` (with the secret) and return the server's answer (``None`` when it
+    closed without one).
     OSError when nobody listens, TimeoutError when no answer came within ``wait`` seconds."""
+    path = path or socket_path()
+    secret = read_secret(str(path.parent))
     with connect(path, timeout=1.0) as sock:
-        sock.sendall(encode(message))
+        sock.sendall(encode({**message, "secret": secret}))
         sock.settimeout(wait)
         line = read_line(sock)
     return json.loads(line) if line.strip() else None
