@@ -1,7 +1,8 @@
 """A permission request in a modal: the tool and its input (a shell command as the line it
 runs, with what it is for; other tools' input as JSON); y allows once, A always allows (adds the
-suggested rule), n denies, esc closes without answering. The keys that answer a request outside
-the dialog work here too: a allows once, r denies.
+suggested rule), n denies, esc closes without answering. An Edit/Write/MultiEdit request shows
+what it would change as a diff (given by the view: ``app.dashboard.review``). The keys that
+answer a request outside the dialog work here too: a allows once, r denies.
 
 Dismissed with ``"allow"``, ``"always"``, ``"deny"`` or ``None``.
 """
@@ -21,6 +22,8 @@ from textual.widgets import Button, Static
 
 from app.dashboard import keys
 from app.runtime.api import Approval
+from app.runtime.review.diffs import FileDiff
+from widgets.diff_view import DiffView
 from widgets.footer import KeyFooter
 
 
@@ -48,21 +51,25 @@ class PermissionScreen(ModalScreen[str | None]):
         keys.PERMISSION_CLOSE.binding(),
     ]
 
-    def __init__(self, approval: Approval) -> None:
+    def __init__(self, approval: Approval, diff: FileDiff | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.approval = approval
+        self.diff = diff
         self.request_id = approval.request_id
 
     def compose(self) -> ComposeResult:
         approval = self.approval
         tool = approval.tool_name or "tool"
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide diff" if self.diff else "dialog wide"):
             yield Static(
                 Text.assemble((approval.agent, "bold"), " wants to use ", (tool, "bold yellow")),
                 classes="dialog-question",
             )
             with VerticalScroll(classes="dialog-body"):
-                yield Static(shown_input(approval), id="input")
+                if self.diff is not None:
+                    yield DiffView(self.diff, id="diff")
+                else:
+                    yield Static(shown_input(approval), id="input")
             if approval.suggestion:
                 hint = f"Always allow adds the rule {approval.suggestion}"
                 yield Static(Text(hint, style="dim"), classes="dialog-hint")
