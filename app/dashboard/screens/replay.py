@@ -32,6 +32,7 @@ from app.archive import query
 from app.archive.db import HistoryUnavailable
 from app.archive.replay import Replay, Search
 from app.archive.timeline import duration, event_line, run_length
+from app.dashboard.replay_diffs import EditDiffs
 from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
 from widgets.fitted_table import FittedTable
@@ -111,6 +112,7 @@ class ReplayScreen(Screen[None]):
         self.hits: list[int] = []
         self._hit_ids: set[int] = set()
         self._timer: Timer | None = None
+        self.diffs = EditDiffs()  # the transcript shows each Edit/Write call's diff
 
     # ------------------------------------------------------------------ layout
 
@@ -218,10 +220,18 @@ class ReplayScreen(Screen[None]):
         text.append(title + "\n", style="bold")
         height = self.query_one("#replay-feed").size.height
         rows = height - 1 if height > 1 else 40  # below the title: the newest that fit
-        for event in events[-rows:]:
+        shown: list[Text] = []
+        for event in reversed(events[-rows:]):  # the newest first, until the rows are full
             at = clock(event.at - replay.run.started_at)
-            text.append(f"{at}  ", style="dim")
-            text.append(event_line(event) + "\n")
+            line = Text().append(f"{at}  ", style="dim").append(event_line(event) + "\n")
+            if self.agent is not None:
+                line.append_text(self.diffs.lines(event))
+            rows -= line.plain.count("\n")
+            if rows < 0 and shown:
+                break
+            shown.append(line)
+        for line in reversed(shown):
+            text.append_text(line)
         return text
 
     # ------------------------------------------------------------------ moving

@@ -307,3 +307,28 @@ def _untracked(root: Path, name: str) -> FileDiff:
     if not data:
         return FileDiff(name, note="new empty file", new=True)
     return diff_texts(None, data.decode("utf-8", errors="surrogateescape"), name)
+
+
+def recorded_diff(tool_name: str | None, tool_input: Any) -> FileDiff | None:
+    """An Edit/Write/MultiEdit call as it was made, for a replay (the file as it was then is
+    not kept): an edit's old text against its new one, a write as a new file's content."""
+    if tool_name not in EDIT_TOOLS or not isinstance(tool_input, dict):
+        return None
+    path = str(tool_input.get("file_path") or "(no file_path)")
+    if tool_name == "Write":
+        content = tool_input.get("content")
+        return diff_texts(None, content, path) if isinstance(content, str) else None
+    edits = tool_input.get("edits") if tool_name == "MultiEdit" else [tool_input]
+    if not isinstance(edits, list):
+        return None
+    olds: list[str] = []
+    news: list[str] = []
+    for edit in edits:
+        if isinstance(edit, dict):
+            old, new = edit.get("old_string"), edit.get("new_string")
+            if isinstance(old, str) and isinstance(new, str):
+                olds.append(old)
+                news.append(new)
+    if not olds:
+        return None
+    return diff_texts("\n".join(olds) + "\n", "\n".join(news) + "\n", path)
