@@ -54,6 +54,7 @@ SYNOPSIS = """commands:
   teamdeck hook EVENT                          what Claude Code's hooks run (see claude setup)
   teamdeck permissions check --tool NAME --input JSON [--mode M] [--allow R] [--deny R]
   teamdeck diff AGENT [--team T] [--json]      what an agent changed so far, file by file
+  teamdeck serve [--host H] [--port P] [COMMAND]   the dashboard in a browser, behind a token
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -76,6 +77,7 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("app.cli.claude", "register", ("claude", "hook")),
     ("app.cli.permissions", "register", ("permissions",)),
     ("app.cli.diffs", "register", ("diff",)),
+    ("app.cli.serve", "register", ("serve",)),
 )
 #: Global options that take a value (the command word comes after them).
 _VALUE_OPTIONS = ("--home", "--team")
