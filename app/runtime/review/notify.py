@@ -85,15 +85,17 @@ def apprise_send(urls: tuple[str, ...], title: str, body: str) -> str | None:
     for url in urls:
         if not sender.add(url):
             bad.append(_hide(url))
-    if bad:
-        return f"apprise does not know the URL {', '.join(bad)}"
+    unknown = f"apprise does not know the URL {', '.join(bad)}" if bad else None
+    if len(sender) == 0:
+        return unknown
     with apprise.LogCapture(level=logging.WARNING) as captured:  # type: ignore[no-untyped-call]
         ok = sender.notify(title=title, body=body)
     if ok:
-        return None
+        return unknown  # the others were sent
     lines = [line.strip() for line in captured.getvalue().splitlines() if line.strip()]
     # "2026-11-29 04:27:26,289 - WARNING - A Connection error occurred ...": the words only
-    return lines[-1].split(" - ")[-1] if lines else "apprise could not deliver it"
+    failed = lines[-1].split(" - ")[-1] if lines else "apprise could not deliver it"
+    return f"{failed}; {unknown}" if unknown else failed
 
 
 def _hide(url: str) -> str:
