@@ -78,3 +78,28 @@ def test_diff_errors_are_one_line(
     assert cli.main(["diff", "writer", "--team", "beta"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("teamdeck: error: ") and err.count("\n") == 1
+
+
+def test_a_worktree_teammate_is_diffed_against_the_leads_project(
+    team: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The project is the lead's folder: a worktree whose .git file the teammate pointed
+    elsewhere is refused, even though the teammate's own cwd is that worktree."""
+    home_dir, project = team
+    tree = tmp_path / "wt"
+    git(project, "worktree", "add", "-q", "-b", "mate", str(tree))
+    (tree / "x.py").write_text("pass\n")
+    home = Home(home_dir)
+    mate = TeamMember(
+        agent_id="mate@alpha", name="mate", joined_at=JOINED * 1000, cwd=str(tree),
+        worktree_path=str(tree),
+    )  # fmt: skip
+    home.teams.add_member("alpha", mate)
+    assert cli.main(["diff", "mate"]) == 0
+    assert "=== x.py (new, +1 -0)" in capsys.readouterr().out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q")
+    (tree / ".git").write_text(f"gitdir: {elsewhere / '.git'}\n")
+    assert cli.main(["diff", "mate"]) == 1
+    assert "does not name a worktree of" in capsys.readouterr().err

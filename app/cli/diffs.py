@@ -38,10 +38,15 @@ def cmd_diff(home: Home, args: argparse.Namespace) -> int:
     from app.runtime.review.diffs import work_diff
 
     team = _team(home, args.team)
-    member = home.teams.require(team).member(args.agent)
+    config = home.teams.require(team)
+    member = config.member(args.agent)
     if member is None:
         raise NotFoundError(f"no member {args.agent!r} in team {team!r}")
-    project = Path(member.cwd) if member.cwd else Path.cwd()
+    # The project is the lead's folder: a worktree teammate's own cwd is its worktree, whose
+    # .git file is the teammate's to write (``work_diff`` checks it against the project's).
+    lead = next((m for m in config.members if m.agent_id == config.lead_agent_id), None)
+    where = (lead.cwd if lead is not None else None) if member.worktree_path else member.cwd
+    project = Path(where) if where else Path.cwd()
     since = member.joined_at / 1000 if member.joined_at else None
     if member.worktree_path:
         files = work_diff(Path(member.worktree_path), since, project)

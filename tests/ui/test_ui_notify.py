@@ -119,3 +119,28 @@ def test_settings_and_flags_merge() -> None:
     settings, warnings = notify_settings([{"notify": {"urls": "x", "after": -1, "bell": 1}}])
     assert settings == NotifySettings(("x",), 20.0, True)
     assert len(warnings) == 2 and "notify.after" in warnings[0] and "notify.bell" in warnings[1]
+
+
+class Budget:
+    limit = 5.0
+
+    def describe(self) -> str:
+        return "$4.10 of $5.00"
+
+
+async def test_the_budget_passing_80_percent_is_told_once(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    app, watch = one_request_app(tmp_path, (receiver.url,))
+    watch.settings = NotifySettings((receiver.url,), after=3600.0)  # the request stays quiet
+    watch.notifier.settings = watch.settings
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for _ in range(2):  # the budget tells its listeners "warning" once; told twice here
+            watch._budget(Budget(), "warning")
+        await wait_for(pilot, lambda: len(receiver.got) == 1, within=15)
+        await pilot.pause(0.5)
+        [sent] = receiver.got
+        assert sent["title"] == "teamdeck: the budget passed 80%"
+        assert "Spent $4.10 of $5.00" in sent["message"]
+        assert len(receiver.got) == 1 and watch.rang == 1
