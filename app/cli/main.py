@@ -56,6 +56,8 @@ SYNOPSIS = """commands:
   teamdeck server init [--listen ADDRESS] | start | stop | status   a PostgreSQL engine
   teamdeck invite TEAM --name NAME [--machine M] | join URL   a teammate on another machine
   teamdeck sync --team T [--once]              keep this machine's files in step with the engine
+  teamdeck diff AGENT [--team T] [--json]      what an agent changed so far, file by file
+  teamdeck serve [--host H] [--port P] [COMMAND]   the dashboard in a browser, behind a token
 
 --home PATH / --claude may come before or after the command; --json prints JSON.
 Exit status: 0 success, 1 failed operation, 2 bad usage."""
@@ -78,6 +80,8 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("app.cli.claude", "register", ("claude", "hook")),
     ("app.cli.permissions", "register", ("permissions",)),
     ("app.cli.server", "register", ("server", "invite", "join", "sync")),
+    ("app.cli.diffs", "register", ("diff",)),
+    ("app.cli.serve", "register", ("serve",)),
 )
 #: Global options that take a value (the command word comes after them).
 _VALUE_OPTIONS = ("--home", "--team")

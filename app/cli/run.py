@@ -107,6 +107,7 @@ def cmd_tui(home: Home, args: argparse.Namespace) -> int:
         viewer=bool(args.claude),
         modes=modes,
         team=getattr(args, "dashboard_team", None),
+        notify=args.notify,
         **cli_history.run_options(args),
         **worktree_options(args),
     )
@@ -120,6 +121,7 @@ def cmd_demo(home: Home, args: argparse.Namespace) -> int:
         lead_approves=args.lead_approves,
         modes=modes,
         keep=args.keep,
+        notify=args.notify,
         **cli_history.run_options(args),
         **worktree_options(args, demo=True),
     )
@@ -141,6 +143,7 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
         goal=args.goal,
         lead_approves=args.lead_approves,
         modes=modes,
+        notify=args.notify,
         **history,
     )
 
@@ -166,6 +169,14 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
         cli_modes.add_mode_options(sub)
         cli_history.add_run_options(sub)
         add_worktrees_option(sub)
+        sub.add_argument(
+            "--notify",
+            metavar="URL",
+            action="append",
+            default=[],
+            help="an apprise URL to call you on (a request waiting, the run's end, the budget "
+            "at 80%%); repeatable; adds to the settings' notify.urls",
+        )
         sub.add_argument(
             "--offline-pace",
             metavar="SPEC",

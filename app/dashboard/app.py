@@ -226,8 +226,12 @@ class TeamDeckApp(DeckState):
         self.pull_agents()
         self._runtime_approvals()
         modes.confirm_bypass_at_start(self)
+        if (notify := getattr(self, "notify_watch", None)) is not None:
+            notify.start(self)  # calls the person when needed (``notify_watch``)
 
     async def on_unmount(self) -> None:
+        if (notify := getattr(self, "notify_watch", None)) is not None:
+            notify.stop()
         if self.bridge is not None:
             self.bridge.stop()
         if self._unsubscribe is not None:

@@ -100,6 +100,12 @@ REJECT = key(
 REVIEW = key(
     "v", "review that request in its dialog", Binding("v", "review", "Review", id="review")
 )
+WORK = key(
+    "d",
+    "the selected agent's work so far, file by file, as diffs (its worktree's changes, or the"
+    " project's since it started); a / r / v answer its request from there",
+    Binding("d", "work", "Diff", show=False, id="work"),
+)
 SHUTDOWN = key(
     "s",
     "ask the selected teammate to shut down",
@@ -196,6 +202,20 @@ PERMISSION_CLOSE = key(
     "close without answering",
     Binding("escape", "answer('')", "Close", id="permission-close"),
 )
+WORK_FILES = key(
+    "] / [",
+    "the next / previous file",
+    Binding("right_square_bracket", "file(1)", "Next file", key_display="]", id="work-next"),
+    Binding("left_square_bracket", "file(-1)", "Prev file", key_display="[", id="work-prev"),
+)
+WORK_ANSWER = key(
+    "a / r / v",
+    "approve / reject / review the agent's pending request",
+    Binding("a", "answer('approve')", "Approve", id="work-approve"),
+    Binding("r", "answer('reject')", "Reject", id="work-reject"),
+    Binding("v", "answer('review')", "Review", id="work-review"),
+)
+WORK_CLOSE = key("esc", "close", Binding("escape", "answer('')", "Close", id="work-close"))
 MESSAGE_CLOSE = key(
     "esc / q / enter", "close", Binding("escape,q,enter", "close", "Close", id="message-close")
 )
@@ -235,6 +255,7 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
             APPROVE,
             REJECT,
             REVIEW,
+            WORK,
             SHUTDOWN,
             KILL,
             FILTER,
@@ -253,6 +274,7 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ),
     ("Plan or shutdown review", (PLAN_APPROVE, PLAN_REJECT, PLAN_CLOSE)),
     ("Permission request", (ALLOW_ONCE, ALLOW_ALWAYS, DENY, PERMISSION_CLOSE)),
+    ("Work so far (d)", (WORK_FILES, WORK_ANSWER, WORK_CLOSE)),
     ("Message", (MESSAGE_CLOSE,)),
     ("Quitting with a live team", (QUIT_SHUTDOWN, QUIT_LEAVE, QUIT_CANCEL)),
     ("Teams left on disk (at start)", (LEFT_DELETE, LEFT_KEEP)),

@@ -173,6 +173,7 @@ def run_dashboard(
 ) -> int:
     """Run the dashboard until the person quits. The demo's temporary home is removed when it
     ends, however it ends, unless ``keep`` (then its path is printed)."""
+    notify = tuple(options.pop("notify", None) or ())
     with demo_home(keep) if demo else _no_demo_home() as kept:
         app = build_dashboard(
             home,
@@ -184,6 +185,9 @@ def run_dashboard(
             demo_root=kept.root if kept is not None else None,
             **options,
         )
+        from app.dashboard.notify_watch import attach_notifications
+
+        attach_notifications(app, Path.cwd(), notify)  # settings' notify.urls and --notify
         clear_start()  # "starting teamdeck…": the dashboard takes the screen now
         try:
             with _exit_on_hangup(app.exit):

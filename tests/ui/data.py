@@ -177,5 +177,7 @@ def make_app(
     """The app over the test team: steered through ``runtime``, else a viewer of its files
     (``options``: the ``TeamSource``'s, e.g. team, goal, modes, pick)."""
     home = build_home(root) if not (root / "teams" / TEAM).exists() else Home(root)
+    if runtime is not None and getattr(runtime, "cwd", None) is None:
+        runtime.cwd = root  # the project's folder (diffs: ``app.dashboard.review``)
     source = runtime.source(**options) if runtime is not None else FilesSource(**options)
     return TeamDeckApp(home, source, clock=fixed_clock, watch=False, demo=demo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from app.dashboard.team_source import RuntimeSource
@@ -50,6 +51,7 @@ class FakeRuntime:
         self.watcher: Any = None
         self._listeners: list[Callable[[RuntimeEvent], None]] = []
         self.started = False
+        self.cwd: Path | None = None  # the project's folder (the app's diffs read it)
 
     def factory(self, watcher: Any, spawner: Any) -> FakeRuntime:
         """A ``RuntimeFactory`` for the app: keeps what the app injects, returns this runtime."""

@@ -24,12 +24,14 @@ from app.dashboard.messages import (
     AskShutdown,
     AskSpawn,
 )
+from app.dashboard.review import agent_work, edit_diff, project_folder
 from app.dashboard.screens.confirm import ConfirmScreen
 from app.dashboard.screens.deck_view import DeckView
 from app.dashboard.screens.feedback import FeedbackScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
 from app.dashboard.screens.spawn_mode import spawn_mode_for
+from app.dashboard.screens.work_review import WorkReviewScreen
 from app.display.values import request_label, teammates
 from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES
@@ -49,6 +51,7 @@ class DeckScreen(DeckView):
         keys.APPROVE.binding(),
         keys.REJECT.binding(),
         keys.REVIEW.binding(),
+        keys.WORK.binding(),
         keys.SHUTDOWN.binding(),
         keys.KILL.binding(),
         keys.FILTER.binding(),
@@ -187,12 +190,17 @@ class DeckScreen(DeckView):
             return
         self.open_approval(approval)
 
-    @work(group="ui", exit_on_error=False)
-    async def action_reject(self) -> None:
+    def action_reject(self) -> None:
         approval = self.selected_approval()
         if approval is None:
             self._no_request()
             return
+        self.reject_request(approval)
+
+    @work(group="ui", exit_on_error=False)
+    async def reject_request(self, approval: Approval) -> None:
+        """Reject ``approval``: asks for plan feedback, a shutdown reason, or why a
+        permission is denied."""
         if approval.kind == "permission":
             self.deny(approval)
             return
@@ -246,16 +254,45 @@ class DeckScreen(DeckView):
     @work(group="ui", exit_on_error=False)
     async def open_approval(self, approval: Approval) -> None:
         """Review ``approval`` in its modal, then answer it as decided there."""
+        project = project_folder(self.host.runtime)
         if approval.kind == "permission":
-            choice = await self.app.push_screen_wait(PermissionScreen(approval))
+            diff = await edit_diff(approval, self.host.agent(approval.agent), project)
+            choice = await self.app.push_screen_wait(PermissionScreen(approval, diff))
             if choice == "deny":
                 self.deny(approval)
             elif choice:
                 self.answer(approval, choice)
             return
-        decision = await self.app.push_screen_wait(PlanReviewScreen(approval))
+        touched: list[str] | str | None = None
+        agent = self.host.agent(approval.agent)
+        if approval.kind == "plan" and agent is not None:
+            work = await agent_work(agent, project)
+            touched = work if isinstance(work, str) else [f.summary for f in work]
+        decision = await self.app.push_screen_wait(PlanReviewScreen(approval, touched))
         if decision is not None:
             self.answer(approval, decision[0], decision[1])
+
+    @work(group="ui", exit_on_error=False)
+    async def action_work(self) -> None:
+        """``d``: the selected agent's work so far; a / r / v there answer its request."""
+        agent = self.host.agent(self.selection)
+        if agent is None:
+            self.notify("Select an agent first (shift+up/down).", severity="warning")
+            return
+        files = await agent_work(agent, project_folder(self.host.runtime))
+        pending = next((a for a in self.host.approvals if a.agent == agent.name), None)
+        request = describe_request(pending) if pending is not None else None
+        choice = await self.app.push_screen_wait(WorkReviewScreen(agent.name, files, request))
+        if pending is None or choice is None:
+            return
+        if choice == "approve":
+            self.answer(pending, "approve")
+        elif choice == "review":
+            self.open_approval(pending)
+        elif pending.kind == "permission":
+            self.deny(pending)
+        else:
+            self.reject_request(pending)
 
     def action_shutdown(self) -> None:
         name = self._teammate("shut down")

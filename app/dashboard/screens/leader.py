@@ -17,6 +17,7 @@ from app.dashboard.messages import OpenAgent
 from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.screens.message import MessageScreen
 from app.dashboard.store_delta import StoreDelta
+from app.display.trends import UsageHistory
 from app.display.values import FeedItem, TeamFiles, agent_colors
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
@@ -29,6 +30,7 @@ from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
 from widgets.transcript_tail import TranscriptTail
+from widgets.usage_trend import UsageTrend
 
 #: The lead's pane when the lead is a Claude Code session teamdeck only steers.
 LEAD_FROM_FILES = (
@@ -64,6 +66,7 @@ class LeaderScreen(DeckScreen):
         super().__init__(*args, **kwargs)
         #: Hook outcomes shown in the feed, with their team (a rebuilt feed gets them back).
         self._hook_items: list[tuple[str | None, FeedItem]] = []
+        self.usage_history = UsageHistory()  # tokens over time, task progress (``UsageTrend``)
 
     def compose(self) -> ComposeResult:
         clock = self.host.clock
@@ -72,6 +75,7 @@ class LeaderScreen(DeckScreen):
             with Vertical(id="side"):
                 yield Roster(clock=clock, id="roster")
                 yield ApprovalsQueue(id="approvals")
+                yield UsageTrend(id="trend")
             with Vertical(id="work"):
                 yield TaskBoard(id="board")
                 yield MessageFeed(clock=clock, id="feed")
@@ -191,6 +195,10 @@ class LeaderScreen(DeckScreen):
         board = self.query_one(TaskBoard)
         if delta.reset or delta.task_upserts or delta.task_removals:
             board.apply(delta.task_upserts, delta.task_removals, reset=delta.reset)
+        if delta.reset or delta.task_upserts or delta.task_removals:
+            history = self.usage_history
+            history.tasks(delta.task_upserts, delta.task_removals, reset=delta.reset)
+            self._show_trend()
         feed = self.query_one(MessageFeed)
         if delta.feed_reset:
             hooks = [item for team, item in self._hook_items if team == delta.team]
@@ -198,6 +206,16 @@ class LeaderScreen(DeckScreen):
         else:
             feed.add_items(delta.feed_added)
             feed.touch(delta.feed_updated)
+
+    def tick(self) -> None:
+        super().tick()
+        self.usage_history.sample(self.host.agents)
+        self._show_trend()
+
+    def _show_trend(self) -> None:
+        history = self.usage_history
+        trends = history.trends(self.host.agents)
+        self.query_one(UsageTrend).show(trends, self.host.selected, history.progress())
 
     def search_target(self) -> MessageFeed:
         return self.query_one(MessageFeed)

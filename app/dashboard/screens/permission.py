@@ -1,7 +1,8 @@
 """A permission request in a modal: the tool and its input (a shell command as the line it
 runs, with what it is for; other tools' input as JSON); y allows once, A always allows (adds the
-suggested rule), n denies, esc closes without answering. The keys that answer a request outside
-the dialog work here too: a allows once, r denies.
+suggested rule), n denies, esc closes without answering. An Edit/Write/MultiEdit request shows
+what it would change as a diff (given by the view: ``app.dashboard.review``). The keys that
+answer a request outside the dialog work here too: a allows once, r denies.
 
 Dismissed with ``"allow"``, ``"always"``, ``"deny"`` or ``None``.
 """
@@ -23,6 +24,8 @@ from app.dashboard import keys
 from app.display.request_text import rule_words
 from app.runtime.api import Approval
 from widgets.agent_text import agent_text, shown
+from app.runtime.review.diffs import FileDiff
+from widgets.diff_view import DiffView
 from widgets.footer import KeyFooter
 
 
@@ -50,15 +53,16 @@ class PermissionScreen(ModalScreen[str | None]):
         keys.PERMISSION_CLOSE.binding(),
     ]
 
-    def __init__(self, approval: Approval) -> None:
+    def __init__(self, approval: Approval, diff: FileDiff | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.approval = approval
+        self.diff = diff
         self.request_id = approval.request_id
 
     def compose(self) -> ComposeResult:
         approval = self.approval
         tool = approval.tool_name or "tool"
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide diff" if self.diff else "dialog wide"):
             yield Static(
                 Text.assemble(
                     (shown(approval.agent), "bold"), " wants to use ", (shown(tool), "bold yellow")
@@ -68,7 +72,10 @@ class PermissionScreen(ModalScreen[str | None]):
             if approval.origin:  # a Claude Code request: its session, team and folder
                 yield Static(Text(shown(approval.origin), style="dim"), id="origin")
             with VerticalScroll(classes="dialog-body"):
-                yield Static(shown_input(approval), id="input")
+                if self.diff is not None:
+                    yield DiffView(self.diff, id="diff")
+                else:
+                    yield Static(shown_input(approval), id="input")
             if approval.suggestion:
                 hint = f"Always allow adds the rule {rule_words(approval.suggestion)}"
                 if approval.rule_home:  # a Claude Code request: where the rule lives

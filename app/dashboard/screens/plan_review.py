@@ -23,6 +23,16 @@ from widgets.literal_markdown import literal_parser
 Decision = tuple[str, str]
 
 
+def touched_line(touched: list[str] | str) -> Text:
+    """``Files touched so far: a.py (+3 -1), b.py (new, +9 -0)`` (d shows them)."""
+    line = Text("Files touched so far: ", style="bold")
+    if isinstance(touched, str):
+        return line.append(touched, style="yellow")
+    return line.append(
+        ", ".join(touched) if touched else "none", style="dim" if not touched else ""
+    )
+
+
 class PlanReviewScreen(ModalScreen[Decision | None]):
     """See the module docstring. ``request_id`` lets the app close it when answered elsewhere."""
 
@@ -33,9 +43,11 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
         keys.PLAN_CLOSE.binding(),
     ]
 
-    def __init__(self, approval: Approval) -> None:
+    def __init__(self, approval: Approval, touched: list[str] | str | None = None) -> None:
+        """``touched``: the files the teammate changed so far (or why they are unknown)."""
         super().__init__(classes="dialog-screen")
         self.approval = approval
+        self.touched = touched
         self.request_id = approval.request_id
 
     def compose(self) -> ComposeResult:
@@ -55,6 +67,8 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
                         id="plan",
                         parser_factory=literal_parser,
                     )
+            if self.touched is not None:
+                yield Static(touched_line(self.touched), id="touched", classes="dialog-hint")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Approve (a)", variant="success", id="approve")
                 yield Button("Reject (r)", variant="error", id="reject")

@@ -33,10 +33,13 @@ from app.archive.db import HistoryUnavailable
 from app.archive.replay import Replay, Search
 from app.archive.timeline import duration, event_line, run_length
 from app.display.agent_text import flat, shown
+from app.dashboard.replay_diffs import EditDiffs
+from app.dashboard.replay_trends import ReplayTrends
 from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
 from widgets.fitted_table import FittedTable
 from widgets.footer import KeyFooter
+from widgets.usage_trend import UsageTrend
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 TICK = 0.1
@@ -112,6 +115,8 @@ class ReplayScreen(Screen[None]):
         self.hits: list[int] = []
         self._hit_ids: set[int] = set()
         self._timer: Timer | None = None
+        self.diffs = EditDiffs()  # the transcript shows each Edit/Write call's diff
+        self.trends = ReplayTrends(replay)  # tokens over time, task progress
 
     # ------------------------------------------------------------------ layout
 
@@ -124,6 +129,7 @@ class ReplayScreen(Screen[None]):
                 table.can_focus = False
             yield agents
             yield tasks
+        yield UsageTrend(id="replay-trend")
         with Vertical(id="replay-feed"):
             yield Static(id="replay-lines")
         search = Input(placeholder="search the feed: text, sender or type", id="replay-search")
@@ -200,6 +206,9 @@ class ReplayScreen(Screen[None]):
             (task.id, task.subject, task.status, task.owner or "-") for task in state.tasks.values()
         ]
         self.query_one("#replay-tasks", FittedTable).set_rows(tasks)
+        trends, progress = self.trends.values(self.position, state)
+        chosen = rows[agents.cursor_row][0] if agents.row_count else None
+        self.query_one(UsageTrend).show(trends, chosen, progress)
         self.query_one("#replay-lines", Static).update(self.feed_text())
 
     def feed_text(self) -> Text:
@@ -219,10 +228,18 @@ class ReplayScreen(Screen[None]):
         text.append(title + "\n", style="bold")
         height = self.query_one("#replay-feed").size.height
         rows = height - 1 if height > 1 else 40  # below the title: the newest that fit
-        for event in events[-rows:]:
+        picked: list[Text] = []
+        for event in reversed(events[-rows:]):  # the newest first, until the rows are full
             at = clock(event.at - replay.run.started_at)
-            text.append(f"{at}  ", style="dim")
-            text.append(shown(event_line(event)) + "\n")
+            line = Text().append(f"{at}  ", style="dim").append(shown(event_line(event)) + "\n")
+            if self.agent is not None:
+                line.append_text(self.diffs.lines(event))
+            rows -= line.plain.count("\n")
+            if rows < 0 and picked:
+                break
+            picked.append(line)
+        for line in reversed(picked):
+            text.append_text(line)
         return text
 
     # ------------------------------------------------------------------ moving
