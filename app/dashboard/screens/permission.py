@@ -23,8 +23,8 @@ from textual.widgets import Button, Static
 from app.dashboard import keys
 from app.display.request_text import rule_words
 from app.runtime.api import Approval
-from widgets.agent_text import agent_text, shown
 from app.runtime.review.diffs import FileDiff
+from widgets.agent_text import agent_text, shown
 from widgets.diff_view import DiffView
 from widgets.footer import KeyFooter
 

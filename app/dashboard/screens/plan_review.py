@@ -7,6 +7,7 @@ Dismissed with ``("approve", "")``, ``("reject", text)`` or ``None``.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -27,9 +28,9 @@ def touched_line(touched: list[str] | str) -> Text:
     """``Files touched so far: a.py (+3 -1), b.py (new, +9 -0)`` (d shows them)."""
     line = Text("Files touched so far: ", style="bold")
     if isinstance(touched, str):
-        return line.append(touched, style="yellow")
+        return line.append(shown(touched), style="yellow")
     return line.append(
-        ", ".join(touched) if touched else "none", style="dim" if not touched else ""
+        shown(", ".join(touched)) if touched else "none", style="dim" if not touched else ""
     )
 
 

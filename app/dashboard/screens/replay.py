@@ -32,9 +32,9 @@ from app.archive import query
 from app.archive.db import HistoryUnavailable
 from app.archive.replay import Replay, Search
 from app.archive.timeline import duration, event_line, run_length
-from app.display.agent_text import flat, shown
 from app.dashboard.replay_diffs import EditDiffs
 from app.dashboard.replay_trends import ReplayTrends
+from app.display.agent_text import flat, shown
 from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
 from widgets.fitted_table import FittedTable
