@@ -295,6 +295,10 @@ class TaskBoard(DataTable[Text]):
                 self._rows[task_id] = self._row(task)
                 self._show(task_id)
 
+    def task_of(self, task_id: str) -> Task | None:
+        """The task of row ``task_id`` (``enter`` opens its detail)."""
+        return self._tasks.get(task_id) or self._backlog.get(task_id)
+
     @property
     def task_ids(self) -> list[str]:
         """Every task id shown or about to be (rows not added yet come last)."""

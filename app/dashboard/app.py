@@ -397,13 +397,16 @@ class TeamDeckApp(DeckState):
         # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
         return views[-1].request_hint(agent) if views else ""
 
-    def toast_still_news(self, title: str) -> bool:
-        """A request's toast that waited (a dialog was open) is dropped once none is pending."""
+    def toast_still_news(self, title: str, team: str | None) -> bool:
+        """A toast of the team's is dropped once another team is shown; a request's, once no
+        such request is pending (it was answered)."""
+        if team != self.files.team:
+            return False
         kind = request_kind(title)
         return kind is None or any(a.kind == kind for a in self.approvals)
 
     def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
-        self.notify_background(message, title=title, severity=severity)
+        self.notify_background(message, title=title, severity=severity, team=self.files.team)
 
     async def action_quit(self) -> None:
         """ctrl+q: with a live team, ask first (see ``app.dashboard.leaving``)."""

@@ -9,8 +9,11 @@ README's key table is :func:`key_table_markdown` (``python -m app.dashboard.keys
 test compares it with README.md). A binding's tooltip is its row's text (the footer shows it
 on hover).
 
-Single-letter keys act only while no input has focus (typing never fires them), and the footer
-shows only the keys that work from where focus is (``DeckScreen.check_action``).
+Typing is a mode: text is written only in the compose box (``widgets.compose_box``), which
+opens with ``i`` (``enter`` in an agent's view) and says so on its border; while it is open
+every key is text. Outside it a key is a command or is ignored with a hint, and a
+single-letter command is ignored for a moment after the view changed (``DeckView.on_key``).
+The footer shows only the keys that work from where focus is (``DeckScreen.check_action``).
 """
 
 from __future__ import annotations
@@ -46,18 +49,30 @@ def key(shown: str, does: str, *bindings: Binding, lever: str = "") -> Key:
 
 # ---------------------------------------------------------------------- typing
 
-TYPING = key("(input focused)", "keys are text: no single-letter key acts while you type")
-SEND = key("enter", "send to the lead (leader view) or to the agent shown")
+TYPING = key(
+    "(box open)",
+    "every key is text, a paste keeps every line; the box's border says typing — esc to leave",
+)
+SEND = key(
+    "enter",
+    "send to the lead (leader view) or to the agent shown; the box closes, the keys act again",
+)
+NEW_LINE = key("shift+enter / ctrl+j", "a new line in the text")
 LEAVE_INPUT = key(
     "esc",
-    "leave the input: single-letter keys act again",
+    "leave the box (the text stays for next time): the keys act again",
     Binding("escape", "leave_input", "Keys", id="leave-input"),
 )
 BACK_TO_INPUT = key(
     "i / n",
-    "back into the input (n: a new goal for the lead, after a run)",
+    "open the compose box to type (n: a new goal for the lead, after a run)",
     Binding("i", "focus_input", "Type", id="focus-input"),
     Binding("n", "focus_input", "New goal", show=False, id="new-goal"),
+)
+COMPOSE = key(
+    "enter",
+    "agent view: open the compose box to message the agent shown",
+    Binding("enter", "focus_input('enter')", "Type", show=False, id="compose-enter"),
 )
 HELP_TYPING = key(
     "f1", "this help, while typing", Binding("f1", "help('typing')", "Help", id="help-typing")
@@ -73,23 +88,28 @@ SELECT = key(
 )
 JUMP = key(
     "1-9 / 0",
-    "jump to teammate 1-9 / to the lead",
+    "select teammate 1-9 / the lead, and move the focus to the roster",
     *(Binding(str(n), f"jump({n})", f"Agent {n}", show=False, id=f"jump-{n}") for n in range(10)),
 )
 OPEN = key(
     "enter",
-    "roster: open the agent's view · approvals: review · feed: read the message",
+    "leader view: open what is selected where the focus is · roster: the agent's view ·"
+    " approvals: review · board: the task's detail · feed: the message",
     Binding("enter", "open_selected", "Open", show=False, id="open-selected"),
 )
 BACK = key(
     "esc",
-    "agent view: back to the leader view (after leaving the input)",
+    "agent view: back to the leader view (after leaving the compose box)",
     Binding("escape", "back", "Leader view", id="back"),
+)
+NEEDS = key(
+    "(needs you line)",
+    "above the footer: the one request a / r / v answer (the selected teammate's oldest,"
+    " else the oldest of all) and how long it has waited",
 )
 APPROVE = key(
     "a",
-    "approve the request the footer names and the queue highlights: the selected teammate's"
-    " oldest, else the oldest of all (a permission: allow once)",
+    "approve the request the needs-you line names, and no other (a permission: allow once)",
     Binding("a", "approve", "Approve", id="approve"),
 )
 REJECT = key(
@@ -108,7 +128,8 @@ WORK = key(
 )
 SHUTDOWN = key(
     "s",
-    "ask the selected teammate to shut down",
+    "ask the selected teammate to shut down (asks first: y/n; a second ask while the first"
+    " waits for its answer is refused)",
     Binding("s", "shutdown", "Shutdown", id="shutdown"),
 )
 KILL = key(
@@ -155,6 +176,11 @@ PALETTE = key(
     "ctrl+p", "command palette: spawn, shut down, kill, views, filter, switch team, theme"
 )
 HELP = key("?", "this help", Binding("question_mark", "help", "Help", id="help"))
+GUARD = key(
+    "(any other key)",
+    "ignored, with a hint; a single-letter key is also ignored for 0.3 s after the view opens"
+    " or changes or a dialog closes, and esc + a letter pressed together count as esc",
+)
 QUIT = key("ctrl+q", "quit (with a live team: asks whether to shut it down)")
 CTRL_C = key(
     "ctrl+c",
@@ -244,7 +270,7 @@ CANCEL = key("n / esc", "cancel", Binding("n,escape", "cancel", "Cancel", id="co
 
 #: The help screen: (section title, its rows), in the order shown.
 SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
-    ("Typing", (TYPING, SEND, LEAVE_INPUT, BACK_TO_INPUT, HELP_TYPING)),
+    ("Typing", (BACK_TO_INPUT, COMPOSE, TYPING, SEND, NEW_LINE, LEAVE_INPUT, HELP_TYPING)),
     (
         "Leader and agent views",
         (
@@ -252,6 +278,7 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
             JUMP,
             OPEN,
             BACK,
+            NEEDS,
             APPROVE,
             REJECT,
             REVIEW,
@@ -270,6 +297,7 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
             HELP,
             QUIT,
             CTRL_C,
+            GUARD,
         ),
     ),
     ("Plan or shutdown review", (PLAN_APPROVE, PLAN_REJECT, PLAN_CLOSE)),
@@ -283,7 +311,7 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
 )
 
 #: The sections README's key table lists (the dialogs say their keys themselves).
-README_SECTIONS = ("Leader and agent views", "Permission request")
+README_SECTIONS = ("Typing", "Leader and agent views", "Permission request")
 
 
 def key_table_markdown() -> str:

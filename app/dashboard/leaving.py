@@ -148,6 +148,9 @@ async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:
     teams = [t for t in teams if t not in running]
     if not teams or not await app.push_screen_wait(LeftTeamsScreen(teams)):
         return
+    runtime = app.runtime
+    led = runtime.team if runtime is not None else None
+    teams = [t for t in teams if t != led]  # a team led since the dialog opened stays
     deleted: list[str] = []
     for team in teams:
         try:

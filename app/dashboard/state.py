@@ -82,6 +82,7 @@ class DeckState(HoldsToasts):
     def watch_files(self) -> None:
         self.pull_agents()
         self.header = self.header_now()
+        self.drop_stale_toasts()  # another team shown: the last one's news is not this one's
 
     def watch_agents(self) -> None:
         self.selected = valid_selection(self.selected, self.agents)
@@ -89,6 +90,7 @@ class DeckState(HoldsToasts):
 
     def watch_approvals(self) -> None:
         self.header = self.header_now()
+        self.drop_stale_toasts()  # a request answered: its toast goes
         if not self.screen_stack:
             return
         request_id = getattr(self.screen, "request_id", None)  # a plan or permission dialog

@@ -173,8 +173,11 @@ class RuntimeSource:
         return files
 
     def leftover_teams(self, files: TeamFiles) -> list[str]:
-        left = list(files.teams)
-        return left if left and self.runtime.team is None else []
+        """Never the team ``--team``/``attach`` named: it is being resumed (its lead may be
+        spawning while the dialog is up)."""
+        if self.runtime.team is not None:
+            return []
+        return [team for team in files.teams if team != self.team]
 
 
 class FilesSource:

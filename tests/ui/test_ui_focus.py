@@ -22,6 +22,7 @@ from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
+from widgets.compose_box import ComposeBox
 
 PLAN_ID = "plan_approval-1767225630000@engineer"
 PERM_ID = "perm-1767225650000@researcher"
@@ -66,11 +67,15 @@ async def test_typing_a_sentence_in_the_leader_view_never_approves(
         await pilot.press("2")  # typed: the engineer (with a pending plan) is not selected
         await type_text(pilot, "please check as soon as you can K")
         assert steering_calls(runtime) == []
-        prompt = deck.screen.query_one("#prompt", Input)
+        prompt = deck.screen.query_one("#prompt", ComposeBox)
         assert prompt.value == "2please check as soon as you can K"
         assert deck.selected == "team-lead"
         await pilot.press("enter")
         assert runtime.calls == [("submit", "2please check as soon as you can K")]
+        # Sent: the box closes and the keys have the focus (issue 30, M1: "3a" became text).
+        assert not prompt.is_open and not isinstance(deck.focused, (Input, ComposeBox))
+        await pilot.press("2", "a")
+        assert runtime.calls[-1] == ("approve_plan", PLAN_ID)
 
 
 async def test_the_first_screen_with_no_team_takes_a_goal(tmp_path: Path) -> None:
@@ -81,7 +86,8 @@ async def test_the_first_screen_with_no_team_takes_a_goal(tmp_path: Path) -> Non
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
-        assert isinstance(app.focused, Input)
+        assert isinstance(app.focused, ComposeBox)  # the box is open, and says so
+        assert "typing — esc to leave" in screen_text(app)
         await type_text(pilot, "summarize this repo")
         assert notes(app) == []  # no "Select a teammate to shut down", no "Nothing to approve"
         await pilot.press("enter")
@@ -92,7 +98,8 @@ async def test_footer_shows_only_keys_that_work_from_the_focus(deck: TeamDeckApp
     async with deck.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)  # a team at work: the panels have the focus
         keys = footer_keys(deck)
-        assert "a approve engineer's plan" in keys and "? Help" in keys and "esc" not in keys
+        assert "a Approve" in keys and "? Help" in keys and "esc" not in keys
+        assert "engineer's plan waiting" in screen_text(deck).splitlines()[-2]  # needs you
         assert "i Type" in keys
         await pilot.press("i")
         typing = footer_keys(deck)
@@ -265,14 +272,16 @@ async def test_agent_view_keys_work_once_the_input_is_left(
         await loaded(pilot)
         await pilot.press("escape", "2", "enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        assert isinstance(deck.focused, Input)
+        assert not isinstance(deck.focused, ComposeBox)  # the view opens with the keys
+        await pilot.press("enter")  # the compose box
+        assert isinstance(deck.focused, ComposeBox)
         assert "Approve" not in footer_keys(deck)
-        assert "plan approval requested" in screen_text(deck)  # the request a would answer
+        assert "engineer's plan waiting" in screen_text(deck)  # the request a would answer
         await type_text(pilot, "a s K")
         assert steering_calls(runtime) == []
         await pilot.press("escape")  # leaves the input, stays in the view
         assert isinstance(deck.screen, AgentScreen)
-        assert "a approve engineer's plan" in footer_keys(deck)
+        assert "a Approve" in footer_keys(deck)
         assert "esc Leader view" in footer_keys(deck)
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(deck.screen, HelpScreen))
@@ -280,8 +289,11 @@ async def test_agent_view_keys_work_once_the_input_is_left(
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
         await pilot.press("a")
         assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
-        await pilot.press("s")
-        assert runtime.calls[-1][:2] == ("request_shutdown", "engineer")
+        await pilot.press("s")  # asks first
+        await wait_for(pilot, lambda: "Ask engineer to shut down? y/n" in screen_text(deck))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: runtime.calls[-1][:2] == ("request_shutdown", "engineer"))
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
 
@@ -298,7 +310,7 @@ async def test_plan_toast_names_the_keys_from_where_the_person_is(
         runtime.add_approval(Approval("plan-2@researcher", "plan", "researcher", "plan"))
         await wait_for(pilot, lambda: any("researcher asks" in n for n in notes(deck)))
         toast = next(n for n in notes(deck) if "researcher asks" in n)
-        assert "esc, then 1 selects researcher, then a approve · r reject · v review" in toast
+        assert "esc, then press 1 (researcher), then a approve · r reject · v review" in toast
         await pilot.press("escape", "3")
         runtime.add_approval(Approval("perm-9@tester", "permission", "tester", "tester: Bash"))
         await wait_for(pilot, lambda: any("tester asks" in n for n in notes(deck)))

@@ -27,6 +27,7 @@ from app.runtime.events import TextDelta, TranscriptEntry
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
+from widgets.compose_box import ComposeBox
 from widgets.message_feed import MessageFeed
 from widgets.task_board import TaskBoard
 from widgets.transcript_tail import TranscriptTail
@@ -100,7 +101,8 @@ async def test_enter_opens_agent_view_and_esc_returns(deck: TeamDeckApp) -> None
         assert "Survey auth/ and report the entry points." in text
         assert "⚙ Bash  grep -rn def auth/  ✓" in text  # long result: collapsed
         assert "auth/x.py:29" not in text
-        await pilot.press("escape")  # leaves the input
+        await pilot.press("enter")  # opens the compose box
+        await pilot.press("escape")  # leaves it
         assert isinstance(deck.screen, AgentScreen)
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
@@ -126,10 +128,12 @@ async def test_inject_message_into_a_teammate(deck: TeamDeckApp, runtime: FakeRu
         await ready(pilot)
         await pilot.press("2", "enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await pilot.press("enter")  # the compose box
         await type_text(pilot, "use the new API")
         await pilot.press("enter")
         assert ("inject_message", "engineer", "use the new API") in runtime.calls
-        assert deck.screen.query_one("#inject").value == ""  # type: ignore[attr-defined]
+        box = deck.screen.query_one("#inject", ComposeBox)
+        assert box.value == "" and not box.is_open  # sent: the keys act again
 
 
 async def test_agent_view_of_the_lead_submits(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
@@ -137,6 +141,7 @@ async def test_agent_view_of_the_lead_submits(deck: TeamDeckApp, runtime: FakeRu
         await ready(pilot)
         await pilot.press("0", "enter")
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+        await pilot.press("i")  # the compose box (enter opens it too)
         await type_text(pilot, "status?")
         await pilot.press("enter")
         assert ("submit", "status?") in runtime.calls
@@ -340,9 +345,18 @@ async def test_s_requests_shutdown_of_the_selected_teammate(
         await ready(pilot)
         await pilot.press("s")  # the lead is selected: refused
         assert runtime.calls == []
-        await pilot.press("1", "s")
+        await pilot.press("1", "s")  # asks first
+        await wait_for(pilot, lambda: "Ask researcher to shut down? y/n" in screen_text(deck))
+        assert runtime.calls == []
+        await pilot.press("y")
+        await wait_for(pilot, lambda: bool(runtime.calls))
         assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
         assert any("shutdown requested from researcher" in n for n in notes(deck))
+        # A second s while the first waits for its answer: refused, nothing sent.
+        await wait_for(pilot, lambda: isinstance(deck.screen, LeaderScreen))
+        await pilot.press("s")
+        await wait_for(pilot, lambda: any("Already asked researcher" in n for n in notes(deck)))
+        assert [c for c in runtime.calls if c[0] == "request_shutdown"] == [runtime.calls[-1]]
 
 
 async def test_K_kills_after_confirmation(deck: TeamDeckApp, runtime: FakeRuntime) -> None:

@@ -7,8 +7,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from textual.widgets import Input
-
 from app.core import Home, InboxMessage
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.agent import AgentScreen
@@ -21,6 +19,7 @@ from app.runtime.events import StatusChanged, TranscriptEntry
 from tests.ui.data import fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
+from widgets.compose_box import ComposeBox
 from widgets.teammate_panel import TeammatePanel
 from widgets.transcript import Transcript
 from widgets.transcript_tail import TranscriptTail
@@ -150,7 +149,8 @@ async def test_a_finished_teammates_view_does_not_invite_a_message(
         await ready(pilot)
         await pilot.press("1", "enter")  # the researcher's view: it is idle, it reads mail
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        inject = deck.screen.query_one("#inject", Input)
+        inject = deck.screen.query_one("#inject", ComposeBox)
+        await pilot.press("enter")  # the compose box
         assert inject.has_focus and not inject.disabled
         await pilot.press("h", "i")
         runtime.set_status("researcher", "completed")  # it shut down while the person typed
@@ -166,7 +166,7 @@ async def test_a_finished_teammates_view_does_not_invite_a_message(
         await wait_for(pilot, lambda: not isinstance(deck.screen, AgentScreen))
         await pilot.press("1", "enter")  # opened again: the keys have the focus
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        inject = deck.screen.query_one("#inject", Input)
+        inject = deck.screen.query_one("#inject", ComposeBox)
         assert not inject.has_focus
 
 
@@ -179,7 +179,7 @@ async def test_the_first_screen_starts_with_what_to_type_at_80_columns(tmp_path:
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.loaded)
         await pilot.pause(0.2)
-        assert "Type a goal for the lead below" in screen_text(app)
+        assert "Type a goal for the lead in the box below" in screen_text(app)
 
 
 # ---------------------------------------------------------------------- tool results in words

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Input
 
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.messages import OpenAgent
@@ -16,6 +15,7 @@ from app.dashboard.screens.permission import PermissionScreen
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import screen_text, wait_for
 from widgets.approvals import ApprovalsQueue
+from widgets.compose_box import ComposeBox
 from widgets.status_bar import StatusBar
 
 
@@ -33,6 +33,11 @@ def notes(app: TeamDeckApp) -> list[str]:
 
 async def type_text(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*["space" if c == " " else c for c in text])
+
+
+def needs(app: TeamDeckApp) -> str:
+    """The "needs you" line, above the footer."""
+    return screen_text(app).splitlines()[-2]
 
 
 def steering_calls(runtime: FakeRuntime) -> list[tuple[object, ...]]:
@@ -53,8 +58,8 @@ async def test_a_teammate_finishing_while_its_message_is_typed_takes_no_keys(
         deck.post_message(OpenAgent("engineer"))
         await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
         screen = deck.screen
-        inject = screen.query_one("#inject", Input)
-        inject.focus()
+        inject = screen.query_one("#inject", ComposeBox)
+        await pilot.press("enter")  # the compose box
         await pilot.pause()
         await type_text(pilot, "plea")
         runtime.set_status("engineer", "completed")
@@ -144,8 +149,8 @@ async def test_what_a_answers_is_highlighted_and_named_before_the_key(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
     """With the lead selected, ``a`` answers the oldest request (as README promises): the
-    engineer's plan, highlighted in the queue and named in the footer; with the researcher
-    selected, its own permission request."""
+    engineer's plan, highlighted in the queue and named on the "needs you" line above the
+    footer; with the researcher selected, its own permission request."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await loaded(pilot)
         deck.screen.query_one("#roster").focus()
@@ -153,16 +158,18 @@ async def test_what_a_answers_is_highlighted_and_named_before_the_key(
         assert deck.selected == "team-lead"
         queue = deck.screen.query_one(ApprovalsQueue)
         assert queue.selected_id == PLAN_ID
-        await wait_for(pilot, lambda: "a approve engineer's plan" in footer(deck))
+        await wait_for(pilot, lambda: "▶ engineer's plan waiting" in needs(deck))
+        assert "a approve · r reject · v review" in needs(deck)
         await pilot.press("1")
         await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
-        await wait_for(pilot, lambda: "a approve researcher: Bash(git st…--short)" in footer(deck))
+        await wait_for(pilot, lambda: "▶ researcher: Bash(git status" in needs(deck))
+        assert "a allow once · r deny · v review" in needs(deck)
         await pilot.press("0", "a")
         await wait_for(pilot, lambda: steering_calls(runtime) != [])
         assert steering_calls(runtime) == [("approve_plan", PLAN_ID)]
         # the plan answered: the oldest left that the person answers is the researcher's
         await wait_for(pilot, lambda: queue.selected_id == PERM_ID)
-        await wait_for(pilot, lambda: "a approve researcher: Bash" in footer(deck))
+        await wait_for(pilot, lambda: "▶ researcher: Bash" in needs(deck))
 
 
 # ---------------------------------------------------------------------- item 5: the header

@@ -3,6 +3,8 @@ shows a few at a time (issue 19, item 16)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.dashboard.app import TeamDeckApp
@@ -83,4 +85,36 @@ async def test_a_requests_toast_that_waited_is_dropped_once_it_was_answered(
         await wait_for(pilot, lambda: "Write expiry tests" in screen_text(app))
         await pilot.pause(0.3)
         assert not any("approve a plan" in t for t in toasts(app)), toasts(app)
+        assert not app.waiting_toasts
+
+
+async def test_a_requests_toast_shown_goes_once_it_was_answered(deck: TeamDeckApp) -> None:
+    """Issue 30, M4: a request's toast on the screen is taken off when no such request waits
+    any more (it stayed for its five seconds, about a request already answered)."""
+    deck.NOTIFICATION_TIMEOUT = 600  # it would stay: only the answer takes it off
+    async with deck.run_test(size=(120, 40), notifications=True) as pilot:
+        app = await ready(pilot)
+        app.toasts.add("engineer asks you to approve a plan", "Plan")
+        await wait_for(pilot, lambda: any("approve a plan" in t for t in toasts(app)))
+        app.approvals = tuple(a for a in app.approvals if a.kind != "plan")  # answered
+        await wait_for(pilot, lambda: not any("approve a plan" in t for t in toasts(app)))
+
+
+async def test_a_toast_of_the_team_shown_before_never_shows_over_another(
+    deck: TeamDeckApp,
+) -> None:
+    """Issue 30, M4: the previous team's "Task completed #3" (waiting behind a dialog, or on
+    the screen) is not shown over the next team, which has its own #3."""
+    async with deck.run_test(size=(120, 40), notifications=True) as pilot:
+        app = await ready(pilot)
+        app.toasts.add("#3 Implement the refresh by engineer", "Task completed")
+        await wait_for(pilot, lambda: any("#3 Implement" in t for t in toasts(app)))
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        app.toasts.add("#4 Write expiry tests by tester", "Task completed")
+        await wait_for(pilot, lambda: len(app.waiting_toasts) == 1)
+        app.files = replace(app.files, team="beta")  # another team is shown
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert not any("#3 Implement" in t or "#4 Write" in t for t in toasts(app)), toasts(app)
         assert not app.waiting_toasts

@@ -1,5 +1,6 @@
-"""The agent view: one agent's streamed transcript and an input that messages it (a
-teammate gets the text injected before any other mail; the lead gets it as a prompt)."""
+"""The agent view: one agent's streamed transcript and a compose box that messages it (a
+teammate gets the text injected before any other mail; the lead gets it as a prompt). The box
+opens with ``enter`` or ``i``; the view opens with the keys, never with a box to type in."""
 
 from __future__ import annotations
 
@@ -7,17 +8,16 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Input, Static
 
 from app.dashboard import keys
 from app.dashboard.screens.deck import DeckScreen
 from app.display.agent_text import flat
 from app.display.format import agent_cost, format_count
-from app.display.request_text import LEAST, request_line
 from app.runtime.events import TERMINAL_STATUSES, TranscriptEntry
-from widgets.agent_text import Fitted
 from widgets.borders import set_border
+from widgets.compose_box import ComposeBox
 from widgets.footer import KeyFooter
+from widgets.needs_you import NeedsYou
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
@@ -26,14 +26,18 @@ from widgets.transcript import Transcript
 class AgentScreen(DeckScreen):
     """Shows ``agent``; follows the selection (shift+up/down, 0-9) while open."""
 
-    #: ``on_mount`` chooses the focus (the input, or the transcript when there is nothing to
-    #: type to): no other widget holds it first, so the footer's first keys are the view's.
+    #: ``on_mount`` gives the transcript the focus: no other widget holds it first, so the
+    #: footer's first keys are the view's.
     AUTO_FOCUS = ""
 
-    #: esc leaves the input first, then closes a search, then goes back to the leader view.
-    BINDINGS = [keys.LEAVE_INPUT.binding(), *keys.SEARCH_KEYS, keys.BACK.binding()]
-    #: With ``a`` naming its request, esc (back to the leader view) keeps its place.
-    MAKE_ROOM_FOR_TARGET = ("shift+down", "shift+up")
+    #: esc leaves the compose box first, then closes a search, then goes back to the leader
+    #: view; enter opens the compose box.
+    BINDINGS = [
+        keys.LEAVE_INPUT.binding(),
+        *keys.SEARCH_KEYS,
+        keys.BACK.binding(),
+        keys.COMPOSE.binding(),
+    ]
 
     def __init__(self, agent: str) -> None:
         super().__init__()
@@ -46,8 +50,8 @@ class AgentScreen(DeckScreen):
             transcript = Transcript(id="transcript")
             self._show_transcript(transcript, self.agent)  # drawn in the view's first frame
             yield transcript
-        yield Static(id="pending")
-        yield Input(id="inject")
+        yield NeedsYou(id="needs")
+        yield ComposeBox(id="inject")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -59,16 +63,13 @@ class AgentScreen(DeckScreen):
         self.watch(self.app, "files", self._show_agents)
         self.watch(self.app, "selected", self._follow_selection)
         self.watch(self.app, "approvals", self._show_pending)
-        inject = self.query_one("#inject", Input)
-        snap = self.host.agent(self.agent)
         # Focused now, not after the first frame (``focus()`` waits a turn): the footer's first
-        # keys are those of the focus the view opens with.
-        if inject.disabled or (snap is not None and snap.status in TERMINAL_STATUSES):
-            self.set_focus(self.query_one(Transcript))  # nothing to type to: the keys act
-        else:
-            self.set_focus(inject)
+        # keys are those of the focus the view opens with. The keys act: typing is enter away.
+        self.set_focus(self.query_one(Transcript))
 
     def show_agent(self, agent: str) -> None:
+        if agent != self.agent:
+            self.guard_keys()  # another agent shown: a key meant for the last one waits
         self.agent = agent
         self._show_transcript(self.query_one(Transcript), agent)
         self._show_input()
@@ -83,7 +84,7 @@ class AgentScreen(DeckScreen):
         disabled by what the agent does: a person typing when the agent finishes keeps the
         focus and the text (the letters still to come must stay text, never keys); sending
         then says why nothing was sent (``_inject``)."""
-        inject = self.query_one("#inject", Input)
+        inject = self.query_one("#inject", ComposeBox)
         agent = self.agent
         snap = self.host.agent(agent)
         finished = snap is not None and snap.status in TERMINAL_STATUSES
@@ -91,13 +92,11 @@ class AgentScreen(DeckScreen):
             placeholder = "Read-only viewer: no runtime to send to"
         elif finished:
             assert snap is not None
-            placeholder = (
-                f"{agent} has {snap.status}: it reads no more messages (enter sends nothing)"
-            )
+            placeholder = f"{agent} has {snap.status}: it reads no more messages"
         elif snap is not None and snap.is_lead:
-            placeholder = f"Message {agent}… (enter sends)"
+            placeholder = f"A message for {agent}…"
         else:
-            placeholder = f"Message {agent} (delivered before other mail)… (enter sends)"
+            placeholder = f"A message for {agent} (delivered before other mail)…"
         inject.placeholder = placeholder
         disabled = self.steering.read_only
         if disabled != inject.disabled:
@@ -158,26 +157,13 @@ class AgentScreen(DeckScreen):
             return False  # the board and the feed are on the leader view
         if action == "back":  # esc leaves the input first, then closes a search
             return not self.typing and not self.search.is_open
+        if action == "focus_input" and parameters == ("enter",):
+            return not self.typing and self.input_widget() is not None and not self.search.focused
         return super().check_action(action, parameters)
 
     def _show_pending(self) -> None:
-        """The request ``a``/``r``/``v`` would answer, and the keys, above the input."""
-        approval = self.selected_approval()
-        pending = self.query_one("#pending", Static)
-        pending.display = approval is not None
-        self.refresh_bindings()  # the footer names it too
-        if approval is not None:
-            hint = f"  {self.request_hint(approval.agent)}"
-
-            def line(width: int) -> Text:  # the command's start and end, at any width
-                text = Text(no_wrap=True, overflow="ellipsis")
-                text.append("▶ ", style="bold yellow")
-                room = max(LEAST, width - 2 - min(len(hint), width // 3))
-                text.append(request_line(approval, room), style="bold")
-                text.append(hint, style="dim")
-                return text
-
-            pending.update(Fitted(line))
+        """The request ``a``/``r``/``v`` answer, on the "needs you" line."""
+        self.show_needs()
 
     def focus_moved(self) -> None:
         super().focus_moved()
@@ -190,8 +176,9 @@ class AgentScreen(DeckScreen):
     def action_back(self) -> None:
         self.dismiss()
 
-    @on(Input.Submitted, "#inject")
-    def _inject(self, event: Input.Submitted) -> None:
+    @on(ComposeBox.Submitted, "#inject")
+    def _inject(self, event: ComposeBox.Submitted) -> None:
+        event.stop()
         text = event.value.strip()
         if not text:
             return
@@ -201,7 +188,8 @@ class AgentScreen(DeckScreen):
             self.notify(f"message not sent: {self.agent} has {ended}", severity="warning")
             return  # the text stays: copy it, or send it to someone else
         if self.send_to(self.agent, text).ok:
-            event.input.clear()
+            event.box.clear()
+            self.close_compose()  # sent: the keys act again
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:

@@ -10,6 +10,7 @@ through ``host.steering`` (``app.runtime.steering``), showing the ``Outcome`` it
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from textual import on, work
@@ -37,6 +38,10 @@ from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES
 from app.runtime.steering import READ_ONLY, Outcome, describe_request
 from widgets.agent_text import agent_markup
+from widgets.needs_you import NeedsYou
+
+#: Seconds a second ``s`` for the same teammate is refused (its answer is on its way).
+SHUTDOWN_PENDING = 30.0
 
 
 class DeckScreen(DeckView):
@@ -62,10 +67,6 @@ class DeckScreen(DeckView):
         keys.CTRL_C.binding(),
     ]
 
-    #: Keys the footer leaves out while ``a`` names its request, so that what matters
-    #: most in the view stays in a narrow footer.
-    MAKE_ROOM_FOR_TARGET: tuple[str, ...] = ()
-
     # ------------------------------------------------------------------ requests
 
     def selected_approval(self) -> Approval | None:
@@ -75,6 +76,35 @@ class DeckScreen(DeckView):
         pending = self.host.approvals
         own = next((a for a in pending if a.agent == self.selection), None)
         return own or next((a for a in pending if a.kind != "shutdown"), None)
+
+    #: The request the "needs you" line names (``show_needs``): the one a / r / v answer.
+    _named_id: str | None = None
+
+    def named_request(self) -> Approval | None:
+        """The request ``a``/``r``/``v`` answer: the one the "needs you" line names, if it is
+        still pending; never another one (a request that came meanwhile is named first)."""
+        return next((a for a in self.host.approvals if a.request_id == self._named_id), None)
+
+    def show_needs(self) -> None:
+        """Name on the "needs you" line the request ``a``/``r``/``v`` answer."""
+        target = self.selected_approval()
+        self._named_id = None if target is None else target.request_id
+        for line in self.query(NeedsYou):
+            if target is None:
+                idle = "read-only: nothing to answer" if self.steering.read_only else ""
+                line.show(None, idle=idle or "nothing needs you")
+                continue
+            keys = "a approve · r reject · v review"
+            if target.kind == "permission":
+                keys = "a allow once · r deny · v review"
+            others = sum(1 for a in self.host.approvals if a.kind != "shutdown") - 1
+            line.show(
+                request_label(target, detail=0 if self.narrow else 24),
+                since=target.created_at,
+                now=self.host.clock(),
+                keys=keys,
+                more=max(0, others),
+            )
 
     def _no_request(self) -> None:
         if self.steering.read_only:
@@ -91,7 +121,7 @@ class DeckScreen(DeckView):
         if self.selection != agent and (target is None or target.agent != agent):
             others = teammates(self.host.agents)
             number = next((i for i, a in enumerate(others, 1) if a.name == agent), 0)
-            steps.append(f"{number} selects {agent}" if 1 <= number <= 9 else f"select {agent}")
+            steps.append(f"press {number} ({agent})" if 1 <= number <= 9 else f"select {agent}")
         keys = "a approve · r reject · v review"
         return f"{', then '.join(steps)}, then {keys}" if steps else keys
 
@@ -128,32 +158,17 @@ class DeckScreen(DeckView):
             shown = found.get(binding_key)
             if shown is not None and self.steering.unavailable(lever) is not None:
                 found[binding_key] = shown._replace(binding=replace(shown.binding, show=False))
-        active = found.get("a")
-        if active is None or active.binding.action != "approve" or self.typing:
-            return found
-        target = self.selected_approval()
-        if target is not None:
-            label = request_label(target, detail=0 if narrow else 14)
-            described = replace(active.binding, description=f"approve {label}")
-            found["a"] = active._replace(binding=described)
-            for key in self.MAKE_ROOM_FOR_TARGET:  # still work; listed on the ? screen
-                if key in found:
-                    hidden = replace(found[key].binding, show=False)
-                    found[key] = found[key]._replace(binding=hidden)
+        del narrow  # the "needs you" line names the request a answers, not the footer
         return found
 
-    #: What the footer's ``a`` named when it was last drawn (see ``name_target``).
-    _named: object = ()
+    def select(self, name: str) -> None:
+        super().select(name)
+        if self.is_mounted:
+            self.show_needs()  # "3a" typed fast: a answers what 3 made the line name
 
-    def name_target(self, target: Approval | None) -> None:
-        """The footer names ``target`` (``a approve researcher: Bash``): redraw it only when
-        what it names changed. Redrawing the footer mounts every key anew (tens of ms on a
-        busy dashboard), and selecting a teammate that has no request changes nothing there:
-        done on every shift+down, it was most of a key press's time."""
-        named = None if target is None else (target.request_id, request_label(target))
-        if named != self._named:
-            self._named = named
-            self.refresh_bindings()
+    def tick(self) -> None:
+        super().tick()
+        self.show_needs()  # how long it has waited
 
     # ------------------------------------------------------------------ steering
 
@@ -177,21 +192,22 @@ class DeckScreen(DeckView):
         return agent.name
 
     def action_approve(self) -> None:
-        approval = self.selected_approval()
+        approval = self.named_request()
         if approval is None:
             self._no_request()
             return
         self.answer(approval, "approve")
 
     def action_review(self) -> None:
-        approval = self.selected_approval()
+        approval = self.named_request()
         if approval is None:
             self._no_request()
             return
         self.open_approval(approval)
 
-    def action_reject(self) -> None:
-        approval = self.selected_approval()
+    @work(group="ui", exit_on_error=False)
+    async def action_reject(self) -> None:
+        approval = self.named_request()
         if approval is None:
             self._no_request()
             return
@@ -306,7 +322,29 @@ class DeckScreen(DeckView):
         if agent is not None and agent.status in TERMINAL_STATUSES:
             self.notify(f"{message.name} has already {agent.status}.", severity="warning")
             return
-        self.report(self.steering.shutdown(message.name))
+        self.confirm_shutdown(message.name)
+
+    @work(group="ui", exit_on_error=False)
+    async def confirm_shutdown(self, name: str) -> None:
+        """``s`` asks first; a second request while the first one's answer is on its way is
+        refused (the teammate would get two)."""
+        asked: dict[str, float] = self.app.__dict__.setdefault("_shutdown_asked", {})
+        since = time.monotonic() - asked.get(name, -SHUTDOWN_PENDING)
+        if since < SHUTDOWN_PENDING:
+            self.notify(
+                f"Already asked {name} to shut down {int(since)} s ago: waiting for its answer.",
+                severity="warning",
+            )
+            return
+        question = f"Ask {name} to shut down? y/n"
+        if not await self.app.push_screen_wait(ConfirmScreen(question, confirm_label="Ask")):
+            return
+        agent = self.host.agent(name)
+        if agent is not None and agent.status in TERMINAL_STATUSES:
+            self.notify(f"{name} has already {agent.status}.", severity="warning")
+            return
+        if self.report(self.steering.shutdown(name)).ok:
+            asked[name] = time.monotonic()
 
     @on(AskInterrupt)
     def _ask_interrupt(self, message: AskInterrupt) -> None:

@@ -8,6 +8,7 @@ from it.
 
 from __future__ import annotations
 
+import time
 from typing import Any, cast
 
 from textual import events, on
@@ -26,6 +27,7 @@ from app.runtime.by_files.status import moment_text
 from app.runtime.events import TextDelta, TranscriptEntry
 from app.runtime.steering import Steering
 from widgets.approvals import ApprovalsQueue
+from widgets.compose_box import ComposeBox, alt_letter
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 
@@ -113,14 +115,67 @@ class DeckView(Screen[None]):
 
     @property
     def typing(self) -> bool:
-        """An input has focus: keys are text, not commands."""
-        return isinstance(self.focused, Input)
+        """The compose box (or the search box) has focus: keys are text, not commands."""
+        return isinstance(self.focused, (Input, ComposeBox))
 
-    def input_widget(self) -> Input | None:
-        """The view's input (``None`` when it has none or it is disabled)."""
-        found = [w for w in self.query(Input) if w.id != "search"]
+    def input_widget(self) -> ComposeBox | None:
+        """The view's compose box (``None`` when it has none or it is disabled)."""
+        found = list(self.query(ComposeBox))
         widget = found[0] if found else None
         return widget if widget is not None and not widget.disabled else None
+
+    # ------------------------------------------------------------------ the key guard
+
+    #: Seconds a single-letter command is ignored after the view opened or changed or a
+    #: dialog over it closed, and after a letter that is no command here (the person was
+    #: typing into no box): a key meant for the old screen, or a word, never acts.
+    KEY_GUARD = 0.3
+    _guard_until = 0.0
+    _hinted_at = 0.0
+
+    def guard_keys(self) -> None:
+        """The view changed: single-letter commands wait ``KEY_GUARD`` seconds."""
+        self._guard_until = time.monotonic() + self.KEY_GUARD
+
+    def _hint(self, text: str) -> None:
+        """One hint at a time: a word typed into no box gives one toast, not one a letter."""
+        now = time.monotonic()
+        if now - self._hinted_at > 2.0:
+            self.notify(text, title="Key ignored", severity="warning", timeout=3)
+        self._hinted_at = now
+
+    async def on_key(self, event: events.Key) -> None:
+        """What no box takes: ``alt+letter`` (esc and a letter pressed together) is esc, the
+        letter ignored; a single-letter command right after the view changed is ignored; a
+        letter that is no command here is ignored. Each with a hint, never silently."""
+        if self.typing:
+            return
+        letter = alt_letter(event.key)
+        if letter is not None:
+            event.stop()
+            event.prevent_default()
+            escape = self.active_bindings.get("escape")
+            if escape is not None and escape.enabled:  # what esc alone does here
+                await self.app.run_action(escape.binding.action, escape.node)
+            self.guard_keys()
+            self._hint(f"{letter} came with esc, read as one key: press {letter} again")
+            return
+        key = event.key
+        if not (len(key) == 1 and key.isalnum()):
+            return
+        now = time.monotonic()
+        if now < self._guard_until:
+            event.stop()
+            event.prevent_default()
+            self.guard_keys()
+            self._hint(f"{key} ignored: the view had just changed; press it again")
+            return
+        if key not in self.active_bindings:
+            event.stop()
+            event.prevent_default()
+            self.guard_keys()
+            what = "i to type a message" if self.input_widget() is not None else "no typing here"
+            self._hint(f"{key} is no key here: {what} · ? lists the keys")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "help":
@@ -165,6 +220,7 @@ class DeckView(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self._show_footer(True)
+        self.guard_keys()  # a dialog (or another view) closed: its keys must not act here
         self.host.release_toasts()  # a dialog closed: what happened meanwhile
 
     def _show_footer(self, shown: bool) -> None:
@@ -187,18 +243,36 @@ class DeckView(Screen[None]):
         """ctrl+c never quits (a shell habit must not end a team): say what does, and copy
         the selected text of an input as ctrl+c does there."""
         focused = self.focused
-        if isinstance(focused, Input) and focused.selected_text:
+        if isinstance(focused, (Input, ComposeBox)) and focused.selected_text:
             focused.action_copy()
         self.notify("ctrl+c does not quit: press ctrl+q to quit", title="Quit?")
 
-    def action_focus_input(self) -> None:
+    def action_focus_input(self, _how: str = "") -> None:
+        """Open the compose box: from now on every key is text, until esc or enter."""
         widget = self.input_widget()
         if widget is not None:
-            widget.focus()
+            widget.open()
 
     def action_leave_input(self) -> None:
         """Leave the input: single-letter keys work again."""
-        self.focus_keys()
+        self.close_compose()
+
+    def close_compose(self) -> None:
+        """Close the compose box (its text is kept) and give the focus back to the keys."""
+        for box in self.query(ComposeBox):
+            box.close()
+        if self.typing or self.focused is None:
+            self.focus_keys()
+
+    @on(ComposeBox.Left)
+    def _left_compose(self, event: ComposeBox.Left) -> None:
+        event.stop()
+        if event.box.is_open:
+            self.close_compose()
+        self.refresh_bindings()
+        if event.dropped:
+            self.guard_keys()
+            self._hint(f"{event.dropped} came with esc, read as one key: press it again")
 
     def focus_keys(self) -> None:
         """Focus the view's main panel (where single-letter keys act)."""
@@ -208,6 +282,7 @@ class DeckView(Screen[None]):
 
     @on(events.Mount)
     def _follow_streams(self) -> None:
+        self.guard_keys()  # the view just opened: a key meant for the last one waits
         self.host.streamed.subscribe(self, self._streamed, immediate=True)
 
     @on(events.Unmount)
@@ -294,6 +369,7 @@ class DeckView(Screen[None]):
             self.notify(f"No agent {number}.", severity="warning")
             return
         self.select(target.name)
+        self.query_one(Roster).focus()  # one selection: enter now opens what 3 selected
 
     def action_toggle_filter(self) -> None:
         host = self.host

@@ -9,13 +9,14 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, OptionList
+from textual.widgets import DataTable, OptionList
 
 from app.core.paths import LEAD_NAME
 from app.dashboard import keys
 from app.dashboard.messages import OpenAgent
 from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.screens.message import MessageScreen
+from app.dashboard.screens.task_detail import TaskScreen
 from app.dashboard.store_delta import StoreDelta
 from app.display.trends import UsageHistory
 from app.display.values import FeedItem, TeamFiles, agent_colors
@@ -24,8 +25,10 @@ from app.runtime.events import TranscriptEntry
 from widgets.agent_text import agent_text
 from widgets.approvals import ApprovalsQueue
 from widgets.borders import set_border
+from widgets.compose_box import ComposeBox
 from widgets.footer import KeyFooter
 from widgets.message_feed import MessageFeed
+from widgets.needs_you import NeedsYou
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
@@ -45,10 +48,12 @@ LEAD_PANE_ENTRIES = 20
 
 #: The lead's transcript before anything happened: what to do first.
 FIRST_SCREEN = (
-    "Type a goal for the lead below and press enter, e.g. “Summarize what the Python files "
-    "in this folder do”. The lead creates a team, splits the work into tasks and spawns "
+    "Type a goal for the lead in the box below and press enter, e.g. “Summarize what the "
+    "Python files in this folder do” (ctrl+j starts a new line; esc leaves the box, i opens "
+    "it again). The lead creates a team, splits the work into tasks and spawns "
     "teammates: their panels, the task board and their messages appear here, and you approve "
-    "their plans. To watch a whole team at work first, quit (ctrl+q) and run: teamdeck demo"
+    "their plans. To watch a whole team at work first, quit (ctrl+q) and run the demo "
+    "(teamdeck demo, or make demo in a clone)."
 )
 
 
@@ -80,7 +85,8 @@ class LeaderScreen(DeckScreen):
                 yield TaskBoard(id="board")
                 yield MessageFeed(clock=clock, id="feed")
                 yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
-        yield Input(placeholder="Message the lead… (i to type, enter sends)", id="prompt")
+        yield NeedsYou(id="needs")
+        yield ComposeBox(placeholder="A goal or a message for the lead…", id="prompt")
         yield KeyFooter()
 
     def on_mount(self) -> None:
@@ -88,7 +94,7 @@ class LeaderScreen(DeckScreen):
         set_border(self.query_one("#roster"), title="Team")
         set_border(self.query_one("#board"), title="Tasks")
         self._label_lead(host.selected)
-        prompt = self.query_one("#prompt", Input)
+        prompt = self.query_one("#prompt", ComposeBox)
         lead = self.query_one("#lead", TranscriptTail)
         if self.steering.read_only:
             prompt.placeholder = "Read-only viewer: no runtime to send to"
@@ -96,7 +102,7 @@ class LeaderScreen(DeckScreen):
             lead.show(None, [])
         else:
             if host.transcripts_from_files:
-                prompt.placeholder = "Message the lead (into its inbox)… (i to type, enter sends)"
+                prompt.placeholder = "A message for the lead (into its inbox)…"
             lead.show(
                 LEAD_NAME,
                 host.transcript(LEAD_NAME),
@@ -110,13 +116,14 @@ class LeaderScreen(DeckScreen):
         self.watch(self.app, "selected", self._show_selection)
         self.watch(self.app, "feed_filter", self._show_filter)
         self.watch(self.app, "board_visible", self._show_board)
-        # A first goal to type: the input has focus (esc leaves it). A team at work (the
-        # demo, ``run GOAL``, ``attach``): the panels have it, so the keys the footer names
-        # act at once; the input is ``i`` away (its placeholder says so).
+        # A first goal to type: the compose box is open (its border says "typing — esc to
+        # leave"). A team at work (the demo, ``run GOAL``, ``attach``): the panels have the
+        # focus, so the keys act at once; the box is ``i`` away.
         if host.awaits_goal and not self.steering.read_only:
-            prompt.focus()
+            prompt.open()
         else:
             self.query_one("#roster").focus()
+        self.show_needs()
 
     # ------------------------------------------------------------------ state in
 
@@ -162,7 +169,7 @@ class LeaderScreen(DeckScreen):
         (the selected teammate's oldest request, else the oldest), named in the footer."""
         target = self.selected_approval()
         self.query_one(ApprovalsQueue).highlight_request(target.request_id if target else None)
-        self.name_target(target)
+        self.show_needs()
 
     def _label_lead(self, selected: str | None) -> None:
         """The bottom panel is the lead's transcript whatever is selected: say so, and how to
@@ -239,7 +246,7 @@ class LeaderScreen(DeckScreen):
             self.query_one("#lead", TranscriptTail).follow(self.host.transcript(LEAD_NAME))
 
     def run_finished(self, reason: str, ok: bool) -> None:
-        nxt = "type a new goal" if self.typing else "n new goal"
+        nxt = "type a new goal" if self.typing else "n: a new goal"
         mark = "run finished" if ok else "run ended"
         line = f"{mark} — {reason} · {nxt} · ctrl+q quit"
         self.query_one("#lead", TranscriptTail).add_entry(
@@ -254,11 +261,13 @@ class LeaderScreen(DeckScreen):
 
     # ------------------------------------------------------------------ the person's input
 
-    @on(Input.Submitted, "#prompt")
-    def _submit(self, event: Input.Submitted) -> None:
+    @on(ComposeBox.Submitted, "#prompt")
+    def _submit(self, event: ComposeBox.Submitted) -> None:
+        event.stop()
         text = event.value.strip()
         if text and self.send_to(LEAD_NAME, text).ok:
-            event.input.clear()  # else the text stays, to send again
+            event.box.clear()  # else the text stays, to send again
+            self.close_compose()  # sent: the keys act again
 
     @on(Roster.Selected)
     def _selected(self, event: Roster.Selected) -> None:
@@ -269,8 +278,16 @@ class LeaderScreen(DeckScreen):
         self.post_message(OpenAgent(event.name))
 
     def action_open_selected(self) -> None:
+        """``enter`` where no panel takes it (the lead's pane): the selected agent's view."""
         if self.selection is not None:
             self.post_message(OpenAgent(self.selection))
+
+    @on(DataTable.RowSelected, "#board")
+    def _open_task(self, event: DataTable.RowSelected) -> None:
+        """``enter`` on the board: the task's detail."""
+        task = self.query_one(TaskBoard).task_of(str(event.row_key.value))
+        if task is not None:
+            self.app.push_screen(TaskScreen(task))
 
     @on(MessageFeed.Opened)
     def _read_message(self, event: MessageFeed.Opened) -> None:

@@ -1,0 +1,65 @@
+"""The "needs you" line: one steady row, above the footer of the leader and agent views, that
+names the one request ``a``/``r``/``v`` answer and how long it has waited::
+
+    ▶ writer's plan waiting 0:12 — a approve · r reject · v review  (+1 more)
+
+It is always there (a row that comes and goes moves everything above it): with nothing to
+answer it says so. The answer keys act on the request it names and on no other (see
+``DeckScreen.named_request``).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+
+def waited(seconds: float) -> str:
+    """``0:12``, ``12:03``, ``1:02:03``."""
+    total = max(0, int(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+class NeedsYou(Static):
+    """See the module docstring."""
+
+    DEFAULT_CSS = """
+    NeedsYou {
+        height: 1;
+        padding: 0 1;
+        background: $boost;
+        color: $text-muted;
+    }
+    NeedsYou.-waiting {
+        background: $warning 20%;
+        color: $text;
+    }
+    """
+
+    def show(
+        self,
+        label: str | None,
+        *,
+        since: float = 0.0,
+        now: float = 0.0,
+        keys: str = "a approve · r reject · v review",
+        more: int = 0,
+        idle: str = "nothing needs you",
+    ) -> None:
+        """Name ``label`` (a request in a few words), waiting since ``since``; ``None``:
+        nothing waits (``idle`` says so)."""
+        self.set_class(label is not None, "-waiting")
+        line = Text(no_wrap=True, overflow="ellipsis")
+        if label is None:
+            line.append(idle)
+        else:
+            line.append("▶ ", style="bold yellow")
+            line.append(label, style="bold")
+            line.append(f" waiting {waited(now - since)}")
+            line.append(" — ")
+            line.append(keys, style="bold")
+            if more:
+                line.append(f"  (+{more} more)", style="dim")
+        self.update(line)
