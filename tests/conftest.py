@@ -29,6 +29,7 @@ SLOW_FIRST = (
     "tests/security/test_orphans.py",
     "tests/ui/test_quit_process_teammates.py",
     "tests/security/test_sandboxed_agents.py",
+    "tests/security/test_no_door.py",
     "_tmux.py",  # a dashboard in a real terminal
     "tests/archive/test_archive_safety.py",
     "tests/archive/test_archive_dashboard.py",

@@ -100,6 +100,25 @@ async def test_header_shows_the_sandbox_within_the_width(
         assert header.endswith((f"offline · {state} · $0", f"approvals · {state} · $0")), header
 
 
+@pytest.mark.parametrize(
+    ("state", "warned"), [("sandbox", False), ("no sandbox", True), ("sandbox: no bwrap", True)]
+)
+async def test_no_sandbox_is_in_the_warning_colour(
+    tmp_path: Path, state: str, warned: bool
+) -> None:
+    from widgets.status_bar import StatusBar
+
+    runtime = make_runtime()
+    runtime.sandbox_description = state
+    deck = make_app(tmp_path, runtime)
+    async with deck.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        line = deck.screen.query_one(StatusBar).line
+        start = line.plain.index(state, line.plain.index("offline"))
+        styles = {str(span.style) for span in line.spans if span.start <= start < span.end}
+        assert ("bold yellow" in styles) is warned, styles
+
+
 def test_the_runtime_says_where_commands_run(tmp_path: Path) -> None:
     from app.runtime.sandbox import SandboxConfig, bwrap_problem
     from app.runtime.team.runtime import TeamRuntime

@@ -84,7 +84,11 @@ class SandboxConfig:
 
     def sandbox(self, cwd: Path, roots: Sequence[Path] = (), homes: Sequence[Path] = ()) -> Sandbox:
         """The :class:`Sandbox` of a command run in ``cwd`` under this configuration."""
-        sockets = None if not self.unix_sockets else [p for p in self.unix_sockets if p != "*"]
+        sockets = (
+            None
+            if not self.unix_sockets
+            else [os.path.expanduser(p) for p in self.unix_sockets if p != "*"]
+        )
         return sandbox_for(cwd, roots, self.network, unix_sockets=sockets, homes=homes)
 
 
@@ -212,7 +216,8 @@ class Sandbox:
 
     def argv(self, command: Sequence[str], cwd: Path, seccomp_fd: int | None = None) -> list[str]:
         """``command`` as bubblewrap runs it in ``cwd`` (``seccomp_fd``: the socket filter's
-        program, see :meth:`launch`)."""
+        program). Start commands through :meth:`launch`, which makes the stand-ins the sealed
+        names are mounted on and passes the filter."""
         args = [
             self.exe,
             "--ro-bind", "/", "/",
