@@ -181,8 +181,7 @@ class LocalServer:
         if done.returncode != 0:
             last = (done.stderr or done.stdout).strip().splitlines()
             raise EngineError(f"initdb failed: {last[-1] if last else done.returncode}")
-        self.port = self.port or free_port()
-        self._configure()
+        self._start_on_a_port()
         url = make_url(
             {
                 "host": "127.0.0.1",
@@ -194,7 +193,6 @@ class LocalServer:
         )
         self.admin_file.write_text(url + "\n", encoding="utf-8")
         self.admin_file.chmod(0o600)
-        self.start()
         with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {DATABASE}")
         from app.engine.migrate import migrate
@@ -203,7 +201,25 @@ class LocalServer:
             migrate(conn)
         return url
 
-    def _configure(self) -> None:
+    def _start_on_a_port(self) -> None:
+        """Configure and start; a free port taken meanwhile by another program (the port is
+        chosen before the server binds it) means another free port, a few times."""
+        chosen = self.port
+        for attempt in range(5):
+            self.port = chosen or free_port()
+            self._configure(certificate=attempt == 0)
+            if self.log.exists():
+                self.log.write_text("", encoding="utf-8")
+            try:
+                self.start()
+                return
+            except EngineError:
+                said = self.log.read_text(encoding="utf-8", errors="replace")
+                if chosen or "already in use" not in said:
+                    raise
+        raise EngineError("no free port could be bound for the server")
+
+    def _configure(self, *, certificate: bool = True) -> None:
         lines = [
             "# teamdeck",
             f"listen_addresses = '{self._addresses()}'",
@@ -219,7 +235,8 @@ class LocalServer:
             "host all all ::1/128 scram-sha-256",
         ]
         if self.listen not in ("127.0.0.1", "localhost"):
-            self._certificate()
+            if certificate:
+                self._certificate()
             lines += ["ssl = on", "ssl_cert_file = 'server.crt'", "ssl_key_file = 'server.key'"]
             hba += ["hostssl all all 0.0.0.0/0 scram-sha-256", "hostssl all all ::/0 scram-sha-256"]
         with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
@@ -345,10 +362,11 @@ class LocalServer:
         raise EngineError(f"the server did not start within {timeout:.0f} s (see {self.log})")
 
     def _conf_port(self) -> int:
+        port = self.port
         for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
             if line.startswith("port = "):
-                return int(line.split("=", 1)[1])
-        return self.port
+                port = int(line.split("=", 1)[1])  # the last one is in force
+        return port
 
     def _reap(self) -> None:
         if self._proc is not None:
@@ -400,7 +418,8 @@ class LocalServer:
         return int(lines[3]) if len(lines) > 3 else self.port
 
     def listen_address(self) -> str:
+        address = "127.0.0.1"
         for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
-            if line.startswith("listen_addresses"):
-                return line.split("=", 1)[1].strip().strip("'").split(",")[-1]
-        return "127.0.0.1"
+            if line.startswith("listen_addresses"):  # the last one is in force
+                address = line.split("=", 1)[1].strip().strip("'").split(",")[-1]
+        return address

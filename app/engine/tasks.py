@@ -88,22 +88,29 @@ class EngineTasks:
         owner: str | None = None,
         status: str = "pending",
     ) -> Task:
-        """A new task (not retried: a repeat would make a second one)."""
+        """A new task. Its key makes a create repeated after a lost link find the task the
+        first attempt made instead of making a second one."""
         if not subject.strip():
             raise ValueError("task subject must not be empty")
         check_status(status)
+        key = str(uuidlib.uuid4())
+        params = (
+            self.team,
+            subject,
+            description,
+            active_form,
+            status,
+            owner,
+            Jsonb(metadata) if metadata is not None else None,
+            key,
+        )
         rows = self._rows(
-            "INSERT INTO teamdeck.tasks (team, subject, description, active_form, status, owner,"
-            " metadata) VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING " + _COLUMNS,
-            (
-                self.team,
-                subject,
-                description,
-                active_form,
-                status,
-                owner,
-                Jsonb(metadata) if metadata is not None else None,
-            ),
+            "WITH made AS (INSERT INTO teamdeck.tasks (team, subject, description, active_form,"
+            " status, owner, metadata, create_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+            f" ON CONFLICT (create_key) DO NOTHING RETURNING {_COLUMNS})"
+            f" SELECT * FROM made UNION ALL SELECT {_COLUMNS} FROM teamdeck.tasks"
+            " WHERE create_key = %s AND NOT EXISTS (SELECT 1 FROM made)",
+            (*params, key),
         )
         return _task(rows[0])
 

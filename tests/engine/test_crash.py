@@ -19,6 +19,7 @@ from tests.engine.pg import Engine
 
 SENDS = 150
 TASKS = 60
+CREATES = 60
 
 
 def test_kill_9_mid_burst_loses_and_duplicates_nothing(engine: Engine) -> None:
@@ -52,9 +53,20 @@ def test_kill_9_mid_burst_loses_and_duplicates_nothing(engine: Engine) -> None:
         except BaseException as exc:
             errors.append(exc)
 
+    def creator() -> None:  # the lead adding tasks (made done, so no claimer takes them)
+        try:
+            with Link(team.desk_url, max_size=1) as link:
+                tasks = EngineTasks(link, team.name)
+                for i in range(CREATES):
+                    tasks.create(f"made {i}", status="completed")
+                    time.sleep(0.005)
+        except BaseException as exc:
+            errors.append(exc)
+
     threads = [threading.Thread(target=sender, args=(n,)) for n in sent] + [
         threading.Thread(target=claimer, args=(n,)) for n in claimed
     ]
+    threads.append(threading.Thread(target=creator))
     for t in threads:
         t.start()
     while sum(sent.values()) < SENDS // 2 and not errors:  # mid-burst
@@ -74,6 +86,9 @@ def test_kill_9_mid_burst_loses_and_duplicates_nothing(engine: Engine) -> None:
     assert len(texts) == 2 * SENDS
     every = claimed["c0"] + claimed["c1"]
     assert sorted(every, key=int) == ids
+    with Link(team.desk_url) as desk:
+        made = [t.subject for t in EngineTasks(desk, team.name).list() if t.subject[:5] == "made "]
+    assert made == [f"made {i}" for i in range(CREATES)]  # each once
 
 
 async def test_the_feed_catches_up_after_the_link_comes_back(engine: Engine) -> None:

@@ -96,6 +96,7 @@ CREATE TABLE teamdeck.tasks (
   metadata jsonb,
   version integer NOT NULL DEFAULT 1,
   claim_token uuid,                        -- the claim that set owner (a retried claim finds it)
+  create_key uuid UNIQUE,                  -- one per create: a retried create is one task
   updated_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (team, id)
 );
@@ -192,7 +193,7 @@ GRANT INSERT (team, recipient, uuid, sender, body) ON teamdeck.messages
   TO teamdeck_agent, teamdeck_desk;
 GRANT UPDATE (read) ON teamdeck.messages TO teamdeck_agent, teamdeck_desk;
 GRANT INSERT (team, subject, description, active_form, status, owner, blocks, blocked_by,
-  metadata) ON teamdeck.tasks TO teamdeck_agent, teamdeck_desk;
+  metadata, create_key) ON teamdeck.tasks TO teamdeck_agent, teamdeck_desk;
 GRANT UPDATE (subject, description, active_form, status, owner, blocks, blocked_by, metadata,
   claim_token) ON teamdeck.tasks TO teamdeck_agent, teamdeck_desk;
 GRANT DELETE ON teamdeck.tasks TO teamdeck_desk;
