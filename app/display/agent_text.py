@@ -33,6 +33,7 @@ _FORMAT = (
 #: What :func:`shown` writes out: controls but newline and tab, DEL, C1, separators,
 #: surrogates and format characters.
 _HIDDEN = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+_ASCII_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 #: Spaces that are not the ASCII one (category Zs): in a command, written out.
 _SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 #: The mark where :func:`elide_middle` left characters out.
@@ -49,7 +50,9 @@ def _visible(match: re.Match[str]) -> str:
 def shown(text: object) -> str:
     """``text`` as the person may see it: see the module docstring. Newlines and tabs stay."""
     value = text if isinstance(text, str) else str(text)
-    if value.isprintable():  # the common case, at C speed
+    if value.isascii():  # the common case: only C0 controls and DEL can hide in it
+        return value if _ASCII_HIDDEN.search(value) is None else _HIDDEN.sub(_visible, value)
+    if value.replace("\n", "").replace("\t", "").isprintable():  # at C speed
         return value
     return _HIDDEN.sub(_visible, value)
 
