@@ -11,6 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from app.display.request_text import request_words, subject
+
+#: The longest request title the archive keeps (its start and its end past that).
+TITLE_CELLS = 240
+
 Fields = dict[str, Any]
 
 
@@ -194,5 +199,17 @@ def approval_info(runtime: Any, request_id: str) -> tuple[str | None, str | None
         return None, None
     for approval in approvals:
         if _get(approval, "request_id") == request_id:
-            return _get(approval, "title"), _get(approval, "body")
+            return _title(approval), _get(approval, "body")
     return None, None
+
+
+def _title(approval: Any) -> str | None:
+    """A request's title as the person saw it: a permission request by what it runs (its
+    own title is its asker's description, ``team-lead: run installer``)."""
+    title = _get(approval, "title")
+    tool_input = _get(approval, "tool_input")
+    if _get(approval, "kind") != "permission" or not isinstance(tool_input, dict):
+        return title
+    if not subject(tool_input) or not isinstance(title, str):
+        return title
+    return f"{_get(approval, 'agent')}: {request_words(approval, TITLE_CELLS)}"

@@ -33,6 +33,9 @@ _FORMAT = (
 #: What :func:`shown` writes out: controls but newline and tab, DEL, C1, separators,
 #: surrogates and format characters.
 _HIDDEN = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff{_FORMAT}]")
+_ASCII_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+#: Spaces that are not the ASCII one (category Zs): in a command, written out.
+_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 #: The mark where :func:`elide_middle` left characters out.
 ELIDED = " … "
 
@@ -47,7 +50,9 @@ def _visible(match: re.Match[str]) -> str:
 def shown(text: object) -> str:
     """``text`` as the person may see it: see the module docstring. Newlines and tabs stay."""
     value = text if isinstance(text, str) else str(text)
-    if value.isprintable():  # the common case, at C speed
+    if value.isascii():  # the common case: only C0 controls and DEL can hide in it
+        return value if _ASCII_HIDDEN.search(value) is None else _HIDDEN.sub(_visible, value)
+    if value.replace("\n", "").replace("\t", "").isprintable():  # at C speed
         return value
     return _HIDDEN.sub(_visible, value)
 
@@ -55,8 +60,10 @@ def shown(text: object) -> str:
 def command_line(command: str) -> str:
     """A command on one line, exactly: :func:`shown`, with newlines and tabs as ``\\n`` and
     ``\\t`` (a newline ends a shell command: collapsed into a space it would read as an
-    argument)."""
-    return shown(command).replace("\n", "\\n").replace("\t", "\\t")
+    argument) and spaces other than the ASCII one as ``\\xa0``, ``\\u3000``... (the shell reads a
+    no-break space as part of a word: ``rm\\xa0-rf`` is one command name)."""
+    line = shown(command).replace("\n", "\\n").replace("\t", "\\t")
+    return line if line.isascii() else _SPACES.sub(_visible, line)
 
 
 def flat(text: object, limit: int | None = None) -> str:
