@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from app.core import Home, InboxMessage
+from app.core import Home, InboxMessage, authority
 from app.core.errors import NotFoundError
+from app.core.paths import LEAD_NAME
 from app.core.protocol import permission_request
 from app.runtime.api import AnswerStatus
 from app.runtime.events import TeamLifecycle, UsageChanged
@@ -393,7 +394,9 @@ async def test_permission_response_is_the_leads_and_not_when_the_person_decides(
         frame = permission_request(
             f"permission-1@worker-{decider}", f"worker@{team}", "Bash", "toolu_1", "ls", {}
         )
-        rt.observe_lead_frame(InboxMessage(sender="worker", text=frame.to_text()), frame)
+        # as the worker's runtime writes it: signed with the team's key
+        text = authority.sign_text(rt.team_key, frame.to_text(), to=LEAD_NAME, origin="runtime")
+        rt.observe_lead_frame(InboxMessage(sender="worker", text=text), frame)
         answer = {
             "type": "permission_response",
             "request_id": frame.request_id,

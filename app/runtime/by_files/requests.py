@@ -195,6 +195,8 @@ def _note(found: TeamRequests, inbox: str, entry: dict[str, Any]) -> None:
         )
         return
     if isinstance(frame, PlanApprovalRequest | PermissionRequest):
+        if not found.signed(inbox, str(text), decides=False):
+            return  # frame-shaped text an agent sent: no request
         approval = approval_from_frame(frame, sender=sender, timestamp=timestamp or None)
         if approval is not None and frame.request_id not in found.requests:
             found.requests[frame.request_id] = FileRequest(

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from app.core import Home
+from app.core import Home, authority
 from app.core.errors import TeamdeckError
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME
@@ -34,6 +34,8 @@ class LeadInbox:
         queue: the runtime's approvals queue.
         departed: the teammates that left the team (their requests are void).
         team: the team the lead leads now (``None``: none, nothing to scan).
+        key: the team's key: only a request a teammate's runtime signed is queued (a
+            frame-shaped text an agent sends is only text; ``app.core.authority``).
     """
 
     def __init__(
@@ -42,7 +44,9 @@ class LeadInbox:
         queue: Approvals,
         departed: Mapping[str, AgentSnapshot],
         team: Callable[[], str | None],
+        key: Callable[[], authority.TeamKey | None] = lambda: None,
     ) -> None:
+        self._key = key
         self.home = home
         self.queue = queue
         self.departed = departed
@@ -54,7 +58,9 @@ class LeadInbox:
     def observe(self, message: InboxMessage, frame: Any) -> None:
         """Queue a plan/permission request found in the lead's inbox (idempotent)."""
         approval = approval_from_frame(frame, sender=message.sender, timestamp=message.timestamp)
-        if approval is not None and approval.agent not in self.departed:
+        if approval is None or authority.origin_of(self._key(), message.text, to=LEAD_NAME) is None:
+            return
+        if approval.agent not in self.departed:
             self.queue.add(approval)  # ours, or a member another process runs
 
     def scan(self) -> None:

@@ -156,7 +156,9 @@ class TeamRuntime:
         self._channel: TeamChannel | None = None
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
-        self.lead_inbox = LeadInbox(home, self.queue, self.crew.departed, lambda: self.team)
+        self.lead_inbox = LeadInbox(
+            home, self.queue, self.crew.departed, lambda: self.team, lambda: self.team_key
+        )
         self.task_wakeups = TaskWakeups(home, lambda: self.team, lambda: self.crew.runners)
         self._lead_task: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
