@@ -99,10 +99,11 @@ def row_tasks(count: int) -> dict[str, Any]:
         tasks = home.tasks(TEAM)
         empty_mb, _ = _board_memory(home)
         sizes: dict[int, float] = {}
+        made = 0
         for target in (1000, count):
-            while len(tasks.ids_on_disk()) < target:
-                n = len(tasks.ids_on_disk()) + 1
-                tasks.create(f"Task {n}: inventory part {n}", "Inventory a part of the files.")
+            while made < target:
+                made += 1
+                tasks.create(f"Task {made}: inventory part {made}", "Inventory some files.")
             sizes[target], _ = _board_memory(home)
         t0 = time.perf_counter()
         claim = tasks.claim_next("worker-1", status="in_progress")
