@@ -137,7 +137,14 @@ class BridgeLink:
             self.bridge.steered = files.team
             if files.team and files.team not in self._replayed and self._app is not None:
                 self._replayed.add(files.team)  # a restarted dashboard: the earlier feed
-                replay_earlier(self._app, files.team, self._started)
+                app = self._app
+                replay_earlier(
+                    app,
+                    self.facts,
+                    files.team,
+                    self._started,
+                    lambda: app.post_message(BridgeChanged()),
+                )
         statuses, since = dict(self._base[1]), dict(self._base[2])
         config = files.config
         members = {m.name for m in config.members} if config is not None else None

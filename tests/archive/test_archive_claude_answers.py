@@ -300,7 +300,8 @@ async def test_a_request_answered_in_claude_code_is_recorded_as_such(root: Path)
 
 async def test_a_restarted_dashboard_rebuilds_the_hooks_feed_once(root: Path) -> None:
     """What the hooks told the first dashboard (Claude Code consumed its inboxes since) is in
-    the second one's feed, from the archive, once; and not again in a third."""
+    the second one's feed, from the archive, once, and its statuses too (the lead still
+    waiting at Claude Code's prompt); the same in a third."""
     event = {
         "session_id": ch.LEAD_SESSION,
         "cwd": ch.PROJECT,
@@ -322,7 +323,27 @@ async def test_a_restarted_dashboard_rebuilds_the_hooks_feed_once(root: Path) ->
             timeout=GUARD,
         )
         assert told.returncode == 0
+        asking = {
+            "session_id": ch.LEAD_SESSION,
+            "cwd": ch.PROJECT,
+            "hook_event_name": "Notification",
+            "notification_type": "worker_permission_prompt",
+            "message": "team-lead needs permission for Bash",
+        }
+        told = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-P", "-m", "app.cli.hook", "Notification"],
+            input=json.dumps(asking),
+            text=True,
+            cwd=ROOT,
+            capture_output=True,
+            timeout=GUARD,
+        )
+        assert told.returncode == 0
         await wait_for(pilot, lambda: any(line in shown for shown in feed(first)), GUARD)
+        await wait_for(
+            pilot, lambda: first.files.statuses.get("team-lead") == "awaiting approval", GUARD
+        )
     finish_dashboard_recording(first)
 
     def times_shown(app: TeamDeckApp) -> int:
@@ -333,6 +354,12 @@ async def test_a_restarted_dashboard_rebuilds_the_hooks_feed_once(root: Path) ->
         async with again.run_test(size=(120, 40)) as pilot:
             app = await ready(pilot)
             await wait_for(pilot, lambda: times_shown(app) > 0, GUARD)  # noqa: B023
+            # still waiting at Claude Code's prompt, as the first dashboard last heard
+            await wait_for(
+                pilot,
+                lambda: app.files.statuses.get("team-lead") == "awaiting approval",  # noqa: B023
+                GUARD,
+            )
             await pilot.pause(0.5)
             assert times_shown(app) == 1
         finish_dashboard_recording(again)

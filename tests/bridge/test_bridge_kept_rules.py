@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,21 @@ def pane(tmp_path: Path) -> Iterator[dict[str, str]]:
         [sys.executable, "-c", "import time; time.sleep(300)"]
         + ["--agent-name", "worker", "--team-name", "session-510c9ba6"]
     )
+    wait_for_command_line(process.pid)
     (tmp_path / "claude").mkdir()
     yield {"CLAUDE_PID": str(process.pid), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")}
     process.kill()
     process.wait()
+
+
+def wait_for_command_line(pid: int) -> None:
+    """Until ``/proc/<pid>/cmdline`` shows the new program's (it may read empty just after the
+    start); a real Claude Code runs long before its hooks do."""
+    for _ in range(500):
+        if b"--agent-name" in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return
+        time.sleep(0.01)
+    raise AssertionError("the pane teammate's command line never showed")
 
 
 def bash(tmp_path: Path, command: str) -> dict[str, Any]:

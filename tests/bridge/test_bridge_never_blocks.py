@@ -21,6 +21,7 @@ import pytest
 
 from app.runtime.bridge import install, wire
 from app.runtime.bridge.server import Bridge, BridgeServer
+from tests.bridge.test_bridge_kept_rules import wait_for_command_line
 from tests.timing import scaled
 
 BASH = {
@@ -93,6 +94,7 @@ def test_a_stopped_teamdeck_delays_no_call_and_lets_claude_code_ask(
     pane = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(300)", "--agent-name", "worker"]
     )
+    wait_for_command_line(pane.pid)
     try:
         said = run_hook("PreToolUse", json.dumps(lead_bash).encode(), home, within=10, pid=pane.pid)
     finally:

@@ -139,6 +139,8 @@ class HookFacts:
         ended = event.event == "SessionEnd" and event.data.get("reason") in DELIBERATE_ENDS
         with self._lock:
             old = self._facts.get((team, agent))
+            if old is not None and event.at < old.since:
+                return False  # an older word (read back from the archive) than what is known
             if (
                 old is not None
                 and (old.status, old.ended) == (status, ended)
