@@ -15,7 +15,7 @@ from tests.ui.test_demo_tmux import Tmux, _teamdeck, demo_env
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-REQUEST = re.compile(r"a approve (researcher: Bash|writer's plan)")
+REQUEST = re.compile(r"▶ (researcher: Bash|writer's plan)")
 
 
 def rows(screen: str) -> list[str]:
@@ -43,11 +43,11 @@ def test_header_and_footer_keep_what_matters(tmp_path: Path, size: tuple[int, in
         for _ in range(2):  # the researcher's wc -l and the writer's plan, in either order
             tmux.wait_for(lambda s: REQUEST.search(s) is not None, "a named request")
             screen = settled(tmux)
-            footer = rows(screen)[-1]
-            assert REQUEST.search(footer) and "K Kill" in footer, screen  # the steering keys stay
-            for key in ("r Reject", "v Review", "s Shutdown"):
+            footer, needs = rows(screen)[-1], rows(screen)[-2]
+            assert REQUEST.search(needs) and "K Kill" in footer, screen  # the steering keys stay
+            for key in ("a Approve", "r Reject", "v Review", "s Shutdown"):
                 assert key in footer, footer
-            named = REQUEST.search(footer)
+            named = REQUEST.search(needs)
             assert named is not None
             tmux.keys("a")
             tmux.wait_for(lambda s: named.group(0) not in s, "the request to be answered")  # noqa: B023

@@ -59,19 +59,19 @@ async def test_selecting_teammates_without_requests_leaves_the_footer_alone(
             Approval("perm-9@researcher", "permission", "researcher", "researcher: Bash",
                      tool_name="Bash", tool_input={"command": "ls -la"})
         )  # fmt: skip
-        await wait_for(pilot, lambda: "approve researcher: Bash(ls -la)" in screen_text(app))
-        assert rebuilds[0] == 1
+        await wait_for(pilot, lambda: "▶ researcher: Bash(ls -la) waiting" in screen_text(app))
+        assert rebuilds[0] == 0  # the needs-you line names it: the footer stays as it was
 
 
-async def test_the_footer_names_each_selected_teammates_request(deck: TeamDeckApp) -> None:
+async def test_the_needs_line_names_each_selected_teammates_request(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("2")  # engineer: a plan
-        await wait_for(pilot, lambda: "approve engineer's plan" in screen_text(deck))
+        await wait_for(pilot, lambda: "▶ engineer's plan waiting" in screen_text(deck))
         await pilot.press("1")  # researcher: a permission
-        await wait_for(pilot, lambda: "approve researcher: Bash(git" in screen_text(deck))
+        await wait_for(pilot, lambda: "▶ researcher: Bash(git" in screen_text(deck))
         await pilot.press("2")
-        await wait_for(pilot, lambda: "approve engineer's plan" in screen_text(deck))
+        await wait_for(pilot, lambda: "▶ engineer's plan waiting" in screen_text(deck))
 
 
 async def test_new_messages_join_the_feed_without_a_layout(deck: TeamDeckApp) -> None:

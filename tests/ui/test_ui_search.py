@@ -127,8 +127,7 @@ async def test_the_agent_view_searches_its_transcript(deck: TeamDeckApp) -> None
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         await pilot.press("1", "enter")
-        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        await pilot.press("escape")  # out of the agent's input
+        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))  # keys act
         transcript = deck.screen.query_one(Transcript)
         entries = [c for c in transcript.children if c.display]
         await pilot.press("slash")

@@ -14,6 +14,7 @@ from app.core.protocol import shutdown_approved, wrap_teammate_message
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.launch import runtime_factory
 from app.dashboard.screens.agent import AgentScreen
+from app.dashboard.screens.confirm import ConfirmScreen
 from app.dashboard.team_source import RuntimeSource
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TeamLifecycle, TranscriptEntry
@@ -65,8 +66,10 @@ async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp, runtime: Fa
     the person reads one toast in words, with no id in it."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        before = len(notes(deck))
         await pilot.press("1", "s")
+        await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))  # asks first
+        before = len(notes(deck))
+        await pilot.press("y")
         await wait_for(pilot, lambda: len(notes(deck)) > before)
         await pilot.pause(0.2)
         assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
@@ -209,7 +212,8 @@ async def test_the_empty_first_screen_says_what_to_do(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.loaded)
         text = screen_text(app)
-        assert "Type a goal for the lead below" in text and "teamdeck demo" in text
+        assert "Type a goal for the lead in the box below" in text and "teamdeck demo" in text
+        assert ".venv/bin/teamdeck demo" in text  # after make run, teamdeck is not on PATH
 
 
 async def test_a_finished_run_says_so_and_what_next(
@@ -251,8 +255,8 @@ async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
         deck.screen.query_one("#lead", TranscriptTail).focus()
-        await pilot.press("tab")
-        assert deck.focused is deck.screen.query_one("#prompt")
+        await pilot.press("tab")  # the compose box is closed: no text field takes the focus
+        assert deck.focused is deck.screen.query_one("#roster")
 
 
 # ---------------------------------------------------------------------- item 1: second goal

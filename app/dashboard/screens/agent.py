@@ -52,7 +52,7 @@ class AgentScreen(DeckScreen):
             yield transcript
         yield NeedsYou(id="needs")
         yield ComposeBox(id="inject")
-        yield KeyFooter()
+        yield KeyFooter(compact=self.narrow, show_command_palette=not self.narrow)
 
     def on_mount(self) -> None:
         set_border(self.query_one("#roster"), title="Team")

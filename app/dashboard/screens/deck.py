@@ -43,6 +43,25 @@ from widgets.needs_you import NeedsYou
 #: Seconds a second ``s`` for the same teammate is refused (its answer is on its way).
 SHUTDOWN_PENDING = 30.0
 
+#: The footer's keys, most needed first: a footer too narrow for all drops whole keys from
+#: the end of this list (they still work; ``?`` lists them), never a word of one.
+FOOTER_PRIORITY = (
+    "help",
+    "help-typing",
+    "leave-input",
+    "back",
+    "close-search",
+    "approve",
+    "reject",
+    "review",
+    "shutdown",
+    "kill",
+    "focus-input",
+    "toggle-board",
+    "select-next",
+    "select-prev",
+)
+
 
 class DeckScreen(DeckView):
     """Base class of ``LeaderScreen`` and ``AgentScreen``."""
@@ -158,7 +177,25 @@ class DeckScreen(DeckView):
             shown = found.get(binding_key)
             if shown is not None and self.steering.unavailable(lever) is not None:
                 found[binding_key] = shown._replace(binding=replace(shown.binding, show=False))
-        del narrow  # the "needs you" line names the request a answers, not the footer
+        return self._fit(found, narrow)
+
+    def _fit(self, found: dict[str, ActiveBinding], narrow: bool) -> dict[str, ActiveBinding]:
+        """Hide the keys that do not fit the footer's width, least needed first."""
+        width = self.app.size.width
+        if not width:
+            return found
+        rank = {name: i for i, name in enumerate(FOOTER_PRIORITY)}
+        shown = [(k, a) for k, a in found.items() if a.binding.show]
+        shown.sort(key=lambda item: rank.get(item[1].binding.id or "", len(rank)))
+        room = width - (0 if narrow else 14)  # "^p palette" on the right
+        for key, active in shown:
+            binding = active.binding
+            label = len(self.app.get_key_display(binding)) + 1 + len(binding.description)
+            cost = label + (1 if narrow else 3)  # compact: one space between keys
+            if cost <= room:
+                room -= cost
+            else:
+                found[key] = active._replace(binding=replace(binding, show=False))
         return found
 
     def select(self, name: str) -> None:

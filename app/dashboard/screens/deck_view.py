@@ -28,6 +28,7 @@ from app.runtime.events import TextDelta, TranscriptEntry
 from app.runtime.steering import Steering
 from widgets.approvals import ApprovalsQueue
 from widgets.compose_box import ComposeBox, alt_letter
+from widgets.needs_you import NeedsYou
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 
@@ -225,9 +226,12 @@ class DeckView(Screen[None]):
 
     def _show_footer(self, shown: bool) -> None:
         """The view's keys are not offered while a dialog, the help or the palette is over
-        it: they would not act there (a dialog's footer shows its own keys)."""
+        it: they would not act there (a dialog's footer shows its own keys), nor the request
+        they would answer (the needs-you line)."""
         for footer in self.query(Footer):
             footer.visible = shown
+        for line in self.query(NeedsYou):
+            line.visible = shown
 
     def on_descendant_focus(self) -> None:
         self.focus_moved()

@@ -52,8 +52,8 @@ FIRST_SCREEN = (
     "Python files in this folder do” (ctrl+j starts a new line; esc leaves the box, i opens "
     "it again). The lead creates a team, splits the work into tasks and spawns "
     "teammates: their panels, the task board and their messages appear here, and you approve "
-    "their plans. To watch a whole team at work first, quit (ctrl+q) and run the demo "
-    "(teamdeck demo, or make demo in a clone)."
+    "their plans. To watch a whole team at work first, quit (ctrl+q) and run: teamdeck demo "
+    "(in a clone after make run: .venv/bin/teamdeck demo)."
 )
 
 
@@ -87,7 +87,7 @@ class LeaderScreen(DeckScreen):
                 yield TranscriptTail(id="lead", max_items=LEAD_PANE_ENTRIES)
         yield NeedsYou(id="needs")
         yield ComposeBox(placeholder="A goal or a message for the lead…", id="prompt")
-        yield KeyFooter()
+        yield KeyFooter(compact=self.narrow, show_command_palette=not self.narrow)
 
     def on_mount(self) -> None:
         host = self.host
@@ -246,7 +246,7 @@ class LeaderScreen(DeckScreen):
             self.query_one("#lead", TranscriptTail).follow(self.host.transcript(LEAD_NAME))
 
     def run_finished(self, reason: str, ok: bool) -> None:
-        nxt = "type a new goal" if self.typing else "n: a new goal"
+        nxt = "type a new goal" if self.typing else "n new goal"
         mark = "run finished" if ok else "run ended"
         line = f"{mark} — {reason} · {nxt} · ctrl+q quit"
         self.query_one("#lead", TranscriptTail).add_entry(
