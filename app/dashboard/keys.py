@@ -122,8 +122,7 @@ REVIEW = key(
 )
 WORK = key(
     "d",
-    "the selected agent's work so far, file by file, as diffs (its worktree's changes, or the"
-    " project's since it started); a / r / v answer its request from there",
+    "the selected agent's work so far, as diffs; a / r / v answer its request from there",
     Binding("d", "work", "Diff", show=False, id="work"),
 )
 SHUTDOWN = key(
@@ -282,9 +281,9 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
             APPROVE,
             REJECT,
             REVIEW,
-            WORK,
             SHUTDOWN,
             KILL,
+            WORK,
             FILTER,
             SEARCH,
             HITS,
