@@ -96,13 +96,14 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        typo = re.match(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
-        if typo is not None:
+        typo = re.match(
+            r"argument [A-Z]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message
+        )
+        if typo is not None:  # a command word (an option's value keeps argparse's words)
             choices = re.findall(r"'([^']*)'", typo.group(2))
             close = difflib.get_close_matches(typo.group(1), choices, n=1)
-            message = f"unknown command {typo.group(1)!r}" + (
-                f": did you mean {close[0]!r}?" if close else f" (one of: {', '.join(choices)})"
-            )
+            if close:
+                message = f"unknown command {typo.group(1)!r}: did you mean {close[0]!r}?"
         line = clip(f"{self.prog}: error: {message}", MAX_ERROR_LINE)
         self.exit(2, f"{line} ({self.prog} --help)\n")
 
