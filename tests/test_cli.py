@@ -707,7 +707,9 @@ def test_option_values_that_look_like_options_are_not_unknown_options(run: Any) 
     spaced = run("team", "create", "beta", "--description", "--not-an-option")
     assert "unknown option" not in spaced.err and "expected one argument" in spaced.err
     assert run("send", "--team", "alpha", "--to", "team-lead", "--", "--hello").code == 0
-    assert run("task", "list", "--te", "alpha").code == 0  # argparse's abbreviations still work
+    # Issue 30: an abbreviation is not expanded (--headles started a run): --te is no --team.
+    assert run("task", "list", "--team", "alpha").code == 0
+    assert run("task", "list", "--te", "alpha").code == 2
 
 
 def test_help_and_version(run: Any) -> None:
@@ -958,3 +960,21 @@ def test_inbox_clear(run: Any, home_dir: Path) -> None:
     assert run("inbox", "--team", "alpha", "--agent", "researcher").out.strip() == "no messages"
     bad = run("inbox", "--team", "alpha", "--agent", "researcher", "--clear", "--unread")
     assert bad.code == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["histroy"], "teamdeck: error: unknown command 'histroy': did you mean 'history'?"),
+        (["task", "lsit"], "teamdeck task: error: unknown command 'lsit': did you mean 'list'?"),
+        (["run", "--headles", "a goal"], "--headles"),  # never taken for --headless
+    ],
+)
+def test_typos_are_one_line_errors_never_guessed(
+    capsys: pytest.CaptureFixture[str], home_dir: Path, argv: list[str], said: str
+) -> None:
+    """Issue 30: a mistyped command says which one was meant; an abbreviated option is not
+    expanded (``--headles`` started a run)."""
+    code = cli.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and said in err, err

@@ -21,9 +21,10 @@ import contextlib
 import difflib
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from app import __version__
 from app.cli.home import open_home
@@ -98,7 +99,19 @@ class _Parser(argparse.ArgumentParser):
     known one suggested. The subcommands' parsers are of this class too (``add_subparsers``
     makes them of the parent's type)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False  # --headles is an error, never taken as --headless
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
+        typo = re.match(
+            r"argument [A-Z]+: invalid choice: '([^']*)' \(choose from (.*)\)$", message
+        )
+        if typo is not None:  # a command word (an option's value keeps argparse's words)
+            choices = re.findall(r"'([^']*)'", typo.group(2))
+            close = difflib.get_close_matches(typo.group(1), choices, n=1)
+            if close:
+                message = f"unknown command {typo.group(1)!r}: did you mean {close[0]!r}?"
         line = clip(f"{self.prog}: error: {message}", MAX_ERROR_LINE)
         self.exit(2, f"{line} ({self.prog} --help)\n")
 
