@@ -39,14 +39,15 @@ class UsageTrend(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="trend-row", id="trend-tasks"):
             yield Static("Tasks", classes="trend-label", id="trend-tasks-label")
-            yield ProgressBar(total=None, show_eta=False, id="trend-progress")
+            # never indeterminate: that bar animates with the clock (no task yet is 0%)
+            yield ProgressBar(total=1, show_eta=False, id="trend-progress")
 
     def show(self, trends: list[AgentTrend], selected: str | None, progress: Progress) -> None:
         """Draw ``trends`` (one line per agent; ``selected``'s always shown) and ``progress``."""
         label = self.query_one("#trend-tasks-label", Static)
         label.update(f"Tasks {progress.done}/{progress.total}")
         bar = self.query_one("#trend-progress", ProgressBar)
-        bar.update(total=progress.total or None, progress=progress.done)
+        bar.update(total=max(progress.total, 1), progress=progress.done)
         rows = {row.agent: row for row in self.query(TrendRow)}
         for trend in trends:
             row = rows.pop(trend.name, None)
@@ -79,7 +80,7 @@ class TrendRow(Horizontal):
         self._label.update(Text(name, style=f"bold {rich_color(trend.color)}", no_wrap=True))
         # from 0: the bars' heights are tokens, not the spread between the smallest and the
         # largest; nothing yet is a flat line (Textual draws a single value as a full bar)
-        data = [0, *trend.tokens] if trend.tokens else []
+        data = [0, *trend.tokens] if any(trend.tokens) else []
         if data != self._line.data:
             self._line.data = data
         cost = "" if trend.cost is None else f" {format_usd(trend.cost)}"

@@ -43,7 +43,7 @@ def feed(app: ReplayApp) -> str:
 async def test_the_transcript_shows_each_edit_at_its_moment() -> None:
     replay = with_edits()
     app = ReplayApp(replay)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("down", "enter")  # worker-1's transcript
         await pilot.pause()
         text = feed(app)
