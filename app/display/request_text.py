@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from app.core.protocol import PermissionRequest
 from app.display.agent_text import command_line, elide_middle, flat, shown
 from app.display.fit import cell_len, cut
 
 if TYPE_CHECKING:  # read by its fields only: the archive passes the runtime's objects too
+    from app.core.protocol import PermissionRequest  # an annotation: --help loads no models
     from app.runtime.api import Approval
 
 #: The fewest cells the command keeps in a row before the description and the agent go.
