@@ -23,7 +23,7 @@ def test_a_request_answered_in_claude_codes_prompt_leaves_teamdeck(session: Sess
     session.start_claude("Please make the marker file.")
 
     deck = session.terminals
-    deck.wait_for("deck", lambda s: "made-by-lead" in s, "the request in Approvals")
+    deck.wait_for("deck", lambda s: "by-lead)" in s, "the request in Approvals")
     request = wait_until(lambda: next(iter(session.pending()), None), "the request")
     assert request["agent"] == "team-lead" and request["input"] == command
     assert not target.exists()

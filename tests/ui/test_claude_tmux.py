@@ -121,6 +121,7 @@ def test_claude_team_answered_with_keys(tmp_path: Path, answers: str) -> None:
             lambda: "plan_approval_response" in inbox(root, "researcher").read_text(),
             "the plan answer",
         )
+        time.sleep(0.5)  # past the key guard of the closed dialog
         tmux.keys("2")  # select writer
         time.sleep(0.3)
         press(tmux, permission_keys)  # answer its Bash command
@@ -150,7 +151,10 @@ def test_claude_team_answered_with_keys(tmp_path: Path, answers: str) -> None:
 
 def press(tmux: Tmux, keys: list[str]) -> None:
     """The first key acts; the rest (if any) are typed into the dialog it opens, once it is on
-    the screen (as a person would: typed before it, "a" in "watch" would answer the request)."""
+    the screen (as a person would: typed before it, "a" in "watch" would answer the request).
+    A letter within 0.3 s of a dialog closing is ignored (the key guard): a person's next key
+    after a dialog comes later than that, and so does this one's."""
+    time.sleep(0.5)
     tmux.keys(keys[0])
     if len(keys) > 1:
         tmux.wait_for(lambda s: "Feedback for" in s or "why (optional)" in s, "the dialog")

@@ -3,10 +3,6 @@
 * When idle, new mail starts a turn; when busy, it is added at the next tool-result boundary.
 * Pure idle notifications (and task_completed notes) are coalesced and never wake the model by
   themselves: they ride along with the next real message.
-* Mail that keeps coming is taken in batches: a message right after the last one read waits
-  until the inbox has been quiet for :data:`QUIET` (at most :data:`MOST`), then everything
-  that came meanwhile goes to the model at once. A teammate sending two thousand messages
-  costs the lead a few model calls, not one per message; a lone message is read at once.
 * Plan, permission and shutdown frames feed the approvals queue. When the lead model decides
   requests, they are delivered to it; when the person decides, the model only gets a note that
   names no request id (it has nothing to answer: only the person's signed answer acts).
@@ -20,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -40,13 +35,6 @@ from app.runtime.agent.wakeup import Wakeup
 from app.runtime.events import TurnOutcome
 
 log = logging.getLogger(__name__)
-
-#: Mail read within this many seconds of the previous read is a burst: wait for quiet first.
-BURST = 1.0
-#: The quiet (seconds without a new message) that ends a burst's wait ...
-QUIET = 0.25
-#: ... and the longest a burst's messages wait to be read.
-MOST = 2.0
 
 if TYPE_CHECKING:
     from app.core import Home
@@ -78,8 +66,6 @@ class Lead:
         self.turns = 0
         #: The ``isActive`` last written, for which team.
         self._active: tuple[str, bool] | None = None
-        #: When mail was last read (``time.monotonic``; a burst follows closely).
-        self._last_mail = -BURST
         #: Set by the runtime at each change of the lead's inbox (the bursts' quiet is timed
         #: on it; ``wake`` is the loop's own).
         self.mail = Wakeup()
@@ -154,8 +140,6 @@ class Lead:
             return []
         if self.session.status == "running":  # e.g. the first boundary after TeamCreate
             self._mark_active(True)
-        if time.monotonic() - self._last_mail < BURST:
-            await self._quiet()
         box = self.runtime.home.mailbox(team)
         try:  # the inbox (a lock shared with every writer): off the loop, in the lead's order
             unread = await self.session.io.run(_take_unread, box)
@@ -167,7 +151,6 @@ class Lead:
             return []
         if not unread:
             return []
-        self._last_mail = time.monotonic()
         wake: list[str] = []
         for _, message in unread:
             frame = parse_frame(message.text)
@@ -205,16 +188,6 @@ class Lead:
             extra.append("[notes: " + "; ".join(self.notes) + "]")
             self.notes.clear()
         return wake + extra
-
-    async def _quiet(self) -> None:
-        """Wait until no mail came for ``QUIET`` seconds (at most ``MOST``), or the person
-        typed: a burst of mail is read at once, not a message at a time."""
-        deadline = time.monotonic() + MOST
-        while not self.prompts:
-            self.mail.clear()
-            left = deadline - time.monotonic()
-            if left <= 0 or not await self.mail.wait(min(QUIET, left)):
-                return
 
 
 def _take_unread(box: Mailbox) -> list[tuple[int, InboxMessage]]:
