@@ -163,6 +163,7 @@ class LeaderScreen(DeckScreen):
         self._label_lead(selected)
         self.query_one(Roster).select(selected)
         self._show_target()
+        self._show_trend()  # narrow, the trend line is the selected agent's
 
     def _show_target(self) -> None:
         """What ``a``/``r``/``v`` answer, before the key is pressed: highlighted in the queue
