@@ -150,6 +150,20 @@ def parse_inbox(data: bytes) -> Parsed:
     return inbox_cache.load(data)
 
 
+def addressed_name(recipient: str, team: str) -> str:
+    """The name part of ``name`` or ``name@team`` (any store's recipients): an address in
+    another team, or an empty one, is an UnknownRecipientError."""
+    name = recipient.strip()
+    parsed = parse_agent_id(name)
+    if parsed is not None:
+        name, other = parsed
+        if other and other != team:
+            raise UnknownRecipientError(f"{recipient!r} belongs to team {other!r}, not {team!r}")
+    if not name:
+        raise UnknownRecipientError("recipient must not be empty")
+    return name
+
+
 class Mailbox:
     """The inboxes of one team."""
 
@@ -168,16 +182,7 @@ class Mailbox:
 
         UnknownRecipientError for a name that is not a member (nor ``team-lead``/``user``), so
         a typo never creates a phantom inbox."""
-        name = recipient.strip()
-        parsed = parse_agent_id(name)
-        if parsed is not None:
-            name, team = parsed
-            if team and team != self.team:
-                raise UnknownRecipientError(
-                    f"{recipient!r} belongs to team {team!r}, not {self.team!r}"
-                )
-        if not name:
-            raise UnknownRecipientError("recipient must not be empty")
+        name = addressed_name(recipient, self.team)
         if config is None:
             config = self.home.teams.get(self.team)
             if config is None:

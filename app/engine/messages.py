@@ -15,8 +15,9 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from app.core.errors import UnknownRecipientError
+from app.core.mailbox import addressed_name
 from app.core.models import InboxMessage
-from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
+from app.core.paths import LEAD_NAME, USER_NAME
 from app.engine.link import Link
 
 _READ = "SELECT seq, body, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
@@ -46,16 +47,7 @@ class EngineMailbox:
         return [r[0] for r in rows]
 
     def resolve_recipient(self, recipient: str) -> str:
-        name = recipient.strip()
-        parsed = parse_agent_id(name)
-        if parsed is not None:
-            name, team = parsed
-            if team and team != self.team:
-                raise UnknownRecipientError(
-                    f"{recipient!r} belongs to team {team!r}, not {self.team!r}"
-                )
-        if not name:
-            raise UnknownRecipientError("recipient must not be empty")
+        name = addressed_name(recipient, self.team)
         members = self.members()
         for member in members:
             if member.lower() == name.lower():
