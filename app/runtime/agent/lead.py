@@ -66,23 +66,13 @@ class Lead:
         self.turns = 0
         #: The ``isActive`` last written, for which team.
         self._active: tuple[str, bool] | None = None
-        #: Set by the runtime at each change of the lead's inbox (the bursts' quiet is timed
-        #: on it; ``wake`` is the loop's own).
-        self.mail = Wakeup()
 
     def submit(self, text: str) -> None:
         self.prompts.append(text)
         self.wake.set()
-        self.mail.set()  # a burst's wait ends: the person goes first
-
-    def mail_arrived(self) -> None:
-        """The lead's inbox changed (the runtime's watcher)."""
-        self.mail.set()
-        self.wake.set()
 
     async def run(self) -> None:
         self.wake.bind(asyncio.get_running_loop())
-        self.mail.bind(asyncio.get_running_loop())
         while True:
             self.wake.clear()
             prompt = await self._next_prompt()

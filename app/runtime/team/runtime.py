@@ -245,7 +245,7 @@ class TeamRuntime:
                 return
             if event.agent == LEAD_NAME:
                 self._soon("scan_lead", self.lead_inbox.scan)
-                self.lead.mail_arrived()
+                self.lead.wake.set()
             else:  # a teammate's: an answer to its request from elsewhere closes it here
                 self._soon(f"answers {event.agent}", lambda: self.desk.note_answers(event.agent))
                 if (runner := self.crew.runners.get(event.agent)) is not None:
