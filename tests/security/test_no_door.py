@@ -108,6 +108,27 @@ async def test_a_command_reaches_no_unix_socket_outside_the_allowlist(tmp_path: 
         assert f"REFUSED @{name}" in opened.content, opened.content
 
 
+@needs_bwrap
+async def test_an_allowlist_opens_only_the_listed_socket(tmp_path: Path) -> None:
+    """Listing one socket lets a command make Unix sockets (the filter cannot tell paths
+    apart): another socket it can see still does not answer it, nor one of the person's
+    outside the project."""
+    project = tmp_path / "project"
+    project.mkdir()
+    listed_path, other = str(project / "listed.sock"), str(project / "other.sock")
+    outside = Path.home() / f".teamdeck-test-{os.getpid()}.sock"
+    with _listen(listed_path), _listen(other), _listen(str(outside)):
+        try:
+            probe = PROBE + f"{listed_path} {other} {outside}"
+            listed = SandboxConfig(unix_sockets=(listed_path,))
+            result = await Bash().call({"command": probe}, _context(tmp_path, project, listed))
+        finally:
+            outside.unlink()
+    assert f"CONNECTED {listed_path}" in result.content, result.content
+    assert f"REFUSED {other}" in result.content, result.content
+    assert f"REFUSED {outside}" in result.content, result.content
+
+
 def _headless(
     api: MessagesServer, tmp_path: Path, project: Path, *flags: str, **env: str
 ) -> subprocess.CompletedProcess[str]:

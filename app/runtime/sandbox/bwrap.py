@@ -20,6 +20,7 @@ from app.runtime.sandbox.layout import (
 )
 from app.runtime.sandbox.seal import EXCLUDE_INSIDE, git_exclude, seal_stand_ins
 from app.runtime.sandbox.seccomp import filter_fd, filter_problem
+from app.runtime.sandbox.sockets import unlisted_sockets
 
 Fds = tuple[int, ...]
 INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap, or dnf install bubblewrap)"
@@ -89,7 +90,14 @@ class SandboxConfig:
             if not self.unix_sockets
             else [os.path.expanduser(p) for p in self.unix_sockets if p != "*"]
         )
-        return sandbox_for(cwd, roots, self.network, unix_sockets=sockets, homes=homes)
+        return sandbox_for(
+            cwd,
+            roots,
+            self.network,
+            unix_sockets=sockets,
+            homes=homes,
+            every_socket="*" in self.unix_sockets,
+        )
 
 
 def sandbox_for(
@@ -99,6 +107,7 @@ def sandbox_for(
     *,
     unix_sockets: Sequence[str] | None = None,
     homes: Sequence[Path] = (),
+    every_socket: bool = False,
 ) -> Sandbox:
     """The sandbox of an agent working in ``cwd`` (its project, or its worktree) with the
     extra folders its permission rules open (``roots``). A worktree's commits go into the
@@ -111,7 +120,12 @@ def sandbox_for(
         extra.append(tree[0])
     sockets = None if unix_sockets is None else [Path(p) for p in unix_sockets]
     return Sandbox.for_project(
-        cwd, network=network, extra_writable=extra, unix_sockets=sockets, homes=homes
+        cwd,
+        network=network,
+        extra_writable=extra,
+        unix_sockets=sockets,
+        homes=homes,
+        every_socket=every_socket,
     )
 
 
@@ -170,9 +184,11 @@ class Sandbox:
     #: Inside the read-only paths: writable again (a worktree's own administrative folder).
     rewritable: tuple[Path, ...] = field(default=())
     #: Unix sockets: ``None`` refuses them all; a tuple lists the paths allowed (mounted back
-    #: where they are hidden); see :mod:`.seccomp` for what an allowlist can and cannot hold.
+    #: where they are hidden, every other socket covered: :mod:`.sockets`).
     unix_sockets: tuple[Path, ...] | None = None
     exe: str = "bwrap"
+    #: Every Unix socket allowed (``allowAllUnixSockets``): none covered (:mod:`.sockets`).
+    every_socket: bool = False
 
     @classmethod
     def for_project(
@@ -183,6 +199,7 @@ class Sandbox:
         extra_writable: Sequence[Path] = (),
         unix_sockets: Sequence[Path] | None = None,
         homes: Sequence[Path] = (),
+        every_socket: bool = False,
     ) -> Sandbox:
         """The sandbox of an agent working in ``project``. A git worktree also writes its
         objects and refs into the main repository's ``.git`` (listed in ``extra_writable`` by
@@ -212,6 +229,7 @@ class Sandbox:
             tuple(rewritable),
             None if unix_sockets is None else tuple(Path(p) for p in unix_sockets),
             exe,
+            every_socket,
         )
 
     def argv(self, command: Sequence[str], cwd: Path, seccomp_fd: int | None = None) -> list[str]:
@@ -260,6 +278,9 @@ class Sandbox:
             args += ["--setenv", "GIT_CONFIG_COUNT", "1"]
             args += ["--setenv", "GIT_CONFIG_KEY_0", "core.excludesFile"]
             args += ["--setenv", "GIT_CONFIG_VALUE_0", EXCLUDE_INSIDE]
+        if self.unix_sockets is not None and not self.every_socket:  # only the listed ones
+            for path in unlisted_sockets(self.unix_sockets, self.hidden, self.writable):
+                args += ["--ro-bind", "/dev/null", str(path)]
         for path in self.unix_sockets or ():  # back in sight (a hidden folder, /tmp)
             if os.path.exists(path):
                 args += ["--ro-bind", str(path), str(path)]

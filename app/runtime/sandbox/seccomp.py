@@ -24,8 +24,9 @@ argument, when the socket is made:
 
 With unix sockets allowed (``sandbox.network.allowUnixSockets`` lists paths, or
 ``allowAllUnixSockets`` is true) ``socket(AF_UNIX)`` is allowed: seccomp cannot hold a command
-to the listed paths, so the file system does what it can (teamdeck's home, ``~/.claude`` and
-``/run/user`` stay hidden unless a listed path is inside them). The README says so.
+to the listed paths, so the file system does: teamdeck's home, ``~/.claude`` and ``/run/user``
+stay hidden unless a listed path is inside them, and every other bound path socket in sight is
+covered by an empty file (:mod:`.sockets`). The README says so.
 
 The program is classic BPF written here (no libseccomp: its Python bindings are for the
 system's Python, not a virtualenv's); :func:`run_filter` interprets it, for the tests.
