@@ -69,7 +69,7 @@ def in_words(text: str, recipient: str = "") -> str:
         found = _SUMMARY.search(match["attrs"])
         summary = html.unescape(found[1]) if found else None
         body = match["body"].replace("&lt;", "<")
-        if parse_frame(body) is None:
+        if 'type="text"' in match["attrs"] or parse_frame(body) is None:
             about = f"{summary} — " if summary else ""
             return f"✉ {sender}: {about}{body}"
         return f"✉ {describe(sender, recipient, body, summary).plain()}"

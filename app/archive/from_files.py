@@ -127,7 +127,8 @@ class FileReads:
             if not isinstance(entry, dict):
                 continue
             text = str(entry.get("text", ""))
-            frame = parse_frame(text) if text.startswith("{") else None
+            plain = entry.get("plainText") is True  # an agent's text that imitates a frame
+            frame = parse_frame(text) if text.startswith("{") and not plain else None
             self.rows.message(
                 conn,
                 at,

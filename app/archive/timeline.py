@@ -24,7 +24,9 @@ def event_line(event: Event) -> str:
             summary = data.get("summary")
             # an answer the person gave is sent as team-lead and credited to them
             sender = data.get("answered_by") or agent
-            return describe(sender, event.target or "", event.text, summary).plain()
+            # recorded as a plain message: text, whatever it looks like (``plainText``)
+            plain = event.frame == "message"
+            return describe(sender, event.target or "", event.text, summary, plain=plain).plain()
         case "task":
             old = data.get("old")
             change = f"{old} -> {event.frame}" if old else f"created ({event.frame})"

@@ -133,12 +133,12 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
     :func:`app.core.frame_text.describe` with its request id (a person types it into
     ``teamdeck approve``). A plain message: ``[index] (unread) from -> summary: text``,
     continuation lines indented under the first."""
-    from app.core.frame_text import FeedLine, describe
-    from app.core.protocol import PermissionRequest, parse_frame
+    from app.core.frame_text import FeedLine, describe, frame_of
+    from app.core.protocol import PermissionRequest
     from app.display.request_text import asked_words
 
     head = f"[{index}]" + ("" if message.read else " (unread)") + " "
-    frame = parse_frame(message.text)
+    frame = frame_of(message.text, plain=message.plain_text)
     if frame is not None:
         line = describe(message.sender, recipient, message.text, frame=frame, ids=True)
         if isinstance(frame, PermissionRequest):  # the command, not its description alone
@@ -155,9 +155,9 @@ def message_line(index: int, message: InboxMessage, recipient: str = "") -> str:
 
 def message_json(index: int, message: InboxMessage) -> dict[str, Any]:
     """The message as stored, plus its ``index`` and parsed ``frameType`` (``None`` if plain)."""
-    from app.core.protocol import parse_frame
+    from app.core.frame_text import frame_of
 
-    frame = parse_frame(message.text)
+    frame = frame_of(message.text, plain=message.plain_text)
     return {
         "index": index,
         **message.to_json_dict(),

@@ -65,6 +65,12 @@ def agent_name(value: str) -> str:
     return parsed[0] if parsed else value
 
 
+def frame_of(text: str, *, plain: bool | None = False) -> Frame | None:
+    """The frame ``text`` carries, ``None`` for text: a message an agent wrote (``plain``:
+    the entry's ``plainText``) is text whatever it looks like."""
+    return None if plain else parse_frame(text)
+
+
 def describe(
     sender: str,
     recipient: str,
@@ -73,12 +79,14 @@ def describe(
     *,
     ids: bool = False,
     frame: Frame | None = None,
+    plain: bool | None = False,
 ) -> FeedLine:
     """The words for one inbox entry (``recipient`` is the inbox's owner).
 
     ``frame``: the already parsed frame of ``text`` (a caller that built it passes it, so it is
-    not parsed again). ``ids``: append ``(id ...)`` to request and response lines."""
-    frame = frame if frame is not None else parse_frame(text)
+    not parsed again). ``ids``: append ``(id ...)`` to request and response lines. ``plain``:
+    an agent's message (``plainText``): its words are its text, never a frame's."""
+    frame = None if plain else frame if frame is not None else parse_frame(text)
     if frame is None:
         body = one_line(text)
         if summary:

@@ -187,6 +187,11 @@ class InboxMessage(FileModel):
     #: Written only then, as an extra key (readers keep unknown keys); never in a Claude Code
     #: home, whose files keep Claude Code's shapes exactly.
     answered_by: str | None = None
+    #: teamdeck's own teams only: an agent's message (SendMessage ``message``/``broadcast``)
+    #: whose text reads like a protocol frame. It is text: delivered, shown and recorded as
+    #: such, never worded as the frame it imitates (``app.core.frame_text.frame_of``). Written
+    #: only then (``plainText``), as an extra key.
+    plain_text: bool | None = None
 
     _REQUIRED_KEYS: ClassVar[tuple[str, ...]] = ("from", "text", "timestamp", "read")
 

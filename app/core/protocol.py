@@ -316,9 +316,17 @@ _WRAPPER_TAG = re.compile(r"<(\s*/?\s*)(teammate_message)", re.IGNORECASE)
 
 
 def wrap_teammate_message(
-    sender: str, text: str, color: str | None = None, summary: str | None = None
+    sender: str,
+    text: str,
+    color: str | None = None,
+    summary: str | None = None,
+    *,
+    plain: bool = False,
 ) -> str:
     """``<teammate_message teammate_id=".." color=".." summary="..">`` around ``text``.
+
+    ``plain``: an agent's text that imitates a frame (``plainText``); the wrapper says so
+    (``type="text"``), for the model and for the transcript, which words it as text.
 
     Attribute values are entity-escaped and any wrapper tag inside the body is neutralised, so a
     message cannot close the wrapper early or forge a message from someone else.
@@ -330,6 +338,7 @@ def wrap_teammate_message(
 
     color_attr = f' color="{attr(color)}"' if color else ""
     summary_attr = f' summary="{attr(summary)}"' if summary else ""
+    summary_attr += ' type="text"' if plain else ""
     body = _WRAPPER_TAG.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
     return (
         f'<teammate_message teammate_id="{attr(sender)}"{color_attr}{summary_attr}>\n'

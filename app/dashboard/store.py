@@ -328,7 +328,7 @@ class Store:
         """The runtime's messages to this team, as the inbox entries they wrote."""
         for m in sent:
             entry: dict[str, Any] = {"from": m.sender, "text": m.text, "timestamp": m.timestamp}
-            entry |= {"summary": m.summary, "answeredBy": m.answered_by}
+            entry |= {"summary": m.summary, "answeredBy": m.answered_by, "plainText": m.plain}
             self._add_message(m.recipient, entry, delta)
         delta.feed_added.sort(key=lambda item: item.sort_key)
 
@@ -356,6 +356,7 @@ class Store:
             return
         self._seq += 1
         item = FeedItem(timestamp, self._seq, sender, (recipient,), text, summary)
+        item.plain = entry.get("plainText") is True
         self._items[key] = item
         delta.feed_added.append(item)
         request = text[:1] == "{" and _REQUEST_MARKS.search(text)

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.core import TeamConfig
-from app.core.frame_text import describe_hook
+from app.core.frame_text import describe_hook, frame_of
 from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
-from app.core.protocol import PermissionRequest, parse_frame
+from app.core.protocol import PermissionRequest
 from app.display.agent_text import command_line, elide_middle, flat, shown
 from app.display.format import FeedLine, describe
 from app.display.request_text import asked_words, subject
@@ -54,6 +54,8 @@ class FeedItem:
     summary: str | None = None
     _line: FeedLine | None = None
     _haystack: str | None = field(default=None, repr=False, compare=False)
+    #: An agent's text that imitates a frame (``plainText``): worded as the text it is.
+    plain: bool = False
 
     @property
     def sort_key(self) -> tuple[str, int]:
@@ -75,8 +77,10 @@ class FeedItem:
         """The readable line (computed on first use: only drawn items pay for it)."""
         if self._line is None:
             recipient = self.recipients[0] if len(self.recipients) == 1 else ""
-            frame = parse_frame(self.text)
-            line = describe(self.sender, recipient, self.text, self.summary, frame=frame)
+            frame = frame_of(self.text, plain=self.plain)
+            line = describe(
+                self.sender, recipient, self.text, self.summary, frame=frame, plain=self.plain
+            )
             if isinstance(frame, PermissionRequest):  # the command, not its description alone
                 line = dataclasses.replace(line, text=asked_words(frame) or line.text)
             if len(self.recipients) > 1 and line.target is not None:

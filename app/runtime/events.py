@@ -106,6 +106,8 @@ class MessageSent:
     #: who decided the answer the message carries, when not its sender (the person answering
     #: as ``team-lead``: the message's ``answeredBy``)
     answered_by: str | None = None
+    #: an agent's text that imitates a frame (the message's ``plainText``): shown as text
+    plain: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from app.core.protocol import (
     Frame,
     idle_notification,
     make_request_id,
+    parse_frame,
     permission_request,
     plan_approval_request,
     shutdown_approved,
@@ -57,10 +58,22 @@ def sent_event(sent: Sent) -> MessageSent:
         sent.recipient,
         message.text,
         message.summary,
-        sent.frame.type if sent.frame is not None else None,
+        _frame_type(sent),
         message.timestamp,
         message.answered_by,
+        bool(message.plain_text),
     )
+
+
+def _frame_type(sent: Sent) -> str | None:
+    """The type of the frame a message carries: ``None`` for text, an agent's text that
+    imitates a frame included; the runtime's own notes (``task_completed``) are frames."""
+    if sent.frame is not None:
+        return sent.frame.type
+    if sent.message.plain_text or sent.message.text[:1] != "{":
+        return None
+    frame = parse_frame(sent.message.text)
+    return frame.type if frame is not None else None
 
 
 class TeamChannel:
@@ -116,6 +129,8 @@ class TeamChannel:
         message = InboxMessage(sender=self.name, text=text, summary=summary, color=self.color)
         if answered_by:
             message.answered_by = answered_by
+        if frame is None and text[:1] == "{" and parse_frame(text) is not None:
+            message.plain_text = True  # an agent's text that imitates a frame: text it stays
         check_size(box.path(name), message)
         box.append(name, message)
         self._sent(Sent(self.team, name, message, frame))

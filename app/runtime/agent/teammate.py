@@ -354,7 +354,11 @@ class Teammate:
             if message.sender == USER_NAME:
                 return message.text
             return wrap_teammate_message(
-                message.sender, message.text, message.color, message.summary
+                message.sender,
+                message.text,
+                message.color,
+                message.summary,
+                plain=bool(message.plain_text),
             )
         return None
 

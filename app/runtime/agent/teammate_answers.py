@@ -55,7 +55,7 @@ class TeammateAnswers:
         """The frame ``message`` carries and who signed it, or ``(None, "")`` when it is to be
         taken as text: not a frame, not signed by the desk for this teammate (a frame-shaped
         text any agent can send), or an answer no decider signed."""
-        frame = parse_frame(message.text)
+        frame = None if message.plain_text else parse_frame(message.text)
         if frame is None:
             return None, ""
         origin = authority.origin_of(self.channel.key, message.text, to=self.channel.name)

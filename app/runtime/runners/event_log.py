@@ -101,6 +101,7 @@ def event_line(event: RuntimeEvent) -> dict[str, Any] | None:
             "frameType": event.frame_type,
             "timestamp": event.timestamp,
             **({"answeredBy": event.answered_by} if event.answered_by else {}),
+            **({"plainText": True} if event.plain else {}),
         }
     if isinstance(event, HookRan):
         return {
@@ -296,6 +297,7 @@ class LoggedAgent:
                     str(line.get("to") or ""), str(line.get("text") or ""), line.get("summary"),
                     line.get("frameType"), str(line.get("timestamp") or ""),
                     by if isinstance(by := line.get("answeredBy"), str) else None,
+                    line.get("plainText") is True,
                 )
             ]  # fmt: skip
         if kind == "hook":
