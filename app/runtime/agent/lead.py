@@ -3,6 +3,11 @@
 * When idle, new mail starts a turn; when busy, it is added at the next tool-result boundary.
 * Pure idle notifications (and task_completed notes) are coalesced and never wake the model by
   themselves: they ride along with the next real message.
+* Every read takes all the unread mail at once, and mail that comes during a turn wakes exactly
+  one more turn (the wake-up is kept, never lost: :mod:`app.runtime.agent.wakeup`). Mail that
+  keeps coming is held a little before the next read (:mod:`app.runtime.agent.mail_hold`): a
+  teammate flooding the lead costs a few model calls, not one per message. The person's
+  prompt and a request the lead has to act on end the hold at once.
 * Plan, permission and shutdown frames feed the approvals queue. When the lead model decides
   requests, they are delivered to it; when the person decides, the model only gets a note that
   names no request id (it has nothing to answer: only the person's signed answer acts).
@@ -30,6 +35,7 @@ from app.core.protocol import (
     wrap_teammate_message,
 )
 from app.runtime.agent.loop import run_turn
+from app.runtime.agent.mail_hold import MailHold
 from app.runtime.agent.session import AgentSession
 from app.runtime.agent.wakeup import Wakeup
 from app.runtime.events import TurnOutcome
@@ -66,19 +72,33 @@ class Lead:
         self.turns = 0
         #: The ``isActive`` last written, for which team.
         self._active: tuple[str, bool] | None = None
+        #: Spaces out the turns that only mail started (a flood of messages).
+        self.hold = MailHold()
 
     def submit(self, text: str) -> None:
         self.prompts.append(text)
         self.wake.set()
+        self.hold.hurry()  # the person goes first
+
+    def hurry(self) -> None:
+        """Something the lead has to act on came (a request it may decide, the team's end):
+        wake it, without the hold that spaces out a flood."""
+        self.hold.hurry()
+        self.wake.set()
 
     async def run(self) -> None:
         self.wake.bind(asyncio.get_running_loop())
+        self.hold.bind(asyncio.get_running_loop())
         while True:
             self.wake.clear()
+            if not self.prompts:
+                await self.hold.wait()  # mail read afterwards: nothing that came is lost
+            by_person = bool(self.prompts)
             prompt = await self._next_prompt()
             if prompt is None:
                 await self.wake.wait(5.0)
                 continue
+            self.hold.turn_started(by_mail=not by_person)
             self.session.set_status("running")
             self._mark_active(True)
             try:
@@ -91,6 +111,7 @@ class Lead:
                 self.session.set_error(message)
                 outcome = TurnOutcome("error", "", message)
             self.turns += 1
+            self.hold.turn_ended()
             self.session.set_status("idle")
             self._mark_active(False)
             self.runtime.lead_turn_ended(outcome)
@@ -143,10 +164,14 @@ class Lead:
             return []
         wake: list[str] = []
         for _, message in unread:
-            frame = parse_frame(message.text)
+            frame = None if message.plain_text else parse_frame(message.text)
             self.runtime.observe_lead_frame(message, frame)
             wrapped = wrap_teammate_message(
-                message.sender, message.text, message.color, message.summary
+                message.sender,
+                message.text,
+                message.color,
+                message.summary,
+                plain=bool(message.plain_text),
             )
             if isinstance(frame, IdleNotification) and frame.failure_reason:
                 wake.append(wrapped)  # a failed turn needs the lead: its task is stuck

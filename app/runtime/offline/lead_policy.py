@@ -238,11 +238,16 @@ class LeadPolicy:
                     if i < len(ids)
                 )
             )
-        if calls_after(owners[-1], self.history) == [] and not self.history.incoming_since(
-            owners[-1].index + 1
-        ):
+        if calls_after(owners[-1], self.history) == [] and not self._mail_since(spawns):
             return reply(text(f"The team is working: {', '.join(names)}."))
         return None
+
+    def _mail_since(self, spawns: list[Call]) -> bool:
+        """Mail came since the spawns: the team reported (or asked) while it was being set up.
+        Read from the spawns, not the owner assignments: mail delivered with the spawns'
+        results (a fast team's reports, a plan request) came before the assignments, and
+        counting only what came after them left that mail unanswered for good."""
+        return bool(self.history.incoming_since(spawns[-1].index + 1))
 
     def _sized_setup_step(self, goal: str, named: Named) -> ResponsePlan | None:
         """The setup of a team whose size the goal says (``offline.sizing``)."""
@@ -260,9 +265,7 @@ class LeadPolicy:
         owners = [c for c in named("TaskUpdate") if "owner" in c.input]
         if not owners:
             return assign_owners(ids, names)
-        if calls_after(owners[-1], self.history) == [] and not self.history.incoming_since(
-            owners[-1].index + 1
-        ):
+        if calls_after(owners[-1], self.history) == [] and not self._mail_since(spawns):
             return reply(text(f"The team of {len(names)} is working."))
         return None
 

@@ -36,6 +36,8 @@ class LeadInbox:
         team: the team the lead leads now (``None``: none, nothing to scan).
         key: the team's key: only a request a teammate's runtime signed is queued (a
             frame-shaped text an agent sends is only text; ``app.core.authority``).
+        queued: called when a new request is queued (the lead reads its mail without the
+            hold that spaces out a flood: ``app.runtime.agent.mail_hold``).
     """
 
     def __init__(
@@ -45,8 +47,10 @@ class LeadInbox:
         departed: Mapping[str, AgentSnapshot],
         team: Callable[[], str | None],
         key: Callable[[], authority.TeamKey | None] = lambda: None,
+        queued: Callable[[], None] = lambda: None,
     ) -> None:
         self._key = key
+        self._queued = queued
         self.home = home
         self.queue = queue
         self.departed = departed
@@ -60,8 +64,8 @@ class LeadInbox:
         approval = approval_from_frame(frame, sender=message.sender, timestamp=message.timestamp)
         if approval is None or authority.origin_of(self._key(), message.text, to=LEAD_NAME) is None:
             return
-        if approval.agent not in self.departed:
-            self.queue.add(approval)  # ours, or a member another process runs
+        if approval.agent not in self.departed and self.queue.add(approval):
+            self._queued()  # ours, or a member another process runs
 
     def scan(self) -> None:
         """Queue the requests found in the lead's inbox. Reading it parses the whole inbox,

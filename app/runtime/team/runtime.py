@@ -157,7 +157,12 @@ class TeamRuntime:
         self._unwatch: Callable[[], None] | None = None
         self._scheduled: set[str] = set()
         self.lead_inbox = LeadInbox(
-            home, self.queue, self.crew.departed, lambda: self.team, lambda: self.team_key
+            home,
+            self.queue,
+            self.crew.departed,
+            lambda: self.team,
+            lambda: self.team_key,
+            queued=self._request_queued,
         )
         self.task_wakeups = TaskWakeups(home, lambda: self.team, lambda: self.crew.runners)
         self._lead_task: Any = None
@@ -257,7 +262,7 @@ class TeamRuntime:
                 return
             self._soon("claimable", self.task_wakeups.tasks_changed)
         elif isinstance(event, TeamRemoved) and event.team == self.team:
-            self.lead.wake.set()
+            self.lead.hurry()
 
     def _soon(self, key: str, job: Callable[[], None]) -> None:
         """Run ``job`` once on the loop, however often it is asked for before it runs."""
@@ -433,6 +438,11 @@ class TeamRuntime:
         self.worktrees.release(runner.spec.team, runner.spec.name)
 
     # ============================================================ the lead's inbox, rules, turns
+
+    def _request_queued(self) -> None:
+        """A request reached the queue: the lead reads its mail now, without the hold that
+        spaces out a flood (it may be the lead's to decide)."""
+        self.lead.hurry()
 
     def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
         """Queue a plan/permission request found in the lead's inbox (idempotent)."""
