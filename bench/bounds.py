@@ -1,6 +1,7 @@
 """Bounds under abuse: what a huge tool output, a huge task list and a flood cost.
 
-    .venv/bin/python bench/bounds.py [--output-mb N] [--tasks N] [--json]
+    .venv/bin/python bench/bounds.py [--output-mb N] [--tasks N] [--archive-mb N] [--quick]
+                                     [--json]
 
 Each row against a baseline measured in the same run; the load average is printed beside them.
 
@@ -11,11 +12,17 @@ Each row against a baseline measured in the same run; the load average is printe
   the store's load and the board's rows, from an empty board to 1,000 and to N tasks; the
   per-task cost shows whether it is flat), an idle teammate's claim (``claim_next``) and
   ``TaskList``'s result size. Baseline: an empty board.
+* ``board``: the dashboard process (``teamdeck`` in a pseudo-terminal) showing a team of
+  ``--board-tasks`` (5,000) tasks: its peak RSS once it has drawn and settled (25 s). Baseline:
+  the same team with no task. Target <= 1.5x.
 * ``cap``: ``TaskCreate`` beyond ``MAX_TASKS_PER_AGENT`` is refused (one agent's share).
 
-The archive's bound is bench/archive_scale.py's (180,000 events recorded, shown, exported and
-replayed; its figures are in the README). A 1 GB archive was not generated here: at the
-recorder's measured rate it takes tens of minutes on this shared 2-core machine.
+* ``archive``: a ``--archive-mb`` (1,024) MB archive (bench/archive_gb.py: older runs
+  bulk-inserted, then one run recorded through the real recorder): the run list, ``history
+  show``, the replay's open and the dashboard's start, time and peak RSS. Baseline: the same
+  with the recorded run alone. Recording itself is bench/archive_scale.py's.
+
+``--quick``: a 20 MB output, 2,000 tasks (board and list), a 100 MB archive.
 """
 
 from __future__ import annotations
@@ -128,13 +135,51 @@ def row_tasks(count: int) -> dict[str, Any]:
     }
 
 
+def row_board(count: int, settle: float = 25.0) -> dict[str, Any]:
+    from archive_gb import dashboard_start
+
+    root = Path(tempfile.mkdtemp(prefix="teamdeck-bounds-"))
+    try:
+        peaks = {}
+        for size in (0, count):
+            home = Home(root / f"home-{size}")
+            home.teams.create(TEAM, description="bounds", cwd=str(root))
+            tasks = home.tasks(TEAM)
+            for n in range(1, size + 1):
+                tasks.create(f"Task {n}: inventory part {n}", "Inventory some files.")
+            _, peaks[size] = dashboard_start(home.root, settle)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    ratio = peaks[count] / peaks[0]
+    return {
+        "row": "board",
+        "measure": f"the dashboard's peak RSS showing {count:,} tasks (after {settle:.0f} s)",
+        "value": f"{peaks[count]:.0f} MB ({ratio:.2f}x)",
+        "baseline": f"the same team with no task: {peaks[0]:.0f} MB",
+        "target": "<= 1.5x",
+        "ratio": ratio,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--output-mb", type=int, default=200)
     parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--archive-mb", type=int, default=1024)
+    parser.add_argument("--board-tasks", type=int, default=5000)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, to check it runs")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rows = [asyncio.run(row_output(args.output_mb)), row_tasks(args.tasks)]
+    if args.quick:
+        args.output_mb, args.tasks, args.archive_mb, args.board_tasks = 20, 2000, 100, 2000
+    from archive_gb import row_archive
+
+    rows = [
+        asyncio.run(row_output(args.output_mb)),
+        row_tasks(args.tasks),
+        row_board(args.board_tasks),
+        row_archive(args.archive_mb),
+    ]
     if args.json:
         print(json.dumps(rows, indent=2, default=str))
         return 0

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -151,9 +151,18 @@ def make_home(root: Path) -> Path:
     return home
 
 
-def first_frame(argv: Sequence[str], env: dict[str, str], report: Path, limit: float) -> float:
+def first_frame(
+    argv: Sequence[str],
+    env: dict[str, str],
+    report: Path,
+    limit: float,
+    before_stop: Callable[[int], None] | None = None,
+    settle: float = 0.0,
+) -> float:
     """Seconds from the process's start to its first frame, as it reports it; run in a
-    pseudo-terminal of 120x40, stopped (SIGTERM) once it has reported."""
+    pseudo-terminal of 120x40, stopped (SIGTERM) once it has reported and ``settle`` more
+    seconds have passed (the terminal kept drained), ``before_stop(pid)`` first: e.g. to
+    read its peak RSS."""
     import fcntl
     import termios
 
@@ -175,9 +184,12 @@ def first_frame(argv: Sequence[str], env: dict[str, str], report: Path, limit: f
                 except OSError:
                     break
             if report.exists() and report.read_text().strip():
+                _drain(master, settle)
                 return float(report.read_text().split()[0])
         raise SystemExit(f"{' '.join(argv)}: no first frame within {limit:.0f} s")
     finally:
+        if before_stop is not None:
+            before_stop(proc.pid)
         proc.send_signal(signal.SIGTERM)
         try:
             end = time.monotonic() + 15
@@ -192,6 +204,17 @@ def first_frame(argv: Sequence[str], env: dict[str, str], report: Path, limit: f
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+def _drain(master: int, seconds: float) -> None:
+    """Keep reading the terminal for ``seconds`` (the app goes on drawing meanwhile)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if select.select([master], [], [], 0.05)[0]:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                return
 
 
 def median_pair(samples: list[tuple[float, float]]) -> tuple[float, float]:
