@@ -75,5 +75,4 @@ async def test_a_flood_of_messages_costs_the_lead_a_few_model_calls(
     text = json.dumps(lead.requests[-1].body["messages"])
     missing = [k for k in range(FLOOD) if f"status update #{k}#" not in text]
     assert missing == []  # every message reached the model ...
-    print("CALLS", len(lead.requests))
     assert len(lead.requests) <= MOST_CALLS, len(lead.requests)  # ... in a few calls
