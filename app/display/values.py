@@ -54,10 +54,24 @@ class FeedItem:
     summary: str | None = None
     _line: FeedLine | None = None
     _haystack: str | None = field(default=None, repr=False, compare=False)
+    #: the fact the line tells when another source may tell it too (``fact_key``)
+    fact: str | None = None
 
     @property
     def sort_key(self) -> tuple[str, int]:
         return (self.timestamp, self.seq)
+
+    @property
+    def fact_key(self) -> str | None:
+        """The fact this line tells, when two sources tell it: a Claude Code teammate going
+        idle is told by its ``TeammateIdle`` hook and by the ``idle_notification`` it leaves in
+        the lead's inbox (``idle:<agent>``). The feed shows one line per fact and moment
+        (``FEED_TWIN_SECONDS``); ``None``: the line is its own fact."""
+        if self.fact is not None:
+            return self.fact
+        if self.line.kind == "idle_notification":
+            return idle_fact(self.sender)
+        return None
 
     @property
     def search_text(self) -> str:
@@ -91,6 +105,49 @@ class FeedItem:
         if name not in self.recipients:
             self.recipients = (*self.recipients, name)
             self._line = self._haystack = None
+
+
+#: Two lines of one fact (``FeedItem.fact_key``) told this many seconds apart or less are one.
+FEED_TWIN_SECONDS = 2.0
+
+
+def idle_fact(agent: str) -> str:
+    return f"idle:{agent}"
+
+
+def feed_moment(item: FeedItem) -> float | None:
+    """``item``'s time in epoch seconds (``None``: its timestamp cannot be read)."""
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(item.timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+class FeedFacts:
+    """The facts the feed told, and when: :meth:`told` says whether an item's fact was told
+    already (by another source, within ``FEED_TWIN_SECONDS``) and otherwise notes it."""
+
+    def __init__(self) -> None:
+        self._moments: dict[str, list[float]] = {}
+
+    def clear(self) -> None:
+        self._moments.clear()
+
+    def told(self, item: FeedItem) -> bool:
+        key = item.fact_key
+        if key is None:
+            return False
+        moment = feed_moment(item)
+        if moment is None:
+            return False
+        moments = self._moments.setdefault(key, [])
+        if any(abs(moment - earlier) <= FEED_TWIN_SECONDS for earlier in moments):
+            return True
+        moments.append(moment)
+        del moments[:-50]  # the recent ones are those a twin can meet
+        return False
 
 
 def shown_line(line: FeedLine) -> FeedLine:

@@ -371,7 +371,7 @@ class Bridge:
         if edited is not None:
             line += f", as the person edited it: {one_line(_subject(edited), EDITED_LIMIT)}"
         if plan and allow and approval.approve_words:
-            line += f" ({approval.approve_words})"
+            line += f": {approval.approve_words}"
         said = {"decision": verb, "line": line, "feedback": feedback, "kind": approval.kind}
         self._tell(HookEvent(ANSWERED, said, event.sender, request_id=request_id), changed=True)
         return True, line
