@@ -23,7 +23,7 @@ from app.core.frame_text import FeedLine
 from app.core.paths import USER_NAME
 from app.dashboard.streams import HookLines
 from app.display.values import FeedItem, idle_fact
-from app.runtime.bridge.facts import IDLE_EVENTS, RUNNING_EVENTS, HookFacts
+from app.runtime.bridge.facts import IDLE_EVENTS, REQUEST_EVENTS, RUNNING_EVENTS, HookFacts
 from app.runtime.bridge.hold import Sender
 from app.runtime.bridge.server import ANSWERED, HookEvent
 
@@ -93,7 +93,12 @@ def hook_events(team: str, found: list[Event]) -> list[HookEvent]:
 
 
 def status_of_frame(frame: str) -> bool:
-    return frame in RUNNING_EVENTS or frame in IDLE_EVENTS or frame in STATUS_EVENTS
+    return (
+        frame in RUNNING_EVENTS
+        or frame in IDLE_EVENTS
+        or frame in STATUS_EVENTS
+        or frame in REQUEST_EVENTS
+    )
 
 
 def replay_earlier(

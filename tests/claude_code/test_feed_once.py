@@ -46,3 +46,35 @@ def test_each_line_once_before_and_after_a_restart(session: Session) -> None:
     assert len(feed_lines(screen, IDLE)) == 1, screen
     assert len(feed_lines(screen, re.compile("allowed worker's Bash"))) == 1, screen
     assert len(feed_lines(screen, re.compile(r"asks: Bash touch"))) == 1, screen
+
+
+def test_a_restarted_dashboard_knows_who_waits_and_who_completed(session: Session) -> None:
+    """The dashboard ends while a teammate's request is held: the request goes back to Claude
+    Code's own prompt, and a new dashboard shows the teammate awaiting approval (before:
+    "running", and an empty feed). Answered there, it goes idle; the person then ends the
+    lead's session (``/exit``): the lead shows completed (before, never shown)."""
+    session.setup("in-process")
+    target = session.home.project / "made-by-worker"
+    session.script_worker({"command": f"touch {target}", "description": "Worker makes the marker"})
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.")
+    deck = session.terminals
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "awaiting approval", "asking")
+
+    deck.tmux("kill-window", "-t", "t:deck")
+    wait_until(lambda: not session.listening(), "the dashboard gone")
+    deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's own prompt")
+    session.start_dashboard()
+    screen = deck.wait_for(
+        "deck", lambda s: panel_status(s, "worker") == "awaiting approval", "awaiting, rebuilt"
+    )
+    assert feed_lines(screen, re.compile(r"worker asks: Bash touch")), screen
+    assert not target.exists()
+
+    deck.keys("claude", "1")  # the person answers in Claude Code's own prompt
+    wait_until(target.exists, "the command to run")
+    deck.wait_for("deck", lambda s: panel_status(s, "worker") == "idle", "worker idle")
+    deck.wait_for("claude", lambda s: "Do you want to proceed?" not in s, "the prompt gone")
+    deck.keys("claude", "/exit")
+    deck.keys("claude", "Enter")
+    deck.wait_for("deck", lambda s: panel_status(s, "team-lead") == "completed", "lead completed")
