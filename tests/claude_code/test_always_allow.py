@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.claude_code.conftest import ClaudeHome
-from tests.claude_code.interactive import teamdeck
+from tests.claude_code.interactive import Session, teamdeck, wait_until
 from tests.claude_code.server import Rule, Turn, call, say
 from tests.claude_code.test_bridge import pending, start_claude, tool_results
 from tests.timing import deadline
@@ -187,3 +187,34 @@ def test_an_edited_command_is_what_runs(
     (result,) = tool_results(claude_home)
     assert not result.get("is_error")
     assert json.dumps(claude_home.settings().get("permissions", {})) in ("{}", '{"allow": []}')
+
+
+def test_the_dialog_picks_the_rule_and_edits_the_command(session: Session) -> None:
+    """The same in the dashboard (interactive, tmux): ``v`` opens the in-process teammate's
+    request, the dialog shows the rule A adds and where it lives, ``c`` picks this exact
+    command, ``e`` edits the command (the dialog shows the edited one and its rule), ``A``
+    allows it: the edited command runs and its exact rule is in Claude Code's settings."""
+    session.setup("in-process")
+    project = session.home.project
+    asked, edited = f"touch {project}/asked", f"touch {project}/edited"
+    session.script_worker({"command": asked, "description": "Worker makes the marker"})
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.")
+    deck = session.terminals
+    deck.wait_for("deck", lambda s: "awaiting approval" in s, "the worker asking")
+    deck.keys("deck", "v")
+    deck.wait_for("deck", lambda s: "wants to use" in s and "touch:*" in s, "the dialog")
+    deck.keys("deck", "c")
+    deck.wait_for("deck", lambda s: "(this exact" in s, "the exact choice")  # the line wraps
+    deck.keys("deck", "e")
+    deck.wait_for("deck", lambda s: "Edit worker's command" in s, "the edit box")
+    deck.keys("deck", "C-u")
+    deck.keys("deck", "-l", edited)
+    deck.keys("deck", "Enter")
+    screen = deck.wait_for("deck", lambda s: "Edited by you" in s, "the edited command shown")
+    assert "/edited" in screen and "(this exact" in screen
+    deck.keys("deck", "A")
+    wait_until((project / "edited").exists, "the edited command to run")
+    assert not (project / "asked").exists()
+    allow = session.home.settings()["permissions"]["allow"]
+    assert allow == [f"Bash({edited})"]
