@@ -32,9 +32,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from app.display.feed_facts import FeedFacts
 from app.display.format import rich_color, short_time
 from app.display.text_search import matches, narrows, query_words, select
-from app.display.values import FeedFacts, FeedItem
+from app.display.values import FeedItem
 
 FRAME_STYLE = "italic"
 HIT_STYLE = "bold black on yellow"

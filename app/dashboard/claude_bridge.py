@@ -25,7 +25,8 @@ from app.core.models import now_iso
 from app.core.paths import USER_NAME
 from app.dashboard.claude_earlier import replay_earlier
 from app.dashboard.streams import HookLines
-from app.display.values import FeedItem, TeamFiles, idle_fact
+from app.display.feed_facts import idle_fact
+from app.display.values import FeedItem, TeamFiles
 from app.runtime.api import Approval
 from app.runtime.bridge.facts import HookFacts, feed_text
 from app.runtime.bridge.server import ANSWERED, Bridge, BridgeServer, HookEvent

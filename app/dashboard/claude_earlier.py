@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from app.core.frame_text import FeedLine
 from app.core.paths import USER_NAME
 from app.dashboard.streams import HookLines
-from app.display.values import FeedItem, idle_fact
+from app.display.feed_facts import idle_fact
+from app.display.values import FeedItem
 from app.runtime.bridge.facts import IDLE_EVENTS, REQUEST_EVENTS, RUNNING_EVENTS, HookFacts
 from app.runtime.bridge.hold import Sender
 from app.runtime.bridge.server import ANSWERED, HookEvent

@@ -27,6 +27,7 @@ from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
 from app.core.protocol import PermissionRequest, parse_frame
 from app.display.agent_text import command_line, elide_middle, flat, shown
+from app.display.feed_facts import idle_fact
 from app.display.format import FeedLine, describe
 from app.display.request_text import asked_words, subject
 from app.display.text_search import haystack
@@ -105,49 +106,6 @@ class FeedItem:
         if name not in self.recipients:
             self.recipients = (*self.recipients, name)
             self._line = self._haystack = None
-
-
-#: Two lines of one fact (``FeedItem.fact_key``) told this many seconds apart or less are one.
-FEED_TWIN_SECONDS = 2.0
-
-
-def idle_fact(agent: str) -> str:
-    return f"idle:{agent}"
-
-
-def feed_moment(item: FeedItem) -> float | None:
-    """``item``'s time in epoch seconds (``None``: its timestamp cannot be read)."""
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(item.timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-class FeedFacts:
-    """The facts the feed told, and when: :meth:`told` says whether an item's fact was told
-    already (by another source, within ``FEED_TWIN_SECONDS``) and otherwise notes it."""
-
-    def __init__(self) -> None:
-        self._moments: dict[str, list[float]] = {}
-
-    def clear(self) -> None:
-        self._moments.clear()
-
-    def told(self, item: FeedItem) -> bool:
-        key = item.fact_key
-        if key is None:
-            return False
-        moment = feed_moment(item)
-        if moment is None:
-            return False
-        moments = self._moments.setdefault(key, [])
-        if any(abs(moment - earlier) <= FEED_TWIN_SECONDS for earlier in moments):
-            return True
-        moments.append(moment)
-        del moments[:-50]  # the recent ones are those a twin can meet
-        return False
 
 
 def shown_line(line: FeedLine) -> FeedLine:
