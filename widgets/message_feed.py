@@ -32,6 +32,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from app.display.feed_facts import FeedFacts
 from app.display.format import rich_color, short_time
 from app.display.text_search import matches, narrows, query_words, select
 from app.display.values import FeedItem
@@ -83,6 +84,7 @@ class MessageFeed(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.clock = clock
         self._items: list[FeedItem] = []
+        self._facts = FeedFacts()
         self._view: list[FeedItem] = self._items
         self.agent_filter: str | None = None
         self.query_text = ""
@@ -120,14 +122,17 @@ class MessageFeed(ScrollView, can_focus=True):
         return [item.line.plain() for item in self._view]
 
     def set_items(self, items: list[FeedItem]) -> None:
-        """Replace everything (``items`` sorted)."""
-        self._items = list(items)
+        """Replace everything (``items`` sorted); a fact another line told already is not
+        shown twice (``FeedFacts``)."""
+        self._facts.clear()
+        self._items = [item for item in items if not self._facts.told(item)]
         self._recent.clear()
         self._rebuild_view()
 
     def add_items(self, items: Iterable[FeedItem]) -> None:
-        """Add items (each batch sorted); keep the view pinned to the end if it was."""
-        new = list(items)
+        """Add items (each batch sorted); keep the view pinned to the end if it was. A fact
+        another line told already is not shown twice (``FeedFacts``)."""
+        new = [item for item in items if not self._facts.told(item)]
         if not new:
             return
         self._recent = {self._words: self._view} if self._words else {}

@@ -146,9 +146,31 @@ def _answer_held(args: argparse.Namespace, approve: bool) -> int | None:
             return 0
         return None
     always = bool(getattr(args, "always", False))
-    if always and held[args.id].get("kind") != "permission":
+    request = held[args.id]
+    if always and request.get("kind") != "permission":
         raise ValueError(f"--always is for permission requests; {args.id} is a plan (nothing sent)")
-    ok, message = bridge.answer(args.id, allow=approve, always=always, feedback=args.feedback)
+    rule = getattr(args, "rule", None)
+    if rule is not None and not always:
+        raise ValueError("--rule goes with --always (the rule it adds): nothing sent")
+    tool_input = None
+    command = getattr(args, "command", None)
+    if command is not None:
+        given = request.get("input")
+        if request.get("toolName") != "Bash" or not isinstance(given, dict):
+            raise ValueError(
+                f"--command is for a Bash request; {args.id} is not one (nothing sent)"
+            )
+        if not command.strip():
+            raise ValueError("--command is empty: nothing sent")
+        tool_input = {**given, "command": command}
+    ok, message = bridge.answer(
+        args.id,
+        allow=approve,
+        always=always,
+        feedback=args.feedback,
+        rule=rule,
+        tool_input=tool_input,
+    )
     if not ok:
         raise ValueError(message)
     print(message)
@@ -169,6 +191,12 @@ def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
     held = _answer_held(args, approve)
     if held is not None:
         return held
+    for option in ("rule", "command"):
+        if getattr(args, option, None) is not None:
+            raise ValueError(
+                f"--{option} is for a request teamdeck holds for Claude Code's hooks (ids cc-...); "
+                f"{args.id} is not one (nothing sent)"
+            )
     team = _teams(home, args)[0] if args.team else None
     request = find_request(home, args.id, team)
     kind = request.approval.kind
@@ -227,5 +255,16 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
         if name == "approve":
             sub.add_argument(
                 "--always", action="store_true", help="permission: also allow its rule from now on"
+            )
+            sub.add_argument(
+                "--rule",
+                metavar="R",
+                help="with --always: the rule to add (a Claude Code request's choices: "
+                "teamdeck approvals --json, ruleChoices)",
+            )
+            sub.add_argument(
+                "--command",
+                metavar="C",
+                help="a Claude Code Bash request: run this command instead (the edited command)",
             )
     return {cmd_approvals}

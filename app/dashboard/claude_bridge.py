@@ -25,6 +25,7 @@ from app.core.models import now_iso
 from app.core.paths import USER_NAME
 from app.dashboard.claude_earlier import replay_earlier
 from app.dashboard.streams import HookLines
+from app.display.feed_facts import idle_fact
 from app.display.values import FeedItem, TeamFiles
 from app.runtime.api import Approval
 from app.runtime.bridge.facts import HookFacts, feed_text
@@ -185,7 +186,9 @@ class BridgeLink:
             # a held request is only ever answered by the person: credited as everywhere else
             agent = USER_NAME if event.event == ANSWERED else event.sender.agent
             words = FeedLine(agent, None, line, "hook")
+            fact = idle_fact(agent) if event.event == "TeammateIdle" else None
             item = FeedItem(now_iso(), -next(self._feed_seq), agent, (), line, None, words)
+            item.fact = fact  # the lead's inbox tells it too (FeedItem.fact_key)
             app.streamed.publish(HookLines([(event.sender.team, item)]))
         files = getattr(app, "session_files", None)
         if event.event in NEW_TRANSCRIPTS and files is not None:

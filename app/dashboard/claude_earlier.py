@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from app.core.frame_text import FeedLine
 from app.core.paths import USER_NAME
 from app.dashboard.streams import HookLines
+from app.display.feed_facts import idle_fact
 from app.display.values import FeedItem
-from app.runtime.bridge.facts import IDLE_EVENTS, RUNNING_EVENTS, HookFacts
+from app.runtime.bridge.facts import IDLE_EVENTS, REQUEST_EVENTS, RUNNING_EVENTS, HookFacts
 from app.runtime.bridge.hold import Sender
 from app.runtime.bridge.server import ANSWERED, HookEvent
 
@@ -73,9 +74,10 @@ def feed_items(team: str, found: list[Event]) -> list[tuple[str | None, FeedItem
     for event in worded[-EARLIER_LINES:]:
         agent = USER_NAME if event.frame == ANSWERED else (event.agent or "?")
         words = FeedLine(agent, None, event.text, "hook")
-        items.append(
-            (team, FeedItem(_iso(event.at), -event.id, agent, (), event.text, None, words))
-        )
+        item = FeedItem(_iso(event.at), -event.id, agent, (), event.text, None, words)
+        if event.frame == "TeammateIdle":
+            item.fact = idle_fact(agent)  # the lead's inbox tells it too (FeedItem.fact_key)
+        items.append((team, item))
     return items
 
 
@@ -92,7 +94,12 @@ def hook_events(team: str, found: list[Event]) -> list[HookEvent]:
 
 
 def status_of_frame(frame: str) -> bool:
-    return frame in RUNNING_EVENTS or frame in IDLE_EVENTS or frame in STATUS_EVENTS
+    return (
+        frame in RUNNING_EVENTS
+        or frame in IDLE_EVENTS
+        or frame in STATUS_EVENTS
+        or frame in REQUEST_EVENTS
+    )
 
 
 def replay_earlier(

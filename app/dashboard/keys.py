@@ -213,8 +213,18 @@ ALLOW_ONCE = key(
 )
 ALLOW_ALWAYS = key(
     "A",
-    "always allow (adds the suggested rule)",
+    "always allow (adds the rule shown)",
     Binding("A", "answer('always')", "Always allow", id="permission-always"),
+)
+RULE_CHOICE = key(
+    "c",
+    "choose the rule A adds: this exact command, its prefix, a file's directory (Claude Code's)",
+    Binding("c", "next_rule", "Rule", id="permission-rule"),
+)
+EDIT_COMMAND = key(
+    "e",
+    "edit the command first: the edited command is what runs (a Claude Code request's)",
+    Binding("e", "edit_command", "Edit", id="permission-edit"),
 )
 DENY = key(
     "n / r",
@@ -300,7 +310,10 @@ SECTIONS: tuple[tuple[str, tuple[Key, ...]], ...] = (
         ),
     ),
     ("Plan or shutdown review", (PLAN_APPROVE, PLAN_REJECT, PLAN_CLOSE)),
-    ("Permission request", (ALLOW_ONCE, ALLOW_ALWAYS, DENY, PERMISSION_CLOSE)),
+    (
+        "Permission request",
+        (ALLOW_ONCE, ALLOW_ALWAYS, RULE_CHOICE, EDIT_COMMAND, DENY, PERMISSION_CLOSE),
+    ),
     ("Work so far (d)", (WORK_FILES, WORK_ANSWER, WORK_CLOSE)),
     ("Message", (MESSAGE_CLOSE,)),
     ("Quitting with a live team", (QUIT_SHUTDOWN, QUIT_LEAVE, QUIT_CANCEL)),

@@ -27,6 +27,7 @@ from app.core.models import now_iso
 from app.core.paths import LEAD_NAME
 from app.core.protocol import PermissionRequest
 from app.display.agent_text import command_line, elide_middle, flat, shown
+from app.display.feed_facts import idle_fact
 from app.display.format import FeedLine, describe
 from app.display.request_text import asked_words, subject
 from app.display.text_search import haystack
@@ -56,10 +57,24 @@ class FeedItem:
     _haystack: str | None = field(default=None, repr=False, compare=False)
     #: An agent's text that imitates a frame (``plainText``): worded as the text it is.
     plain: bool = False
+    #: the fact the line tells when another source may tell it too (``fact_key``)
+    fact: str | None = None
 
     @property
     def sort_key(self) -> tuple[str, int]:
         return (self.timestamp, self.seq)
+
+    @property
+    def fact_key(self) -> str | None:
+        """The fact this line tells, when two sources tell it: a Claude Code teammate going
+        idle is told by its ``TeammateIdle`` hook and by the ``idle_notification`` it leaves in
+        the lead's inbox (``idle:<agent>``). The feed shows one line per fact and moment
+        (``FEED_TWIN_SECONDS``); ``None``: the line is its own fact."""
+        if self.fact is not None:
+            return self.fact
+        if self.line.kind == "idle_notification":
+            return idle_fact(self.sender)
+        return None
 
     @property
     def search_text(self) -> str:

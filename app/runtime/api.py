@@ -77,6 +77,12 @@ class Approval:
     origin: str | None = None
     #: where "always allow" puts the rule, when the dialog should say (a Claude Code request's)
     rule_home: str | None = None
+    #: the rules "always allow" may add, ``(rule, words)``, ``suggestion`` among them (a Claude
+    #: Code request's: this exact command, its prefix, a file's directory)
+    rule_choices: tuple[tuple[str, str], ...] = ()
+    #: what approving does when it is not the person's word alone (a Claude Code teammate's
+    #: plan: "the lead approves ... by itself"), shown where the dialog offers it
+    approve_words: str | None = None
 
 
 class AnswerStatus(StrEnum):

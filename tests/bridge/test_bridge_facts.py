@@ -126,3 +126,18 @@ def test_an_agent_whose_session_ended_shows_completed_not_gone() -> None:
     }
     link.facts.note(event("SessionEnd", pane, at=10.0, reason="other"))  # its pane was killed
     assert dict(link.overlay(files, fresh=True).statuses)["pane"] == "gone"
+
+
+def test_a_request_says_awaiting_until_answered_here_and_after_it_went_to_claude_codes_prompt() -> (
+    None
+):
+    """Read back by a restarted dashboard too: a teammate whose request the earlier dashboard
+    held when it ended waits at Claude Code's prompt (before, it was shown running)."""
+    assert status_of(event("PermissionRequest", tool_name="Bash")) == (
+        "worker",
+        "awaiting approval",
+    )
+    assert status_of(event("Answered", decision="allowed")) == ("worker", "running")
+    gave_up = "Claude Code stopped waiting (it asks in its own prompt)"
+    assert status_of(event("AnsweredElsewhere", why=gave_up)) == ("worker", "awaiting approval")
+    assert status_of(event("AnsweredElsewhere", why="answered in Claude Code")) is None

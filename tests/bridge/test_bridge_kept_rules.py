@@ -129,5 +129,5 @@ def test_a_permission_request_rule_goes_to_claude_codes_settings(tmp_path: Path)
     lead = bridge.report("PermissionRequest", bash(tmp_path, "touch a"), {})
     assert lead is not None and lead.approval.rule_home == CLAUDE_RULES
     ok, line = bridge.answer(lead.approval.request_id, allow=True, always=True)
-    assert ok and "(rule Bash(touch:*) added)" in line
+    assert ok and "(rule Bash(touch:*) added in Claude Code's user settings)" in line
     assert not (tmp_path / "rules.json").exists()

@@ -148,7 +148,9 @@ class Session:
         api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
         api.add(Rule(call("Bash", command), last="WORKER TASK", tool="Bash"))
 
-    def start_dashboard(self) -> None:
+    def start_dashboard(self, *, in_shell: bool = False) -> None:
+        """``teamdeck --claude`` in the ``deck`` window; ``in_shell``: as a shell's child, not
+        the window's own program (tmux resumes a stopped program of its own at once)."""
         env = {
             "HOME": str(self.home.root.parent / "user-home"),
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -158,6 +160,8 @@ class Session:
             "CLAUDE_CONFIG_DIR": str(self.home.root),
         }
         command = [*shlex.split(teamdeck_command()), "--claude"]
+        if in_shell:
+            command = ["sh", "-c", '"$@"; :', "sh", *command]
         self.terminals.start("deck", command, env, ROOT)
         wait_until(self.listening, "the dashboard listening for the hooks")
 

@@ -15,11 +15,12 @@ one in Claude Code's terminal, as the person would.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
 
-from tests.claude_code.interactive import SPAWN, Session, wait_until
+from tests.claude_code.interactive import SPAWN, Session, teamdeck, wait_until
 from tests.claude_code.server import Rule, Turn, call, say, user_text
 
 PLAN = "## Plan\n1. Read the README.\n2. Summarise it.\n"
@@ -122,3 +123,39 @@ def test_an_in_process_teammates_plan_reaches_the_person(session: Session) -> No
     assert session.pending() == []
     log = session.home.debug_log.read_text(errors="replace")
     assert "Auto-approved plan" not in log  # the lead never approved it by itself
+
+
+def test_approving_a_pane_teammates_plan_says_the_lead_decides(session: Session) -> None:
+    """2.1.332 gives the person no door to approve a teammate's plan: the plan's request id is
+    made after the teammate's hook answered, and the lead's inbox poller approves it at once
+    (its debug log: "Auto-approved plan"). So ``a`` says so at the moment, in the dialog and the
+    feed, and the evidence is the lead's own approval."""
+    session.setup("tmux")
+    api = session.home.api
+    api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
+    api.add(Rule(teammate, when=is_teammate, tool="Write", times=None))
+    session.start_dashboard()
+    session.start_claude("Please spawn a worker.", mode="plan")
+    deck = session.terminals
+    deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's Agent prompt")
+    answer_yes(session)
+
+    deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
+    request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
+    assert (request["agent"], request["kind"]) == ("worker", "plan")
+    deck.keys("deck", "a")
+    words = "the lead approves worker's plan by itself"
+    deck.wait_for("deck", lambda s: words in s, "the feed line")
+    wait_until(
+        lambda: "Auto-approved plan" in session.home.debug_log.read_text(errors="replace"),
+        "the lead approving it by itself",
+    )
+    # (the scripted teammate then plans again: only this request must be gone)
+    assert request["requestId"] not in [r["requestId"] for r in session.pending()]
+    shown = teamdeck(session.env, "--claude", "history", "show", "last", "--json")
+    answered = [
+        e["text"] for e in json.loads(shown.stdout)["events"] if e.get("frame") == "Answered"
+    ]
+    assert any(
+        line.endswith(f"{words}: Claude Code 2.1.332 gives no other door") for line in answered
+    ), answered

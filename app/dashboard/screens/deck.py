@@ -310,11 +310,12 @@ class DeckScreen(DeckView):
         project = project_folder(self.host.runtime)
         if approval.kind == "permission":
             diff = await edit_diff(approval, self.host.agent(approval.agent), project)
-            choice = await self.app.push_screen_wait(PermissionScreen(approval, diff))
+            dialog = PermissionScreen(approval, diff)
+            choice = await self.app.push_screen_wait(dialog)
             if choice == "deny":
                 self.deny(approval)
-            elif choice:
-                self.answer(approval, choice)
+            elif choice:  # the rule picked and the command as edited in the dialog
+                self.answer(dialog.chosen(), choice)
             return
         touched: list[str] | str | None = None
         agent = self.host.agent(approval.agent)

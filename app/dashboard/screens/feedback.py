@@ -26,17 +26,20 @@ class FeedbackScreen(ModalScreen[str | None]):
         placeholder: str = "",
         hint: str = "enter to send · esc to cancel",
         allow_empty: bool = False,
+        value: str = "",
     ) -> None:
+        """``value``: the text to start from (an edit)."""
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.placeholder = placeholder
         self.hint = hint
         self.allow_empty = allow_empty
+        self.value = value
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Text(self.title_text, style="bold"), classes="dialog-question")
-            yield Input(placeholder=self.placeholder, id="feedback")
+            yield Input(self.value, placeholder=self.placeholder, id="feedback")
             yield Static(Text(self.hint, style="dim"), classes="dialog-hint")
         yield KeyFooter()  # the dialog's keys, over the view's
 

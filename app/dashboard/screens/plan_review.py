@@ -70,8 +70,12 @@ class PlanReviewScreen(ModalScreen[Decision | None]):
                     )
             if self.touched is not None:
                 yield Static(touched_line(self.touched), id="touched", classes="dialog-hint")
+            if approval.approve_words:  # approving is not the person's word alone: say so now
+                words = f"a: {approval.approve_words}"
+                yield Static(agent_text(words, style="yellow"), id="approve-words")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Approve (a)", variant="success", id="approve")
+                label = "Approve (a): to the lead" if approval.approve_words else "Approve (a)"
+                yield Button(label, variant="success", id="approve")
                 yield Button("Reject (r)", variant="error", id="reject")
                 yield Button("Close (esc)", id="close")
         yield KeyFooter()  # the dialog's keys, over the view's

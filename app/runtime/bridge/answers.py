@@ -7,7 +7,8 @@
   (``addRules``) for "always", or ``{"behavior": "deny", "message": <the person's words>}``.
 - ``PreToolUse`` (pane teammates, whose PermissionRequest hook never fires; and every
   teammate's ``ExitPlanMode``): ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
-  "permissionDecision": "allow"|"deny", "permissionDecisionReason": ...}}``. An approved plan
+  "permissionDecision": "allow"|"deny", "permissionDecisionReason": ...}}``, with
+  ``updatedInput`` for a command the person edited. An approved plan
   prints nothing: the lead then approves it as it always does (a deny is the only plan answer
   the teammate's hook can give that the lead does not override).
 - Nothing at all (``""``): no decision, Claude Code asks by itself.
@@ -66,23 +67,30 @@ def permission_request(
 
 
 def pre_tool_use(
-    *, allow: bool, plan: bool = False, message: str | None = None, rule: str | None = None
+    *,
+    allow: bool,
+    plan: bool = False,
+    message: str | None = None,
+    rule: str | None = None,
+    updated_input: dict[str, Any] | None = None,
 ) -> str:
     """The answer to a held ``PreToolUse`` hook (``plan``: the call is ``ExitPlanMode``;
-    ``rule``: allowed by a rule teamdeck keeps for the person)."""
+    ``rule``: allowed by a rule teamdeck keeps for the person; ``updated_input``: the input as
+    the person edited it, which is what runs)."""
     if allow:
         if plan:
             return ""  # the lead approves the plan by itself once it is sent
         reason = "teamdeck: allowed by the person"
         if rule:
             reason = f"teamdeck: allowed by the person's rule {rule}"
-        return _dump(
-            {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "allow",
-                "permissionDecisionReason": reason,
-            }
-        )
+        output: dict[str, Any] = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": reason,
+        }
+        if updated_input is not None:
+            output["updatedInput"] = updated_input
+        return _dump(output)
     words = (message or "").strip() or (PLAN_REJECTED if plan else DENIED)
     prefix = "teamdeck: the person rejected this plan: " if plan else "teamdeck: "
     return _dump(

@@ -39,15 +39,22 @@ def answer(
     allow: bool,
     always: bool = False,
     feedback: str | None = None,
+    rule: str | None = None,
+    tool_input: dict[str, Any] | None = None,
     path: Path | None = None,
 ) -> tuple[bool, str]:
-    """Answer a held request: ``(ok, one line)``; NoBridgeError if nobody listens."""
-    message = {
+    """Answer a held request: ``(ok, one line)``; NoBridgeError if nobody listens. ``rule``:
+    the rule "always" adds; ``tool_input``: the input as the person edited it."""
+    message: dict[str, Any] = {
         "op": "answer",
         "id": request_id,
         "allow": allow,
         "always": always,
         "feedback": feedback,
     }
+    if rule is not None:
+        message["rule"] = rule
+    if tool_input is not None:
+        message["input"] = tool_input
     reply = _ask(message, path)
     return bool(reply.get("ok")), str(reply.get("message") or "")

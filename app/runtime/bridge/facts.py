@@ -13,7 +13,12 @@ show are gone before a viewer sees them. The hooks tell each change as it happen
 - ``Notification`` ``worker_permission_prompt`` ("worker needs permission for Bash": Claude
   Code asks in the lead's terminal): that teammate **awaiting approval**; a request the bridge
   holds says so too (the dashboard adds those);
-- ``SessionEnd``: **completed** (the session ended: ``/exit``, the end of ``-p``).
+- ``SessionEnd``: **completed** (the session ended: ``/exit``, the end of ``-p``);
+- a ``PermissionRequest``: **awaiting approval** until it is answered (teamdeck's own
+  ``Answered``: **running** again; answered in Claude Code: the call's own events follow) or
+  let go to Claude Code's own prompt (the hook gave up, or the dashboard that held it ended:
+  still **awaiting approval**, there). A restarted dashboard reads these back from the run archive,
+  so a teammate still waiting at Claude Code's prompt is not shown running.
 
 **Gone** is not an event: the process is (``app.runtime.by_files.liveness``): the lead's
 ``leadProcess`` of the team config, a pane teammate's own ``claude`` process (``CLAUDE_PID``
@@ -44,6 +49,10 @@ RUNNING_EVENTS = frozenset(
     }
 )
 IDLE_EVENTS = frozenset({"TeammateIdle", "SubagentStop"})
+#: Events of a request and its end (see the module docstring).
+REQUEST_EVENTS = frozenset({"PermissionRequest", "Answered", "AnsweredElsewhere"})
+#: ``AnsweredElsewhere``'s ``why`` when the request went back to Claude Code's own prompt.
+TO_CLAUDE_PROMPT = "it asks in its own prompt"
 ASKING = "worker_permission_prompt"
 #: ``SessionEnd`` reasons of a session the person ended (a killed process says "other").
 DELIBERATE_ENDS = frozenset({"prompt_input_exit", "clear", "logout"})
@@ -71,6 +80,14 @@ def status_of(event: HookEvent) -> tuple[str, str] | None:
         return who.agent, "idle"
     if name == "SessionEnd":
         return who.agent, "completed"
+    if name == "PermissionRequest":
+        return who.agent, "awaiting approval"
+    if name == "Answered":
+        return who.agent, "running"
+    if name == "AnsweredElsewhere":
+        # answered in Claude Code: the call's own events say what follows (PostToolUse, Stop)
+        why = str(event.data.get("why") or "")
+        return (who.agent, "awaiting approval") if TO_CLAUDE_PROMPT in why else None
     if name == "Notification" and event.data.get("notification_type") == ASKING:
         asker = str(event.data.get("message") or "").split(" needs permission", 1)[0].strip()
         return (asker, "awaiting approval") if asker else None

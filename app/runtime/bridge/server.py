@@ -14,7 +14,8 @@ folder): without it a peer gets ``{"error": ...}`` and nothing is done. The oper
   stops acknowledging, and the hook gives Claude Code back its own prompt;
 - ``{"op": "list"}``: ``{"requests": [...]}``, the pending requests as ``teamdeck approvals
   --json`` prints them;
-- ``{"op": "answer", "id", "allow", "always", "feedback"}``: ``{"ok", "message"}``.
+- ``{"op": "answer", "id", "allow", "always", "feedback", "rule", "input"}``: ``{"ok",
+  "message"}`` (``rule``: the one "always" adds; ``input``: the input as the person edited it).
 """
 
 from __future__ import annotations
@@ -200,6 +201,7 @@ class BridgeServer:
         if op == "list":
             return {"requests": self.bridge.listing()}
         if op == "answer":
+            rule, edited = message.get("rule"), message.get("input")
             ok, text = self.bridge.answer(
                 str(message.get("id") or ""),
                 allow=bool(message.get("allow")),
@@ -207,6 +209,8 @@ class BridgeServer:
                 feedback=message.get("feedback")
                 if isinstance(message.get("feedback"), str)
                 else None,
+                rule=rule if isinstance(rule, str) else None,
+                tool_input=edited if isinstance(edited, dict) else None,
             )
             return {"ok": ok, "message": text}
         return {"error": f"unknown op {op!r}"}

@@ -27,11 +27,14 @@ from typing import Any
 from app.core.frame_text import one_line
 from app.runtime.api import Approval
 from app.runtime.bridge import answers, kept_rules
-from app.runtime.bridge.hold import Sender, ToolSubject, hold, kept_rule_for, sender
+from app.runtime.bridge.choices import rule_choices
+from app.runtime.bridge.hold import Sender, hold, kept_rule_for, sender
 from app.runtime.bridge.sessions import origin
-from app.runtime.permissions import suggest_rule
+from app.runtime.permissions import Rule
 
 TITLE_LIMIT = 80
+#: The longest edited input the answer's line repeats (what runs is the person's own text).
+EDITED_LIMIT = 400
 #: teamdeck's own event, told to ``on_event`` when a person answered a held request
 #: (``data``: ``decision``, ``line``, ``feedback``, ``kind``).
 ANSWERED = "Answered"
@@ -45,6 +48,9 @@ TEAMDECK_RULES = (
     "kept by teamdeck, which answers the calls it covers (Claude Code takes no rule from a pane "
     "teammate's hook; teamdeck claude rules lists them)"
 )
+#: What approving a teammate's plan does (2.1.332: see ``answers.pre_tool_use``), said by the
+#: plan dialog's ``a`` and the feed line of the answer.
+NO_PLAN_DOOR = "the lead approves {agent}'s plan by itself: Claude Code 2.1.332 gives no other door"
 #: Recent events kept for a late reader (the dashboard's feed, ``teamdeck claude listen``).
 RECENT_EVENTS = 500
 #: Events after which a held request of the same call (or agent, or session) is moot.
@@ -71,22 +77,6 @@ class _Pending:
     output: str = ""
 
 
-def _rule_for(data: dict[str, Any], tool: str, tool_input: dict[str, Any]) -> str | None:
-    """The rule "always allow" adds: Claude Code's own ``addRules`` suggestion, else teamdeck's
-    (``Bash(touch:*)``, ``Edit(src/**)``, the tool's name)."""
-    for suggestion in data.get("permission_suggestions") or []:
-        if isinstance(suggestion, dict) and suggestion.get("type") == "addRules":
-            for rule in suggestion.get("rules") or []:
-                if isinstance(rule, dict) and isinstance(rule.get("toolName"), str):
-                    content = rule.get("ruleContent")
-                    return f"{rule['toolName']}({content})" if content else rule["toolName"]
-    cwd = Path(str(data.get("cwd") or "."))
-    try:
-        return suggest_rule(ToolSubject(tool), tool_input, cwd)
-    except (OSError, ValueError):
-        return tool or None
-
-
 def request_json(approval: Approval, event: HookEvent) -> dict[str, Any]:
     """A pending request as ``teamdeck approvals --json`` prints it."""
     data: dict[str, Any] = {
@@ -106,6 +96,9 @@ def request_json(approval: Approval, event: HookEvent) -> dict[str, Any]:
     else:
         data["toolName"] = approval.tool_name
         data["input"] = approval.tool_input
+        data["suggestion"] = approval.suggestion
+        data["ruleChoices"] = [{"rule": r, "words": w} for r, w in approval.rule_choices]
+        data["ruleHome"] = approval.rule_home
     return data
 
 
@@ -196,9 +189,13 @@ class Bridge:
         if kind == "plan":
             plan = str(tool_input.get("plan") or "")
             title = f"{who}: plan approval"
-            return Approval(request_id, "plan", who, title, body=plan, origin=where)
+            words = NO_PLAN_DOOR.format(agent=who)
+            return Approval(
+                request_id, "plan", who, title, body=plan, origin=where, approve_words=words
+            )
         tool = str(data.get("tool_name") or "")
         what = str(tool_input.get("description") or tool_input.get("command") or tool)
+        choices = tuple(rule_choices(data, tool, tool_input))
         return Approval(
             request_id,
             "permission",
@@ -207,9 +204,10 @@ class Bridge:
             body=json.dumps(tool_input, indent=2, ensure_ascii=False, default=str),
             tool_name=tool,
             tool_input=tool_input,
-            suggestion=_rule_for(data, tool, tool_input),
+            suggestion=choices[0][0] if choices else None,
             origin=where,
             rule_home=CLAUDE_RULES if event.event == "PermissionRequest" else TEAMDECK_RULES,
+            rule_choices=choices,
         )
 
     def is_alive(self) -> bool:
@@ -317,9 +315,18 @@ class Bridge:
         allow: bool,
         always: bool = False,
         feedback: str | None = None,
+        rule: str | None = None,
+        tool_input: dict[str, Any] | None = None,
     ) -> tuple[bool, str]:
         """Answer a pending request: ``(True, "allowed worker's Bash request")``, or
-        ``(False, why not)``. The first answer wins."""
+        ``(False, why not)``. The first answer wins. ``rule``: the rule "always" adds (one of
+        the request's choices, or any the person typed; default its suggestion);
+        ``tool_input``: the input as the person edited it, which is what runs."""
+        if rule is not None:
+            try:
+                Rule.parse(rule)
+            except ValueError as exc:
+                return False, f"rule {rule!r} is not a permission rule ({exc}): nothing sent"
         with self._lock:
             pending = self._pending.pop(request_id, None)
         if pending is None:
@@ -330,15 +337,23 @@ class Bridge:
         approval, event = pending.approval, pending.event
         plan = approval.kind == "plan"
         note = ""
+        edited = (
+            tool_input
+            if allow and not plan and tool_input is not None and tool_input != approval.tool_input
+            else None
+        )
+        chosen = rule or approval.suggestion
         if event.event == "PermissionRequest":
-            rule = approval.suggestion if always and allow else None
+            rule = chosen if always and allow else None
             pending.output = answers.permission_request(
-                allow=allow, tool_input=approval.tool_input, rule=rule, message=feedback
+                allow=allow, tool_input=edited or approval.tool_input, rule=rule, message=feedback
             )
-            note = f" (rule {rule} added)" if rule else ""
+            note = f" (rule {rule} added {CLAUDE_RULES})" if rule else ""
         else:
-            pending.output = answers.pre_tool_use(allow=allow, plan=plan, message=feedback)
-            rule = approval.suggestion if always and allow and not plan else None
+            pending.output = answers.pre_tool_use(
+                allow=allow, plan=plan, message=feedback, updated_input=edited
+            )
+            rule = chosen if always and allow and not plan else None
             if rule and self.kept_rules is not None:
                 try:
                     kept_rules.add(self.kept_rules, rule, approval.origin or "")
@@ -353,6 +368,10 @@ class Bridge:
             verb = "always allowed"
         what = "plan" if plan else f"{approval.tool_name} request"
         line = f"{verb} {approval.agent}'s {what} {request_id}{note}"
+        if edited is not None:
+            line += f", as the person edited it: {one_line(_subject(edited), EDITED_LIMIT)}"
+        if plan and allow and approval.approve_words:
+            line += f": {approval.approve_words}"
         said = {"decision": verb, "line": line, "feedback": feedback, "kind": approval.kind}
         self._tell(HookEvent(ANSWERED, said, event.sender, request_id=request_id), changed=True)
         return True, line
@@ -365,6 +384,13 @@ class Bridge:
             entry.done.set()
         if pending:
             self._tell(None, changed=True)
+
+
+def _subject(tool_input: dict[str, Any]) -> str:
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        return f"$ {command}"
+    return json.dumps(tool_input, ensure_ascii=False, default=str)
 
 
 def _same_call(held: dict[str, Any], done: dict[str, Any]) -> bool:

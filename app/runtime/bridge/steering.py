@@ -33,7 +33,12 @@ class BridgeSteering:
         if foreign is not None:
             return Outcome(False, foreign)
         ok, text = self.bridge.answer(
-            approval.request_id, allow=allow, always=always, feedback=feedback
+            approval.request_id,
+            allow=allow,
+            always=always,
+            feedback=feedback,
+            rule=approval.suggestion,  # the rule the person chose among ``rule_choices``
+            tool_input=approval.tool_input,  # as the person edited it, if they did
         )
         return Outcome(ok, text, settled=True)
 
