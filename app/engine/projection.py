@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,6 +95,8 @@ class Projection:
     refused: int = 0
     key: TeamKey | None = None
     """This home's team key: signed frames cross as the engine's word (module docstring)."""
+    arriving: Callable[[str, InboxMessage], None] | None = None
+    """Called with each message before it is appended to a local inbox file."""
 
     @property
     def _cursor_path(self) -> Path:
@@ -130,6 +132,8 @@ class Projection:
                 message.read = False
                 message = incoming(self.key, name, message)
                 if (message.sender, message.timestamp, message.text) not in seen:
+                    if self.arriving is not None:
+                        self.arriving(name, message)
                     files.append(name, message)
                     copied += 1
                 cursors["pulled"][name] = seq

@@ -85,7 +85,18 @@ def test_a_home_in_another_network_namespace_joins_over_tls(
         if not (ROOT / "app" / "cli" / "entry.py").is_file():  # pragma: no cover
             teamdeck = [str(Path(sys.executable).parent / "teamdeck")]
         joined = subprocess.run(
-            ["ip", "netns", "exec", ns, *teamdeck, "--home", str(second), "join", url],
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                *teamdeck,
+                "--home",
+                str(second),
+                "join",
+                url,
+                "--register-only",
+            ],
             capture_output=True,
             text=True,
             env=env,
