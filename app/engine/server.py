@@ -243,6 +243,7 @@ class LocalServer:
             raise EngineError(f"no server is set up in {self.folder}: run `teamdeck server init`")
         self.log.touch()
         self._give(self.log)
+        self._drop_dead_lock()
         if self.child:
             return self._start_child(timeout)
         argv = [
@@ -265,6 +266,20 @@ class LocalServer:
             tail = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
             raise EngineError(f"the server did not start: {tail[-1] if tail else done.stderr}")
         return pid
+
+    def _drop_dead_lock(self) -> None:
+        """A postmaster killed with ``kill -9`` leaves its lock file, and where nothing reaps
+        the orphan (a container whose first process is no init) its pid lives on as a zombie,
+        which PostgreSQL takes for a running postmaster and refuses to start beside. The
+        process is dead (``pid()`` said so): its locks (the data folder's and the socket's)
+        go."""
+        for lock in [self.data / "postmaster.pid", *self.sockets.glob(".s.PGSQL.*.lock")]:
+            try:
+                stale = int(lock.read_text(encoding="utf-8").split("\n", 1)[0])
+            except (FileNotFoundError, ValueError):
+                continue
+            if not alive(stale) and Path(f"/proc/{stale}").exists():
+                lock.unlink(missing_ok=True)
 
     def _start_child(self, timeout: float) -> int:
         with self.log.open("ab") as log:

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ import pytest
 from app.cli.main import main
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
-from app.engine.server import INSTALL_HINT, find_bin
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = """
@@ -34,38 +32,6 @@ with Link(url) as link:
         row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
 print("ssl" if row and row[0] else "plain")
 """
-
-
-def ip(*argv: str) -> None:
-    subprocess.run(["ip", *argv], check=True, capture_output=True)
-
-
-@pytest.fixture
-def netns() -> Iterator[tuple[str, str]]:
-    """``(namespace, host address)``: a namespace joined to this one by a veth pair."""
-    if os.geteuid() != 0 or shutil.which("ip") is None:
-        pytest.skip("a network namespace needs root and iproute2's ip")
-    if find_bin() is None:
-        pytest.skip(f"engine tests need PostgreSQL's programs: {INSTALL_HINT}")
-    tag = os.getpid() % 100_000
-    ns, host_if, ns_if = f"td-{tag}", f"tdh{tag}", f"tdn{tag}"
-    net = f"10.{200 + tag % 50}.{tag % 250}"
-    try:
-        ip("netns", "add", ns)
-    except subprocess.CalledProcessError as exc:
-        pytest.skip(f"cannot make a network namespace: {exc.stderr.decode().strip()}")
-    try:
-        ip("link", "add", host_if, "type", "veth", "peer", "name", ns_if)
-        ip("link", "set", ns_if, "netns", ns)
-        ip("addr", "add", f"{net}.1/30", "dev", host_if)
-        ip("link", "set", host_if, "up")
-        ip("netns", "exec", ns, "ip", "addr", "add", f"{net}.2/30", "dev", ns_if)
-        ip("netns", "exec", ns, "ip", "link", "set", ns_if, "up")
-        ip("netns", "exec", ns, "ip", "link", "set", "lo", "up")
-        yield ns, f"{net}.1"
-    finally:
-        subprocess.run(["ip", "link", "del", host_if], capture_output=True)
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
 def test_a_home_in_another_network_namespace_joins_over_tls(

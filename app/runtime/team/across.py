@@ -37,6 +37,9 @@ class Across:
     _task: asyncio.Task[None] | None = None
     taken: set[str] = field(default_factory=set)
     """Members chosen for a spawn (spawns run at once: each takes a different one)."""
+    _choosing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One choice at a time, in the order the spawns asked (the lead's first teammate takes
+    the first joined machine)."""
 
     def team_name(self, requested: str) -> str:
         return self.team
@@ -51,6 +54,10 @@ class Across:
 
     async def choose(self, request: dict[str, Any]) -> tuple[str, str] | None:
         """``(member name, machine)`` for a teammate that runs elsewhere, ``None`` here."""
+        async with self._choosing:
+            return await self._choose(request)
+
+    async def _choose(self, request: dict[str, Any]) -> tuple[str, str] | None:
         relay = self.relay
         asked = request.get("machine")
         if relay is None or (asked in (None, "", self.machine) and not self.spread):
