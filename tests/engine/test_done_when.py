@@ -1,11 +1,13 @@
 """Issue 31's "done when", tried as a new user would, on one box: a first home runs
 ``teamdeck server init && teamdeck server start``, ``teamdeck invite`` and ``teamdeck run
 --engine URL --spread GOAL`` (its dashboard, driven by Pilot); a second home, in its own
-network namespace, runs ``teamdeck join URL``. The lead places a teammate on the joined
-machine; the first home's dashboard shows its panel and transcript, and its permission request
-is answered there by ``a``; PostgreSQL is killed (``kill -9``) mid-run and restarted; the run
-ends with every task done once and every message delivered once; and the joined machine's role
-cannot read another inbox, forge a sender, claim for another or answer a request."""
+network namespace, runs ``teamdeck join URL`` over a virtual link (the invitation carries the
+server's certificate, the joiner pins it, its link is encrypted). The lead places a teammate on
+the joined machine; the first home's dashboard shows its panel and transcript, and its
+permission request is answered there by ``a``; PostgreSQL is killed (``kill -9``) mid-run and
+restarted; the run ends with every task done once and every message delivered once; and the
+joined machine's role cannot read another inbox, forge a sender, claim for another or answer a
+request. Needs root and ``ip`` (CI has both); skipped otherwise, with the reason."""
 
 from __future__ import annotations
 
@@ -54,6 +56,9 @@ attempt("INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body) VAL
         " ('alpha', 'writer', gen_random_uuid(), 'team-lead', '{}')")
 attempt("UPDATE teamdeck.tasks SET owner = 'writer' WHERE team = 'alpha'")
 attempt("UPDATE teamdeck.requests SET answer = '{}' WHERE team = 'alpha'")
+with psycopg.connect(url, autocommit=True) as conn:  # the namespace reaches it over TLS only
+    row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+said.append("ssl" if row and row[0] else "plain")
 print(" | ".join(said))
 """
 
@@ -128,6 +133,7 @@ async def test_a_team_across_two_machines_as_a_new_user_runs_it(
         home = Home(first)
         across = across_for(home, None, spread=True)  # run --engine (the home's) --spread
         assert not across.url.startswith("postgresql://teamdeck:")  # the desk, not the admin
+        assert "sslrootcert=" in kept.read_text()  # the joiner pinned the server's certificate
         app = build_dashboard(home, goal=GOAL, cwd=project, history=False, across=across)
         server = LocalServer(first / "engine" / "server")
         answered: list[str] = []
@@ -200,6 +206,7 @@ async def test_a_team_across_two_machines_as_a_new_user_runs_it(
         assert attacks[1] == "InsufficientPrivilege"
         assert attacks[2] in ("rows 0", "InsufficientPrivilege")
         assert attacks[3] == "InsufficientPrivilege"
+        assert attacks[4] == "ssl"
     finally:
         if joined is not None and joined.poll() is None:
             joined.kill()
