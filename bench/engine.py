@@ -11,6 +11,10 @@
   ``claim_next`` + complete until the board is empty; claims per second, and whether every
   task was claimed exactly once.
 * **read**: one inbox of N messages read whole (``read``: every message built).
+* **the commit's cost** (diagnosis): delivery and claims again with ``synchronous_commit``
+  off for the run (``ALTER SYSTEM``, reset after): what is left when a commit does not wait
+  for the disk's flush. teamdeck never runs so (a crash of the machine could lose an
+  acknowledged message); the row says how much of the figures above the flush is.
 * **kill -9**: R rounds of a burst of sends with the server killed (``kill -9`` of its
   process group) and restarted in the middle; lost and duplicated messages.
 
@@ -307,6 +311,23 @@ def kill_rounds(server: LocalServer, admin_url: str, rounds: int, burst: int) ->
     return lost, duplicated
 
 
+def commit_cost(admin_url: str, args: argparse.Namespace) -> tuple[list[float], float]:
+    """Delivery and claims with ``synchronous_commit`` off (then reset)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+        conn.execute("SELECT pg_reload_conf()")
+    try:
+        _, urls = make_team(admin_url, ["alice", "bob"])
+        ms = asyncio.run(engine_delivery(urls, f"b{_teams[0]}", args.messages))
+        secs, _ = engine_claims(admin_url, args.tasks)
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM RESET synchronous_commit")
+            conn.execute("SELECT pg_reload_conf()")
+    print("  the commit's cost measured", flush=True)
+    return ms, secs
+
+
 # ----------------------------------------------------------------------------- set-up
 
 _teams = [0]
@@ -350,6 +371,7 @@ def main() -> int:
         e_secs, e_once = engine_claims(admin_url, args.tasks)
         f_secs, f_once = file_claims(folder / "home-claims", args.file_tasks)
         print("  claims done", flush=True)
+        nosync_ms, nosync_secs = commit_cost(admin_url, args)
         e_read = engine_read(admin_url, args.read)
         f_read = file_read(folder / "home-read", args.read)
         print("  reads done", flush=True)
@@ -370,6 +392,11 @@ def main() -> int:
         print(
             f"{'  every task claimed exactly once':<34}{str(e_once):>16}{str(f_once):>16}"
             f"{'True':>18}"
+        )
+        print(
+            f"{'  without the flush: p50 / claims/s':<34}"
+            f"{f'{statistics.median(nosync_ms):.2f} / {args.tasks / nosync_secs:.0f}':>16}"
+            f"{'-':>16}{'':>18}"
         )
         print(f"{f'read {args.read:,} messages (s)':<34}{e_read:>16.2f}{f_read:>16.2f}{'':>18}")
         print(

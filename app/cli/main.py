@@ -56,6 +56,7 @@ SYNOPSIS = """commands:
   teamdeck permissions check --tool NAME --input JSON [--mode M] [--allow R] [--deny R]
   teamdeck server init [--listen ADDRESS] | start | stop | status   a PostgreSQL engine
   teamdeck invite TEAM --name NAME [--machine M] | join URL   a teammate on another machine
+  teamdeck run GOAL --engine URL [--spread]    lead a team across machines (the engine's desk)
   teamdeck sync --team T [--once]              keep this machine's files in step with the engine
   teamdeck diff AGENT [--team T] [--json]      what an agent changed so far, file by file
   teamdeck serve [--host H] [--port P] [COMMAND]   the dashboard in a browser, behind a token

@@ -135,6 +135,12 @@ def cmd_run(home: Home, args: argparse.Namespace) -> int:
     args.goal = sized_goal(args.goal, args.teammates, args.tasks)
     modes = cli_modes.options_for(args, headless=args.headless)
     history = {**cli_history.run_options(args), **worktree_options(args)}
+    if args.engine or args.spread:
+        from app.cli.server import across_for
+
+        history["across"] = across_for(home, args.engine, spread=args.spread)
+        if args.headless and modes.teammate_backend == "in-process":
+            modes.teammate_backend = "process"  # a remote teammate is seen through its log
     if args.headless:
         return run_headless(home, args.goal, args.json, modes, **history)
     return run_tui(
@@ -196,6 +202,12 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
         "--teammates", metavar="N", type=_size, help="how many teammates the lead makes"
     )
     run.add_argument("--tasks", metavar="M", type=_size, help="how many tasks the lead makes")
+    run.add_argument(
+        "--engine", metavar="URL", help="a team across machines: the PostgreSQL engine's URL"
+    )
+    run.add_argument(
+        "--spread", action="store_true", help="spread the teammates over the joined machines"
+    )
     return set()
 
 

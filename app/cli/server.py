@@ -94,17 +94,98 @@ def cmd_invite(home: Home, args: argparse.Namespace) -> int:
         host = server.listen_address()  # where the home's own server listens for others
     with Link(_admin_url(home, args)) as admin:
         url = invite(admin, args.team, args.name, machine=args.machine, cert=cert, host=host)
+        desk = desk_path(home, args.team)
+        if not desk.exists():  # the lead's run uses the team's desk, never the administrator
+            from app.engine import roles
+
+            write_secret(desk, roles.desk(admin, args.team).url(admin.url))
     print(url)
     return 0
 
 
+def desk_path(home: Home, team: str) -> Path:
+    return home.root / "engine" / f"desk.{team}.url"
+
+
+def write_secret(path: Path, text: str) -> None:
+    from app.core.files import atomic_write_bytes
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write_bytes(path, (text + "\n").encode())
+    path.chmod(0o600)
+
+
+def across_for(home: Home, engine: str | None, *, spread: bool) -> Any:
+    """``run --engine``: the lead's side of the team its desk role stands for. Given the
+    administrator's URL (``server init`` writes it), the desk ``invite`` made is used instead:
+    the lead and the dashboard never act as the administrator."""
+    from app.engine.choose import engine_url
+    from app.engine.relay import identity
+    from app.runtime.team.across import Across
+
+    url = engine_url(home, engine)
+    if url is None:
+        raise EngineError("no engine: run `teamdeck server init` first, or pass --engine URL")
+    who = identity(url)
+    if who is None:
+        desks = sorted((home.root / "engine").glob("desk.*.url"))
+        if not desks:
+            raise EngineError("no team in the engine yet: `teamdeck invite TEAM --name NAME` first")
+        if len(desks) > 1:
+            raise EngineError(
+                "the engine has several teams: pass --engine with the desk URL of the one to "
+                f"lead (in {home.root / 'engine'}/desk.TEAM.url)"
+            )
+        url = desks[0].read_text(encoding="utf-8").strip()
+        who = identity(url)
+    if who is None or not who.desk:
+        raise EngineError(
+            "this engine URL is an agent's (a joined machine runs `teamdeck join`); the lead's "
+            "run needs its team's desk"
+        )
+    return Across(url=url, team=who.team, spread=spread)
+
+
 def cmd_join(home: Home, args: argparse.Namespace) -> int:
+    """Redeem the invitation, then run the teammate the lead places here until it leaves the
+    team (``--register-only``: redeem and return). Without a URL: run again with the one kept
+    by an earlier join (after a restart)."""
+    import asyncio
+
     from app.engine.joining import join
 
-    joined = join(args.url, Path(args.folder or os.getcwd()), home.root / "engine")
-    write_settings(home, joined.url)
-    print(f"joined team {joined.team} as {joined.member}; its key is in {joined.path}")
-    return 0
+    folder = Path(args.folder or os.getcwd()).absolute()
+    if args.url:
+        joined = join(args.url, folder, home.root / "engine")
+        write_settings(home, joined.url)
+        print(f"joined team {joined.team} as {joined.member}; its key is in {joined.path}")
+        url = joined.url
+        if args.register_only:
+            return 0
+    else:
+        kept = sorted((home.root / "engine").glob("*.*.url"))
+        kept = [p for p in kept if not p.name.startswith("desk.")]
+        if len(kept) != 1:
+            raise EngineError("give the join URL `teamdeck invite` printed")
+        url = kept[0].read_text(encoding="utf-8").strip()
+    from app.runtime.model.credentials import hold_credentials
+    from app.runtime.sandbox import SandboxConfig
+    from app.runtime.team.joined import Joined
+
+    hold_credentials()
+    offline = args.offline or not (
+        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    )
+    sandbox = SandboxConfig(enabled=not args.no_sandbox)
+    host = Joined(home, url, folder=folder, offline=offline, sandbox=sandbox)
+    print(f"waiting for the lead to place {host.member} here (team {host.team})", flush=True)
+    try:
+        code = asyncio.run(host.run())
+    except KeyboardInterrupt:
+        return 130
+    for line in host.said:
+        print(line)
+    return code
 
 
 def cmd_sync(home: Home, args: argparse.Namespace) -> int:
@@ -160,8 +241,13 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     sub.add_argument("--engine", metavar="URL", help="the engine (default: the home's)")
     sub.add_argument("--host", metavar="ADDRESS", help="the server's address for the joiner")
     sub = command(commands, "join", "join a team from this machine", cmd_join)
-    sub.add_argument("url", metavar="URL", help="the URL `teamdeck invite` printed")
+    sub.add_argument("url", metavar="URL", nargs="?", help="the URL `teamdeck invite` printed")
     sub.add_argument("--folder", metavar="PATH", help="the working folder (default: here)")
+    sub.add_argument(
+        "--register-only", action="store_true", help="redeem and register, run nothing"
+    )
+    sub.add_argument("--offline", action="store_true", help="run the teammate offline")
+    sub.add_argument("--no-sandbox", action="store_true", help="run its commands unconfined")
     sub = command(commands, "sync", "keep this machine's files in step with the engine", cmd_sync)
     sub.add_argument("--team", required=True, metavar="TEAM")
     sub.add_argument("--once", action="store_true", help="one pass, then exit")

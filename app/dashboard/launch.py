@@ -61,6 +61,7 @@ def build_dashboard(
     worktrees: bool = False,
     demo_root: Path | None = None,
     sandbox: Any = None,
+    across: Any = None,
 ) -> TeamDeckApp:
     """The TeamDeckApp, with a TeamRuntime unless ``viewer`` (watch files only, e.g. a Claude
     Code home). In the demo, a temporary home (``demo_root``, else a new one the caller
@@ -95,6 +96,10 @@ def build_dashboard(
         runtime_options.setdefault("rules_file", home.root / "settings.local.json")
     if worktrees:
         runtime_options["worktrees"] = True
+    if across is not None:  # a team across machines (``--engine``): teammates in processes
+        runtime_options["across"] = across
+        if runtime_options.get("teammate_backend", "in-process") == "in-process":
+            runtime_options["teammate_backend"] = "process"
     if sandbox is not None:  # teamdeck attach (tui/demo/run bring it in ``modes``)
         runtime_options["sandbox"] = sandbox
     factory = runtime_factory(

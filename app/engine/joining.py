@@ -147,7 +147,7 @@ def machine_facts(folder: Path) -> dict[str, str | None]:
 def register(conn: psycopg.Connection, team: str, member: str, folder: Path) -> None:
     facts = machine_facts(folder)
     conn.execute(
-        "UPDATE teamdeck.members SET machine = %s, pid = %s, heartbeat = now(),"
+        "UPDATE teamdeck.members SET machine = coalesce(machine, %s), pid = %s, heartbeat = now(),"
         " state = 'joined' WHERE team = %s AND name = %s",
         (facts["hostname"], os.getpid(), team, member),
     )

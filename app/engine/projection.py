@@ -14,25 +14,72 @@ local tools read and write. ``Projection`` keeps them and the engine in step for
   twice. Each entry goes out on its sender's own link (``links``): the server checks that the
   sender is the role's own member, so an entry written in another's name is not forwarded
   (it is counted in ``refused``).
+
+Signed frames cross machines as the engine's word, never as a signature: each home signs with
+its own team key (``app.core.authority``), which never leaves it. A frame this home's key
+signed (a teammate runtime's request, the desk's answer or shutdown request) goes out with its
+origin in the entry's ``teamdeckEngine`` field; the other home signs it again with its own key
+only when the server's identity stands behind it: an answer only from ``team-lead`` (only the
+desk's role may send as the lead: row-level security), a request only from the member that
+raised it (the sender is the role's own). Anything else arrives as the plain text it is.
 """
 
 from __future__ import annotations
 
 import json
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.authority import DECIDERS, RUNTIME, TeamKey
 from app.core.errors import CorruptFileError
 from app.core.files import atomic_write_json
 from app.core.home import Home
 from app.core.models import InboxMessage
+from app.core.paths import LEAD_NAME
+from app.core.protocol import parse_frame
 from app.engine.errors import AccessRefusedError
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 
 NAMESPACE = uuidlib.UUID("6f1f3c52-5b9e-4d43-9d7a-2b1e4f0c7a10")
+MARK = "teamdeckEngine"
+#: Frames only the desk's word may make act on a teammate; frames only a teammate's runtime
+#: raises (the lead's side).
+_ANSWERS = {"permission_response", "plan_approval_response", "shutdown_request"}
+_REQUESTS = {"permission_request", "plan_approval_request", "shutdown_approved"}
+
+
+def outgoing(key: TeamKey | None, recipient: str, message: InboxMessage) -> InboxMessage:
+    """``message`` as it leaves for the engine: a frame this home's key signed goes with its
+    origin marked and without the signature (the other home cannot check it anyway)."""
+    out = InboxMessage.model_validate(message.to_json_dict())
+    extra = out.model_extra if out.model_extra is not None else {}
+    extra.pop(MARK, None)
+    origin = key.check(message.text, to=recipient) if key is not None else None
+    if origin is not None:
+        data = json.loads(message.text)
+        data.pop("teamdeckAuthority", None)
+        out.text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        extra[MARK] = origin
+    return out
+
+
+def incoming(key: TeamKey | None, recipient: str, message: InboxMessage) -> InboxMessage:
+    """A message from the engine as this home's files take it: signed again with this home's
+    key when its mark is backed by the sender's identity (see the module docstring)."""
+    extra = message.model_extra if message.model_extra is not None else {}
+    origin = extra.pop(MARK, None)
+    frame = parse_frame(message.text)
+    if key is None or frame is None or not isinstance(origin, str):
+        return message
+    kind = frame.type
+    from_desk = message.sender == LEAD_NAME and kind in _ANSWERS and origin in DECIDERS | {RUNTIME}
+    from_runtime = kind in _REQUESTS and origin == RUNTIME and message.sender != LEAD_NAME
+    if from_desk or from_runtime:
+        message.text = key.sign_text(message.text, to=recipient, origin=origin)
+    return message
 
 
 @dataclass
@@ -46,6 +93,10 @@ class Projection:
     links: Mapping[str, Link] = field(default_factory=dict)
     """Sender name -> the link its messages go out on."""
     refused: int = 0
+    key: TeamKey | None = None
+    """This home's team key: signed frames cross as the engine's word (module docstring)."""
+    arriving: Callable[[str, InboxMessage], None] | None = None
+    """Called with each message before it is appended to a local inbox file."""
 
     @property
     def _cursor_path(self) -> Path:
@@ -79,7 +130,10 @@ class Projection:
             seen = {(m.sender, m.timestamp, m.text) for m in files.read(name)}
             for seq, message in new:
                 message.read = False
+                message = incoming(self.key, name, message)
                 if (message.sender, message.timestamp, message.text) not in seen:
+                    if self.arriving is not None:
+                        self.arriving(name, message)
                     files.append(name, message)
                     copied += 1
                 cursors["pulled"][name] = seq
@@ -103,7 +157,7 @@ class Projection:
                     self.refused += 1
                 else:
                     key = uuidlib.uuid5(NAMESPACE, f"{self.team}/{name}/{index}")
-                    out = InboxMessage.model_validate(message.to_json_dict())
+                    out = outgoing(self.key, name, message)
                     try:
                         if EngineMailbox(link, self.team).append(name, out, uuid=str(key)):
                             sent += 1

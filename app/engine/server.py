@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pwd
 import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -30,56 +28,18 @@ import psycopg
 
 from app.engine.errors import EngineError
 from app.engine.link import make_url
+from app.engine.programs import INSTALL_HINT, alive, find_bin, make_certificate, run_as
+
+__all__ = ["ADMIN", "DATABASE", "INSTALL_HINT", "LocalServer", "find_bin", "free_port"]
 
 ADMIN = "teamdeck"
 DATABASE = "teamdeck"
-INSTALL_HINT = "install PostgreSQL 15 or later (Debian/Ubuntu: apt-get install postgresql)"
-
-
-def find_bin() -> Path | None:
-    """The newest PostgreSQL (>= 15) programs' folder: ``$TEAMDECK_PG_BIN``, else Debian's
-    ``/usr/lib/postgresql/N/bin``, else ``initdb`` on the PATH."""
-    env = os.environ.get("TEAMDECK_PG_BIN")
-    if env:
-        return Path(env) if (Path(env) / "initdb").is_file() else None
-    versions = []
-    for path in Path("/usr/lib/postgresql").glob("*/bin/initdb"):
-        with contextlib.suppress(ValueError):
-            versions.append((int(path.parent.parent.name), path.parent))
-    if versions:
-        version, folder = max(versions)
-        return folder if version >= 15 else None
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _run_as() -> tuple[int, int] | None:
-    """``(uid, gid)`` to run PostgreSQL as, ``None`` for this process's own user."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        entry = pwd.getpwnam("postgres")
-    except KeyError:
-        raise EngineError(
-            "PostgreSQL does not run as root and there is no postgres user: run teamdeck "
-            f"server as a normal user, or {INSTALL_HINT}"
-        ) from None
-    return entry.pw_uid, entry.pw_gid
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for its parent does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 @dataclass
@@ -115,20 +75,20 @@ class LocalServer:
         return str(folder / program)
 
     def _command(self, argv: list[str]) -> list[str]:
-        who = _run_as()
+        who = run_as()
         if who is None:
             return argv
         uid, gid = who
         return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--init-groups", "--", *argv]
 
     def _give(self, path: Path) -> None:
-        who = _run_as()
+        who = run_as()
         if who is not None:
             os.chown(path, *who)
 
     def _check_reachable(self) -> None:
         """Run as another user, PostgreSQL must be able to pass through every parent."""
-        who = _run_as()
+        who = run_as()
         if who is None:
             return
         uid, gid = who
@@ -251,32 +211,7 @@ class LocalServer:
 
     def _certificate(self) -> None:
         """A self-signed certificate for this machine (the joiner pins it)."""
-        key, crt = self.data / "server.key", self.data / "server.crt"
-        done = subprocess.run(
-            [
-                "openssl",
-                "req",
-                "-new",
-                "-x509",
-                "-days",
-                "3650",
-                "-nodes",
-                "-newkey",
-                "rsa:2048",
-                "-subj",
-                f"/CN={socket.gethostname()}",
-                "-keyout",
-                str(key),
-                "-out",
-                str(crt),
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise EngineError("could not make a TLS certificate (is openssl installed?)")
-        key.chmod(0o600)
+        key, crt = make_certificate(self.data)
         self._give(key)
         self._give(crt)
 
@@ -297,7 +232,7 @@ class LocalServer:
             pid = int(first)
         except (FileNotFoundError, ValueError):
             return None
-        return pid if _alive(pid) else None
+        return pid if alive(pid) else None
 
     def start(self, timeout: float = 60) -> int:
         """Start the server (no-op if it runs); its PID once it accepts connections."""
@@ -308,6 +243,7 @@ class LocalServer:
             raise EngineError(f"no server is set up in {self.folder}: run `teamdeck server init`")
         self.log.touch()
         self._give(self.log)
+        self._drop_dead_lock()
         if self.child:
             return self._start_child(timeout)
         argv = [
@@ -330,6 +266,20 @@ class LocalServer:
             tail = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
             raise EngineError(f"the server did not start: {tail[-1] if tail else done.stderr}")
         return pid
+
+    def _drop_dead_lock(self) -> None:
+        """A postmaster killed with ``kill -9`` leaves its lock file, and where nothing reaps
+        the orphan (a container whose first process is no init) its pid lives on as a zombie,
+        which PostgreSQL takes for a running postmaster and refuses to start beside. The
+        process is dead (``pid()`` said so): its locks (the data folder's and the socket's)
+        go."""
+        for lock in [self.data / "postmaster.pid", *self.sockets.glob(".s.PGSQL.*.lock")]:
+            try:
+                stale = int(lock.read_text(encoding="utf-8").split("\n", 1)[0])
+            except (FileNotFoundError, ValueError):
+                continue
+            if not alive(stale) and Path(f"/proc/{stale}").exists():
+                lock.unlink(missing_ok=True)
 
     def _start_child(self, timeout: float) -> int:
         with self.log.open("ab") as log:
@@ -401,7 +351,7 @@ class LocalServer:
             os.killpg(os.getpgid(pid), signal.SIGKILL)
         self._reap()
         give_up = time.monotonic() + 30
-        while _alive(pid) and time.monotonic() < give_up:
+        while alive(pid) and time.monotonic() < give_up:
             time.sleep(0.02)
 
     def status(self) -> str:

@@ -48,7 +48,9 @@ def test_server_invite_and_join(
     url = capsys.readouterr().out.strip()
     assert url.startswith("postgresql://td_alpha_gpu:")
 
-    assert main(["--home", str(second), "join", url, "--folder", str(second)]) == 0
+    assert (
+        main(["--home", str(second), "join", url, "--folder", str(second), "--register-only"]) == 0
+    )
     out = capsys.readouterr().out
     assert "joined team alpha as gpu" in out
     kept = second / "engine" / "alpha.gpu.url"

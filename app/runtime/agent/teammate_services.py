@@ -50,6 +50,9 @@ class TeammateServices:
     def current_team(self) -> str | None:
         return self.teammate.team
 
+    def team_name_for(self, requested: str) -> str:
+        return requested
+
     def send(
         self, caller: AgentIdentity, recipient: str, text: str, summary: str | None = None
     ) -> str:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from app.runtime.agent.permission_flow import LeadPermissions
     from app.runtime.agent.session import AgentSession
     from app.runtime.api import Decider
+    from app.runtime.team.across import Across
     from app.runtime.team.answers import RequestDesk
 
 
@@ -41,6 +42,9 @@ class LeadsTeam(Protocol):
     @property
     def lead_session(self) -> AgentSession: ...
 
+    @property
+    def across(self) -> Across | None: ...
+
     def team_created(self, team: str) -> None: ...
 
     def team_deleted(self, team: str) -> None: ...
@@ -62,6 +66,10 @@ class LeadServices:
 
     def team_created(self, team: str) -> None:
         self.runtime.team_created(team)
+
+    def team_name_for(self, requested: str) -> str:
+        across = self.runtime.across
+        return across.team_name(requested) if across is not None else requested
 
     def team_deleted(self, team: str) -> None:
         self.runtime.team_deleted(team)

@@ -117,7 +117,7 @@ class TeamProcesses:
             team_key=rt.team_key.hex() if rt.team_key is not None else None,
         )
 
-    def _from_teammate(self, event: RuntimeEvent) -> None:
+    def from_teammate(self, event: RuntimeEvent) -> None:
         """A teammate process's logged event; one that stopped waiting for a permission
         answer (timed out) closes the request in the queue, which tells the listeners."""
         if isinstance(event, ApprovalChanged) and event.resolved:
@@ -132,7 +132,7 @@ class TeamProcesses:
         if self.forks is None and self.backend == "process" and supported():
             self.forks = ForkServer(AgentLaunch.base_environment())
         return external_runner(
-            self.backend, spec, home=rt.home, emit=self._from_teammate, on_exit=rt._runner_exited,
+            self.backend, spec, home=rt.home, emit=self.from_teammate, on_exit=rt._runner_exited,
             launch=self._launch(), forks=self.forks,
         )  # fmt: skip
 
@@ -189,7 +189,7 @@ class TeamProcesses:
         for member in config.teammates:
             runner = adopt_runner(
                 rt.home, team, member, rt.cwd,
-                emit=self._from_teammate, on_exit=rt._runner_exited, launch=self._launch(),
+                emit=self.from_teammate, on_exit=rt._runner_exited, launch=self._launch(),
             )  # fmt: skip
             rt.crew.add(runner)
         # Requests the earlier lead read but nobody answered (the files say which); those of a

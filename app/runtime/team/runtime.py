@@ -51,6 +51,7 @@ from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling.gc_pauses import freeze_long_lived
 from app.runtime.team import spawning
+from app.runtime.team.across import Across
 from app.runtime.team.answers import RequestDesk, keep_allow_rule
 from app.runtime.team.crew import BYPASS, Crew, plan_mode_required_by_env
 from app.runtime.team.lead_inbox import LeadInbox
@@ -96,8 +97,11 @@ class TeamRuntime:
         allow_bypass: bool | None = None,
         worktrees: bool = False,
         sandbox: SandboxConfig | None = None,
+        across: Across | None = None,
     ) -> None:
         check_mode(teammate_backend)
+        #: A team across machines (``--engine``): the relay and where teammates run.
+        self.across = across
         self.home = home
         #: The process's one watcher: this process's writes and other processes' arrive here.
         self.watcher = watcher or Watcher(home)
@@ -201,6 +205,8 @@ class TeamRuntime:
         if self.processes is not None:
             self.processes.stop()
         _cancel(self._lead_task)
+        if self.across is not None:
+            await self.across.stop()
         if self._unwatch:
             self._unwatch()
             self._unwatch = None
@@ -385,6 +391,8 @@ class TeamRuntime:
         self.queue.clear()
         if self.processes is not None:  # the team may outlive this runtime
             self.processes.team_created(team)
+        if self.across is not None:
+            self.across.start(self.home, self.team_key)
         self._emit(TeamLifecycle(team, "created"))
 
     def team_deleted(self, team: str) -> None:

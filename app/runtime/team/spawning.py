@@ -19,7 +19,9 @@ from app.core.errors import NotFoundError
 from app.runtime.model.names import resolve_model
 from app.runtime.runners.base import Runner, TeammateSpec
 from app.runtime.runners.inprocess import InProcessRunner
+from app.runtime.runners.remote import RemoteRunner
 from app.runtime.sandbox import SandboxConfig
+from app.runtime.team.across import Across
 from app.runtime.team.crew import Crew, member_entry, spawn_result, teammate_spec
 from app.runtime.team.registrar import Registrar
 
@@ -67,6 +69,7 @@ class SpawnHost(Protocol):
     permission_timeout: float
     sandbox: SandboxConfig | None
     team_key: authority.TeamKey | None
+    across: Across | None
 
     def _emit(self, event: RuntimeEvent) -> None: ...
 
@@ -86,11 +89,41 @@ async def spawn(host: SpawnHost, request: dict[str, Any]) -> dict[str, Any]:
         raise NotFoundError("no team yet: the lead must create one first")
     if team != host.team:
         raise NotFoundError(f"can only spawn into the team this lead leads ({host.team})")
+    placed = await host.across.choose(request) if host.across is not None else None
+    if placed is not None:
+        return await _spawn_elsewhere(host, request, team, *placed)
     name = host.registrar.unique_name(team, str(request["name"]))
     try:
         return await _spawn_named(host, request, team, name)
     finally:
         host.registrar.release(team, name)
+
+
+async def _spawn_elsewhere(
+    host: SpawnHost, request: dict[str, Any], team: str, name: str, machine: str
+) -> dict[str, Any]:
+    """A teammate on a joined machine, under the invited member's name (its role): its entry
+    goes into this home's config (its panel) and into the engine (the joined machine starts
+    it); what it does reaches this home's files through the relay."""
+    assert host.across is not None and host.processes is not None
+    if host.crew.runners.get(name) is not None:
+        raise NotFoundError(f"{name!r} already runs in team {team}")
+    model = resolve_model(request["model"]) if request.get("model") else host.model
+    spec = teammate_spec(
+        request, team=team, name=name, model=model, mode=host.teammate_mode,
+        color=host.crew.next_color(), cwd=host.cwd, bypass_allowed=host.allow_bypass,
+        plan_required=host.plan_mode_required,
+    )  # fmt: skip
+    entry = member_entry(spec, "process")
+    runner = RemoteRunner(
+        spec, home=host.home, emit=host.processes.from_teammate, on_exit=host._runner_exited,
+        relay=host.across, machine=machine,
+    )  # fmt: skip
+    await host.across.place(name, entry.to_json_dict(), machine)
+    await host.registrar.register(team, entry)
+    host.crew.add(runner)
+    runner.start()
+    return {**spawn_result(spec), "machine": machine}
 
 
 async def _spawn_named(

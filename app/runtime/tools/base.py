@@ -85,6 +85,10 @@ class TeamServices(Protocol):
 
     def team_created(self, team: str) -> None: ...
 
+    def team_name_for(self, requested: str) -> str:
+        """The name TeamCreate gives the team (a run across machines leads the engine's)."""
+        ...
+
     def team_deleted(self, team: str) -> None: ...
 
     async def spawn_teammate(self, caller: AgentIdentity, spec: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ class TeamCreate(Tool):
         team_name = str(tool_input.get("team_name") or "").strip()
         if not team_name:
             raise ToolError("team_name must not be empty")
+        team_name = services.team_name_for(team_name)  # across machines: the engine's team
         try:
             config = ctx.home.teams.create(
                 team_name,
@@ -99,8 +100,9 @@ class TaskTool(Tool):
     name = "Task"
     description = (
         "Spawn a teammate into your team: give `name`, `prompt` (its initial instructions) and "
-        "optionally `team_name` (defaults to your team), `subagent_type` (its role), `model` and "
-        '`mode` ("plan" makes it submit a plan for approval before changing anything).'
+        "optionally `team_name` (defaults to your team), `subagent_type` (its role), `model`, "
+        '`mode` ("plan" makes it submit a plan for approval before changing anything) and, in a '
+        "team across machines, `machine`."
     )
     input_schema = {
         "type": "object",
@@ -119,6 +121,13 @@ class TaskTool(Tool):
                 ),
             },
             "model": {"type": "string", "description": "sonnet, opus, haiku or a model id"},
+            "machine": {
+                "type": "string",
+                "description": (
+                    "In a team across machines: the joined machine to run it on (default: "
+                    "this one, or the joined machines in turn when the run spreads them)"
+                ),
+            },
         },
         "required": ["prompt"],
         "additionalProperties": False,

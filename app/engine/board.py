@@ -1,0 +1,221 @@
+"""The task board across machines: each machine's task files are the projection of the
+engine's board, and the engine decides.
+
+One pass (:meth:`Board.step`) compares three things per task: the engine's row (with its
+``version``), the local file, and what the last pass left both at (kept in
+``{home}/engine/cursors/{team}.tasks.json``: the engine version and the file's fields then).
+
+* Only the engine changed: the file takes the engine's task.
+* Only the file changed (a claim, a completion, the lead's assignment): the change goes to the
+  engine as a conditional ``UPDATE`` on the version it was based on, through this machine's
+  role (row-level security: an agent changes only tasks that are nobody's or its own).
+* Both changed, or the engine refused the change: the engine wins. The file is put back to the
+  engine's task, and a local member whose claim was undone is told, by a message in its inbox:
+  Claude Code's teammates and teamdeck's own claim through their local files, so a claim made
+  on two machines at once is decided here, and the loser hears of it.
+
+The desk's machine (the lead's) also sends the tasks its files hold and the engine lacks, with
+the same id (the desk may name it), so a task is ``#N`` on every machine. A task made on a
+teammate's machine stays there (the limits in the README).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+
+from app.core.errors import CorruptFileError
+from app.core.files import atomic_write_json
+from app.core.home import Home
+from app.core.models import InboxMessage, Task
+from app.core.paths import LEAD_NAME
+from app.engine.errors import AccessRefusedError
+from app.engine.link import Link
+
+FIELDS = ("subject", "description", "active_form", "status", "owner", "blocks", "blocked_by",
+          "metadata")  # fmt: skip
+
+
+def fields_of(task: Task) -> dict[str, Any]:
+    return {
+        "subject": task.subject,
+        "description": task.description,
+        "active_form": task.active_form,
+        "status": task.status,
+        "owner": task.owner or None,
+        "blocks": list(task.blocks),
+        "blocked_by": list(task.blocked_by),
+        "metadata": task.metadata,
+    }
+
+
+def _stamp(fields: dict[str, Any]) -> str:
+    return json.dumps(fields, sort_keys=True, default=str)
+
+
+class Board:
+    def __init__(
+        self, home: Home, team: str, link: Link, *, local: set[str], desk: bool = False
+    ) -> None:
+        self.home = home
+        self.team = team
+        self.link = link
+        self.local = set(local)
+        self.desk = desk
+        self.reverted = 0
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def _path(self) -> Path:
+        return self.home.root / "engine" / "cursors" / f"{self.team}.tasks.json"
+
+    def _state(self) -> dict[str, dict[str, Any]]:
+        try:
+            data = json.loads(self._path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise CorruptFileError(self._path, str(exc)) from None
+        return dict(data) if isinstance(data, dict) else {}
+
+    # ------------------------------------------------------------------ engine
+
+    def _engine(self) -> dict[str, dict[str, Any]]:
+        def query(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                return cur.execute(
+                    "SELECT id, version, " + ", ".join(FIELDS) + " FROM teamdeck.tasks"
+                    " WHERE team = %s ORDER BY id",
+                    (self.team,),
+                ).fetchall()
+
+        return {str(r["id"]): r for r in self.link.run(query)}
+
+    def _insert(self, task: Task) -> dict[str, Any] | None:
+        f = fields_of(task)
+
+        def insert(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(
+                    "INSERT INTO teamdeck.tasks (team, id, " + ", ".join(FIELDS) + ")"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT (team, id) DO NOTHING",
+                    (self.team, int(task.id), f["subject"], f["description"], f["active_form"],
+                     f["status"], f["owner"], f["blocks"], f["blocked_by"],
+                     Jsonb(f["metadata"]) if f["metadata"] is not None else None),
+                )  # fmt: skip
+                return cur.execute(
+                    "SELECT id, version, " + ", ".join(FIELDS) + " FROM teamdeck.tasks"
+                    " WHERE team = %s AND id = %s",
+                    (self.team, int(task.id)),
+                ).fetchall()
+
+        rows = self.link.run(insert)
+        return rows[0] if rows else None
+
+    def _update(self, task_id: str, version: int, fields: dict[str, Any]) -> dict[str, Any] | None:
+        """The engine's row after a conditional update; ``None`` when it refused."""
+        params = {**fields, "team": self.team, "id": int(task_id), "version": version}
+        if params["metadata"] is not None:
+            params["metadata"] = Jsonb(params["metadata"])
+        sets = ", ".join(f"{name} = %({name})s" for name in FIELDS)
+
+        def update(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                return cur.execute(
+                    f"UPDATE teamdeck.tasks SET {sets} WHERE team = %(team)s AND id = %(id)s"
+                    " AND version = %(version)s RETURNING id, version, " + ", ".join(FIELDS),
+                    params,
+                ).fetchall()
+
+        try:
+            rows = self.link.run(update)
+        except AccessRefusedError:
+            return None
+        return rows[0] if rows else None
+
+    # ------------------------------------------------------------------ files
+
+    def _write(self, row: dict[str, Any], before: Task | None) -> Task:
+        tasks = self.home.tasks(self.team)
+        data = before.to_json_dict() if before is not None else {}
+        data.update(
+            id=str(row["id"]), subject=row["subject"], description=row["description"],
+            status=row["status"], blocks=list(row["blocks"]), blocked_by=list(row["blocked_by"]),
+        )  # fmt: skip
+        for key, alias in (("active_form", "activeForm"), ("owner", "owner"),
+                           ("metadata", "metadata")):  # fmt: skip
+            data.pop(alias, None)
+            data.pop(key, None)
+            if row[key] is not None:
+                data[key] = row[key]
+        task = Task.model_validate(data)
+        tasks.init()
+        with tasks._task_lock(task.id):
+            changed = tasks._write(task)
+        mark_path = tasks.layout.task_dir(self.team) / ".highwatermark"
+        mark, seen = tasks._read_highwatermark(mark_path)
+        if int(task.id) > mark:
+            tasks._advance_highwatermark(mark_path, int(task.id), seen)
+        self.home.emit(changed)
+        return task
+
+    def _tell(self, loser: str, task_id: str, winner: str | None) -> None:
+        who = f"{winner} on another machine" if winner else "another machine"
+        self.reverted += 1
+        self.home.mailbox(self.team).append(
+            loser,
+            InboxMessage(
+                sender=LEAD_NAME,
+                text=f"Task #{task_id} was taken by {who} first: your claim on it was undone "
+                "(the team's engine decides). Pick another task.",
+                summary=f"claim on #{task_id} undone",
+            ),
+        )
+
+    # ------------------------------------------------------------------ a pass
+
+    def step(self) -> int:
+        """One pass; how many tasks changed on either side."""
+        state = self._state()
+        engine = self._engine()
+        files = {t.id: t for t in self.home.tasks(self.team).list(include_internal=True)}
+        changed = 0
+        for task_id in sorted(set(engine) | set(files), key=int):
+            row, task, last = engine.get(task_id), files.get(task_id), state.get(task_id)
+            if row is None and task is not None:
+                if not self.desk or last is not None:
+                    continue  # made on this teammate's machine, or deleted in the engine
+                row = self._insert(task)
+                if row is None:
+                    continue
+                changed += 1
+            elif row is not None and task is None:
+                task = self._write(row, None)
+                changed += 1
+            assert row is not None and task is not None
+            engine_moved = last is None or row["version"] != last["v"]
+            mine = fields_of(task)
+            file_moved = last is not None and _stamp(mine) != last["f"]
+            if file_moved and not engine_moved:
+                after = self._update(task_id, row["version"], mine)
+                if after is not None:
+                    row = after
+                else:
+                    engine_moved = True
+                    row = self._engine().get(task_id, row)
+                changed += 1
+            if engine_moved and _stamp(mine) != _stamp({k: row[k] for k in FIELDS}):
+                if file_moved and mine["owner"] in self.local and mine["owner"] != row["owner"]:
+                    self._tell(mine["owner"], task_id, row["owner"])
+                task = self._write(row, task)
+                changed += 1
+            state[task_id] = {"v": row["version"], "f": _stamp(fields_of(task))}
+        atomic_write_json(self._path, state)
+        return changed

@@ -1,0 +1,228 @@
+"""One machine's side of a team across machines, for the runtime (``app.runtime`` reaches the
+engine through this and ``app.engine.choose`` only).
+
+The lead's machine (``desk``: the team's desk role) and each joined machine (its agent's role)
+run one :class:`Relay`: every pass projects messages (``projection``), the task board
+(``board``) and event logs (``logs``) between this home's files and the engine, says this
+machine's members are alive, and reads every member's machine and state. The lead's side also
+places teammates on joined machines (:meth:`Relay.place`: the member's row carries the spawn,
+the joined machine starts it) and reaps the silent ones; a joined machine waits for its
+placement (:meth:`Relay.placement`).
+
+The passes are blocking calls (the link retries while the server is away): run them in a
+worker thread, one at a time (:meth:`Relay.run` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from app.core.authority import TeamKey
+from app.core.home import Home
+from app.core.models import InboxMessage
+from app.core.paths import LEAD_NAME, USER_NAME
+from app.core.protocol import parse_frame
+from app.engine.board import Board
+from app.engine.errors import EngineError
+from app.engine.link import Link
+from app.engine.logs import pull_logs, push_log
+from app.engine.members import EngineTeams
+from app.engine.projection import Projection
+
+PLACED = "teamdeckPlacedOn"
+"""The member data's field naming the machine the lead placed the teammate on."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    team: str
+    member: str
+    desk: bool
+
+
+def identity(url: str) -> Identity | None:
+    """Whom ``url``'s role stands for (``None``: the administrator, or no role of teamdeck)."""
+    try:
+        with psycopg.connect(url, connect_timeout=10, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT team, member, desk FROM teamdeck.identities WHERE role = current_user"
+            ).fetchone()
+    except psycopg.Error as exc:
+        raise EngineError(f"cannot use the engine: {str(exc).strip().splitlines()[0]}") from None
+    return Identity(str(row[0]), str(row[1]), bool(row[2])) if row else None
+
+
+@dataclass
+class MemberState:
+    machine: str | None
+    state: str
+    placed: str | None
+
+
+class Relay:
+    def __init__(
+        self,
+        home: Home,
+        team: str,
+        url: str,
+        *,
+        member: str,
+        desk: bool,
+        key: TeamKey | None,
+        machine: str,
+        interval: float = 0.2,
+        heartbeat: float = 2.0,
+    ) -> None:
+        self.home = home
+        self.team = team
+        self.member = member
+        self.desk = desk
+        self.machine = machine
+        self.interval = interval
+        self.heartbeat = heartbeat
+        self.link = Link(url)
+        local = {LEAD_NAME, USER_NAME} if desk else {member}
+        self.local = local
+        links = {name: self.link for name in local}
+        self.projection = Projection(
+            home, team, set(local), self.link, links, key=key, arriving=self._arriving
+        )
+        self.board = Board(home, team, self.link, local=set(local), desk=desk)
+        self.members = EngineTeams(self.link)
+        self.states: dict[str, MemberState] = {}
+        self.passes = 0
+        self.error: str | None = None
+        self._lock = threading.Lock()
+        self._beaten = 0.0
+
+    # ------------------------------------------------------------------ members
+
+    def _read_states(self) -> dict[str, MemberState]:
+        rows = self.link.run(
+            lambda c: c.execute(
+                "SELECT name, machine, state, data->>%s FROM teamdeck.members WHERE team = %s",
+                (PLACED, self.team),
+            ).fetchall()
+        )
+        return {r[0]: MemberState(r[1], r[2], r[3]) for r in rows}
+
+    def remote(self) -> set[str]:
+        """Members running elsewhere: the ones the desk placed on a joined machine (two homes
+        may share a host name: placing is what says the member runs in another home)."""
+        return {n for n, s in self.states.items() if s.placed}
+
+    def free(self) -> list[tuple[str, str]]:
+        """Invited members whose machine joined and that run nothing yet: ``(name, machine)``,
+        in name order (the lead places its teammates on them)."""
+        self.states = self._read_states()
+        return sorted(
+            (n, s.machine)
+            for n, s in self.states.items()
+            if s.machine and not s.placed and s.state in ("joined", "running") and n != LEAD_NAME
+        )
+
+    def place(self, name: str, entry: dict[str, Any], machine: str) -> None:
+        """The desk places teammate ``name`` (its config entry) on ``machine``."""
+        data = {**entry, PLACED: machine}
+        self.link.run(
+            lambda c: c.execute(
+                "UPDATE teamdeck.members SET data = %s WHERE team = %s AND name = %s",
+                (Jsonb(data), self.team, name),
+            )
+        )
+        self.states[name] = MemberState(machine, "joined", machine)
+
+    def placement(self) -> dict[str, Any] | None:
+        """This machine's member's config entry once the lead placed it here."""
+        row = self.link.run(
+            lambda c: c.execute(
+                "SELECT data FROM teamdeck.members WHERE team = %s AND name = %s",
+                (self.team, self.member),
+            ).fetchone()
+        )
+        data = row[0] if row else None
+        return data if isinstance(data, dict) and data.get(PLACED) else None
+
+    def _arriving(self, recipient: str, message: InboxMessage) -> None:
+        """A remote teammate's shutdown approval: it has left the team on its machine, so it
+        leaves this home's config before the lead reads the approval (as a local teammate
+        process leaves before it approves)."""
+        frame = parse_frame(message.text)
+        if (
+            self.desk
+            and frame is not None
+            and frame.type == "shutdown_approved"
+            and message.sender in self.remote()
+        ):
+            self.home.teams.remove_member(self.team, name=message.sender)
+
+    def _enlist(self) -> None:
+        """The desk's side: the teammates running in this home are members in the engine too
+        (a remote teammate's message to one of them is then accepted), and their inboxes
+        and claims are this home's to project."""
+        config = self.home.teams.get(self.team)
+        if config is None:
+            return
+        here = {m.name for m in config.members} - self.remote()
+        for member in config.members:
+            if member.name not in self.states and member.name != LEAD_NAME:
+                self.members.add_member(self.team, member)
+        self.local = {LEAD_NAME, USER_NAME} | here
+        self.projection.local = set(self.local)
+        self.board.local = set(self.local)
+
+    def alive(self, name: str) -> bool:
+        state = self.states.get(name)
+        return state is None or state.state != "gone"
+
+    # ------------------------------------------------------------------ a pass
+
+    def one_pass(self) -> None:
+        """Messages, the board and the logs, once; the heartbeat when due."""
+        with self._lock:
+            self.states = self._read_states()
+            if self.desk:
+                self._enlist()
+            remote = self.remote() if self.desk else (set(self.states) | {LEAD_NAME, USER_NAME})
+            remote -= self.local
+            # The board and the logs first: a message saying a task is done finds it done in
+            # the files, one saying a teammate stopped finds its log's last lines there.
+            self.board.step()
+            if self.desk:
+                pull_logs(self.home, self.team, self.remote(), self.link)
+            else:
+                push_log(self.home, self.team, self.member, self.link)
+            self.projection.pull()
+            self.projection.push(remote)
+            if time.monotonic() - self._beaten >= self.heartbeat:
+                self._beaten = time.monotonic()
+                if self.desk:
+                    self.members.reap(self.team)
+                else:
+                    self.members.heartbeat(
+                        self.team, self.member, machine=self.machine, pid=os.getpid()
+                    )
+            self.passes += 1
+
+    async def run(self) -> None:
+        """Passes until cancelled (a failing pass is logged in ``error`` and tried again)."""
+        while True:
+            try:
+                await asyncio.to_thread(self.one_pass)
+                self.error = None
+            except (EngineError, OSError) as exc:
+                self.error = str(exc)
+            await asyncio.sleep(self.interval)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.link.close()

@@ -1,0 +1,64 @@
+"""A teammate the lead placed on another machine of a team across machines (the PostgreSQL
+engine, ``app.engine.relay``).
+
+The joined machine runs it as a teammate process of its own home; its event log, messages and
+claims reach this home's files through the relay, so the lead's runtime sees it exactly as a
+local teammate process (:class:`~app.runtime.runners.external.ExternalRunner`): the dashboard
+shows its panel, status, transcript and requests, answered by the same keys. What differs is
+liveness and steering: it is alive while the engine counts its machine alive (a member silent
+past the heartbeat timeout is gone, its tasks back on the board), and it has no pid here to
+signal; the person's messages reach it through its inbox.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from app.runtime.agent.channel import TeamChannel
+from app.runtime.runners.external import ExternalRunner
+
+#: Seconds the joined machine has to start a placed teammate before it counts as failed.
+REMOTE_START = 60.0
+
+
+class RemoteRunner(ExternalRunner):
+    def __init__(self, *args: Any, relay: Any, machine: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.relay = relay
+        self.machine = machine
+
+    def launch(self) -> None:
+        """Placed already (``spawning``, off the loop): the joined machine starts it."""
+
+    def process_alive(self) -> bool:
+        if not self.relay.alive(self.spec.name):
+            return False
+        if self.agent.snapshot.status == "running" and not self.reader.path.exists():
+            return time.monotonic() - self._since < REMOTE_START
+        return True
+
+    def _check(self) -> None:
+        self.on_log()
+        if self._finished or self.process_alive():
+            return
+        self.on_log()  # its last words, if they arrived
+        if not self._finished:
+            self._reap(f"its machine ({self.machine}) stopped answering", status="failed")
+
+    def _finish(self) -> None:
+        """Its log says it left the team on its machine: it leaves this home's config too
+        (a local teammate process removes itself; this one's process is elsewhere)."""
+        if self.agent.exit is not None and self.error is None and not self._finished:
+            spec = self.spec
+            channel = TeamChannel(self.home, spec.team, spec.name, spec.color, backend="process")
+            channel.leave("shutdown", tell_lead=False)
+        super()._finish()
+
+    def kill(self) -> None:
+        """No process here to signal: it leaves the team as killed (its machine's teammate
+        stops with the team)."""
+        self._reap(f"killed (it ran on {self.machine})", status="killed")
+
+    def interrupt(self) -> None:
+        """Not available across machines (no signal reaches the other machine)."""

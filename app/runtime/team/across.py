@@ -1,0 +1,96 @@
+"""The lead's side of a team across machines (``teamdeck run --engine URL [--spread]``).
+
+The run leads the engine's team its desk role stands for: the lead's TeamCreate makes that
+team whatever name the model gives (:meth:`Across.team_name`). Once the team exists, one
+relay (``app.engine.relay``) keeps this home's files and the engine in step while the run
+lasts. Spawning asks :meth:`Across.choose` where a teammate runs: the ``Task`` tool's
+``machine``, or with ``--spread`` the joined machines in turn (each invited member whose
+machine joined takes the next teammate, under its invited name: its role is that member's),
+then this machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from app.core.errors import NotFoundError
+from app.core.paths import LEAD_NAME
+from app.engine.relay import Relay
+
+if TYPE_CHECKING:
+    from app.core import Home
+    from app.core.authority import TeamKey
+
+
+@dataclass
+class Across:
+    url: str
+    """The team's desk role (never the administrator's)."""
+    team: str
+    spread: bool = False
+    machine: str = field(default_factory=socket.gethostname)
+    relay: Relay | None = None
+    _task: asyncio.Task[None] | None = None
+    taken: set[str] = field(default_factory=set)
+    """Members chosen for a spawn (spawns run at once: each takes a different one)."""
+    _choosing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """One choice at a time, in the order the spawns asked (the lead's first teammate takes
+    the first joined machine)."""
+
+    def team_name(self, requested: str) -> str:
+        return self.team
+
+    def start(self, home: Home, key: TeamKey | None) -> None:
+        if self.relay is not None:
+            return
+        self.relay = Relay(
+            home, self.team, self.url, member=LEAD_NAME, desk=True, key=key, machine=self.machine
+        )
+        self._task = asyncio.ensure_future(self.relay.run())
+
+    async def choose(self, request: dict[str, Any]) -> tuple[str, str] | None:
+        """``(member name, machine)`` for a teammate that runs elsewhere, ``None`` here."""
+        async with self._choosing:
+            return await self._choose(request)
+
+    async def _choose(self, request: dict[str, Any]) -> tuple[str, str] | None:
+        relay = self.relay
+        asked = request.get("machine")
+        if relay is None or (asked in (None, "", self.machine) and not self.spread):
+            return None
+        free = [f for f in await asyncio.to_thread(relay.free) if f[0] not in self.taken]
+        if asked and asked != self.machine:
+            for name, machine in free:
+                if machine == asked:
+                    self.taken.add(name)
+                    return name, machine
+            raise NotFoundError(
+                f"no invited teammate waits on machine {asked!r}: run `teamdeck invite "
+                f"{self.team} --name NAME --machine {asked}` and `teamdeck join` there"
+            )
+        if asked or not free:
+            return None
+        self.taken.add(free[0][0])
+        return free[0]
+
+    async def place(self, name: str, entry: dict[str, Any], machine: str) -> None:
+        assert self.relay is not None
+        await asyncio.to_thread(self.relay.place, name, entry, machine)
+
+    def alive(self, name: str) -> bool:
+        return self.relay is None or self.relay.alive(name)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self.relay is not None:
+            await asyncio.to_thread(self.relay.one_pass)  # what the last moments wrote
+            self.relay.close()
+            self.relay = None
