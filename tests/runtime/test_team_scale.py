@@ -59,6 +59,21 @@ async def test_teammate_processes_run_nicer_than_the_dashboard(
     mine = os.nice(0)
     # Nicer by 10 than the dashboard, not 20: the fork server's children are not lowered twice.
     assert [_nice_of(pid) for pid in pids] == [min(19, mine + 10)] * 2
+    mine_group = _autogroup("self")
+    if mine_group is not None:
+        # Each leads a session of its own, which the scheduler weighs first (its autogroup):
+        # its process nice alone would weigh nothing against the dashboard's session.
+        groups = [_autogroup(str(pid)) or ["?"] for pid in pids]
+        assert [g[-1] for g in groups] == ["10", "10"], groups
+        assert mine_group[0] not in {g[0] for g in groups}
+
+
+def _autogroup(pid: str) -> list[str] | None:
+    """``["/autogroup-N", "nice", "K"]`` of a process, or None without autogroups."""
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().split()
+    except OSError:
+        return None
 
 
 async def _idle_team(make_runtime: Any, home: Home, project: Path, size: int) -> TeamRuntime:

@@ -13,6 +13,8 @@ TEAMMATE_NICE = 10
 #: This process was made nicer already: a teammate forked from the (already nice) fork server
 #: inherits this module with the flag set, and is not lowered a second time.
 _lowered = False
+#: Linux's autogroup of the calling process's session (``sched_autogroup_enabled``).
+AUTOGROUP = "/proc/self/autogroup"
 
 
 def batch_priority() -> None:
@@ -31,3 +33,20 @@ def batch_priority() -> None:
     if policy is not None:
         with contextlib.suppress(OSError):
             os.sched_setscheduler(0, policy, os.sched_param(0))
+    session_priority()
+
+
+def session_priority() -> None:
+    """Lower the session's autogroup too, when this process leads a session of its own.
+
+    With autogroups on (most desktop kernels, and this project's machines), the fair scheduler
+    first shares the CPU between sessions, each weighed by its autogroup's nice, and only then
+    between the processes of one session by their own nice. A teammate process starts a session
+    of its own (``start_new_session``, or the fork server's ``setsid``), so its process nice
+    alone weighs nothing against the dashboard: 25 teammates were 25 sessions at the
+    dashboard's weight, and the dashboard got 1/26 of a busy CPU. Only a session leader does it:
+    a teammate a person starts by hand in their shell leaves that shell's session as it is."""
+    if os.getsid(0) != os.getpid():
+        return
+    with contextlib.suppress(OSError), open(AUTOGROUP, "w", encoding="ascii") as group:
+        group.write(str(TEAMMATE_NICE))
