@@ -120,9 +120,22 @@ class Roster(VerticalScroll, can_focus=True):
         )
 
     def tick(self) -> None:
-        """Redraw elapsed times (the lines that show them)."""
-        for panel in self._panels.values():
-            panel.redraw()
+        """Redraw elapsed times (the lines that show them) on the panels in view; the others
+        are made afresh when they come into view (``TeammatePanel.stale``). With fifty
+        teammates most panels are out of view, and each redraw builds its lines again."""
+        top = self.scroll_offset.y
+        bottom = top + max(1, self.scrollable_content_region.height)
+        shown = set(self._panels.values())
+        y = 0
+        for panel in self.children:
+            if panel not in shown or not isinstance(panel, TeammatePanel):
+                continue
+            height = panel.outer_size.height
+            if not height or (y < bottom and y + height > top):
+                panel.redraw()
+            else:
+                panel.stale()
+            y += height
 
     def neighbour(self, step: int) -> str | None:
         """The name ``step`` places away from the selection (wrapping)."""

@@ -142,6 +142,12 @@ class TeammatePanel(Widget):
         if changed:
             self.refresh(*changed)
 
+    def stale(self) -> None:
+        """Out of view: its lines are made when it is drawn next, not now (once)."""
+        if self._drawn is not None:
+            self._drawn = None
+            self.refresh()
+
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Clicked(self.agent.name))
 

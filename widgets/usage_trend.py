@@ -1,6 +1,7 @@
 """The team at a glance: the task board's progress as a bar, and each agent's tokens over time
 as a sparkline (what each second added, the last minute), with its total and cost. Below 32
-rows only the selected agent's line is shown, so it stays legible at 80x24.
+rows only the selected agent's line is shown, so it stays legible at 80x24; in a team of more
+than ``MAX_LINES`` agents, the first ones' and the selected agent's.
 
 Given values (``app.display.trends``): the widget reads no file.
 """
@@ -17,6 +18,9 @@ from app.display.trends import AgentTrend, Progress
 from app.runtime.model.pricing import format_usd
 
 LABEL = 11  # cells for an agent's name
+MAX_LINES = 8
+"""Agents' lines at most: a team of fifty drew fifty lines, which pushed the roster off a
+120x40 screen and were all laid out and drawn again on every key press."""
 
 
 class UsageTrend(Vertical):
@@ -36,6 +40,8 @@ class UsageTrend(Vertical):
     .-narrow UsageTrend .trend-label { width: 10; }
     """
 
+    _shown_tasks: str | None = None
+
     def compose(self) -> ComposeResult:
         with Horizontal(classes="trend-row", id="trend-tasks"):
             yield Static("Tasks", classes="trend-label", id="trend-tasks-label")
@@ -45,11 +51,15 @@ class UsageTrend(Vertical):
     def show(self, trends: list[AgentTrend], selected: str | None, progress: Progress) -> None:
         """Draw ``trends`` (one line per agent; ``selected``'s always shown) and ``progress``."""
         label = self.query_one("#trend-tasks-label", Static)
-        label.update(f"Tasks {progress.done}/{progress.total}")
+        tasks = f"Tasks {progress.done}/{progress.total}"
+        if tasks != self._shown_tasks:
+            self._shown_tasks = tasks
+            label.update(tasks)
         bar = self.query_one("#trend-progress", ProgressBar)
-        bar.update(total=max(progress.total, 1), progress=progress.done)
+        if (bar.total, bar.progress) != (max(progress.total, 1), progress.done):
+            bar.update(total=max(progress.total, 1), progress=progress.done)
         rows = {row.agent: row for row in self.query(TrendRow)}
-        for trend in trends:
+        for trend in _shown(trends, selected):
             row = rows.pop(trend.name, None)
             if row is None:
                 row = TrendRow(trend.name)
@@ -58,6 +68,17 @@ class UsageTrend(Vertical):
             row.set_class(trend.name != selected, "-other")
         for gone in rows.values():
             gone.remove()
+
+
+def _shown(trends: list[AgentTrend], selected: str | None) -> list[AgentTrend]:
+    """The first ``MAX_LINES`` agents' trends in team order, the selected agent's among them."""
+    if len(trends) <= MAX_LINES:
+        return trends
+    shown = trends[:MAX_LINES]
+    if selected is not None and all(t.name != selected for t in shown):
+        chosen = [t for t in trends if t.name == selected]
+        shown = shown[: MAX_LINES - len(chosen)] + chosen
+    return shown
 
 
 class TrendRow(Horizontal):
@@ -69,6 +90,8 @@ class TrendRow(Horizontal):
         self._label = Static(classes="trend-label")
         self._line = Sparkline([], summary_function=max)
         self._total = Static(classes="trend-total")
+        self._shown_label: tuple[str, str | None] | None = None
+        self._shown_total: str | None = None
 
     def compose(self) -> ComposeResult:
         yield self._label
@@ -76,12 +99,25 @@ class TrendRow(Horizontal):
         yield self._total
 
     def show(self, trend: AgentTrend) -> None:
+        """Update what reads differently: with fifty agents, rewriting every row each second
+        and on each key press laid the whole screen out again (``Static.update`` asks for a
+        layout) -- a fifth of the dashboard's loop in a 50-teammate profile."""
         name = trend.name if len(trend.name) <= LABEL else trend.name[: LABEL - 1] + "…"
-        self._label.update(Text(name, style=f"bold {rich_color(trend.color)}", no_wrap=True))
+        label = (name, trend.color)
+        if label != self._shown_label:
+            self._shown_label = label
+            style = f"bold {rich_color(trend.color)}"
+            # its width is fixed (.trend-label): no layout
+            self._label.update(Text(name, style=style, no_wrap=True), layout=False)
         # from 0: the bars' heights are tokens, not the spread between the smallest and the
         # largest; nothing yet is a flat line (Textual draws a single value as a full bar)
         data = [0, *trend.tokens] if any(trend.tokens) else []
         if data != self._line.data:
             self._line.data = data
         cost = "" if trend.cost is None else f" {format_usd(trend.cost)}"
-        self._total.update(f"{format_count(trend.total_tokens)}{cost}")
+        total = f"{format_count(trend.total_tokens)}{cost}"
+        if total != self._shown_total:
+            # its width follows the text: a layout only when that width changes
+            layout = len(total) != len(self._shown_total or "")
+            self._shown_total = total
+            self._total.update(total, layout=layout)

@@ -43,6 +43,7 @@ from app.core.files import (
     parse_with_retry,
     read_bytes,
 )
+from app.core.group_commit import GroupCommit
 from app.core.home_parts import HomeParts
 from app.core.inbox_cache import MessageView, Parsed, check_array, decode_array
 from app.core.inbox_envelope import spliced
@@ -53,6 +54,10 @@ from app.core.paths import LEAD_NAME, USER_NAME, parse_agent_id
 
 FileKey = tuple[int, int, int, int]
 Chunk = bytes | memoryview
+#: One ``append``'s entries and guard (appends with a guard are written alone).
+_Append = tuple[list[dict[str, Any]], Callable[[], None] | None]
+#: Unguarded appends by this process's threads, written together per inbox.
+_appends: GroupCommit[list[dict[str, Any]]] = GroupCommit()
 
 
 class _Known:
@@ -237,8 +242,8 @@ class Mailbox:
         corrupt inbox is never extended or replaced: CorruptFileError names it (in teamdeck's
         own home a copy is also saved aside; in a Claude Code home the file is only reported,
         left exactly where it is)."""
-        entry, *others = (m.to_json_dict() for m in (message, *more))
-        for item in (entry, *others):
+        entries = [m.to_json_dict() for m in (message, *more)]
+        for item in entries:
             item["read"] = bool(item.get("read", False))
         path = self.path(agent)
         if not path.parent.is_dir():
@@ -247,9 +252,36 @@ class Mailbox:
             if not self.layout.config_path(self.team).is_file():
                 raise NotFoundError(f"team {self.team!r} does not exist")
             ensure_dir(path.parent)
+        if guard is not None:  # alone: a guard sees the appends written before it
+            (refused,) = self._write_batch(agent, [(entries, guard)])
+            if refused is not None:
+                raise refused
+            return
+        # This process's threads appending to the same inbox meanwhile share one write.
+        _appends.submit(os.fspath(path), entries, lambda batch: self._write_batch(agent, batch))
+
+    def _write_batch(
+        self, agent: str, batch: Sequence[_Append | list[dict[str, Any]]]
+    ) -> list[BaseException | None]:
+        """``append``'s write, for the appends of one group commit (``app.core.group_commit``)
+        or one guarded append: its guard under the lock, then the entries let through, in one
+        write; returns what refused each append (``None``: written)."""
+        path = self.path(agent)
+        refused: list[BaseException | None] = [None] * len(batch)
         with self.home.lock(path):
-            if guard is not None:
-                guard()
+            entries: list[dict[str, Any]] = []
+            for i, one in enumerate(batch):
+                items, guard = one if isinstance(one, tuple) else (one, None)
+                if guard is not None:
+                    try:
+                        guard()
+                    except Exception as exc:  # that append's alone: the others are written
+                        refused[i] = exc
+                        continue
+                entries.extend(items)
+            if not entries:
+                return refused
+            entry, *others = entries
             raw = read_bytes(path)
             known = _known_valid(path, raw) if raw is not None else None
             record = None if in_claude_home(path) else inbox_record.record_path(path)
@@ -275,6 +307,7 @@ class Mailbox:
                 atomic_write_bytes(path, parts)
             written = _remember(path, parts[:-1], hashed=hashed)
         self.home.emit(InboxChanged(self.team, agent, written=written))
+        return refused
 
     # ------------------------------------------------------------------ read
 

@@ -54,7 +54,9 @@ def run(home: Home, args: argparse.Namespace) -> int:
 
     from app.runtime.runners.priority import batch_priority
 
-    batch_priority()  # first: the imports below are a second of CPU
+    # first: the imports below are a second of CPU. A tmux window's session is the pane's,
+    # which the person's tmux made: left at its weight.
+    batch_priority(session=args.backend == "process")
     from app.core.authority import HANDOFF_ENTRY
     from app.runtime.model.credentials import hold, refuse_same_user_readers
     from app.runtime.runners.handoff import receive_fd, receive_socket

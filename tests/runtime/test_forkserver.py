@@ -100,7 +100,10 @@ async def test_teammates_are_forked_from_one_server_as_subprocess_would_start_th
         record = home.layout.agent_record_path(TEAM, name)
         await until(lambda r=record: read_record(r), f"{name} started", within=GUARD)
         assert parent_of(pid) == server.pid
-        assert os.getsid(pid) == pid  # a session of its own: no terminal signal reaches it
+        # the server's session, which has no terminal: no terminal signal reaches it; and a
+        # process group of its own (what a kill of its group reaches)
+        assert os.getsid(pid) == os.getsid(server.pid) == server.pid != os.getsid(0)
+        assert os.getpgid(pid) == pid
         assert folder_of(pid) == str(project)
         command = f"-m app.runtime.agent_main --home {home.root} --team {TEAM} --name {name}"
         assert command in cmdline(pid)

@@ -59,6 +59,44 @@ async def test_teammate_processes_run_nicer_than_the_dashboard(
     mine = os.nice(0)
     # Nicer by 10 than the dashboard, not 20: the fork server's children are not lowered twice.
     assert [_nice_of(pid) for pid in pids] == [min(19, mine + 10)] * 2
+    mine_group = _autogroup("self")
+    if mine_group is not None:
+        # The scheduler weighs sessions first (their autogroups), then the processes of one:
+        # the team is one session (the fork server's), not a session per teammate at the
+        # dashboard's weight each.
+        groups = {(_autogroup(str(pid)) or ["?"])[0] for pid in pids}
+        assert len(groups) == 1 and mine_group[0] not in groups
+
+
+async def test_a_teammate_process_started_without_the_fork_server_lowers_its_session(
+    home: Home, project: Path, runtimes: list[TeamRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exec'd, a teammate process leads a session of its own: its autogroup goes to nice 10
+    (its process nice alone would weigh nothing against the dashboard's session)."""
+    if _autogroup("self") is None:
+        pytest.skip("no autogroups here")
+    monkeypatch.setenv("TEAMDECK_FORKSERVER", "0")
+    runtime = TeamRuntime(home, cwd=project, decider="person", teammate_backend="process")
+    runtimes.append(runtime)
+    await runtime.start()
+    home.teams.create(TEAM, description="scale", cwd=str(project))
+    runtime.team_created(TEAM)
+    await runtime.spawn_teammate("w1", "Wait for tasks.")
+    pid = await until(lambda: getattr(runtime.runners["w1"], "pid", None), "its pid", within=120)
+    group = await until(
+        lambda: g if (g := _autogroup(str(pid))) and g[-1] == "10" else None,
+        "its session at autogroup nice 10",
+        within=120,
+    )
+    assert group[0] != (_autogroup("self") or ["?"])[0]
+
+
+def _autogroup(pid: str) -> list[str] | None:
+    """``["/autogroup-N", "nice", "K"]`` of a process, or None without autogroups."""
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().split()
+    except OSError:
+        return None
 
 
 async def _idle_team(make_runtime: Any, home: Home, project: Path, size: int) -> TeamRuntime:
@@ -290,3 +328,49 @@ async def test_a_turns_task_completed_and_idle_reach_the_lead_in_one_write(
     assert [f["type"] for f in frames] == ["task_completed", "idle_notification"]
     assert frames[0]["taskId"] == "1", frames
     assert {entry["from"] for entry in raw} == {"w1"}
+
+
+def test_a_teammate_process_wakes_only_for_task_changes_that_may_free_work(home: Home) -> None:
+    """``task_news``: another teammate's claim or progress is no news for an idle teammate;
+    a new task, one returned to the board, one completed (it may unblock others) or deleted
+    is -- from this process's writes (the content is in the event) and from another's
+    (``task=None``: the file is read)."""
+    from app.core.events import TaskChanged
+    from app.runtime.runners.task_news import TaskNews
+
+    def frees_work(home: Home, event: TaskChanged) -> bool:
+        return TaskNews(home, "w9").frees_work(event)
+
+    home.teams.create(TEAM, description="scale")
+    tasks = home.tasks(TEAM)
+    seen: list[TaskChanged] = []
+    unsubscribe = home.subscribe(lambda e: seen.append(e) if isinstance(e, TaskChanged) else None)
+
+    def news(write: Callable[[], object]) -> tuple[bool, bool]:
+        """(from this process's event, as another process's watcher sees it)."""
+        seen.clear()
+        write()
+        event = seen[-1]
+        return frees_work(home, event), frees_work(home, TaskChanged(TEAM, event.task_id))
+
+    task = tasks.create("Build", "the thing")
+    assert news(lambda: tasks.create("Test", "it")) == (True, True)
+    assert news(lambda: tasks.update(task.id, owner="w1", status="in_progress")) == (
+        False,
+        False,
+    )
+    assert news(lambda: tasks.update(task.id, active_form="building")) == (False, False)
+    assert news(lambda: tasks.update(task.id, owner=None, status="pending")) == (True, True)
+    assert news(lambda: tasks.update(task.id, status="completed")) == (True, True)
+    assert frees_work(home, TaskChanged(TEAM, "999"))  # gone: look at the board
+    # its own task, taken from it by another process: it is no longer busy
+    watch = TaskNews(home, "w9")
+    seen.clear()
+    mine = tasks.create("Mine", "")
+    tasks.update(mine.id, owner="w9", status="in_progress")
+    assert not watch.wakes(seen[:], idle=False)  # its own claim, read while it works
+    tasks.update(mine.id, owner="w1")
+    assert watch.wakes([TaskChanged(TEAM, mine.id)], idle=True)
+    assert not watch.wakes([TaskChanged(TEAM, mine.id)], idle=True)  # not twice
+    assert not watch.wakes([TaskChanged(TEAM, task.id)], idle=False)  # working: never
+    unsubscribe()

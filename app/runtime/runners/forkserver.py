@@ -34,8 +34,9 @@ Guarantees, so that a forked teammate is the process ``subprocess`` would have s
 * The server's environment is the runtime's without the API credentials (``child_env``), as a
   teammate's is; a request whose interpreter settings (``PYTHON*`` variables) differ from the
   server's, or any request when the server cannot run, is started by ``subprocess`` instead.
-* Each child is a session leader with stdin and stdout on ``/dev/null``; it runs to the end of
-  the interpreter (``atexit`` and logging shut down as usual).
+* Each child leads a process group of its own, in the server's session (no terminal), with
+  stdin and stdout on ``/dev/null``; it runs to the end of the interpreter (``atexit`` and
+  logging shut down as usual).
 * The server is single-threaded when it forks (checked), ignores ``SIGCHLD`` so that its
   children are reaped as they end (a dead teammate's pid is gone at once, no zombie), and when
   the runtime closes its end of the socket it starts no more children and waits for the running ones
@@ -322,7 +323,7 @@ def serve(control_fd: int) -> int:
     from app.runtime.runners.priority import batch_priority
 
     control = _Control(control_fd)
-    batch_priority()  # children inherit it; the imports below are its whole cost
+    batch_priority(session=False)  # children inherit it; the imports below are its whole cost
     from app.runtime.runners.launch import AGENT_MAIN
 
     for name in (AGENT_MAIN, *PRELOAD):
@@ -381,7 +382,12 @@ def _child(entry_module: str, request: dict[str, Any], stderr_fd: int) -> int:
     args = [str(a) for a in request["args"]]
     _set_title([sys.executable, "-P", "-m", entry_module, *args])  # as ps and pgrep know it
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # its commands and hooks are waited on
-    os.setsid()
+    # A process group of its own (signals to the group reach it and what it started), in the
+    # server's session: that session has no terminal (the server started one of its own), so
+    # the person's ctrl+c never reaches it, and the kernel's autogroup scheduling weighs the
+    # whole team as one session against the dashboard's -- a session per teammate weighed 25
+    # teammates as 25 sessions, and the dashboard got 1/26 of a busy CPU (runners.priority).
+    os.setpgid(0, 0)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)

@@ -44,6 +44,7 @@ from app.runtime.runners.hold import FileHold, hold_path
 from app.runtime.runners.orphan import LeadWatch, orphan_timeout
 from app.runtime.runners.pane import PanePrinter
 from app.runtime.runners.process_record import AgentRecord, Heartbeat, write_record
+from app.runtime.runners.task_news import TaskNews
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling import offload
 
@@ -167,15 +168,24 @@ async def run_agent(
     watcher = Watcher(home, agent_logs=False)  # the other agents' logs are not its business
     main = asyncio.ensure_future(teammate.run())
 
+    news = TaskNews(home, name)
+
     def on_changes(batch: list[ChangeEvent]) -> None:
+        tasks: list[TaskChanged] = []
         for event in batch:
             if event.team != team:
                 continue
             mine = isinstance(event, InboxChanged) and event.agent == name
-            if mine or isinstance(event, TaskChanged):
+            if mine:
                 teammate.wake.set()
+            elif isinstance(event, TaskChanged):
+                tasks.append(event)
             elif isinstance(event, TeamRemoved):  # the team is gone: nothing left to do
                 main.cancel()
+        # Only an idle teammate, and only for a change that may give it work (``task_news``):
+        # a working one looks at the board when its turn ends.
+        if tasks and news.wakes(tasks, teammate.idle):
+            teammate.wake.set()
 
     def stop_now() -> None:
         if not teammate.finished:

@@ -1,0 +1,76 @@
+"""A team of fifty: the dashboard's once-a-second tick costs what changed and what is in view,
+not the team's size (issue 33). Counted, never timed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from textual.widgets import Static
+
+from tests.ui.data import TEAM, agents, make_app, transcripts
+from tests.ui.fake_runtime import FakeRuntime
+from tests.ui.helpers import ready, wait_for
+from widgets.roster import Roster
+from widgets.teammate_panel import TeammatePanel
+from widgets.usage_trend import MAX_LINES, TrendRow, UsageTrend
+
+SIZE = 50
+
+
+def _team() -> FakeRuntime:
+    lead, mate, *_ = agents()
+    mates = [replace(mate, name=f"worker-{k}") for k in range(1, SIZE + 1)]
+    return FakeRuntime(TEAM, [lead, *mates], [], transcripts())
+
+
+async def test_a_tick_with_fifty_teammates_redraws_what_is_in_view(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path, _team())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        trend = app.leader.query_one(UsageTrend)
+        app.leader.tick()
+        # the first agents' lines and the selected one's: not fifty, which left the roster
+        # two rows of the screen
+        await wait_for(pilot, lambda: len(trend.query(TrendRow)) == MAX_LINES)
+        roster = app.leader.query_one(Roster)
+        panels = list(roster.query(TeammatePanel))
+        assert len(panels) == len(app.agents)
+        app.leader.tick()  # the rows' first drawing since the team's tokens were sampled
+        await pilot.pause()
+
+        updates: list[Static] = []
+        built: list[TeammatePanel] = []
+        real_update, real_lines = Static.update, TeammatePanel._lines
+
+        def counting_update(self: Static, *args: object, **kwargs: object) -> None:
+            if isinstance(self.parent, TrendRow):
+                updates.append(self)
+            real_update(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        def counting_lines(self: TeammatePanel) -> object:
+            built.append(self)
+            return real_lines(self)
+
+        Static.update = counting_update  # type: ignore[method-assign]
+        TeammatePanel._lines = counting_lines  # type: ignore[method-assign,assignment]
+        try:
+            app.leader.tick()
+            await pilot.pause()
+        finally:
+            Static.update = real_update  # type: ignore[method-assign]
+            TeammatePanel._lines = real_lines  # type: ignore[method-assign]
+        assert updates == []  # nothing changed: no row rewritten (each would lay out the screen)
+        in_view = {p for p in panels if p.region.overlaps(roster.region)}
+        assert in_view and len(in_view) < SIZE // 2
+        assert set(built) <= in_view  # only panels in view build their lines now
+        # one out of view is drawn afresh once it comes into view
+        last = panels[-1]
+        assert last not in in_view
+        roster.scroll_to_widget(last, animate=False, immediate=True)
+        await pilot.pause()
+        await wait_for(
+            pilot, lambda: last.region.overlaps(roster.region) and last._drawn is not None
+        )
