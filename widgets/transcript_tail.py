@@ -11,7 +11,8 @@ pane is one widget that redraws its lines and is never laid out again; the lead'
 An entry reads as in the full transcript (``in_words``): the person's messages once, prompts
 and protocol frames in words, streamed text replaced by the entry that ends it, a tool call
 marked ✓ or ✗ when its result arrives. Lines longer than the pane end in an ellipsis, but for
-an error and the run's end (what to do next), which take the rows they need; only the newest
+an error, the run's end (what to do next) and the lead's final report before it, which take
+the rows they need; only the newest
 ``max_items`` entries are kept.
 """
 
@@ -205,9 +206,20 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
                     return None
                 return _Line("notice", f"↳ {_flat(result_in_words(text))}")
             case "notice":
-                return _Line("notice", _flat(text), wrap=bool(entry.data.get("finished")))
+                finished = bool(entry.data.get("finished"))
+                if finished:
+                    self._report_wraps()
+                return _Line("notice", _flat(text), wrap=finished)
             case _:
                 return _Line("error", f"✗ {_flat(text)}", wrap=True)
+
+    def _report_wraps(self) -> None:
+        """The run ended: the lead's last words (its final report) are shown whole, over the
+        rows they take, not cut to one line (issue 30)."""
+        for line in reversed(self._lines):
+            if line.kind == "text":
+                line.wrap, line.drawn = True, None
+                return
 
     def _changed(self) -> None:
         self.set_class(not self._lines and self._stream is None, "-empty")

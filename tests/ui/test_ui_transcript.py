@@ -251,6 +251,24 @@ async def test_the_runs_end_and_an_error_are_shown_whole_in_a_narrow_pane(
         assert "n new goal · ctrl+q quit" in text
 
 
+async def test_the_final_report_wraps_in_a_narrow_pane(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """The lead's last words before the run's end (its final report) are shown whole at 80x24
+    (issue 30, M5: cut to one line, "Final report: - analyst: 151 definitions in 48 fi…")."""
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        report = "Final report: - analyst: 151 definitions in 48 files - " + "more " * 12 + "END"
+        runtime.stream("team-lead", report)
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.set_status("team-lead", "idle")
+        await wait_for(pilot, lambda: "run finished" in screen_text(deck))
+        box = deck.screen.query_one("#lead", TranscriptTail).content_region
+        rows = screen_text(deck).splitlines()[box.y : box.bottom]
+        text = " ".join(row[box.x : box.right].strip() for row in rows)
+        assert "Final report" in text and "END" in text
+
+
 async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
