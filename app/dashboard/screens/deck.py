@@ -40,6 +40,10 @@ from app.runtime.steering import READ_ONLY, Outcome, describe_request
 from widgets.agent_text import agent_markup
 from widgets.needs_you import NeedsYou
 
+#: The "needs you" line of ``--claude`` while Claude Code's home has no team: what to do, in
+#: one line that fits 80 columns (an empty dashboard said nothing, issue 30).
+NO_CLAUDE_TEAM = "No Claude Code team yet: start Claude Code; 2.1.332+: teamdeck claude setup"
+
 #: Seconds a second ``s`` for the same teammate is refused (its answer is on its way).
 SHUTDOWN_PENDING = 30.0
 
@@ -111,6 +115,8 @@ class DeckScreen(DeckView):
         for line in self.query(NeedsYou):
             if target is None:
                 idle = "read-only: nothing to answer" if self.steering.read_only else ""
+                if self.host.home.is_claude and self.host.files.team is None:
+                    idle = NO_CLAUDE_TEAM  # what to do, not an empty dashboard (issue 30)
                 line.show(None, idle=idle or "nothing needs you")
                 continue
             keys = "a approve · r reject · v review"

@@ -39,6 +39,8 @@ from widgets.usage_trend import UsageTrend
 LEAD_FROM_FILES = (
     "The lead's own Claude Code session shows here, read from its transcript under the home's "
     "projects/ folder (found through the team's leadSessionId), once a team is shown. "
+    "No team yet? Start Claude Code and ask it for an agent team; with Claude Code 2.1.332 "
+    "and later, run teamdeck claude setup first, so its requests come here. "
     "What you type below goes into the lead's inbox, from user."
 )
 
