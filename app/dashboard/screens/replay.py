@@ -224,12 +224,12 @@ class ReplayScreen(Screen[None]):
         current: int | None = None  # the event id of the hit shown (n/N moved to it)
         if self.query_text:
             events = [e for e in events if e.id in self._hit_ids]
-            at = self.hit_at()
-            if at is None:
+            on_hit = self.hit_at()
+            if on_hit is None:
                 title += f" matching {self.query_text!r} ({len(self.hits)} in the run)"
             else:
-                title += f" matching {self.query_text!r} (hit {at + 1}/{len(self.hits)})"
-                current = self.replay.ids[self.hits[at]]
+                title += f" matching {self.query_text!r} (hit {on_hit + 1}/{len(self.hits)})"
+                current = self.replay.ids[self.hits[on_hit]]
             typing = self.focused is self.query_one("#replay-search", Input)  # n is text there
             title += " · enter, then n/N" if typing else " · n/N next/prev · esc closes"
         text = Text(no_wrap=True, overflow="ellipsis")  # a line each: the newest stay in view
