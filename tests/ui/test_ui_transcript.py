@@ -232,6 +232,27 @@ async def test_a_finished_run_says_so_and_what_next(
         assert deck.focused is deck.screen.query_one("#prompt")
 
 
+async def test_after_the_run_the_footer_offers_no_steering_keys(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """Issue 30 (low): after the run the footer still offered a/r/v/s/K, with nothing left
+    to answer or stop."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        bottom = lambda: screen_text(deck).splitlines()[-1]  # noqa: E731
+        await wait_for(pilot, lambda: "s Shutdown" in bottom())
+        for approval in runtime.approvals():
+            runtime.answer_permission(approval.request_id, False)
+        deck.home.teams.delete(TEAM, force=True)
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.set_status("team-lead", "idle")
+        await wait_for(pilot, lambda: "run finished" in screen_text(deck))
+        await wait_for(pilot, lambda: "Shutdown" not in bottom(), 3.0)
+        for word in ("Approve", "Reject", "Review", "Shutdown", "Kill"):
+            assert word not in bottom(), bottom()
+        assert "Help" in bottom()
+
+
 async def test_the_runs_end_and_an_error_are_shown_whole_in_a_narrow_pane(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
