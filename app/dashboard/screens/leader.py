@@ -91,6 +91,16 @@ class LeaderScreen(DeckScreen):
         yield ComposeBox(placeholder="A goal or a message for the lead…", id="prompt")
         yield KeyFooter(compact=self.narrow, show_command_palette=not self.narrow)
 
+    #: Below this many columns the side column narrows further (``on_resize``): at 60x20
+    #: the board was cut at "Ow".
+    TINY = 70
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        side = self.query_one("#side")
+        width = self.app.size.width
+        side.styles.width = 21 if 0 < width < self.TINY else None  # else the style sheet's
+
     def on_mount(self) -> None:
         host = self.host
         set_border(self.query_one("#roster"), title="Team")
