@@ -177,6 +177,26 @@ async def test_the_leads_pane_draws_its_newest_lines_at_the_bottom_cut_to_its_wi
         assert not pane.children
 
 
+@pytest.mark.parametrize("before", range(-3, 4))
+async def test_a_line_cut_after_an_agents_own_ellipsis_ends_in_one(
+    deck: TeamDeckApp, runtime: FakeRuntime, before: int
+) -> None:
+    """Issue 30 (low): the lead's pane showed a double ellipsis where its cut fell just after
+    an ellipsis the agent's text already had ("[idle teammates: writer (I cannot c…)…")."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        pane = deck.screen.query_one("#lead", TranscriptTail)
+        width = pane.content_region.width
+        said = "x" * (width - 2 + before) + "… (more)" + " tail" * 20
+        runtime.emit(TranscriptEntry("team-lead", "assistant", said))
+        await wait_for(pilot, lambda: "x" * 20 in screen_text(deck))
+        rows = screen_text(deck).splitlines()
+        box = pane.content_region
+        drawn = [row[box.x : box.right].rstrip() for row in rows[box.y : box.bottom]]
+        line = next(row for row in drawn if "x" * 20 in row)
+        assert "……" not in line and "… …" not in line and line.endswith("…"), line
+
+
 async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_all(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
