@@ -978,3 +978,17 @@ def test_typos_are_one_line_errors_never_guessed(
     code = cli.main(argv)
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and said in err, err
+
+
+def test_team_before_the_command_is_the_commands_team(
+    capsys: pytest.CaptureFixture[str], home_dir: Path
+) -> None:
+    """Issue 30: ``--team nosuchteam ps`` listed every team and exited 0 (the option before the
+    command was the dashboard's, and dropped): now it is ps's ``--team``; a command that takes
+    no team refuses it in one line."""
+    home_dir.mkdir(parents=True, exist_ok=True)
+    assert cli.main(["--team", "nosuchteam", "ps"]) == 1
+    assert "team 'nosuchteam' does not exist" in capsys.readouterr().err
+    assert cli.main(["--team", "nosuchteam", "history"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "history takes no team" in err

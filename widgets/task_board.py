@@ -34,10 +34,21 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("Subject", "subject", 30),
     ("Status", "status", 11),
     ("Owner", "owner", 12),
-    ("Blocked by", "blocked", 10),
+    ("Blocked by", "blocked", 6),
 )
-WIDE = {"id": 4, "status": 11, "owner": 12, "blocked": 10}
+#: The fixed columns' widths by the board's inner width (the subject takes the rest): from 60
+#: cells an owner's whole name (100x30 cut subjects at 17 and owners at 9, issue 30); below
+#: 45 the status and owner shrink, so that every column keeps a place (60x20 cut at "Ow").
+WIDE = {"id": 4, "status": 11, "owner": 12, "blocked": 6}
 NARROW = {"id": 3, "status": 11, "owner": 9, "blocked": 6}
+TINY = {"id": 3, "status": 6, "owner": 5, "blocked": 2}
+
+
+def fixed_widths(inner: int) -> dict[str, int]:
+    """The widths of the columns but the subject's, for a board ``inner`` cells wide."""
+    return WIDE if inner >= 60 else NARROW if inner >= 45 else TINY
+
+
 CHUNK = 150  # rows added per timer tick
 CHUNK_PAUSE = 0.005
 STATUS_STYLES = {"pending": "", "in_progress": "bold yellow", "completed": "green"}
@@ -84,7 +95,7 @@ class TaskBoard(DataTable[Text]):
     def on_resize(self, event: events.Resize) -> None:
         """Give the subject whatever the other (fixed) columns leave."""
         inner = self.size.width - 1  # room for the vertical scrollbar
-        fixed = WIDE if inner >= 70 else NARROW
+        fixed = fixed_widths(inner)
         padding = 2 * self.cell_padding * len(COLUMNS)
         widths = {**fixed, "subject": max(8, inner - sum(fixed.values()) - padding)}
         changed = False

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from rich.cells import cell_len
+from rich.console import Console
 from rich.text import Text
 from textual import events
 from textual.geometry import Region, Size
@@ -31,9 +32,11 @@ from textual.visual import Visual, visualize
 from textual.widget import Widget
 
 from app.display.agent_text import flat, shown
+from app.display.fit import cut
 from app.display.format import agent_cost, format_count, format_elapsed, rich_color
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TERMINAL_STATUSES
+from widgets.agent_text import agent_text
 
 BADGE_STYLES: dict[str, str] = {
     "running": "bold green",
@@ -47,6 +50,11 @@ BADGE_STYLES: dict[str, str] = {
 }
 
 
+#: The fewest cells of a name a narrow panel keeps (with its "…"), before a badge is cut.
+MIN_NAME = 4
+#: A console to wrap a problem over two rows with (its width is given at each wrap).
+CONSOLE = Console(width=80, color_system=None)
+
 #: Permission modes in words; "default" shows nothing.
 MODE_LABELS: dict[str, str] = {
     "plan": "plan mode",
@@ -56,8 +64,22 @@ MODE_LABELS: dict[str, str] = {
 }
 
 
-def badge(status: str) -> Text:
-    return Text(status, style=BADGE_STYLES.get(status, ""))
+#: A status's short form, for a panel too narrow for it and the whole name.
+SHORT_STATUS = {"awaiting approval": "awaiting"}
+
+
+def badge(status: str, *, short: bool = False) -> Text:
+    words = SHORT_STATUS.get(status, status) if short else status
+    return Text(words, style=BADGE_STYLES.get(status, ""))
+
+
+#: The modes' short forms, for a one-line panel (whole, or not shown there: never cut).
+SHORT_MODES = {
+    "plan mode": "plan",
+    "accepts edits": "edits",
+    "bypasses permissions": "bypass",
+    "delegate mode": "delegate",
+}
 
 
 def mode_label(mode: str) -> str:
@@ -176,21 +198,38 @@ class TeammatePanel(Widget):
         color = rich_color(self.agent.color, "bold")
         return ("▶", f"bold {color}") if self.selected else ("▌", color)
 
-    def _head(self, width: int) -> Text:
+    def _named(self, room: int) -> Text:
+        """The bar, the jump key and the name, the name cut to leave ``room`` cells (never
+        below ``MIN_NAME``): at a narrow width the name gives way, not the badges after it."""
         agent = self.agent
         color = rich_color(agent.color, "bold")
         head = Text(no_wrap=True, overflow="ellipsis")
         head.append(*self._bar())
         head.append(f"{self.key} " if self.key else "  ", style="dim")
-        head.append(
-            shown(agent.name), style=f"bold {color}" + (" underline" if self.selected else "")
-        )
-        if agent.is_lead:
-            head.append(" (lead)", style="dim")
+        name = shown(agent.name)
+        left = max(MIN_NAME, room - cell_len(head.plain))
+        if agent.is_lead and cell_len(name) + 7 <= left:  # "(lead)" where there is room
+            name += " (lead)"
+        if cell_len(name) > left:
+            name = cut(name, left)
+        head.append(name, style=f"bold {color}" + (" underline" if self.selected else ""))
+        return head
+
+    def _fits_whole(self, badges: int, width: int) -> bool:
+        """Whether the bar, key and whole name and ``badges`` cells fit ``width``."""
+        return 3 + cell_len(shown(self.agent.name)) + badges <= width
+
+    def _head(self, width: int) -> Text:
+        status = self.agent.status
+        short = not self._fits_whole(1 + cell_len(status), width)
         right = Text(no_wrap=True)
-        right.append_text(badge(agent.status))
+        right.append_text(badge(status, short=short))
         elapsed = self._elapsed()
-        if elapsed:
+        room = width - cell_len(right.plain) - 1
+        if elapsed and self._fits_whole(cell_len(right.plain) + 2 + len(elapsed), width):
+            room -= len(elapsed) + 1  # the time in the status too, with the whole name
+        head = self._named(room)
+        if elapsed and cell_len(head.plain) + cell_len(right.plain) + len(elapsed) + 2 <= width:
             right.append(f" {elapsed}", style="dim")
         gap = width - cell_len(head.plain) - cell_len(right.plain)
         head.append(" " * max(1, gap))
@@ -242,43 +281,64 @@ class TeammatePanel(Widget):
         ]
         problem = self._problem()
         if problem:
-            lines.append(self._line(problem, "bold red"))
+            line = self._line(problem, "bold red")
+            if cell_len(line.plain) > width:  # whole, over the activity line's row too
+                rows = agent_text(flat(problem), style="bold red").wrap(CONSOLE, width - 1)
+                del lines[2:]
+                for row in list(rows)[:2]:
+                    lines.append(Text("▌", style=rich_color(agent.color, "bold")) + row)
+            else:
+                lines.append(line)
         else:
             tokens = agent.input_tokens + agent.output_tokens
             cost = agent_cost(agent)
             spent = f"{format_count(tokens)} tok" + (f" · {cost}" if cost else "")
-            counters = self._line(f"{spent} · {agent.tool_calls} tools", "dim")
+            # The badges first (mode, worktree): a narrow roster cuts the counters, not them.
+            counters = self._line("")
             mode = mode_label(agent.mode)
             if mode:
-                counters.append(f" · {mode}", style="bold")
+                counters.append(f"{mode} · ", style="bold")
             if agent.worktree:
-                counters.append(f" · {worktree_label(agent.worktree)}")
+                counters.append(f"{worktree_label(agent.worktree)} · ")
+            counters.append(f"{spent} · {agent.tool_calls} tools", style="dim")
+            if cost:  # the cost before the token count: a narrow roster cuts the count
+                counters = self._line("")
+                if mode:
+                    counters.append(f"{mode} · ", style="bold")
+                if agent.worktree:
+                    counters.append(f"{worktree_label(agent.worktree)} · ")
+                counters.append(
+                    f"{cost} · {format_count(tokens)} tok · {agent.tool_calls} tools", style="dim"
+                )
             lines.append(counters)
         for line in lines:
             line.truncate(width, overflow="ellipsis")
         return lines[: max(1, self.size.height)]
 
     def _compact(self, width: int) -> Text:
+        """One line: the name, the status (its short form if the name would not fit whole),
+        the mode (whole, short, or not at all: never cut), then what fits of the cost and the
+        current task, or a problem."""
         agent = self.agent
-        color = rich_color(agent.color, "bold")
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(*self._bar())
-        text.append(f"{self.key} " if self.key else "  ", style="dim")
-        text.append(
-            shown(agent.name), style=f"bold {color}" + (" underline" if self.selected else "")
-        )
-        text.append(" ")
-        text.append_text(badge(agent.status))
+        mode = mode_label(agent.mode)
+        short = not self._fits_whole(1 + len(agent.status), width)
+        status = SHORT_STATUS.get(agent.status, agent.status) if short else agent.status
+        badges = Text(no_wrap=True)
+        badges.append(" ")
+        badges.append_text(badge(agent.status, short=short))
+        for words in (mode, SHORT_MODES.get(mode, "")) if mode else ():
+            if self._fits_whole(1 + len(status) + 3 + len(words), width):
+                badges.append(f" · {words}", style="italic")  # whole, or its short form
+                break
+        text = self._named(width - cell_len(badges.plain))
+        text.append_text(badges)
         cost = f" {agent_cost(agent)}" if agent.cost_usd is not None else ""
         if cell_len(text.plain) + len(cost) <= width:  # whole or not at all
             text.append(cost, style="dim")
-        mode = mode_label(agent.mode)
-        if mode:
-            text.append(f" · {mode}", style="italic")
         problem = self._problem()
-        if problem:
-            text.append(f" {flat(problem)}", style="bold red")
-        elif agent.current_task:
-            text.append(f" {flat(agent.current_task)}")
+        tail, style = (problem, "bold red") if problem else (agent.current_task, "")
+        room = width - cell_len(text.plain) - 1
+        if tail and room >= 2:  # in the room left, never over a badge
+            text.append(f" {cut(flat(tail), room)}", style=style)
         text.truncate(width, overflow="ellipsis")
         return text

@@ -11,7 +11,8 @@ pane is one widget that redraws its lines and is never laid out again; the lead'
 An entry reads as in the full transcript (``in_words``): the person's messages once, prompts
 and protocol frames in words, streamed text replaced by the entry that ends it, a tool call
 marked ✓ or ✗ when its result arrives. Lines longer than the pane end in an ellipsis, but for
-an error and the run's end (what to do next), which take the rows they need; only the newest
+an error, the run's end (what to do next) and the lead's final report before it, which take
+the rows they need; only the newest
 ``max_items`` entries are kept.
 """
 
@@ -67,16 +68,28 @@ class _Line:
 
 
 def _cut(text: Text, width: int) -> Text:
-    """The start of a line the pane ends in an ellipsis anyway: enough of it to fill the
-    width and overflow it. The pane draws what it did from the whole line (the same cells and
-    the same ellipsis), at a fraction of the cost: a line is up to ``LINE_LIMIT`` characters,
-    and Textual measures every one of them on each repaint, which the lead's pane gets at most
-    beats while a team works."""
-    keep = width + 2
-    if len(text.plain) <= keep:
-        return text
-    head = text[:keep]
-    return head if cell_len(head.plain) >= keep else text  # zero-width characters: all of it
+    """The line in ``width`` cells, ending in one "…" when it is longer. Cut here, not by the
+    pane (Textual would end a line cut just after an agent's own "…" in a second one: a
+    double ellipsis), and only the start of a long line is measured: a line is up to
+    ``LINE_LIMIT`` characters, and the pane is repainted at most beats while a team works."""
+    head = text[: 2 * width + 2]  # enough for a line of wide characters
+    if len(head.plain) == len(text.plain) and cell_len(head.plain) <= width:
+        return text  # it fits
+    if cell_len(head.plain) <= width:  # zero-width characters: all of it
+        head = text
+        if cell_len(head.plain) <= width:
+            return text
+    return _ended(head, width)
+
+
+def _ended(text: Text, width: int) -> Text:
+    """``text`` cut to ``width - 1`` cells, its trailing "…" and spaces dropped, then one "…"."""
+    out = text.copy()
+    out.truncate(max(0, width - 1))
+    while out.plain.endswith(("…", " ", "…")):
+        out.right_crop(1)
+    out.append("…")
+    return out
 
 
 class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
@@ -205,9 +218,20 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
                     return None
                 return _Line("notice", f"↳ {_flat(result_in_words(text))}")
             case "notice":
-                return _Line("notice", _flat(text), wrap=bool(entry.data.get("finished")))
+                finished = bool(entry.data.get("finished"))
+                if finished:
+                    self._report_wraps()
+                return _Line("notice", _flat(text), wrap=finished)
             case _:
                 return _Line("error", f"✗ {_flat(text)}", wrap=True)
+
+    def _report_wraps(self) -> None:
+        """The run ended: the lead's last words (its final report) are shown whole, over the
+        rows they take, not cut to one line (issue 30)."""
+        for line in reversed(self._lines):
+            if line.kind == "text":
+                line.wrap, line.drawn = True, None
+                return
 
     def _changed(self) -> None:
         self.set_class(not self._lines and self._stream is None, "-empty")

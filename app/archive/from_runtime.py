@@ -113,7 +113,9 @@ class RuntimeEvents:
         tokens = [max(0, a - b) for a, b in zip(now[:4], before[:4], strict=True)]
         if not any(tokens) and now[4] <= before[4]:
             return  # tool calls only
-        model = self._model_of(agent)
+        # The offline model answers as whatever model was asked for: it is "offline" here, not
+        # "claude-sonnet-…" (``history show`` named a model no call reached, issue 30).
+        model = "offline" if self.run.offline else self._model_of(agent)
         i, o, cache_read, cache_write = tokens
         cost = call_cost(model, i, o, cache_read, cache_write, offline=self.run.offline)
         self.record_usage(at, agent, model, i, o, cache_read, cache_write, cost)

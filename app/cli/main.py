@@ -251,6 +251,7 @@ def run_command(args: argparse.Namespace) -> int:
         print()
         parser.print_help()
         return 0
+    _team_before_the_command(args, parser)
     if getattr(args, "offline_pace", None):  # only the commands that run a team have it
         from app.cli.run import export_pace
 
@@ -259,6 +260,21 @@ def run_command(args: argparse.Namespace) -> int:
     if handler in READ_ONLY:
         home.require_exists()  # looking never creates a home (nor folders at a mistyped path)
     return handler(home, args)
+
+
+def _team_before_the_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``teamdeck --team T ps``: ``--team`` before a command that is not the dashboard's is
+    that command's ``--team`` (it was dropped: ``--team nosuchteam ps`` listed every team and
+    exited 0); a command with no team refuses it in one line."""
+    team = getattr(args, "dashboard_team", None)
+    if team is None or any(a.dest == "dashboard_team" for a in parser._actions):
+        return  # none given, or the command is the dashboard's (it reads it)
+    if not hasattr(args, "team"):
+        parser.error(f"argument --team: {args.command} takes no team")
+    if args.team is None:
+        args.team = team
+    elif args.team != team:
+        parser.error(f"argument --team: given twice ({team}, {args.team})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -125,6 +125,7 @@ class TeamDeckApp(DeckState):
         self.clock = clock
         self.demo = demo
         self.keep_home = False  # a demo: the person left its team on disk (quit dialog)
+        self.left_team: tuple[str, bool] | None = None  # (team, left running) on quitting
         self.watcher = watcher or Watcher(home, cross_process=watch)
         shown = self.shown_team
         self.steering: Steering = source.connect(self.watcher, self.spawn_agent, shown)

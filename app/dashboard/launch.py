@@ -201,6 +201,10 @@ def run_dashboard(
             finish_dashboard_recording(app)
             if kept is not None and app.keep_home:  # "Leave on disk": the team is there
                 kept.keep = True
+            if app.left_team is not None:
+                from app.dashboard.leaving import resume_line
+
+                print(resume_line(app.home.root, *app.left_team))
         return app.return_code or 0
 
 

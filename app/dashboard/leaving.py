@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
+import shutil
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
-from app.core.paths import LEAD_NAME
+from app.core.paths import LEAD_NAME, default_home
 from app.dashboard.screens.host import DeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
 from app.dashboard.screens.quit import QuitScreen, ShuttingDownScreen
@@ -80,9 +84,30 @@ async def ask_quit(app: DeckApp, team: str) -> None:
         return
     if choice == "shutdown":
         await shut_team_down(app, team)
-    elif app.demo:
-        app.keep_home = True
+    else:
+        app.left_team = (team, running)  # the exit line says how to resume it
+        if app.demo:
+            app.keep_home = True
     app.exit()
+
+
+def resume_line(home: Path, team: str, running: bool) -> str:
+    """The exit line for a team left behind: the exact command that resumes it, as this
+    teamdeck was started (``.venv/bin/teamdeck`` after ``make run``, where ``teamdeck`` is not
+    on PATH) and with ``--home`` unless it is the default home."""
+    argv0 = Path(sys.argv[0])
+    on_path = shutil.which("teamdeck")
+    program = "teamdeck"
+    if argv0.name == "teamdeck" and (on_path is None or Path(on_path).resolve() != argv0.resolve()):
+        program = str(argv0)
+    where = (
+        "" if home.resolve() == default_home().resolve() else f" --home {shlex.quote(str(home))}"
+    )
+    if running:
+        command = f"{program}{where} attach {shlex.quote(team)}"
+        return f"teamdeck: team {team} left running; resume it with: {command}"
+    command = f"{program}{where} tui --team {shlex.quote(team)}"
+    return f"teamdeck: team {team} left on disk; resume it with: {command}"
 
 
 async def shut_team_down(app: DeckApp, team: str) -> None:

@@ -89,34 +89,77 @@ def fit_parts(
     name as long as the room left allows.
     When even that is too wide, the name shorter still, down to "…" (then the caller cuts
     the line's end)."""
+    return _laid_out(parts, _plan(parts, width, shorten, least), width, shorten)
 
-    def cells(line: list[Part]) -> int:
-        return sum(cell_len(p.text) for p in line)
 
-    short = list(parts)
-    if cells(short) <= width:
-        return short
-    for i in reversed(range(len(short))):  # the short forms one by one, from the line's end
-        part = short[i]
+def fit_parts_as(
+    parts: list[Part],
+    widest: list[Part],
+    width: int,
+    *,
+    shorten: int | None = None,
+    least: int = 6,
+) -> list[Part]:
+    """``parts`` in the layout ``fit_parts`` gives ``widest`` (the same parts, each with the
+    widest value it may take: counts of three digits, the longest cost): the same parts kept,
+    the same short forms, whatever the values now; the name takes the room left. A line laid
+    out from its values lost or regained a part as a count or a cost grew by one digit, and
+    flipped between two layouts from one frame to the next (issue 30)."""
+    if len(widest) != len(parts):
+        return fit_parts(parts, width, shorten=shorten, least=least)
+    return _laid_out(parts, _plan(widest, width, shorten, least), width, shorten)
+
+
+def _cells(line: list[Part]) -> int:
+    return sum(cell_len(p.text) for p in line)
+
+
+def _short(part: Part) -> Part:
+    return Part(part.short, part.style, part.drop) if part.short is not None else part
+
+
+def _plan(
+    parts: list[Part], width: int, shorten: int | None, least: int
+) -> tuple[list[int], set[int]]:
+    """Which parts ``fit_parts`` keeps, and which of them in their short form."""
+    everything = list(range(len(parts)))
+    if _cells(parts) <= width:
+        return everything, set()
+    short: set[int] = set()
+    line = list(parts)
+    for i in reversed(everything):  # the short forms one by one, from the line's end
+        part = parts[i]
         if part.short is not None:
-            short[i] = Part(part.short, part.style, part.drop)
-            if cells(short) <= width:
-                return short
+            short.add(i)
+            line[i] = _short(part)
+            if _cells(line) <= width:
+                return everything, short
     stages = sorted({p.drop for p in parts if p.drop}, reverse=True)
-    kept = list(enumerate(short))
+    kept = everything
     for stage in [None, *stages]:
         if stage is not None:
-            kept = [(i, p) for i, p in kept if p.drop != stage]
-        line = [p for _, p in kept]
-        over = cells(line) - width
+            kept = [i for i in kept if parts[i].drop != stage]
+        over = _cells([line[i] for i in kept]) - width
         if over <= 0:
-            return line
-        at = next((n for n, (i, _) in enumerate(kept) if i == shorten), None)
-        if at is not None:
-            name = line[at]
-            room = cell_len(name.text) - over
+            return kept, short
+        if shorten in kept:
+            room = cell_len(line[shorten].text) - over
             if room >= least or stage == (stages[-1] if stages else None):
-                # The last resort: the name shorter than ``least`` rather than the line's end cut.
-                line[at] = Part(cut(name.text, max(room, 1)), name.style, name.drop)
-                return line
-    return [p for _, p in kept]
+                return kept, short  # the name cut to the room left (``_laid_out``)
+    return kept, short
+
+
+def _laid_out(
+    parts: list[Part], plan: tuple[list[int], set[int]], width: int, shorten: int | None
+) -> list[Part]:
+    """``parts`` as ``plan`` says, the name cut to the room the others leave."""
+    kept, short = plan
+    line = [_short(parts[i]) if i in short else parts[i] for i in kept]
+    over = _cells(line) - width
+    if over > 0 and shorten in kept:
+        at = kept.index(shorten)
+        name = line[at]
+        room = cell_len(name.text) - over
+        # The last resort: the name shorter than ``least`` rather than the line's end cut.
+        line[at] = Part(cut(name.text, max(room, 1)), name.style, name.drop)
+    return line

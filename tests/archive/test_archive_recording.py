@@ -117,6 +117,12 @@ async def test_a_whole_offline_run_ends_in_the_archive(home: Home, project: Path
         run_id,
     )
     assert calls[0][0] > 4 and calls[0][1] == tokens and calls[0][2] == 0
+    # The offline model's calls name no Claude model (``history show`` said "model call
+    # claude-sonnet-5-5" for the offline model, issue 30).
+    assert {m for (m,) in rows(home, "SELECT DISTINCT model FROM model_calls")} == {"offline"}
+    assert {f for (f,) in rows(home, "SELECT DISTINCT frame FROM events WHERE kind='usage'")} == {
+        "offline"
+    }
 
 
 async def test_usage_is_recorded_per_call_from_cumulative_counts(home: Home) -> None:

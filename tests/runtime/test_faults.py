@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -473,6 +474,11 @@ async def test_a_plan_rejected_then_approved_with_the_offline_team(
     assert "4. Address the feedback: Also mention the classes." in second.body
     rt.approve_plan(second.request_id)
     await until(lambda: any("Final report" in o.text for o in observer.outcomes), "the end")
+    # The summary says how the person's feedback was taken (issue 30: it ignored it), and
+    # the plan counts no more files than were found ("up to 6 of the 3 matching files").
+    report = next(o.text for o in observer.outcomes if "Final report" in o.text)
+    assert "feedback was taken into account: Also mention the classes." in report
+    assert re.search(r"up to \d+ of the \d+ matching files", first.body) is None
 
     plans = observer.messages("plan_approval_response", recipient="writer")
     answers = [json.loads(m.text) for m in plans]

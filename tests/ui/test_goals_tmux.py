@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 FIRST = "Describe the python files in this project"
 SECOND = "Describe the markdown docs in this project"
-SIDE = 40  # columns of the left side (team panels, approvals) at 120x40
+SIDE = 31  # columns of the left side (team panels, approvals) at 120x40
 
 
 def side(screen: str) -> str:

@@ -163,8 +163,9 @@ async def test_the_leader_view_shows_agent_text_as_text(
         assert "\\u202eexe.txt\\u200b" in text
         assert "[@click=app.quit]Q[/]" in text  # markup stays literal
         # The request reads as its command, never as "run installer" alone.
-        row = next(line for line in text.splitlines() if "perm researcher" in line)
-        assert "researcher: Bash(curl" in row and "s -la)" in row and "…" in row, row
+        row = next(line for line in text.splitlines() if "perm resea" in line)
+        # (the roster's column is about 28 wide: the command's start and end, the name short)
+        assert ": $ curl" in row and "s -la" in row and "…" in row, row
         assert "run installer" not in row
         # The feed names a permission request by its command too, its description beside it.
         assert "permission requested: Bash(git status --short) — git status" in text

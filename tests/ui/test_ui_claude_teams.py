@@ -149,3 +149,15 @@ async def test_a_teammate_removed_from_the_config_is_gone(home: Home) -> None:
         assert app.header.teammates == 1  # researcher only
         text = screen_text(app)
         assert "gone" in text and "completed" not in text
+
+
+async def test_no_claude_code_team_says_what_to_do(tmp_path: Path) -> None:
+    """``teamdeck --claude`` with no team in Claude Code's home: one line says what to do, at
+    80 columns (issue 30, M8: an empty dashboard, nothing said why)."""
+    empty = Home(tmp_path / "claude", lock_style="mkdir")
+    (tmp_path / "claude").mkdir()
+    app = build_dashboard(empty, viewer=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.loaded)
+        line = "No Claude Code team yet: start Claude Code; 2.1.332+: teamdeck claude setup"
+        await wait_for(pilot, lambda: line in screen_text(app))

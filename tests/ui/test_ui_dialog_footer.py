@@ -6,6 +6,8 @@ help): a newcomer pressing them got nothing."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.pilot import Pilot
 from textual.screen import ModalScreen
@@ -72,6 +74,12 @@ async def test_a_dialog_footer_shows_the_dialogs_keys(
         assert "Allow once" in shown["permission"] and "Deny" in shown["permission"]
         assert "y Kill" in shown["kill"] and "n Cancel" in shown["kill"]  # as its buttons
         assert "Shut down" in shown["quit"] and "Cancel" in shown["quit"]
+        # A gap between keys at every width (issue 30: at 80 columns the narrow style ran
+        # them together, "y Allow onceA Always allown Deny").
+        for dialog, line in shown.items():
+            for glued in ("onceA", "allown", "Denyesc", "Closeesc", "Approver", "Rejectv"):
+                assert glued not in line, f"{dialog}: the footer says {line!r}"
+            assert re.search(r"[a-z][A-Z]|[a-z]esc", line) is None, f"{dialog}: {line!r}"
 
         await pilot.press("n")  # cancel: the view's own footer is back
         await wait_for(pilot, lambda: not isinstance(app.screen, ModalScreen))

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from app.core import Home
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.leaving import resume_line
 from app.dashboard.screens.left_teams import LeftTeamsScreen
 from app.dashboard.screens.quit import QuitScreen, ShuttingDownScreen
 from app.dashboard.team_source import RuntimeSource
@@ -100,6 +101,28 @@ async def test_quit_and_leave_the_team_on_disk(deck: TeamDeckApp, runtime: FakeR
         await wait_for(pilot, lambda: not deck.is_running)
     assert deck.home.teams.get(TEAM) is not None
     assert [c for c in runtime.calls if c[0] == "request_shutdown"] == []
+    # The exit line gives the exact command that resumes it (issue 30: it gave none).
+    assert deck.left_team == (TEAM, False)
+    line = resume_line(deck.home.root, *deck.left_team)
+    assert line.endswith(f" --home {deck.home.root} tui --team {TEAM}"), line
+
+
+def test_the_resume_line_is_the_command_as_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After ``make run`` teamdeck is ``.venv/bin/teamdeck``, not on PATH: the line says so;
+    the default home needs no ``--home``; a team left running is attached."""
+    monkeypatch.setenv("TEAMDECK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr("sys.argv", [".venv/bin/teamdeck", "tui"])
+    line = resume_line(tmp_path / "home", "alpha", True)
+    assert (
+        line == "teamdeck: team alpha left running; resume it with: .venv/bin/teamdeck attach alpha"
+    )
+    monkeypatch.setattr("sys.argv", ["/usr/bin/teamdeck"])
+    monkeypatch.setenv("PATH", "/usr/bin")
+    line = resume_line(tmp_path / "other", "my team", False)
+    assert line.endswith(f"teamdeck --home {tmp_path / 'other'} tui --team 'my team'"), line
 
 
 async def test_quit_shuts_the_team_down_by_default(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,9 @@ from textual.widgets import DataTable, Input, Static
 
 from app.archive.query import Event, RunSummary
 from app.archive.replay import Replay
+from app.archive.timeline import event_line
 from app.dashboard.screens.replay import ReplayApp, ReplayScreen
+from app.display.agent_text import shown
 from tests.ui.helpers import screen_text, wait_for
 
 T0 = 1_795_000_000.0  # fixed times: the picture never changes
@@ -113,6 +116,8 @@ async def test_timeline_controls() -> None:
         screen = app.screen
         assert isinstance(screen, ReplayScreen)
         assert screen.position == len(replay) and "event 751/751" in header(app)
+        # The point and the length in one time format, history's (issue 30: "12:30 / 12m30s").
+        assert re.search(r" \d+m\d\ds / \d+m\d\ds ", header(app)), header(app)
         await pilot.press("home")
         assert screen.position == 0 and screen.query_one("#replay-tasks", DataTable).row_count == 0
         await pilot.press("right", "right", "right")
@@ -122,7 +127,7 @@ async def test_timeline_controls() -> None:
         # A minute later: every event up to 60 s after the current point.
         await pilot.press("right_square_bracket")
         assert screen.position == replay.position_at(replay.time_at(2) + 60)
-        assert "01:0" in header(app)
+        assert "1m0" in header(app)
         tasks = screen.query_one("#replay-tasks", DataTable)
         assert tasks.row_count == 60 or tasks.row_count == 61
         await pilot.press("left_square_bracket")
@@ -143,6 +148,17 @@ async def test_timeline_controls() -> None:
         assert screen.position == stopped
         await pilot.press("end")
         assert screen.position == len(replay)
+
+
+def marked(app: ReplayApp) -> str | None:
+    """The feed's line marked as the hit the point is on (``None``: none is)."""
+    lines = [line for line in feed(app).splitlines() if line.startswith("▶ ")]
+    assert len(lines) <= 1
+    return lines[0].split("  ", 1)[1] if lines else None
+
+
+def shown_line(replay: Replay, index: int) -> str:
+    return shown(event_line(replay.events[index]))
 
 
 async def test_search_filters_the_feed_and_moves_between_hits() -> None:
@@ -167,10 +183,20 @@ async def test_search_filters_the_feed_and_moves_between_hits() -> None:
         first = screen.hits[0]
         assert screen.position == first + 1
         assert "matching 'task #12'" in feed(app) and "n/N next/prev" in feed(app)
+        total = len(screen.hits)
+        assert f"(hit 1/{total})" in feed(app)  # issue 30, M9: which hit, of how many
+        assert marked(app) == shown_line(replay, first)  # the hit n moved to, marked
         await pilot.press("n")
         assert screen.position == screen.hits[1] + 1
+        assert f"(hit 2/{total})" in feed(app)
+        assert marked(app) == shown_line(replay, screen.hits[1])  # the mark moved with n
         await pilot.press("N")
         assert screen.position == first + 1
+        assert f"(hit 1/{total})" in feed(app)
+        await pilot.press("N")  # from the first hit: round to the last
+        assert f"(hit {total}/{total})" in feed(app)
+        await pilot.press("right")  # off a hit: the count again
+        assert f"({total} in the run)" in feed(app) and marked(app) is None
         await pilot.press("escape")
         assert screen.query_text == "" or not screen.has_class("-searching")
 

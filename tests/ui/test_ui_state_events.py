@@ -25,7 +25,14 @@ async def test_an_agents_error_reaches_its_panel_as_an_event(
         ]
         assert error not in screen_text(deck)  # nothing told the app yet
         runtime.emit(ErrorChanged("researcher", error))
-        await wait_for(pilot, lambda: f"✗ {error}" in screen_text(deck))
+        # (whole, over two rows of the panel: the roster's column is about 28 cells)
+        await wait_for(
+            pilot,
+            lambda: (
+                "✗ inbox unreadable:" in screen_text(deck)
+                and "▌researcher.json" in screen_text(deck)
+            ),
+        )
         runtime.agents = [replace(a, error=None) for a in runtime.agents]
         runtime.emit(ErrorChanged("researcher", None))
         await wait_for(pilot, lambda: error not in screen_text(deck))

@@ -205,6 +205,6 @@ async def test_at_80_columns_the_team_name_is_what_gets_shortened(
         await pilot.pause()
         line = bar.line.plain
         assert len(line) <= 78
-        assert line.endswith(kept) and (not mode or "⏵⏵ accept edits on" in line)
+        assert line.endswith(kept) and (not mode or "⏵⏵ accept edits" in line)
         assert "3 teammates · 2 open · 1 approval" in line
         assert "refac" in line and "…" in line and team not in line  # the name, shortened

@@ -177,6 +177,26 @@ async def test_the_leads_pane_draws_its_newest_lines_at_the_bottom_cut_to_its_wi
         assert not pane.children
 
 
+@pytest.mark.parametrize("before", range(-3, 4))
+async def test_a_line_cut_after_an_agents_own_ellipsis_ends_in_one(
+    deck: TeamDeckApp, runtime: FakeRuntime, before: int
+) -> None:
+    """Issue 30 (low): the lead's pane showed a double ellipsis where its cut fell just after
+    an ellipsis the agent's text already had ("[idle teammates: writer (I cannot c…)…")."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        pane = deck.screen.query_one("#lead", TranscriptTail)
+        width = pane.content_region.width
+        said = "x" * (width - 2 + before) + "… (more)" + " tail" * 20
+        runtime.emit(TranscriptEntry("team-lead", "assistant", said))
+        await wait_for(pilot, lambda: "x" * 20 in screen_text(deck))
+        rows = screen_text(deck).splitlines()
+        box = pane.content_region
+        drawn = [row[box.x : box.right].rstrip() for row in rows[box.y : box.bottom]]
+        line = next(row for row in drawn if "x" * 20 in row)
+        assert "……" not in line and "… …" not in line and line.endswith("…"), line
+
+
 async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_all(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
@@ -232,6 +252,27 @@ async def test_a_finished_run_says_so_and_what_next(
         assert deck.focused is deck.screen.query_one("#prompt")
 
 
+async def test_after_the_run_the_footer_offers_no_steering_keys(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """Issue 30 (low): after the run the footer still offered a/r/v/s/K, with nothing left
+    to answer or stop."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        bottom = lambda: screen_text(deck).splitlines()[-1]  # noqa: E731
+        await wait_for(pilot, lambda: "s Shutdown" in bottom())
+        for approval in runtime.approvals():
+            runtime.answer_permission(approval.request_id, False)
+        deck.home.teams.delete(TEAM, force=True)
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.set_status("team-lead", "idle")
+        await wait_for(pilot, lambda: "run finished" in screen_text(deck))
+        await wait_for(pilot, lambda: "Shutdown" not in bottom(), 3.0)
+        for word in ("Approve", "Reject", "Review", "Shutdown", "Kill"):
+            assert word not in bottom(), bottom()
+        assert "Help" in bottom()
+
+
 async def test_the_runs_end_and_an_error_are_shown_whole_in_a_narrow_pane(
     deck: TeamDeckApp, runtime: FakeRuntime
 ) -> None:
@@ -249,6 +290,24 @@ async def test_the_runs_end_and_an_error_are_shown_whole_in_a_narrow_pane(
         text = " ".join(row[box.x : box.right].strip() for row in rows)
         assert "(the end)" in text
         assert "n new goal · ctrl+q quit" in text
+
+
+async def test_the_final_report_wraps_in_a_narrow_pane(
+    deck: TeamDeckApp, runtime: FakeRuntime
+) -> None:
+    """The lead's last words before the run's end (its final report) are shown whole at 80x24
+    (issue 30, M5: cut to one line, "Final report: - analyst: 151 definitions in 48 fi…")."""
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        report = "Final report: - analyst: 151 definitions in 48 files - " + "more " * 12 + "END"
+        runtime.stream("team-lead", report)
+        runtime.emit(TeamLifecycle(TEAM, "deleted"))
+        runtime.set_status("team-lead", "idle")
+        await wait_for(pilot, lambda: "run finished" in screen_text(deck))
+        box = deck.screen.query_one("#lead", TranscriptTail).content_region
+        rows = screen_text(deck).splitlines()[box.y : box.bottom]
+        text = " ".join(row[box.x : box.right].strip() for row in rows)
+        assert "Final report" in text and "END" in text
 
 
 async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:

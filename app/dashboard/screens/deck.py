@@ -40,6 +40,13 @@ from app.runtime.steering import READ_ONLY, Outcome, describe_request
 from widgets.agent_text import agent_markup
 from widgets.needs_you import NeedsYou
 
+#: The "needs you" line of ``--claude`` while Claude Code's home has no team: what to do, in
+#: one line that fits 80 columns (an empty dashboard said nothing, issue 30).
+NO_CLAUDE_TEAM = "No Claude Code team yet: start Claude Code; 2.1.332+: teamdeck claude setup"
+
+#: The footer's keys that act on a running team: not offered once the run is over (issue 30).
+RUN_KEYS = frozenset({"approve", "reject", "review", "shutdown", "kill"})
+
 #: Seconds a second ``s`` for the same teammate is refused (its answer is on its way).
 SHUTDOWN_PENDING = 30.0
 
@@ -111,6 +118,8 @@ class DeckScreen(DeckView):
         for line in self.query(NeedsYou):
             if target is None:
                 idle = "read-only: nothing to answer" if self.steering.read_only else ""
+                if self.host.home.is_claude and self.host.files.team is None:
+                    idle = NO_CLAUDE_TEAM  # what to do, not an empty dashboard (issue 30)
                 line.show(None, idle=idle or "nothing needs you")
                 continue
             keys = "a approve · r reject · v review"
@@ -177,7 +186,16 @@ class DeckScreen(DeckView):
             shown = found.get(binding_key)
             if shown is not None and self.steering.unavailable(lever) is not None:
                 found[binding_key] = shown._replace(binding=replace(shown.binding, show=False))
+        if self.run_over:  # nothing left to answer or stop: the keys still say so if pressed
+            for key, active in list(found.items()):
+                if active.binding.id in RUN_KEYS:
+                    found[key] = active._replace(binding=replace(active.binding, show=False))
         return self._fit(found, narrow)
+
+    @property
+    def run_over(self) -> bool:
+        """The team shown was deleted and nothing waits for an answer: the run is over."""
+        return self.host.files.removed and not self.host.approvals
 
     def _fit(self, found: dict[str, ActiveBinding], narrow: bool) -> dict[str, ActiveBinding]:
         """Hide the keys that do not fit the footer's width, least needed first."""
@@ -203,9 +221,14 @@ class DeckScreen(DeckView):
         if self.is_mounted:
             self.show_needs()  # "3a" typed fast: a answers what 3 made the line name
 
+    _footer_run_over = False
+
     def tick(self) -> None:
         super().tick()
         self.show_needs()  # how long it has waited
+        if self.run_over != self._footer_run_over:  # the footer drops (offers again) a/r/v/s/K
+            self._footer_run_over = self.run_over
+            self.refresh_bindings()
 
     # ------------------------------------------------------------------ steering
 

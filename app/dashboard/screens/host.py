@@ -95,6 +95,9 @@ class DeckApp(DeckHost, Protocol):
     #: A demo run (its home is temporary), and whether the person chose to keep that home.
     demo: bool
     keep_home: bool
+    #: The team the person left on quitting (on disk, or running), for the exit line that
+    #: says how to resume it.
+    left_team: tuple[str, bool] | None
 
     def notify(
         self,

@@ -39,6 +39,8 @@ from widgets.usage_trend import UsageTrend
 LEAD_FROM_FILES = (
     "The lead's own Claude Code session shows here, read from its transcript under the home's "
     "projects/ folder (found through the team's leadSessionId), once a team is shown. "
+    "No team yet? Start Claude Code and ask it for an agent team; with Claude Code 2.1.332 "
+    "and later, run teamdeck claude setup first, so its requests come here. "
     "What you type below goes into the lead's inbox, from user."
 )
 
@@ -88,6 +90,16 @@ class LeaderScreen(DeckScreen):
         yield NeedsYou(id="needs")
         yield ComposeBox(placeholder="A goal or a message for the lead…", id="prompt")
         yield KeyFooter(compact=self.narrow, show_command_palette=not self.narrow)
+
+    #: Below this many columns the side column narrows further (``on_resize``): at 60x20
+    #: the board was cut at "Ow".
+    TINY = 70
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        side = self.query_one("#side")
+        width = self.app.size.width
+        side.styles.width = 21 if 0 < width < self.TINY else None  # else the style sheet's
 
     def on_mount(self) -> None:
         host = self.host

@@ -13,6 +13,8 @@ is), and ``q`` / ``esc`` close it there.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -167,7 +169,7 @@ class ReplayScreen(Screen[None]):
             Part(flat(run.team) or "no team"),
             Part(" · "),
             Part(state, "bold"),
-            Part(f" {self.speed:g}x · {clock(elapsed)} / {duration(self.length)}"),
+            Part(f" {self.speed:g}x · {duration(elapsed)} / {duration(self.length)}"),  # one format
             Part(f" · event {self.position}/{len(self.replay)}", drop=3),
             Part(f" · {cost}", "dim"),
             Part(" · read-only", "dim", drop=2),
@@ -219,9 +221,15 @@ class ReplayScreen(Screen[None]):
         else:
             events = replay.feed(self.position, FEED_LINES)
             title = "messages"
+        current: int | None = None  # the event id of the hit shown (n/N moved to it)
         if self.query_text:
             events = [e for e in events if e.id in self._hit_ids]
-            title += f" matching {self.query_text!r} ({len(self.hits)} in the run)"
+            on_hit = self.hit_at()
+            if on_hit is None:
+                title += f" matching {self.query_text!r} ({len(self.hits)} in the run)"
+            else:
+                title += f" matching {self.query_text!r} (hit {on_hit + 1}/{len(self.hits)})"
+                current = self.replay.ids[self.hits[on_hit]]
             typing = self.focused is self.query_one("#replay-search", Input)  # n is text there
             title += " · enter, then n/N" if typing else " · n/N next/prev · esc closes"
         text = Text(no_wrap=True, overflow="ellipsis")  # a line each: the newest stay in view
@@ -231,7 +239,12 @@ class ReplayScreen(Screen[None]):
         picked: list[Text] = []
         for event in reversed(events[-rows:]):  # the newest first, until the rows are full
             at = clock(event.at - replay.run.started_at)
-            line = Text().append(f"{at}  ", style="dim").append(shown(event_line(event)) + "\n")
+            line = Text()
+            if event.id == current:  # the hit n/N moved to: marked, so that the move shows
+                line.append("▶ ", style="bold yellow").append(f"{at}  ", style="bold")
+                line.append(shown(event_line(event)), style="reverse").append("\n")
+            else:
+                line.append(f"{at}  ", style="dim").append(shown(event_line(event)) + "\n")
             if self.agent is not None:
                 line.append_text(self.diffs.lines(event))
             rows -= line.plain.count("\n")
@@ -307,9 +320,22 @@ class ReplayScreen(Screen[None]):
     @on(Input.Changed, "#replay-search")
     def _typed(self, event: Input.Changed) -> None:
         self.query_text = event.value.strip()
-        self.hits = self.search.hits(self.query_text) if self.query_text else []
-        self._hit_ids = {self.replay.ids[i] for i in self.hits}
+        self.find()
         self.draw()
+
+    def find(self) -> None:
+        """The hits of the query among the lines the view lists (the messages, or the agent's
+        transcript): ``n`` moved to hits the feed did not show, and seemed not to move."""
+        if not self.query_text:
+            self.hits, self._hit_ids = [], set()
+            return
+        if self.agent is None:
+            listed = self.replay.messages
+        else:
+            listed = self.replay.by_agent.get(self.agent, array("l"))
+        found = set(listed)
+        self.hits = [i for i in self.search.hits(self.query_text) if i in found]
+        self._hit_ids = {self.replay.ids[i] for i in self.hits}
 
     @on(Input.Submitted, "#replay-search")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -317,6 +343,14 @@ class ReplayScreen(Screen[None]):
         self.set_focus(None)
         if self.hits:
             self.action_hit(1)
+
+    def hit_at(self) -> int | None:
+        """Which hit the point is on (0 for the first), ``None`` when it is on none: the
+        header's "hit k/N" follows the point however it moved there."""
+        index = bisect_left(self.hits, self.position - 1)
+        if index < len(self.hits) and self.hits[index] == self.position - 1:
+            return index
+        return None
 
     def action_hit(self, direction: int) -> None:
         """Move to the next (previous) event matching the search, after (before) the point."""
@@ -354,6 +388,7 @@ class ReplayScreen(Screen[None]):
             self.set_focus(None)
         elif self.agent is not None:
             self.agent = None
+            self.find()
         self.draw()
 
     def action_select(self, delta: int) -> None:
@@ -369,6 +404,7 @@ class ReplayScreen(Screen[None]):
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         self.agent = str(key) if key is not None else None
+        self.find()
         self.draw()
 
 

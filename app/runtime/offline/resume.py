@@ -31,6 +31,10 @@ def resume_spawns(history: History, tasks: list[dict[str, Any]]) -> list[Block]:
     if since is None:
         return []
     taken = {_task_in(str(c.input.get("prompt", ""))) for c in history.calls_named("Task", since)}
+    # Numbered in the order they are spawned (worker-1, worker-2, ...), not by task id: named
+    # after their tasks' ids (worker-1, worker-3) they read as if one had gone missing.
+    used = {str(c.input.get("name", "")) for c in history.calls_named("Task")}
+    number = 0
     spawns: list[Block] = []
     for task in tasks:
         task_id = str(task.get("id"))
@@ -39,7 +43,10 @@ def resume_spawns(history: History, tasks: list[dict[str, Any]]) -> list[Block]:
         if task_id in taken:
             continue
         subject = str(task.get("subject", ""))
-        name = f"worker-{task_id}"
+        number += 1
+        while f"worker-{number}" in used:
+            number += 1
+        name = f"worker-{number}"
         spawns.append(
             tool_use(
                 "Task",

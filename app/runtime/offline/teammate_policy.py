@@ -170,15 +170,24 @@ class TeammatePolicy:
         if not globbed:
             return reply(tool_use("Glob", {"pattern": pattern}))
         files = _paths(globbed[-1], self.cwd)
+        if not files:
+            read = "1. Look for matching files (none found)."
+        elif len(files) <= READ_FILES:
+            read = (
+                f"1. Read the first lines of the {len(files)} matching files ({', '.join(files)})."
+            )
+        else:
+            read = (
+                f"1. Read the first lines of {READ_FILES} of the {len(files)} matching files "
+                f"({', '.join(files[:READ_FILES])})."
+            )
         steps = [
-            f"1. Read the first lines of up to {READ_FILES} of the {len(files)} matching files "
-            f"({', '.join(files[:READ_FILES]) or 'none found'}).",
+            read,
             "2. Take each file's docstring or first comment as its purpose.",
             f"3. Mark task #{task_id} completed and send the summary to team-lead.",
         ]
         if revise:
-            feedback = revise.split("Feedback:", 1)[-1].split("\n", 1)[0].strip()
-            steps.append(f"4. Address the feedback: {feedback}")
+            steps.append(f"4. Address the feedback: {_feedback(revise)}")
         plan = f"## Plan for task #{task_id} ({action})\n\n" + "\n".join(steps)
         return reply(tool_use("ExitPlanMode", {"plan": plan}))
 
@@ -225,6 +234,9 @@ class TeammatePolicy:
                         ),
                     )
                 findings += " " + _line_count(counted[-1], min(len(files), LINE_COUNT_FILES))
+        said = self._plan_feedback()
+        if said:  # the person's word on the plan: the summary says how it was taken
+            findings += f" The plan's feedback was taken into account: {said}"
         completed = [
             c for c in episode if c.name == "TaskUpdate" and c.input.get("status") == "completed"
         ]
@@ -245,6 +257,11 @@ class TeammatePolicy:
                 },
             ),
         )
+
+    def _plan_feedback(self) -> str:
+        """The feedback of the last rejection of this teammate's plan ("" if none)."""
+        rejected = [m.text for m in self.history.incoming if "Your plan was rejected" in m.text]
+        return _feedback(rejected[-1]) if rejected else ""
 
     def _completion_refused(self, task_id: str, tries: list[Call], finish: Any) -> ResponsePlan:
         why = " ".join((tries[-1].result or "refused").split())[:300]
@@ -272,6 +289,11 @@ class TeammatePolicy:
 
 
 # ---------------------------------------------------------------------------- findings
+
+
+def _feedback(rejection: str) -> str:
+    """The feedback line of a rejected plan's message."""
+    return rejection.split("Feedback:", 1)[-1].split("\n", 1)[0].strip()
 
 
 def _paths(call: Call, cwd: str) -> list[str]:
