@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from app.core import inbox_record
 from app.core.checked_write import atomic_write_checked
@@ -31,10 +31,8 @@ from app.core.group_commit import GroupCommit
 from app.core.inbox_cache import check_array
 from app.core.inbox_envelope import spliced
 from app.core.inbox_known import Chunk, known_valid, remember
+from app.core.inbox_owner import InboxOwner
 from app.core.inbox_record import Hashed, HeadCheck
-
-if TYPE_CHECKING:
-    from app.core.mailbox import Mailbox
 
 #: One ``append``'s entries and guard (appends with a guard are written alone).
 _Append = tuple[list[dict[str, Any]], Callable[[], None] | None]
@@ -48,7 +46,7 @@ def _checked_bytes(data: bytes) -> bytes:
 
 
 def append_entries(
-    box: Mailbox,
+    box: InboxOwner,
     agent: str,
     entries: list[dict[str, Any]],
     guard: Callable[[], None] | None,
@@ -73,7 +71,7 @@ def append_entries(
 
 
 def write_batch(
-    box: Mailbox, agent: str, batch: Sequence[_Append | list[dict[str, Any]]]
+    box: InboxOwner, agent: str, batch: Sequence[_Append | list[dict[str, Any]]]
 ) -> list[BaseException | None]:
     """``append``'s write, for the appends of one group commit (``app.core.group_commit``)
     or one guarded append: its guard under the lock, then the entries let through, in one

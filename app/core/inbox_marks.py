@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from stat import S_IMODE
-from typing import TYPE_CHECKING
 
 from app.core import inbox_cache
 from app.core.events import InboxRead
@@ -24,12 +23,10 @@ from app.core.files import (
 )
 from app.core.inbox_cache import Parsed, decode_array
 from app.core.inbox_known import FileKey, file_key, remember
-
-if TYPE_CHECKING:
-    from app.core.mailbox import Mailbox
+from app.core.inbox_owner import InboxOwner
 
 
-def rewrite(box: Mailbox, agent: str, indices: set[int] | None, durable: bool = True) -> int:
+def rewrite(box: InboxOwner, agent: str, indices: set[int] | None, durable: bool = True) -> int:
     """Flip read flags (``indices``; ``None``: all); announced as ``InboxRead`` with the
     file's identity before and after (taken under the lock), so the watcher can tell it is
     no news. Returns how many flipped."""

@@ -11,10 +11,19 @@ told apart by what they are about, never by their words.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from app.display.values import FeedItem
+
+class FeedItem(Protocol):
+    """What a fact needs of a feed item (``app.display.values.FeedItem``, which imports this
+    module: a Protocol rather than a circle)."""
+
+    @property
+    def timestamp(self) -> str: ...
+
+    @property
+    def fact_key(self) -> str | None: ...
+
 
 #: Two lines of one fact (``FeedItem.fact_key``) told this many seconds apart or less are one.
 FEED_TWIN_SECONDS = 2.0
