@@ -163,9 +163,11 @@ async def test_the_leader_view_shows_agent_text_as_text(
         assert "\\u202eexe.txt\\u200b" in text
         assert "[@click=app.quit]Q[/]" in text  # markup stays literal
         # The request reads as its command, never as "run installer" alone.
-        row = next(line for line in text.splitlines() if "perm resea" in line)
-        # (the roster's column is about 28 wide: the command's start and end, the name short)
-        assert ": $ curl" in row and "s -la" in row and "…" in row, row
+        lines = text.splitlines()
+        at = next(n for n, line in enumerate(lines) if "perm resea" in line)
+        # (the roster's column is about 28 wide: who asks, then the command's start and end)
+        row = lines[at + 1]
+        assert "curl" in row and "s -la" in row and "…" in row, row
         assert "run installer" not in row
         # The feed names a permission request by its command too, its description beside it.
         assert "permission requested: Bash(git status --short) — git status" in text
@@ -200,7 +202,8 @@ async def test_a_narrow_row_keeps_the_command_s_end(tmp_path: Path) -> None:
         async with app.run_test(size=size) as pilot:
             await ready(pilot)
             queue = app.screen.query_one(ApprovalsQueue)
-            row = screen_text(app).splitlines()[queue.region.y + 1]
+            lines = screen_text(app).splitlines()  # narrow: who asks, then what it runs
+            row = lines[queue.region.y + 1] + lines[queue.region.y + 2]
             assert "| sh" in row and "…" in row, (size, row)
             assert "build the docs" not in row or "curl" in row
         app = make_app(tmp_path, runtime)
