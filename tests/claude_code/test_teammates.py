@@ -20,8 +20,8 @@ import re
 from tests.claude_code.interactive import Session, teamdeck, wait_until
 from tests.claude_code.server import Rule, call, user_text
 
-#: The worker's request in the Approvals row: its command, the middle elided when long.
-ROW = re.compile(r"perm worker: Bash\(touch .*worker\)")
+#: The worker's row in Approvals: who asks, then (the roster's narrow column) what it runs.
+ROW = re.compile(r"perm worker\b[^\n]*\n[^\n]*?(?:Bash\(|\$ )touch \S*worker")
 #: What Claude Code's own permission prompt says in its terminal.
 OWN_PROMPT = re.compile(r"Do you want to|Yes, and don't ask again|needs your permission")
 
