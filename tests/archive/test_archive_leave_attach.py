@@ -119,6 +119,16 @@ async def test_leave_attach_finish_is_one_run_with_its_goal_and_earlier_tasks(
         assert subject[:30] in shown, (subject, shown)
     assert shown.count("-> completed") >= len(done_before) + 1  # and the ones after
 
+    # The replay: at the attach, the tasks completed before it are on its board already.
+    from app.archive.replay import Replay
+
+    conn = connect(home.root / "history.db")
+    replay = Replay.load(conn, str(runs[0][0]))
+    at = next(i for i, e in enumerate(replay.events) if e.kind == "team" and e.frame == "attached")
+    board = replay.state_at(at).tasks.values()
+    conn.close()
+    assert {t.subject for t in board if t.status == "completed"} >= set(done_before)
+
 
 def test_an_attach_goes_on_with_a_demos_run_in_the_home_it_was_started_from(
     tmp_path: Path,
