@@ -87,8 +87,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import app.core.inbox_known as inbox_known  # noqa: E402
 from app.core import Home, InboxMessage, TeamMember, inbox_cache, inbox_record  # noqa: E402
-from app.core import mailbox as mailbox_module  # noqa: E402
 from app.core.files import dumps_array  # noqa: E402
 
 TEAM = "bench"
@@ -163,8 +163,8 @@ def floor_write(path: Path, data: bytes) -> None:
 def forget_inboxes() -> None:
     """Empty this process's inbox caches: what a process that never saw the file has."""
     inbox_cache.parsed = inbox_cache.ParsedInboxes()
-    with mailbox_module._known_lock:
-        mailbox_module._known.clear()
+    with inbox_known._known_lock:
+        inbox_known._known.clear()
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -11,7 +11,8 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from app.display.request_text import request_line
+from app.display.agent_text import flat
+from app.display.request_text import request_line, request_what
 from app.runtime.api import Approval
 from widgets.agent_text import Fitted
 
@@ -21,6 +22,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "shutdown": ("stop", "bold red"),
 }
 EMPTY_ID = "-empty-"
+#: Narrower than this (the roster's column), a row takes two lines: who asks, then what it
+#: runs (its start and its end), rather than cutting the command to a few cells.
+TWO_LINES_BELOW = 48
 #: A permission request's row counts down in the last this many seconds before it times out.
 COUNTDOWN = 60.0
 
@@ -35,7 +39,13 @@ def approval_prompt(approval: Approval, left: int | None = None, width: int = 80
     if left is not None:  # 0: the asker stopped waiting (its answer can no longer help)
         words = f"{left // 60}:{left % 60:02d} left" if left else "timed out"
         text.append(f"{words} ", style="bold red")
-    text.append(request_line(approval, width - text.cell_len))
+    if width >= TWO_LINES_BELOW:
+        text.append(request_line(approval, width - text.cell_len))
+        return text
+    text.append(Text(flat(approval.agent), no_wrap=True, overflow="ellipsis"))
+    text.truncate(width, overflow="ellipsis")
+    text.append("\n")
+    text.append("  " + request_what(approval, width - 2))
     return text
 
 

@@ -153,7 +153,7 @@ def _answer_held(args: argparse.Namespace, approve: bool) -> int | None:
     if rule is not None and not always:
         raise ValueError("--rule goes with --always (the rule it adds): nothing sent")
     tool_input = None
-    command = getattr(args, "command", None)
+    command = getattr(args, "edited_command", None)
     if command is not None:
         given = request.get("input")
         if request.get("toolName") != "Bash" or not isinstance(given, dict):
@@ -191,8 +191,8 @@ def _answer(home: Home, args: argparse.Namespace, approve: bool) -> int:
     held = _answer_held(args, approve)
     if held is not None:
         return held
-    for option in ("rule", "command"):
-        if getattr(args, option, None) is not None:
+    for option, dest in (("rule", "rule"), ("command", "edited_command")):
+        if getattr(args, dest, None) is not None:
             raise ValueError(
                 f"--{option} is for a request teamdeck holds for Claude Code's hooks (ids cc-...); "
                 f"{args.id} is not one (nothing sent)"
@@ -264,6 +264,7 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
             )
             sub.add_argument(
                 "--command",
+                dest="edited_command",  # not ``command``: the top parser's name for the subcommand
                 metavar="C",
                 help="a Claude Code Bash request: run this command instead (the edited command)",
             )

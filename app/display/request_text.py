@@ -122,6 +122,19 @@ def request_line(approval: Approval, width: int) -> str:
     return f"{who}: {prefix}{elide_middle(command, room)}{suffix}"
 
 
+def request_what(approval: Approval, width: int) -> str:
+    """What ``approval`` asks, without its asker, in ``width`` cells: a permission's call
+    (``Bash(...)``, or ``$ ...`` when narrow) keeps the command's start and end; the second
+    line of a narrow approvals row (``widgets.approvals``)."""
+    command = command_line(subject(approval.tool_input))
+    if approval.kind != "permission" or not command:
+        return request_words(approval, max(1, width))
+    tool = flat(approval.tool_name or "permission")
+    if cell_len(tool) + 2 + min(cell_len(command), LEAST) <= width or tool != "Bash":
+        return call_words(tool, described(approval), width)
+    return f"$ {elide_middle(command, max(5, width - 2))}"
+
+
 def rule_words(rule: str, width: int = RULE_CELLS) -> str:
     """The rule "Always allow" adds, on one line, its middle elided past ``width`` cells."""
     return elide_middle(command_line(rule), width)

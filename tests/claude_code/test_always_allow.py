@@ -207,7 +207,7 @@ def test_the_dialog_picks_the_rule_and_edits_the_command(session: Session) -> No
     session.start_dashboard()
     session.start_claude("Please spawn a worker.")
     deck = session.terminals
-    deck.wait_for("deck", lambda s: "awaiting approval" in s, "the worker asking")
+    deck.wait_for("deck", lambda s: "awaiting" in s, "the worker asking")
     deck.keys("deck", "v")
     deck.wait_for("deck", lambda s: "wants to use" in s and "touch:*" in s, "the dialog")
     deck.keys("deck", "c")

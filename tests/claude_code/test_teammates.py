@@ -27,11 +27,15 @@ OWN_PROMPT = re.compile(r"Do you want to|Yes, and don't ask again|needs your per
 
 
 def panel_status(screen: str, agent: str) -> str:
-    """The status word on ``agent``'s row of the Team panel."""
+    """The status word on ``agent``'s row of the Team panel (a narrow row's "awaiting" read
+    as "awaiting approval")."""
     match = re.search(
-        rf"\d {re.escape(agent)}\b[^│]*?(running|idle|awaiting approval|gone|completed)", screen
+        rf"\d {re.escape(agent)}\b[^│┃]*?(running|idle|awaiting(?: approval)?|gone|completed)",
+        screen,
     )
-    return match.group(1) if match else ""
+    if match is None:
+        return ""
+    return "awaiting approval" if match.group(1) == "awaiting" else match.group(1)
 
 
 def test_an_in_process_teammates_request_is_answered_with_a_key(session: Session) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import app.core.mailbox as mailbox_module
+import app.core.inbox_append as inbox_append
 from app.core import Home, InboxChanged, InboxMessage
 from app.core.errors import TeamdeckError
 from app.core.paths import LEAD_NAME
@@ -33,7 +33,7 @@ def _held_first_write(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event,
     the file holds after it (one by one, eight appends would be 1, 2, ... 8)."""
     release = threading.Event()
     sizes: list[int] = []
-    real: Callable[..., Any] = mailbox_module.atomic_write_bytes
+    real: Callable[..., Any] = inbox_append.atomic_write_bytes
 
     def write(path: Any, parts: Any, *args: Any, **kwargs: Any) -> Any:
         sizes.append(b"".join(bytes(p) for p in parts).count(b'"from"'))
@@ -41,15 +41,15 @@ def _held_first_write(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event,
             assert release.wait(30)
         return real(path, parts, *args, **kwargs)
 
-    monkeypatch.setattr(mailbox_module, "atomic_write_bytes", write)
+    monkeypatch.setattr(inbox_append, "atomic_write_bytes", write)
     return release, sizes
 
 
 def _queued(count: int) -> None:
     """Wait until ``count`` appends are queued behind the held write."""
     for _ in range(3000):
-        with mailbox_module._appends._lock:
-            if sum(len(q) for q in mailbox_module._appends._queued.values()) >= count:
+        with inbox_append._appends._lock:
+            if sum(len(q) for q in inbox_append._appends._queued.values()) >= count:
                 return
         threading.Event().wait(0.01)
     raise AssertionError(f"{count} appends never queued")
@@ -110,7 +110,7 @@ def test_a_failed_write_is_every_waiting_caller_s_error(
 ) -> None:
     release, sizes = _held_first_write(monkeypatch)
     box = home.mailbox(TEAM)
-    held: Callable[..., Any] = mailbox_module.atomic_write_bytes
+    held: Callable[..., Any] = inbox_append.atomic_write_bytes
 
     def failing(path: Any, parts: Any, *args: Any, **kwargs: Any) -> Any:
         if len(sizes) >= 1 and release.is_set():  # the batch after the held write
@@ -118,7 +118,7 @@ def test_a_failed_write_is_every_waiting_caller_s_error(
             raise OSError("disk full")
         return held(path, parts, *args, **kwargs)
 
-    monkeypatch.setattr(mailbox_module, "atomic_write_bytes", failing)
+    monkeypatch.setattr(inbox_append, "atomic_write_bytes", failing)
     errors: list[str] = []
 
     def send(k: int) -> None:

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+import app.core.inbox_known as inbox_known
 from app.core import CorruptFileError, Home, InboxMessage, TeamMember, inbox_cache, inbox_record
-from app.core import mailbox as mailbox_module
 from app.core.files import atomic_write_bytes, dumps_array
 from tests.core.processes import run_together
 
@@ -53,8 +53,8 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def cold() -> None:
     """What a process that has never seen the file knows: nothing of its own."""
     inbox_cache.parsed = inbox_cache.ParsedInboxes()
-    with mailbox_module._known_lock:
-        mailbox_module._known.clear()
+    with inbox_known._known_lock:
+        inbox_known._known.clear()
 
 
 def entry(i: int, read: bool = True, **extra: Any) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from filelock import FileLock, Timeout
 
-import app.core.mailbox as mailbox_module
+import app.core.inbox_append as inbox_append
+import app.core.inbox_marks as inbox_marks
 from app.core import Home, InboxMessage, LockTimeoutError, TeamMember
 from app.core.locks import STALE_AFTER, MkdirLock, make_lock
 from app.core.paths import LockStyle
@@ -320,14 +321,15 @@ def test_home_inbox_append_locks_with_a_directory(
     inbox = mailbox.path("researcher")
     lock_path = inbox.with_name("researcher.json.lock")
     seen: list[str] = []
-    real_write = mailbox_module.atomic_write_bytes
+    real_write = inbox_append.atomic_write_bytes
 
     def spy(path: Path, data: bytes, **kwargs: Any) -> None:
         if path == inbox:
             seen.append(stat.filemode(os.lstat(lock_path).st_mode))
         real_write(path, data, **kwargs)
 
-    monkeypatch.setattr(mailbox_module, "atomic_write_bytes", spy)
+    monkeypatch.setattr(inbox_append, "atomic_write_bytes", spy)  # the appends
+    monkeypatch.setattr(inbox_marks, "atomic_write_bytes", spy)  # mark_all_read
     mailbox.send("researcher", InboxMessage(sender="team-lead", text="one"))
     mailbox.send("researcher", InboxMessage(sender="team-lead", text="two"))
     assert mailbox.mark_all_read("researcher") == 2

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import app.core.files as files_module
+import app.core.inbox_known as inbox_known
 import app.core.mailbox as mailbox_module
 from app.core import (
     CorruptFileError,
@@ -262,11 +263,11 @@ def test_fast_path_survives_a_rewrite_by_mark_read(box_with_history) -> None:  #
 
 
 def test_cache_is_bounded(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mailbox_module, "_KNOWN_MAX", 2)
+    monkeypatch.setattr(inbox_known, "_KNOWN_MAX", 2)
     box = home.mailbox(TEAM)
     for name in ("researcher", "tester", "team-lead", "user"):
         box.append(name, msg("x"))
-    known = [k for k in mailbox_module._known if k.startswith(str(home.root))]
+    known = [k for k in inbox_known._known if k.startswith(str(home.root))]
     assert len(known) <= 2
     for name in ("researcher", "tester", "team-lead", "user"):
         box.append(name, msg("y"))
@@ -274,12 +275,12 @@ def test_cache_is_bounded(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_cache_byte_budget(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mailbox_module, "_KNOWN_BUDGET", 600)
+    monkeypatch.setattr(inbox_known, "_KNOWN_BUDGET", 600)
     box = home.mailbox(TEAM)
     for i in range(6):  # the inbox outgrows the budget: appends go on, validated in full
         box.append("researcher", msg(f"m{i}"))
         box.append("tester", msg(f"t{i}"))
-    held = sum(k.size for k in mailbox_module._known.values())
+    held = sum(k.size for k in inbox_known._known.values())
     assert held <= 600
     assert [m.text for m in box.read("researcher")] == [f"m{i}" for i in range(6)]
     path = box.path("researcher")
@@ -399,4 +400,4 @@ def test_mark_read_in_place_is_as_durable_as_a_plain_replace(
     assert calls == ["stat", *synced, "replace", "stat", *folder]  # stat: identity before, after
     monkeypatch.undo()
     assert [m.read for m in box.read("researcher")] == [False, True, False]
-    assert mailbox_module._known[str(path)].key == mailbox_module._file_key(os.stat(path))
+    assert inbox_known._known[str(path)].key == inbox_known.file_key(os.stat(path))

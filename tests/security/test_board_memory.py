@@ -13,8 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 MEASURE = r"""
 import asyncio, json, resource, sys
 from pathlib import Path

@@ -102,7 +102,7 @@ def test_agent_text_never_drives_the_terminal(tmp_path: Path) -> None:
             tmux.run("send-keys", "-t", tmux.session, "-l", "Set up the team")
             tmux.keys("Enter")
             # The lead waits for the person; the teammate has sent its message.
-            tmux.wait_for(lambda s: "awaiting approval" in s, "the lead's Bash request")
+            tmux.wait_for(lambda s: "awaiting" in s, "the lead's Bash request")
             wait_until(lambda: len(api.requests_of("w")) >= 2, "the teammate's message")
             time.sleep(1.0)  # drawn
             assert_inert(record.read_bytes(), clears)
@@ -115,7 +115,9 @@ def test_agent_text_never_drives_the_terminal(tmp_path: Path) -> None:
             assert "\\u202eexe.txt\\u200b!" in screen or "\\u202eexe.txt" in screen
             assert "T P \\x1b]52" in screen  # the task's subject, on the board
             assert "Reply P \\x1b]52" in screen  # the lead's reply, in its transcript
-            row = next(line for line in screen.splitlines() if "perm team-lead" in line)
+            lines = screen.splitlines()  # the row: who asks, then (narrow column) what it runs
+            at = next(n for n, line in enumerate(lines) if "perm team-lead" in line)
+            row = " ".join(lines[at : at + 2])
             assert "curl" in row and "ls -la" in row and "run installer" not in row, row
             tmux.keys("Escape")  # out of the lead's input: keys act
             time.sleep(0.5)  # an escape right before a key would read as alt+key

@@ -143,7 +143,7 @@ async def test_the_dashboard_asks_and_a_accepts(
         assert isinstance(runtime, TeamRuntime)
         await wait_for(pilot, lambda: runtime.settings_watch.accepted, within=GUARD)  # started
         write_hook(project, project / "hook-ran")
-        await wait_for(pilot, lambda: "team-lead: settings changed" in screen_text(app), GUARD)
+        await wait_for(pilot, lambda: "settings changed" in screen_text(app), GUARD)
         assert not snapshot.current(project).hooks
         await pilot.press("escape")  # out of the lead's input: keys act
         await pilot.press("a")

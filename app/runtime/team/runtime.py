@@ -6,7 +6,9 @@ Teammates are spawned by ``team.spawning``, run behind the :class:`~app.runtime.
 interface and speak to the team through the files only; their requests reach the lead's inbox,
 which ``team.lead_inbox`` scans into the queue (``team.answers`` answers them, and closes those
 answered from elsewhere: ``teamdeck approve``). One event path: every file change (any
-process's) arrives through one :class:`~app.core.watch.Watcher`, which wakes those it concerns.
+process's) arrives through one :class:`~app.core.watch.Watcher`, which wakes those it concerns
+(``team.runtime_events``, with the event stream). What the person does to the agents and reads
+of them is ``team.person_controls``.
 
 Teammates run in one of three modes (``teammate_backend``): ``in-process`` (a worker of this
 event loop), ``process`` or ``tmux`` (a process each, running ``app.runtime.agent_main``, seen
@@ -18,28 +20,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from app.core import Home, authority
 from app.core.errors import NotFoundError
-from app.core.events import AgentLogChanged, ChangeEvent, InboxChanged, TaskChanged, TeamRemoved
-from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.watch import Watcher
-from app.runtime.agent.channel import Sent, TeamChannel, sent_event
+from app.runtime.agent.channel import TeamChannel
 from app.runtime.agent.lead import Lead
 from app.runtime.agent.permission_flow import LeadPermissions
 from app.runtime.agent.session import AgentSession
-from app.runtime.agent.teammate import Teammate
-from app.runtime.api import AgentSnapshot, Answer, AnswerStatus, Approval, Decider, Spawner
+from app.runtime.api import Answer, AnswerStatus, Decider, Spawner
 from app.runtime.approvals import Approvals
 from app.runtime.events import (
-    RuntimeEvent,
     TeamLifecycle,
     TeammateModeChanged,
-    TranscriptEntry,
     TurnOutcome,
 )
 from app.runtime.model.client import describe_model, load_sdk, make_client
@@ -47,7 +44,6 @@ from app.runtime.model.names import resolve_model
 from app.runtime.permissions import PermissionRules
 from app.runtime.permissions.settings import local_settings_path
 from app.runtime.runners.base import Runner
-from app.runtime.runners.inprocess import InProcessRunner
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling.gc_pauses import freeze_long_lived
 from app.runtime.team import spawning
@@ -57,8 +53,10 @@ from app.runtime.team.crew import BYPASS, Crew, plan_mode_required_by_env
 from app.runtime.team.lead_inbox import LeadInbox
 from app.runtime.team.lead_services import LeadServices
 from app.runtime.team.lead_session import allowed_mode, new_lead_session, prompt_for, set_lead_mode
+from app.runtime.team.person_controls import PersonControls
 from app.runtime.team.processes import TeamProcesses, check_mode
 from app.runtime.team.registrar import Registrar
+from app.runtime.team.runtime_events import Listener, TeamEvents
 from app.runtime.team.settings_watch import SettingsWatch
 from app.runtime.team.spawning import asyncio_spawner
 from app.runtime.team.task_wakeups import TaskWakeups
@@ -72,10 +70,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: In-process teammates' model calls under way at once (``turn_slots``).
 IN_PROCESS_CALLS = 4
-Listener = Callable[[RuntimeEvent], None]
 
 
-class TeamRuntime:
+class TeamRuntime(PersonControls, TeamEvents):
     def __init__(
         self,
         home: Home,
@@ -215,78 +212,7 @@ class TeamRuntime:
         await asyncio.sleep(0)
         await self.worktrees.close(self.crew.runners)
 
-    # ================================================================== events
-
-    def subscribe(self, callback: Listener) -> Callable[[], None]:
-        self._listeners.append(callback)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._listeners.remove(callback)
-
-        return unsubscribe
-
-    async def events(self) -> AsyncIterator[RuntimeEvent]:
-        queue: asyncio.Queue[RuntimeEvent] = asyncio.Queue()
-        unsubscribe = self.subscribe(queue.put_nowait)
-        try:
-            while True:
-                yield await queue.get()
-        finally:
-            unsubscribe()
-
-    def _emit(self, event: RuntimeEvent) -> None:
-        for listener in list(self._listeners):
-            listener(event)
-
-    def _on_sent(self, sent: Sent) -> None:
-        """A message this process's agents wrote becomes an event. (A request to the lead
-        reaches the queue as any process's does: the watcher reports it, the inbox is scanned.)"""
-        self._emit(sent_event(sent))
-
-    def _on_watch_batch(self, batch: list[ChangeEvent]) -> None:
-        for event in batch:
-            self.on_file_change(event)
-
-    def on_file_change(self, event: ChangeEvent) -> None:
-        """Wake the agents a file change concerns (the lead's inbox is also scanned for
-        requests, once per burst)."""
-        if isinstance(event, InboxChanged):
-            if event.team != self.team:
-                return
-            if event.agent == LEAD_NAME:
-                self._soon("scan_lead", self.lead_inbox.scan)
-                self.lead.wake.set()
-            else:  # a teammate's: an answer to its request from elsewhere closes it here
-                self._soon(f"answers {event.agent}", lambda: self.desk.note_answers(event.agent))
-                if (runner := self.crew.runners.get(event.agent)) is not None:
-                    runner.wake()
-        elif isinstance(event, AgentLogChanged) and self.processes is not None:
-            self.processes.on_log(event)
-        elif isinstance(event, TaskChanged):
-            if event.team != self.team:
-                return
-            self._soon("claimable", self.task_wakeups.tasks_changed)
-        elif isinstance(event, TeamRemoved) and event.team == self.team:
-            self.lead.hurry()
-
-    def _soon(self, key: str, job: Callable[[], None]) -> None:
-        """Run ``job`` once on the loop, however often it is asked for before it runs."""
-        if key in self._scheduled:
-            return
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            job()
-            return
-        self._scheduled.add(key)
-
-        def run() -> None:
-            self._scheduled.discard(key)
-            job()
-
-        loop.call_soon_threadsafe(run)
-
-    # ================================================================== the person's API
+    # ================================================================== modes, shutdown
 
     def set_lead_mode(self, mode: str) -> None:
         """The lead's permission mode (shift+tab): its tools and prompt follow (delegate mode
@@ -301,21 +227,6 @@ class TeamRuntime:
             self.teammate_mode = checked
             self._emit(TeammateModeChanged(checked))
 
-    def submit(self, text: str) -> None:
-        self.lead.submit(text)
-
-    def inject_message(self, agent: str, text: str) -> None:
-        if agent == LEAD_NAME:
-            self.submit(text)
-            return
-        self.crew.require(agent).inject(text)
-
-    def interrupt(self, agent: str) -> None:
-        if agent == LEAD_NAME:
-            self.lead_session.interrupt()
-        else:
-            self.crew.require(agent).interrupt()
-
     def request_shutdown(self, agent: str, reason: str | None = None) -> Answer:
         why = reason or "The person asked you to shut down."
         channel = self.require_channel()
@@ -323,55 +234,6 @@ class TeamRuntime:
         self.desk.refuse_waiting(recipient, by=USER_NAME)
         text = f"shutdown requested from {recipient}"
         return Answer(AnswerStatus.DONE, text, recipient, request_id)
-
-    def kill(self, agent: str) -> Answer:
-        self.crew.require(agent).kill()
-        return Answer(AnswerStatus.DONE, f"killed {agent}", agent)
-
-    def approve_plan(self, request_id: str) -> Answer:
-        return self.desk.answer_plan(request_id, True, None, by=USER_NAME)
-
-    def reject_plan(self, request_id: str, feedback: str) -> Answer:
-        return self.desk.answer_plan(request_id, False, feedback, by=USER_NAME)
-
-    def answer_permission(
-        self, request_id: str, allow: bool, always: bool = False, feedback: str | None = None
-    ) -> Answer:
-        return self.desk.answer_permission(request_id, allow, feedback, always=always, by=USER_NAME)
-
-    def snapshot(self) -> list[AgentSnapshot]:
-        """The lead, then the current team's teammates in spawn order (gone or not)."""
-        return [self.lead_session.snapshot, *self.crew.snapshots()]
-
-    def approvals(self) -> list[Approval]:
-        return self.queue.pending()
-
-    def transcript(self, agent: str) -> list[TranscriptEntry]:
-        if agent == LEAD_NAME:
-            return list(self.lead_session.transcript)
-        return self.crew.transcript(agent)
-
-    def status_of(self, agent: str) -> str:
-        return self.lead_session.status if agent == LEAD_NAME else self.crew.status_of(agent)
-
-    @property
-    def teammates(self) -> dict[str, Teammate]:
-        """The in-process teammates still in the team, by name."""
-        return {
-            name: runner.teammate
-            for name, runner in self.crew.runners.items()
-            if isinstance(runner, InProcessRunner)
-        }
-
-    @property
-    def runners(self) -> dict[str, Runner]:
-        """Every teammate still in the team (any mode), by name."""
-        return self.crew.runners
-
-    @property
-    def departed(self) -> dict[str, AgentSnapshot]:
-        """Teammates of the current team that left (shut down, failed, killed), by name."""
-        return self.crew.departed
 
     # ================================================================== the team (tools, dashboard)
 
@@ -445,16 +307,7 @@ class TeamRuntime:
         self.crew.left(runner)
         self.worktrees.release(runner.spec.team, runner.spec.name)
 
-    # ============================================================ the lead's inbox, rules, turns
-
-    def _request_queued(self) -> None:
-        """A request reached the queue: the lead reads its mail now, without the hold that
-        spaces out a flood (it may be the lead's to decide)."""
-        self.lead.hurry()
-
-    def observe_lead_frame(self, message: InboxMessage, frame: Any) -> None:
-        """Queue a plan/permission request found in the lead's inbox (idempotent)."""
-        self.lead_inbox.observe(message, frame)
+    # ============================================================ rules, turns
 
     def _add_rule(self, agent: str, rule: str) -> str | None:
         """Remember an "always allow" rule for ``agent`` and the run (every teammate follows
