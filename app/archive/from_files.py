@@ -111,6 +111,21 @@ class FileReads:
 
         self.writer.submit(op)
 
+    def resume_tasks(self, team: str) -> None:
+        """The last recorded state of each of ``team``'s tasks in this run (an attach goes on
+        with it), so that the next read records only what changed since."""
+        rows = self.rows
+
+        def op(conn: sqlite3.Connection) -> None:
+            found = conn.execute(
+                "SELECT target, frame, agent FROM events WHERE run_id = ? AND kind = 'task'"
+                " ORDER BY id",
+                (rows.run_id,),
+            )
+            self.tasks.resume(team, [(str(t), str(f), a) for t, f, a in found])
+
+        self.writer.submit(op)
+
     def _read_inbox(self, conn: sqlite3.Connection, team: str, agent: str) -> None:
         """Record the inbox's messages not seen yet."""
         try:

@@ -120,6 +120,14 @@ class Recorder:
         """What ``team``'s files hold now, recorded as the start of an attached run."""
         self.files.sweep_existing(team)
 
+    def continue_team(self, team: str) -> None:
+        """This run left ``team`` running and now goes on (an attach): the tasks' recorded
+        states come back from the archive, then what the files hold now is recorded (what
+        changed in between, once)."""
+        self.set_team(team)
+        self.files.resume_tasks(team)
+        self.files.sweep_existing(team)
+
     # ------------------------------------------------------------------ what happens
 
     def on_event(self, event: Any) -> None:

@@ -4,6 +4,12 @@
     ...                                   # after runtime.start(): recorder.watch(watcher)
     recorder.close("finished", reason)
 
+An attach (``teamdeck attach``, ``--team NAME`` on a team left on disk) goes on with the run
+that left the team (``continue_team``): the same row, goal and events, the attach recorded as a
+"team attached" event -- one run in ``teamdeck history`` and one replay, whichever dashboard
+saw which part. A demo records in the archive of the home it was started from, not in its own
+temporary home, so that archive is looked in too (``archives``).
+
 When the archive cannot be used (``--no-history``, a damaged or locked ``history.db``), the
 recorder is a ``NullRecorder``: the same methods, doing nothing; ``warn`` got one line.
 """
@@ -11,6 +17,7 @@ recorder is a ``NullRecorder``: the same methods, doing nothing; ``warn`` got on
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +28,7 @@ from app.archive.db import BUSY_TIMEOUT, HistoryUnavailable, connect, describe_e
 from app.archive.recorder import Recorder
 from app.archive.writer import Writer
 from app.core import Home
+from app.core.paths import default_home
 
 Warn = Callable[[str], None]
 
@@ -86,12 +94,18 @@ def start_run(
     budget: float | None = None,
     warn: Warn | None = None,
     busy_timeout: float = BUSY_TIMEOUT,
+    continue_team: str | None = None,
 ) -> AnyRecorder:
     """Open the archive, add the run, start recording ``runtime`` (may be ``None`` for a run
-    fed only by file changes, e.g. an attach). Never raises for the archive's sake."""
+    fed only by file changes, e.g. an attach). ``continue_team``: the team attached; the run
+    that left it goes on, if an archive holds it (``left_run``). Never raises for the
+    archive's sake."""
     if not enabled:
         return NullRecorder()
     path = path or history_path(home.root, claude=claude)
+    left = left_run(archives(path), continue_team, home) if continue_team else None
+    if left is not None:
+        path = left[0]
     model, offline = adapter.runtime_model(runtime) if runtime is not None else ("", False)
 
     def failed(message: str) -> None:
@@ -102,26 +116,15 @@ def start_run(
         conn = connect(path, busy_timeout=busy_timeout)
         try:
             conn.execute("BEGIN IMMEDIATE")
-            cursor = conn.execute(
-                "INSERT INTO runs (team, goal, source, model, offline, home, pid, started_at,"
-                " budget_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    getattr(runtime, "team", None),
-                    goal or "",
-                    source,
-                    model,
-                    int(offline),
-                    str(home.root),
-                    os.getpid(),
-                    time.time(),
-                    budget,
-                ),
-            )
+            continued = left is not None and _reopen(conn, left[1], continue_team or "")
+            if left is not None and continued:
+                run_id = left[1]
+            else:
+                run_id = _insert_run(conn, runtime, home, source, goal, model, offline, budget)
             conn.execute("COMMIT")
         except Exception:
             conn.close()
             raise
-        run_id = int(cursor.lastrowid or 0)
     except HistoryUnavailable as exc:
         failed(str(exc))
         return NullRecorder(str(exc))
@@ -137,4 +140,83 @@ def start_run(
         team = getattr(runtime, "team", None)
         if team:
             recorder.set_team(team)
+    if continue_team and continued:
+        recorder.continue_team(continue_team)
+    elif continue_team:
+        recorder.set_team(continue_team)
     return recorder
+
+
+def archives(path: Path) -> list[Path]:
+    """Where a team's run may be: ``path``, then teamdeck's own home's archive (a demo's)."""
+    own = history_path(default_home())
+    return [path] if own == path else [path, own]
+
+
+def left_run(paths: list[Path], team: str, home: Home) -> tuple[Path, int] | None:
+    """The last run of ``team`` in ``home`` that did not finish, and the archive holding it."""
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            conn = connect(path, create=False)
+        except HistoryUnavailable:
+            continue
+        try:
+            row = conn.execute(
+                "SELECT id FROM runs WHERE team = ? AND home = ? AND"
+                " coalesce(outcome, '') != 'finished' ORDER BY id DESC LIMIT 1",
+                (team, str(home.root)),
+            ).fetchone()
+        except sqlite3.Error:
+            row = None
+        finally:
+            conn.close()
+        if row is not None:
+            return path, int(row[0])
+    return None
+
+
+def _reopen(conn: sqlite3.Connection, run_id: int, team: str) -> bool:
+    """The run goes on in this process: no end yet, this pid; the attach is an event."""
+    at = time.time()
+    cursor = conn.execute(
+        "UPDATE runs SET ended_at = NULL, outcome = NULL, reason = NULL, pid = ?, events ="
+        " events + 1 WHERE id = ? AND coalesce(outcome, '') != 'finished'",
+        (os.getpid(), run_id),
+    )
+    if cursor.rowcount != 1:
+        return False
+    conn.execute(
+        "INSERT INTO events (run_id, at, kind, target, frame, text) VALUES (?, ?, ?, ?, ?, ?)",
+        (run_id, at, "team", team, "attached", f"team {team} attached (pid {os.getpid()})"),
+    )
+    return True
+
+
+def _insert_run(
+    conn: sqlite3.Connection,
+    runtime: Any,
+    home: Home,
+    source: str,
+    goal: str | None,
+    model: str,
+    offline: bool,
+    budget: float | None,
+) -> int:
+    cursor = conn.execute(
+        "INSERT INTO runs (team, goal, source, model, offline, home, pid, started_at,"
+        " budget_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            getattr(runtime, "team", None),
+            goal or "",
+            source,
+            model,
+            int(offline),
+            str(home.root),
+            os.getpid(),
+            time.time(),
+            budget,
+        ),
+    )
+    return int(cursor.lastrowid or 0)

@@ -96,6 +96,14 @@ class TaskLog:
 
     # ------------------------------------------------------------------ recording (writer thread)
 
+    def resume(self, team: str, recorded: list[tuple[str, str, str | None]]) -> None:
+        """The states a run recorded before (task id, status, owner; oldest first)."""
+        for task_id, status, owner in recorded:
+            key = (team, task_id)
+            self._last[key] = (status, owner)
+            if status == "completed":
+                self._done.add(key)
+
     def apply(
         self,
         conn: sqlite3.Connection,

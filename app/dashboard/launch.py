@@ -112,6 +112,7 @@ def build_dashboard(
     app = TeamDeckApp(home, source, demo=demo)
     kind = "demo" if demo else "attach" if attach else "dashboard"
     options: dict[str, Any] = {"history": history, "budget": budget, "claude": claude}
+    options["attach"] = attach
     start_dashboard_recording(
         app, home, source.runtime, source=kind, goal=goal, history_home=history_home, **options
     )

@@ -30,9 +30,11 @@ def start_dashboard_recording(
     claude: bool = False,
     budget: float | Budget | None = None,
     history_home: Path | None = None,
+    attach: str | None = None,
 ) -> AnyRecorder:
     """Record the dashboard's run (``runtime`` ``None``: a viewer, nothing is recorded) and
-    install ``budget``. Problems are shown as notifications once the app is up."""
+    install ``budget``. Problems are shown as notifications once the app is up. ``attach``:
+    the team left running that this dashboard leads again; the run that left it goes on."""
 
     def warn(line: str) -> None:
         _notify(app, line, severity="warning", title="History")
@@ -58,6 +60,7 @@ def start_dashboard_recording(
             path=path,
             warn=warn,
             budget=gate.limit if gate else None,
+            continue_team=attach,
         )
         watcher = getattr(app, "watcher", None)
         if watcher is not None:
