@@ -75,6 +75,9 @@ def test_a_restarted_dashboard_knows_who_waits_and_who_completed(session: Sessio
     wait_until(target.exists, "the command to run")
     deck.wait_for("deck", lambda s: panel_status(s, "worker") == "idle", "worker idle")
     deck.wait_for("claude", lambda s: "Do you want to proceed?" not in s, "the prompt gone")
+    # /exit typed while the lead's turn goes on is queued as its next message: wait it out
+    deck.wait_for("claude", lambda s: "esc to interrupt" not in s, "the lead's turn over")
     deck.keys("claude", "/exit")
+    deck.wait_for("claude", lambda s: "/exit" in s, "/exit typed")
     deck.keys("claude", "Enter")
     deck.wait_for("deck", lambda s: panel_status(s, "team-lead") == "completed", "lead completed")
