@@ -13,10 +13,8 @@ edit a command before allowing it: the edited command is what runs.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,35 +25,20 @@ import pytest
 from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.interactive import Session, teamdeck, wait_until
 from tests.claude_code.server import Rule, Turn, call, say
-from tests.claude_code.test_bridge import pending, start_claude, tool_results
+from tests.claude_code.test_bridge import bridge_env, listening, pending, start_claude, tool_results
 from tests.timing import deadline
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "TEAMDECK_HOME": str(tmp_path / "td")}
-    env["CLAUDE_CONFIG_DIR"] = str(claude_home.root)
+    env = bridge_env(claude_home, tmp_path)
     assert teamdeck(env, "claude", "setup").returncode == 0
     return env
 
 
 @pytest.fixture
 def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-P", "-m", "app.cli.main", "claude", "listen"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    assert "listening" in process.stdout.readline()
-    yield process
-    process.terminate()
-    process.wait(timeout=30)
+    yield from listening(env)
 
 
 def in_turn(calls: list[Turn]) -> Callable[[dict[str, Any]], Turn]:

@@ -8,9 +8,7 @@ listed."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,35 +17,17 @@ import pytest
 from app.runtime.bridge import install
 from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.server import Rule, call
-from tests.claude_code.test_bridge import start_claude, tool_results
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.claude_code.test_bridge import bridge_env, listening, start_claude, tool_results
 
 
 @pytest.fixture
 def env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TEAMDECK_HOME": str(tmp_path / "td"),
-        "CLAUDE_CONFIG_DIR": str(claude_home.root),
-    }
+    return bridge_env(claude_home, tmp_path)
 
 
 @pytest.fixture
 def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-P", "-m", "app.cli.main", "claude", "listen"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    assert "listening" in process.stdout.readline()
-    yield process
-    process.terminate()
-    process.wait(timeout=30)
+    yield from listening(env)
 
 
 @pytest.mark.parametrize(

@@ -28,22 +28,19 @@ ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = b'{\n  "model": "claude-opus-5-5",\n  "permissions": {"allow": []}\n}\n'
 
 
-@pytest.fixture
-def env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
+def bridge_env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
     """teamdeck's environment: its own home, Claude Code's config folder."""
-    home = tmp_path / "td"
     return {
         **os.environ,
-        "TEAMDECK_HOME": str(home),
+        "TEAMDECK_HOME": str(tmp_path / "td"),
         "CLAUDE_CONFIG_DIR": str(claude_home.root),
     }
 
 
-@pytest.fixture
-def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    """``teamdeck claude listen --json``, started and listening."""
+def listening(env: dict[str, str], *options: str) -> Iterator[subprocess.Popen[str]]:
+    """``teamdeck claude listen [options]``, started and listening (a fixture's body)."""
     process = subprocess.Popen(
-        [sys.executable, "-P", "-m", "app.cli.main", "claude", "listen", "--json"],
+        [sys.executable, "-P", "-m", "app.cli.main", "claude", "listen", *options],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -55,6 +52,17 @@ def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
     yield process
     process.terminate()
     process.wait(timeout=30)
+
+
+@pytest.fixture
+def env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
+    return bridge_env(claude_home, tmp_path)
+
+
+@pytest.fixture
+def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """``teamdeck claude listen --json``, started and listening."""
+    yield from listening(env, "--json")
 
 
 def pending(env: dict[str, str]) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ sessions, 150-200 ms added to every tool call."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import statistics
@@ -25,35 +24,21 @@ from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.interactive import teamdeck
 from tests.claude_code.server import Rule, call
 from tests.claude_code.test_always_allow import in_turn
-from tests.claude_code.test_bridge import start_claude
+from tests.claude_code.test_bridge import bridge_env, listening, start_claude
 
-ROOT = Path(__file__).resolve().parents[2]
 FINISHED = re.compile(r"Hooks: (\w+)(?::\w+)? \[(.+?)\] finished with status (\d+) \((\d+)ms\)")
 
 
 @pytest.fixture
 def env(claude_home: ClaudeHome, tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "TEAMDECK_HOME": str(tmp_path / "td")}
-    env["CLAUDE_CONFIG_DIR"] = str(claude_home.root)
+    env = bridge_env(claude_home, tmp_path)
     assert teamdeck(env, "claude", "setup").returncode == 0
     return env
 
 
 @pytest.fixture
 def listener(env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-P", "-m", "app.cli.main", "claude", "listen"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    assert "listening" in process.stdout.readline()
-    yield process
-    process.terminate()
-    process.wait(timeout=30)
+    yield from listening(env)
 
 
 def bare_python_ms(runs: int = 9) -> float:
