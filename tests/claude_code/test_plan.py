@@ -20,7 +20,7 @@ import re
 import time
 from typing import Any
 
-from tests.claude_code.interactive import SPAWN, Session, teamdeck, wait_until
+from tests.claude_code.interactive import SPAWN, Session, Terminals, teamdeck, wait_until
 from tests.claude_code.server import Rule, Turn, call, say, user_text
 
 PLAN = "## Plan\n1. Read the README.\n2. Summarise it.\n"
@@ -68,7 +68,9 @@ def answer_yes(session: Session) -> None:
     wait_until(answered, "Claude Code's prompt answered Yes")
 
 
-def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
+def a_pane_teammates_plan(session: Session) -> tuple[Terminals, dict[str, Any]]:
+    """A tmux teammate spawned in plan mode whose plan waits in Approvals: the dashboard's
+    terminals and the request as the CLI lists it."""
     session.setup("tmux")
     api = session.home.api
     api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
@@ -84,6 +86,11 @@ def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
     deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
     request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
     assert (request["agent"], request["kind"]) == ("worker", "plan")
+    return deck, request
+
+
+def test_a_teammates_plan_is_rejected_with_a_key(session: Session) -> None:
+    deck, request = a_pane_teammates_plan(session)
     assert request["planContent"] == PLAN  # Claude Code filled it in from the plan file
     deck.keys("deck", "r")
     deck.wait_for("deck", lambda s: "feedback" in s.lower(), "the feedback dialog")
@@ -130,19 +137,7 @@ def test_approving_a_pane_teammates_plan_says_the_lead_decides(session: Session)
     made after the teammate's hook answered, and the lead's inbox poller approves it at once
     (its debug log: "Auto-approved plan"). So ``a`` says so at the moment, in the dialog and the
     feed, and the evidence is the lead's own approval."""
-    session.setup("tmux")
-    api = session.home.api
-    api.add(Rule(call("Agent", SPAWN), last="Please spawn a worker", tool="Agent"))
-    api.add(Rule(teammate, when=is_teammate, tool="Write", times=None))
-    session.start_dashboard()
-    session.start_claude("Please spawn a worker.", mode="plan")
-    deck = session.terminals
-    deck.wait_for("claude", lambda s: "Do you want to proceed?" in s, "Claude Code's Agent prompt")
-    answer_yes(session)
-
-    deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
-    request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
-    assert (request["agent"], request["kind"]) == ("worker", "plan")
+    deck, request = a_pane_teammates_plan(session)
     deck.keys("deck", "a")
     words = "the lead approves worker's plan by itself"
     deck.wait_for("deck", lambda s: words in s, "the feed line")
