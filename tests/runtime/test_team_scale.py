@@ -94,9 +94,11 @@ async def test_a_teammate_process_started_without_the_fork_server_lowers_its_ses
 def _autogroup(pid: str) -> list[str] | None:
     """``["/autogroup-N", "nice", "K"]`` of a process, or None without autogroups."""
     try:
-        return Path(f"/proc/{pid}/autogroup").read_text().split()
+        fields = Path(f"/proc/{pid}/autogroup").read_text().split()
     except OSError:
         return None
+    # Some kernels and sandboxes (gVisor) show the file but leave it empty: no autogroups there.
+    return fields if len(fields) == 3 else None
 
 
 async def _idle_team(make_runtime: Any, home: Home, project: Path, size: int) -> TeamRuntime:
