@@ -239,3 +239,53 @@ def test_the_files_a_goal_names() -> None:
     assert file_pattern_for("Describe the ./widgets directory") == "widgets/**/*"
     assert file_pattern_for("Summarize what the Python files in this folder do") == "**/*.py"
     assert file_pattern_for("See https://example.com/a/b and summarize") == "**/*"
+
+
+# ------------------------------------------------------------- an empty folder
+
+
+async def test_an_empty_folder_gets_no_team_and_a_report_saying_so(
+    make_runtime: Callable[..., TeamRuntime], home: Home, tmp_path: Path
+) -> None:
+    """A goal about an empty folder: the lead looks first (one Glob), makes no team and spawns
+    no one, and its report says there is nothing to work on and what to do. Once the folder
+    has a file, the same goal sent again makes the team (the empty look ended that goal)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    router = Router()
+    runtime = make_runtime(router, cwd=empty)
+    observer = Observer(runtime)
+    await runtime.start()
+    runtime.submit(GOAL)
+    report = await until(
+        lambda: next((o.text for o in observer.outcomes if "Final report" in o.text), ""),
+        "the report",
+    )
+    assert "nothing to work on" in report and "**/*.py" in report, report
+    assert "send the goal again" in report
+    assert not (home.root / "teams").exists() or not any((home.root / "teams").iterdir())
+    assert set(router.requests) == {"team-lead"}  # no teammate ever ran
+    assert router.calls("team-lead") == 2  # the look, then the report
+
+    (empty / "one.py").write_text('"""One: a module."""\n')
+    runtime.submit(GOAL)
+    await until(lambda: "researcher" in router.requests, "a teammate of the second goal")
+
+
+async def test_headless_on_an_empty_folder_finishes_with_the_report(
+    home: Home, tmp_path: Path
+) -> None:
+    """``teamdeck run GOAL --headless`` in an empty folder exits 0 at once with the lead's
+    report instead of a team reading nothing."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = io.StringIO()
+    code, reason = await asyncio.wait_for(
+        run_team(home, GOAL, cwd=empty, time_limit=HANG_GUARD, out=out, json_output=True),
+        HANG_GUARD + 5,
+    )
+    assert (code, reason) == (0, "the lead answered without a team")
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert {e["agent"] for e in events if e["event"] == "status"} == {"team-lead"}
+    assert not any(e["event"].startswith("team_") for e in events)
+    assert "nothing to work on" in out.getvalue()

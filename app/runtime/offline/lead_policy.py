@@ -1,6 +1,7 @@
 """The offline lead: turns a goal into a team, tasks, teammates, and sees it through.
 
-Setup (one step per model call, each waiting for the previous results): TeamCreate -> three
+Setup (one step per model call, each waiting for the previous results): a Glob of the files the
+goal is about (``offline.survey``: none, and it makes no team but says so) -> TeamCreate -> three
 TaskCreate -> TaskUpdate (the report task is blocked by the other two) -> three Task spawns (the
 writer in plan mode; the researcher also counts lines when the goal asks for it, a shell command
 that needs a permission) -> TaskUpdate owners. Then it reacts to mail: answers plan and permission
@@ -21,6 +22,7 @@ from app.runtime.offline.history import Call, History
 from app.runtime.offline.plans import Block, ModelRequest, ResponsePlan, reply, text, tool_use
 from app.runtime.offline.resume import resume_spawns, resumed_at
 from app.runtime.offline.sizing import assign_owners, create_tasks, spawn_workers, team_size
+from app.runtime.offline.survey import found_nothing, nothing_to_do, survey
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,12 @@ class LeadPolicy:
         if not prompts:
             return 0, ""
         creates = [c for c in h.calls if c.name == "TeamCreate" and c.ok]
-        deletes = [c for c in h.calls if c.name == "TeamDelete" and _success(c)]
+        # An episode ends when its team is deleted, or when the first look found nothing to
+        # work on (no team was made): the person's next prompt is a new goal.
+        ends = [c for c in h.calls if c.name == "TeamDelete" and _success(c)]
+        ends += [c for c in h.calls if c.name == "Glob" and found_nothing(c)]
         last_create = creates[-1].index if creates else None
-        last_delete = deletes[-1].index if deletes else None
+        last_delete = max(c.index for c in ends) if ends else None
         if last_create is not None and (last_delete is None or last_delete < last_create):
             before = [p for p in prompts if p.index <= last_create]
             start = before[-1] if before else prompts[0]
@@ -168,6 +173,12 @@ class LeadPolicy:
         if not created and self._leads_team_already():
             return self._react(start, named)
         if not created:
+            pattern = file_pattern_for(goal)
+            looked = named("Glob")
+            if looked and found_nothing(looked[-1]):
+                return reply(text(nothing_to_do(goal, pattern)))
+            if not looked and team_size(goal) is None and "Glob" in self.request.tools:
+                return survey(pattern)
             return reply(
                 text(f"I'll set up a team for: {goal}"),
                 tool_use("TeamCreate", {"team_name": team_name_for(goal), "description": goal}),
