@@ -105,15 +105,17 @@ class Roster(VerticalScroll, can_focus=True):
         of the screen (~15 ms of a key press while a team works, bench/live.py)."""
         shown = set(self._panels.values())  # not one being removed
         top = 0
-        for other in self.children:
-            if other not in shown:
-                continue
+        columns = self.columns
+        for position, other in enumerate(c for c in self.children if c in shown):
             if not other.outer_size:  # just mounted: once it has a place
                 self.call_after_refresh(self.scroll_to_widget, panel, animate=False)
                 return
             if other is panel:
                 break
-            top += other.outer_size.height
+            if position % columns == columns - 1:  # the end of a row (a strip's: two panels)
+                top += other.outer_size.height
+        else:
+            return
         size = panel.outer_size
         self.scroll_to_region(
             Region(0, top, size.width, size.height), animate=False, immediate=True
@@ -127,15 +129,24 @@ class Roster(VerticalScroll, can_focus=True):
         bottom = top + max(1, self.scrollable_content_region.height)
         shown = set(self._panels.values())
         y = 0
-        for panel in self.children:
-            if panel not in shown or not isinstance(panel, TeammatePanel):
-                continue
+        columns = self.columns
+        panels = [p for p in self.children if p in shown and isinstance(p, TeammatePanel)]
+        for position, panel in enumerate(panels):
             height = panel.outer_size.height
             if not height or (y < bottom and y + height > top):
                 panel.redraw()
             else:
                 panel.stale()
-            y += height
+            if position % columns == columns - 1:
+                y += height
+
+    @property
+    def columns(self) -> int:
+        """Panels side by side: 1 in a column, the grid's in a strip (the leader view's
+        ``-strip`` style)."""
+        if self.styles.layout is None or self.styles.layout.name != "grid":
+            return 1
+        return max(1, self.styles.grid_size_columns or 1)
 
     def neighbour(self, step: int) -> str | None:
         """The name ``step`` places away from the selection (wrapping)."""

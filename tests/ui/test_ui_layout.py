@@ -1,7 +1,8 @@
 """The leader view's layout at 60 to 120 columns (issue 30, M6): the roster takes what its
 rows need and the board and the feed the rest; at 100x30 the 40-column roster cut task
 subjects at 17 characters and owners at 9; at 60x20 the board was cut at "Ow"; a narrower
-roster must not cut a panel's badges (its status, its mode)."""
+roster must not cut a panel's badges (its status, its mode). Below 120 columns with 28 rows
+or more the roster is a strip above the board (``-strip``); at 80x24 it stays a column."""
 
 from __future__ import annotations
 
@@ -27,7 +28,13 @@ async def test_the_roster_leaves_the_width_to_the_board_and_keeps_its_badges(
         screen = deck.screen
         roster = screen.query_one(Roster)
         board = screen.query_one(TaskBoard)
-        assert roster.outer_size.width <= 31, roster.outer_size  # about 28 columns of rows
+        strip = size == (100, 30)
+        assert screen.has_class("-strip") is strip
+        if strip:  # above the board, which gets the whole width
+            assert roster.region.bottom <= board.region.y, (roster.region, board.region)
+            assert board.outer_size.width == size[0], board.outer_size
+        else:
+            assert roster.outer_size.width <= 31, roster.outer_size  # about 28 columns of rows
         header = [str(c.label) for c in board.columns.values()]
         assert "Owner" in header  # never cut at "Ow"
         total = sum(c.get_render_width(board) for c in board.columns.values())
@@ -40,6 +47,8 @@ async def test_the_roster_leaves_the_width_to_the_board_and_keeps_its_badges(
         for status in ("idle", "stopping"):
             assert status in text, text
         assert re.search(r"awaiting( approval)?($|[ \n])", text), text
+        if strip:  # two panels a row, each with its whole status
+            assert "awaiting approval" in text and not text.splitlines()[2].strip(), text
         assert "awaitin…" not in text and "stoppi…" not in text and "pla…" not in text, text
         if size[0] >= 100:
             owners = [board.get_cell_at((row, 3)).plain for row in range(board.row_count)]

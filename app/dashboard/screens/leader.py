@@ -81,8 +81,9 @@ class LeaderScreen(DeckScreen):
         with Horizontal(id="main"):
             with Vertical(id="side"):
                 yield Roster(clock=clock, id="roster")
-                yield ApprovalsQueue(id="approvals")
-                yield UsageTrend(id="trend")
+                with Vertical(id="asks"):
+                    yield ApprovalsQueue(id="approvals")
+                    yield UsageTrend(id="trend")
             with Vertical(id="work"):
                 yield TaskBoard(id="board")
                 yield MessageFeed(clock=clock, id="feed")
@@ -91,17 +92,37 @@ class LeaderScreen(DeckScreen):
         yield ComposeBox(placeholder="A goal or a message for the lead…", id="prompt")
         yield KeyFooter(compact=self.narrow, show_command_palette=not self.narrow)
 
-    #: Below this many columns the side column narrows further (``on_resize``): at 60x20
-    #: the board was cut at "Ow".
+    #: Below this many columns the side column narrows further: at 60x20 the board was cut
+    #: at "Ow".
     TINY = 70
+    #: The roster is a strip above the board (``-strip``) narrower than this, ...
+    STRIP_BELOW = 120
+    #: ... with at least this many rows: at 80x24 a strip's rows would cut the board.
+    STRIP_ROWS = 28
+
+    def _fit_breakpoints(self) -> None:
+        """The app's breakpoints, and the leader view's own: ``-strip`` (see the style
+        sheet), set before the first layout too, so the view is never drawn in one layout
+        then the other."""
+        super()._fit_breakpoints()
+        width, height = self.app.size
+        if not (self.app.is_running and width and height):
+            return
+        strip = width < self.STRIP_BELOW and height >= self.STRIP_ROWS
+        self.set_class(strip, "-strip")
+        if not self.is_mounted:
+            return
+        side = self.query_one("#side")
+        side.styles.width = 21 if 0 < width < self.TINY and not strip else None
+        roster = self.query_one(Roster)
+        roster.styles.grid_size_columns = 1 if width < self.TINY else 2
 
     def on_resize(self) -> None:
         super().on_resize()
-        side = self.query_one("#side")
-        width = self.app.size.width
-        side.styles.width = 21 if 0 < width < self.TINY else None  # else the style sheet's
+        self._fit_breakpoints()
 
     def on_mount(self) -> None:
+        self._fit_breakpoints()
         host = self.host
         set_border(self.query_one("#roster"), title="Team")
         set_border(self.query_one("#board"), title="Tasks")
