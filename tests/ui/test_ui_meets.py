@@ -7,6 +7,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from app.core import Home, InboxMessage
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.agent import AgentScreen
@@ -173,13 +175,20 @@ async def test_a_finished_teammates_view_does_not_invite_a_message(
 # ---------------------------------------------------------------------- the first screen
 
 
-async def test_the_first_screen_starts_with_what_to_type_at_80_columns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=["80x24", "100x30"])
+async def test_the_first_screen_starts_with_what_to_type_at_80_columns(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """What to type, then the demo's command, whole in the pane's four rows (it was the
+    text's last sentence, cut off at 80x24 and 100x30)."""
     runtime = FakeRuntime(team=None, agents=[lead()])
     app = TeamDeckApp(Home(tmp_path / "home"), runtime.source(), clock=fixed_clock, watch=False)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: app.loaded)
         await pilot.pause(0.2)
-        assert "Type a goal for the lead in the box below" in screen_text(app)
+        text = screen_text(app)
+        assert "Type a goal for the lead in the box below" in text
+        assert "ctrl+q, then" in text and ".venv/bin/teamdeck demo" in text, text
 
 
 # ---------------------------------------------------------------------- tool results in words

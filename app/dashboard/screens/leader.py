@@ -48,14 +48,14 @@ LEAD_FROM_FILES = (
 #: keeps the whole transcript.
 LEAD_PANE_ENTRIES = 20
 
-#: The lead's transcript before anything happened: what to do first.
+#: The lead's transcript before anything happened: what to do first. The demo's command comes
+#: second: at 80x24 and 100x30 the pane shows four rows, and it was cut off there.
 FIRST_SCREEN = (
-    "Type a goal for the lead in the box below and press enter, e.g. “Summarize what the "
-    "Python files in this folder do” (ctrl+j starts a new line; esc leaves the box, i opens "
-    "it again). The lead creates a team, splits the work into tasks and spawns "
-    "teammates: their panels, the task board and their messages appear here, and you approve "
-    "their plans. To watch a whole team at work first, quit (ctrl+q) and run: teamdeck demo "
-    "(in a clone after make run: .venv/bin/teamdeck demo)."
+    "Type a goal for the lead in the box below and press enter (e.g. “Summarize the Python "
+    "files here”). To watch a team first: ctrl+q, then .venv/bin/teamdeck demo (teamdeck "
+    "demo if it is on your PATH). The lead creates a team, splits the work into tasks and "
+    "spawns teammates: their panels, the task board and their messages appear here, and you "
+    "approve their plans. In the box ctrl+j starts a new line; esc leaves it, i opens it again."
 )
 
 
