@@ -65,6 +65,8 @@ class Recorder:
         self.closed = False
         #: What the person last said to the lead: the goal of a next run (``_next_run``).
         self.person_said = ""
+        #: The goal the person typed before the first team (a run started with one keeps it).
+        self.typed_goal = ""
         self._unsubscribers: list[Callable[[], None]] = []
         self.rows = Rows(run_id)
         self.files = FileReads(writer, self.rows, home, clock)
@@ -146,14 +148,18 @@ class Recorder:
             self.person_said = f["text"]
             if self.team_deleted:  # perhaps the next goal: its run starts here (``_next_run``)
                 self.writer.submit(self.rows.mark_goal)
+            elif self.team is None:  # a goal typed into a dashboard started without one
+                said, before, rows = f["text"].strip(), self.typed_goal, self.rows
+                self.typed_goal = said  # the last thing said before the team is the goal
+                self.writer.submit(lambda conn: rows.first_goal(conn, said, before))
 
     def _from_person(self, f: dict[str, Any]) -> bool:
         """A "user" entry the person wrote: a teammate's says so (``source``); the lead's turn
-        prompts say nothing, but with no team (after a TeamDelete) no mail reaches the lead,
-        so its prompts then are the person's."""
+        prompts say nothing, but with no team (none yet, or after a TeamDelete) no mail
+        reaches the lead, so its prompts then are the person's."""
         if f["data"].get("source") == "person":
             return True
-        if not self.team_deleted or self.runtime is None:
+        if not (self.team_deleted or self.team is None) or self.runtime is None:
             return False
         return adapter.agent_info(self.runtime, f["agent"]).get("agent_type") == "team-lead"
 

@@ -117,6 +117,15 @@ class Rows:
             (at, outcome, reason, self.run_id),
         )
 
+    def first_goal(self, conn: sqlite3.Connection, goal: str, before: str) -> None:
+        """The run's goal, typed by the person into a dashboard started without one (a run
+        started with its goal keeps it; ``before``: the one typed earlier, replaced):
+        ``teamdeck history`` showed "-" for it."""
+        conn.execute(
+            "UPDATE runs SET goal = ? WHERE id = ? AND goal IN ('', ?)",
+            (goal, self.run_id, before),
+        )
+
     def mark_goal(self, conn: sqlite3.Connection) -> None:
         """The person's message just recorded may be the next goal: it and what follows it
         (the lead's status and transcript) move to the next run if one starts (``next_run``)."""

@@ -182,3 +182,24 @@ async def test_the_persons_answers_are_credited_to_the_person(
     for row in lines[1:]:
         if row[0] in ("plan", "permission"):
             assert row[by_column] == "user", shown
+
+
+async def test_a_goal_typed_into_the_dashboard_is_the_runs_goal(
+    home: Home, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``teamdeck`` with no goal, then a goal typed into the compose box: the run in
+    ``teamdeck history`` carries that goal (it showed "-", issue 30 M7)."""
+    typed = "Summarize the files"
+    app = build_dashboard(home, lead_approves=True, cwd=project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press(*("space" if c == " " else c for c in typed), "enter")
+        deadline = time.monotonic() + scaled(GUARD)
+        while not app.recorder.team_deleted:
+            assert time.monotonic() < deadline, "the team never finished"
+            await pilot.pause(0.1)
+    finish_dashboard_recording(app)
+    capsys.readouterr()
+    assert main(["--home", str(home.root), "history"]) == 0
+    listed = capsys.readouterr().out
+    assert typed in listed and "summarize-files" in listed, listed

@@ -383,3 +383,20 @@ async def test_a_second_goals_team_replaces_the_first_everywhere(
         await wait_for(  # the second team's whole run, then its removal read from the files
             pilot, lambda: "describe-markdown-docs (deleted)" in screen_text(app), within=60
         )
+
+
+async def test_with_no_team_yet_the_footer_offers_no_steering_keys(tmp_path: Path) -> None:
+    """The first screen once the box is left (and ``--claude`` before Claude Code made a
+    team): nothing to answer, shut down or kill, so a/r/v/s/K are not offered."""
+    runtime = FakeRuntime(team=None, agents=[lead()])
+    app = TeamDeckApp(
+        Home(tmp_path), RuntimeSource(lambda w, s: runtime), clock=fixed_clock, watch=False
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.loaded)
+        await pilot.press("escape")  # out of the compose box: the keys' footer
+        bottom = lambda: screen_text(app).splitlines()[-1]  # noqa: E731
+        await wait_for(pilot, lambda: "Help" in bottom() and "esc" not in bottom())
+        for word in ("Approve", "Reject", "Review", "Shutdown", "Kill"):
+            assert word not in bottom(), bottom()
+        assert "i Type" in bottom(), bottom()

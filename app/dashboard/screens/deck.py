@@ -194,8 +194,10 @@ class DeckScreen(DeckView):
 
     @property
     def run_over(self) -> bool:
-        """The team shown was deleted and nothing waits for an answer: the run is over."""
-        return self.host.files.removed and not self.host.approvals
+        """No team to steer (it was deleted, or there is none yet: the first screen, ``--claude``
+        before Claude Code made one) and nothing waits for an answer."""
+        files = self.host.files
+        return (files.removed or files.team is None) and not self.host.approvals
 
     def _fit(self, found: dict[str, ActiveBinding], narrow: bool) -> dict[str, ActiveBinding]:
         """Hide the keys that do not fit the footer's width, least needed first."""
