@@ -17,10 +17,43 @@ auto-focused roster first offered the keys of the panels, then the input's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from textual.app import App
+from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import Footer
+
+
+def fit_keys(
+    app: App[Any],
+    found: dict[str, ActiveBinding],
+    rank: Callable[[Binding], int],
+    *,
+    compact: bool = False,
+    palette: bool = True,
+) -> dict[str, ActiveBinding]:
+    """Hide the keys that do not fit the footer's width, those ``rank`` puts last first: a
+    footer drops whole keys (they still work), never a word of one (``- Slowe▏`` was cut at
+    the right edge). ``compact``: one space between keys; ``palette``: ``^p palette`` at the
+    right takes its room."""
+    width = app.size.width
+    if not width:
+        return found
+    shown = [(k, a) for k, a in found.items() if a.binding.show]
+    shown.sort(key=lambda item: rank(item[1].binding))
+    room = width - (14 if palette else 0)
+    for key, active in shown:
+        binding = active.binding
+        label = len(app.get_key_display(binding)) + 1 + len(binding.description)
+        cost = label + (1 if compact else 3)
+        if cost <= room:
+            room -= cost
+        else:
+            found[key] = active._replace(binding=replace(binding, show=False))
+    return found
 
 
 class KeyFooter(Footer):

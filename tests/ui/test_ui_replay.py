@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
 
 from app.archive.query import Event, RunSummary
@@ -249,10 +250,13 @@ def long_named_replay() -> Replay:
     return Replay(run, events, agents)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+@pytest.mark.parametrize(
+    "size", [(80, 24), (100, 30), (120, 40)], ids=["80x24", "100x30", "120x40"]
+)
 async def test_replay_lays_out_cleanly(size: tuple[int, int]) -> None:
     """No table scrolls sideways or runs into the other; the agents' cost, the tasks' owner and
-    the run's cost stay; the footer keeps q Quit; a long status ends in "…"."""
+    the run's cost stay; the footer keeps q Quit and drops whole keys (at 100 columns it
+    ended "- Slowe"); a long status ends in "…"."""
     app = ReplayApp(long_named_replay())
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
@@ -266,9 +270,15 @@ async def test_replay_lays_out_cleanly(size: tuple[int, int]) -> None:
         tasks = app.screen.query_one("#replay-tasks", DataTable)
         for table in (agents, tasks):
             assert table.virtual_size.width <= table.scrollable_content_region.width, table.id
-        worker_2 = next(r for r in rows if r.lstrip().startswith("worker-2"))
+        worker_2 = next(r for r in rows[2:8] if " idle" in r)  # its row in the agents table
+        assert worker_2.lstrip().startswith("worker-2 "), rows  # the name whole (not "worke…")
         assert "…" in worker_2 and "$0.0" in worker_2  # the status shrank, the cost stayed
         assert rows[-1].lstrip().startswith("q Quit")
+        footer = rows[-1].split("▏")[0].rstrip()
+        keys = [b for b in ReplayScreen.BINDINGS if isinstance(b, Binding) and b.show]
+        assert any(footer.endswith(f"{b.key_display or b.key} {b.description}") for b in keys), (
+            footer
+        )
         assert all(len(r) <= size[0] for r in rows)
 
 

@@ -38,6 +38,7 @@ from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES
 from app.runtime.steering import READ_ONLY, Outcome, describe_request
 from widgets.agent_text import agent_markup
+from widgets.footer import fit_keys
 from widgets.needs_you import NeedsYou
 
 #: The "needs you" line of ``--claude`` while Claude Code's home has no team: what to do, in
@@ -201,22 +202,14 @@ class DeckScreen(DeckView):
 
     def _fit(self, found: dict[str, ActiveBinding], narrow: bool) -> dict[str, ActiveBinding]:
         """Hide the keys that do not fit the footer's width, least needed first."""
-        width = self.app.size.width
-        if not width:
-            return found
         rank = {name: i for i, name in enumerate(FOOTER_PRIORITY)}
-        shown = [(k, a) for k, a in found.items() if a.binding.show]
-        shown.sort(key=lambda item: rank.get(item[1].binding.id or "", len(rank)))
-        room = width - (0 if narrow else 14)  # "^p palette" on the right
-        for key, active in shown:
-            binding = active.binding
-            label = len(self.app.get_key_display(binding)) + 1 + len(binding.description)
-            cost = label + (1 if narrow else 3)  # compact: one space between keys
-            if cost <= room:
-                room -= cost
-            else:
-                found[key] = active._replace(binding=replace(binding, show=False))
-        return found
+        return fit_keys(
+            self.app,
+            found,
+            lambda binding: rank.get(binding.id or "", len(rank)),
+            compact=narrow,
+            palette=not narrow,
+        )
 
     def select(self, name: str) -> None:
         super().select(name)

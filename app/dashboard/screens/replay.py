@@ -23,7 +23,7 @@ from typing import Any
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -40,7 +40,7 @@ from app.display.agent_text import flat, shown
 from app.display.fit import Column, Part, fit_parts
 from app.runtime.model.pricing import cost_label, format_usd
 from widgets.fitted_table import FittedTable
-from widgets.footer import KeyFooter
+from widgets.footer import KeyFooter, fit_keys
 from widgets.usage_trend import UsageTrend
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -51,7 +51,7 @@ FEED_LINES = 200
 #: The tables' columns: at a narrow width the long ones shrink (with "…"), then the least
 #: important go (``drop``, highest first); the agent, its cost, a task and its owner stay.
 AGENT_COLUMNS = [
-    Column("agent", least=6),
+    Column("agent", least=10),
     Column("status", drop=2, least=7),
     Column("calls", drop=4),
     Column("tokens", drop=3),
@@ -103,6 +103,16 @@ class ReplayScreen(Screen[None]):
     ReplayScreen #replay-search { display: none; height: 3; }
     ReplayScreen.-searching #replay-search { display: block; }
     """
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The footer's keys that fit its width, whole, in ``BINDINGS``' order."""
+        order = {b.action: i for i, b in enumerate(self.BINDINGS) if isinstance(b, Binding)}
+        return fit_keys(
+            self.app,
+            super().active_bindings,
+            lambda binding: order.get(binding.action, len(order)),
+        )
 
     def __init__(self, replay: Replay, position: int | None = None) -> None:
         super().__init__()
