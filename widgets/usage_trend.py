@@ -30,7 +30,9 @@ class UsageTrend(Vertical):
     DEFAULT_CSS = """
     UsageTrend { height: auto; padding: 0 1; }
     UsageTrend .trend-row { height: 1; }
-    UsageTrend .trend-label { width: 12; padding-right: 1; }
+    UsageTrend .trend-label {
+        width: 12; padding-right: 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     UsageTrend .trend-total { width: auto; min-width: 6; padding-left: 1; }
     UsageTrend #trend-tasks-label { width: auto; min-width: 12; }
     UsageTrend Sparkline { width: 1fr; height: 1; }

@@ -55,3 +55,14 @@ async def test_the_roster_leaves_the_width_to_the_board_and_keeps_its_badges(
             assert "researcher" in owners  # not "research…"
             subjects = [board.get_cell_at((row, 1)).plain for row in range(board.row_count)]
             assert max(len(s) for s in subjects) > 17, subjects
+
+
+async def test_a_trend_line_cuts_a_long_name_with_an_ellipsis(deck: TeamDeckApp) -> None:
+    """At 80x24 the trend's label is 9 cells: "researcher" read "researche", a word cut with
+    nothing to say so."""
+    async with deck.run_test(size=(80, 24)) as pilot:
+        await ready(pilot)
+        await pilot.press("escape", "1")
+        await pilot.pause(0.3)
+        text = screen_text(deck)
+        assert "research… " in text and "researche " not in text, text
