@@ -7,13 +7,18 @@ or more the roster is a strip above the board (``-strip``); at 80x24 it stays a 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from app.dashboard.app import TeamDeckApp
-from tests.ui.helpers import ready, screen_text
+from tests.ui.data import TEAM, agents, make_app, transcripts
+from tests.ui.fake_runtime import FakeRuntime
+from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.roster import Roster
 from widgets.task_board import TaskBoard
+from widgets.teammate_panel import TeammatePanel
 
 SIZES = [(60, 20), (80, 24), (100, 30), (120, 40)]
 
@@ -66,3 +71,38 @@ async def test_a_trend_line_cuts_a_long_name_with_an_ellipsis(deck: TeamDeckApp)
         await pilot.pause(0.3)
         text = screen_text(deck)
         assert "research… " in text and "researche " not in text, text
+
+
+async def test_the_strip_keeps_the_selected_panel_in_view_and_redraws_what_it_shows(
+    tmp_path: Path,
+) -> None:
+    """In the strip (two panels a row, six rows high) a team of twenty scrolls: the panel
+    selected last is in view, and a tick redraws the panels in view, not the others (the
+    column's arithmetic, one panel a row, took the strip's rows for twice as many)."""
+    lead, mate, *_ = agents()
+    mates = [replace(mate, name=f"worker-{k}") for k in range(1, 21)]
+    app = make_app(tmp_path, FakeRuntime(TEAM, [lead, *mates], [], transcripts()))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        roster = app.leader.query_one(Roster)
+        assert roster.columns == 2
+        name = app.agents[-1].name
+        await pilot.press("shift+up")  # wraps to the last teammate
+        await wait_for(pilot, lambda: roster.selected == name)
+        await pilot.pause(0.2)
+        last = next(p for p in roster.query(TeammatePanel) if p.agent.name == name)
+        assert roster.region.contains_region(last.region), (roster.region, last.region)
+        drawn: list[str] = []
+        real = TeammatePanel.redraw
+
+        def counting(self: TeammatePanel) -> None:
+            drawn.append(self.agent.name)
+            real(self)
+
+        TeammatePanel.redraw = counting  # type: ignore[method-assign]
+        try:
+            roster.tick()
+        finally:
+            TeammatePanel.redraw = real  # type: ignore[method-assign]
+        assert name in drawn and "worker-1" not in drawn, drawn
+        assert len(drawn) <= 2 * roster.scrollable_content_region.height, drawn
