@@ -11,6 +11,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import Static
 
+from app.display.format import format_count
 from app.display.trends import UsageHistory
 from app.runtime.api import AgentSnapshot
 from tests.ui.data import TEAM, agents, make_app, transcripts
@@ -134,3 +135,41 @@ async def test_moving_the_selection_through_fifty_teammates_lays_nothing_out(
         assert made and max(made) <= MAX_LINES
         shown = [row.agent for row in trend.query(TrendRow)]
         assert len(shown) == MAX_LINES and app.selected in shown
+
+
+async def test_fifty_teammates_changing_at_once_build_the_lines_in_view_only(
+    tmp_path: Path,
+) -> None:
+    """Every agent's counters moved (a beat of a busy team): the panels in view make their
+    lines again, the others when they come into view, reading as the agent reads then."""
+    runtime = _team()
+    app = make_app(tmp_path, runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        roster = app.leader.query_one(Roster)
+        panels = list(roster.query(TeammatePanel))
+        built: list[TeammatePanel] = []
+        real_lines = TeammatePanel._lines
+
+        def counting_lines(self: TeammatePanel) -> object:
+            built.append(self)
+            return real_lines(self)
+
+        runtime.agents = [replace(a, input_tokens=77_000) for a in runtime.agents]
+        TeammatePanel._lines = counting_lines  # type: ignore[method-assign,assignment]
+        try:
+            app.pull_agents()
+            await pilot.pause()
+        finally:
+            TeammatePanel._lines = real_lines  # type: ignore[method-assign]
+        in_view = {p for p in panels if p.region.overlaps(roster.region)}
+        assert built and set(built) <= in_view and len(in_view) < SIZE // 2
+        last = [p for p in panels if p.agent.name.startswith("worker-")][-1]
+        assert last not in in_view and last.agent.input_tokens == 77_000
+        roster.scroll_to_widget(last, animate=False, immediate=True)
+        await wait_for(
+            pilot, lambda: last.region.overlaps(roster.region) and last._drawn is not None
+        )
+        assert last._drawn is not None
+        assert [line.plain for line in last._drawn[1]] == [line.plain for line in last._lines()]
+        assert format_count(77_000 + last.agent.output_tokens) in last._drawn[1][-1].plain
