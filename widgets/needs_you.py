@@ -23,7 +23,14 @@ def waited(seconds: float) -> str:
 
 
 class NeedsYou(Static):
-    """See the module docstring."""
+    """See the module docstring.
+
+    Its size never follows its text (one row, the screen's width), so a new line repaints it
+    without a layout, and the same line (every key press, every tick shows it again) does
+    nothing: ``Static.update`` lays out the whole screen, which with a hundred teammates'
+    panels in the roster took tens of milliseconds of each key press."""
+
+    _shown: Text | None = None
 
     DEFAULT_CSS = """
     NeedsYou {
@@ -62,4 +69,6 @@ class NeedsYou(Static):
             line.append(keys, style="bold")
             if more:
                 line.append(f"  (+{more} more)", style="dim")
-        self.update(line)
+        if line != self._shown:
+            self._shown = line
+            self.update(line, layout=False)

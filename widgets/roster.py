@@ -67,6 +67,7 @@ class Roster(VerticalScroll, can_focus=True):
         names = [a.name for a in agents]
         for name in [n for n in self._order if n not in names]:
             self._panels.pop(name).remove()
+        in_view = self._in_view()
         teammate_index = 0
         for position, agent in enumerate(agents):
             if not agent.is_lead:
@@ -81,7 +82,7 @@ class Roster(VerticalScroll, can_focus=True):
                 existing = [self._panels[n] for n in names[position + 1 :] if n in self._order]
                 self.mount(panel, before=existing[0] if existing else None)
             else:
-                panel.set_agent(agent, key, errors.get(agent.name))
+                panel.set_agent(agent, key, errors.get(agent.name), in_view=panel in in_view)
         self._order = names
         self.select(selected)
 
@@ -125,20 +126,29 @@ class Roster(VerticalScroll, can_focus=True):
         """Redraw elapsed times (the lines that show them) on the panels in view; the others
         are made afresh when they come into view (``TeammatePanel.stale``). With fifty
         teammates most panels are out of view, and each redraw builds its lines again."""
+        in_view = self._in_view()
+        for panel in self._panels.values():
+            if panel in in_view:
+                panel.redraw()
+            else:
+                panel.stale()
+
+    def _in_view(self) -> set[TeammatePanel]:
+        """The panels in view (and those not laid out yet), from the panels' heights."""
         top = self.scroll_offset.y
         bottom = top + max(1, self.scrollable_content_region.height)
         shown = set(self._panels.values())
+        found: set[TeammatePanel] = set()
         y = 0
         columns = self.columns
         panels = [p for p in self.children if p in shown and isinstance(p, TeammatePanel)]
         for position, panel in enumerate(panels):
             height = panel.outer_size.height
             if not height or (y < bottom and y + height > top):
-                panel.redraw()
-            else:
-                panel.stale()
-            if position % columns == columns - 1:
+                found.add(panel)
+            if position % columns == columns - 1:  # the end of a row (a strip's: two panels)
                 y += height
+        return found
 
     @property
     def columns(self) -> int:

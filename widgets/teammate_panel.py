@@ -139,10 +139,18 @@ class TeammatePanel(Widget):
         outer, gutter = self.outer_size, self.styles.gutter
         return Size(max(0, outer.width - gutter.width), max(0, outer.height - gutter.height))
 
-    def set_agent(self, agent: AgentSnapshot, key: str, file_error: str | None) -> None:
+    def set_agent(
+        self, agent: AgentSnapshot, key: str, file_error: str | None, *, in_view: bool = True
+    ) -> None:
+        """Show ``agent``: its changed lines now if the panel is in view, else (``stale``)
+        when it comes into view. A hundred teammates' snapshots change on every beat, and
+        making each one's lines to draw the few in view was most of the roster's work."""
         if (agent, key, file_error) != (self.agent, self.key, self.file_error):
             self.agent, self.key, self.file_error = agent, key, file_error
-            self.redraw()
+            if in_view:
+                self.redraw()
+            else:
+                self.stale()
 
     def redraw(self) -> None:
         """Repaint the lines that read differently now (the clock moved, the agent changed);

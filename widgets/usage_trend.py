@@ -8,6 +8,9 @@ Given values (``app.display.trends``): the widget reads no file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -55,25 +58,48 @@ class UsageTrend(Vertical):
         label = self.query_one("#trend-tasks-label", Static)
         tasks = f"Tasks {progress.done}/{progress.total}"
         if tasks != self._shown_tasks:
+            # its width follows the text: a layout only when that width changes
+            layout = len(tasks) != len(self._shown_tasks or "")
             self._shown_tasks = tasks
-            label.update(tasks)
+            label.update(tasks, layout=layout)
         bar = self.query_one("#trend-progress", ProgressBar)
         if (bar.total, bar.progress) != (max(progress.total, 1), progress.done):
             bar.update(total=max(progress.total, 1), progress=progress.done)
-        rows = {row.agent: row for row in self.query(TrendRow)}
-        for trend in _shown(trends, selected):
+        rows = {row.agent: row for row in self.children if isinstance(row, TrendRow)}
+        shown = shown_lines(trends, selected)
+        names = {trend.name for trend in shown}
+        # A row whose agent left the lines is given to one that joined them, in its place:
+        # the selection moving past the first lines changes one agent, not the rows (a
+        # mount and a removal lay out the whole screen, on each key press).
+        spare = [row for name, row in rows.items() if name not in names]
+        for trend in shown:
             row = rows.pop(trend.name, None)
-            if row is None:
+            if row is None and spare:
+                row = spare.pop(0)
+                rows.pop(row.agent)
+                row.agent = trend.name
+            elif row is None:
                 row = TrendRow(trend.name)
                 self.mount(row)
             row.show(trend)
             row.set_class(trend.name != selected, "-other")
-        for gone in rows.values():
+        for gone in spare:
             gone.remove()
 
 
-def _shown(trends: list[AgentTrend], selected: str | None) -> list[AgentTrend]:
-    """The first ``MAX_LINES`` agents' trends in team order, the selected agent's among them."""
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+def shown_lines(trends: Sequence[N], selected: str | None) -> list[N]:
+    """The first ``MAX_LINES`` agents (or their trends) in team order, the selected agent
+    among them: the leader view makes only these agents' trends (a hundred agents' made each
+    second and on each key press, to draw nine, were a tenth of the dashboard's loop)."""
+    trends = list(trends)
     if len(trends) <= MAX_LINES:
         return trends
     shown = trends[:MAX_LINES]

@@ -116,7 +116,7 @@ class DeckScreen(DeckView):
         """Name on the "needs you" line the request ``a``/``r``/``v`` answer."""
         target = self.selected_approval()
         self._named_id = None if target is None else target.request_id
-        for line in self.query(NeedsYou):
+        for line in self.view_widgets(NeedsYou):
             if target is None:
                 idle = "read-only: nothing to answer" if self.steering.read_only else ""
                 if self.host.home.is_claude and self.host.files.team is None:

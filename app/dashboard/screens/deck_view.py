@@ -9,10 +9,11 @@ from it.
 from __future__ import annotations
 
 import time
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from textual import events, on
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input
 
 from app.dashboard.event_relay import permission_limit
@@ -31,6 +32,8 @@ from widgets.compose_box import ComposeBox, alt_letter
 from widgets.needs_you import NeedsYou
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
+
+W = TypeVar("W", bound=Widget)
 
 
 class DeckView(Screen[None]):
@@ -83,6 +86,19 @@ class DeckView(Screen[None]):
     def steering(self) -> Steering:
         return self.host.steering
 
+    def view_widgets(self, kind: type[W]) -> list[W]:
+        """The view's widgets of ``kind``, found once the view is mounted (a view composes
+        them once and keeps them). A query walks every node of the view: with a hundred
+        teammates' panels in the roster that took ~10 ms, and the needs-you line and the
+        clock's tick asked several times a second and on every key press."""
+        found: dict[type[Widget], list[Widget]] = self.__dict__.setdefault("_view_widgets", {})
+        widgets = found.get(kind)
+        if widgets is None or not all(w.is_attached for w in widgets):
+            widgets = list(self.query(kind))
+            if self.is_mounted:
+                found[kind] = widgets
+        return cast("list[W]", widgets)
+
     # ------------------------------------------------------------------ typing or keys
 
     _asked: str | None = None
@@ -121,7 +137,7 @@ class DeckView(Screen[None]):
 
     def input_widget(self) -> ComposeBox | None:
         """The view's compose box (``None`` when it has none or it is disabled)."""
-        found = list(self.query(ComposeBox))
+        found = self.view_widgets(ComposeBox)
         widget = found[0] if found else None
         return widget if widget is not None and not widget.disabled else None
 
@@ -230,7 +246,7 @@ class DeckView(Screen[None]):
         they would answer (the needs-you line)."""
         for footer in self.query(Footer):
             footer.visible = shown
-        for line in self.query(NeedsYou):
+        for line in self.view_widgets(NeedsYou):
             line.visible = shown
 
     def on_descendant_focus(self) -> None:
@@ -263,7 +279,7 @@ class DeckView(Screen[None]):
 
     def close_compose(self) -> None:
         """Close the compose box (its text is kept) and give the focus back to the keys."""
-        for box in self.query(ComposeBox):
+        for box in self.view_widgets(ComposeBox):
             box.close()
         if self.typing or self.focused is None:
             self.focus_keys()
@@ -343,10 +359,10 @@ class DeckView(Screen[None]):
 
     def tick(self) -> None:
         """Once a second: redraw elapsed times (and permission requests' time left)."""
-        for roster in self.query(Roster):
+        for roster in self.view_widgets(Roster):
             roster.tick()
         limit = permission_limit(self.app)
-        for queue in self.query(ApprovalsQueue):
+        for queue in self.view_widgets(ApprovalsQueue):
             queue.tick(self.host.clock(), limit)
 
     def action_cycle_mode(self) -> None:

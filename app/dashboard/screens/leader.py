@@ -33,7 +33,7 @@ from widgets.roster import Roster
 from widgets.status_bar import StatusBar
 from widgets.task_board import TaskBoard
 from widgets.transcript_tail import TranscriptTail
-from widgets.usage_trend import UsageTrend
+from widgets.usage_trend import UsageTrend, shown_lines
 
 #: The lead's pane when the lead is a Claude Code session teamdeck only steers.
 LEAD_FROM_FILES = (
@@ -255,7 +255,7 @@ class LeaderScreen(DeckScreen):
 
     def _show_trend(self) -> None:
         history = self.usage_history
-        trends = history.trends(self.host.agents)
+        trends = history.trends(shown_lines(self.host.agents, self.host.selected))
         self.query_one(UsageTrend).show(trends, self.host.selected, history.progress())
 
     def search_target(self) -> MessageFeed:
