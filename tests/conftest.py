@@ -30,6 +30,9 @@ import pytest
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+#: ``--cpu-report PREFIX``: what each test costs in CPU (:mod:`tests.cpu_report`).
+pytest_plugins = ["tests.cpu_report"]
+
 #: Modules (paths from the repository, or endings of them) whose tests start real processes,
 #: roughly longest first.
 SLOW_FIRST = (
