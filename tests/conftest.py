@@ -15,9 +15,23 @@ worker 0: all the slow ones), so ``--maxschedchunk`` is 1 unless the command lin
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
+
+# Bytecode caches (``__pycache__``, gitignored) even where ``PYTHONDONTWRITEBYTECODE`` is set,
+# as it is in some containers and CI images. Without them every xdist worker parses, rewrites
+# (pytest's assertions) and compiles all ~250 test modules again: 16 s of CPU per worker to
+# collect the suite rather than 7. The ``teamdeck`` processes the tests start (the CLI, hooks,
+# teammate processes) inherit the environment: without it each compiled its changed modules
+# again. Caches only change how fast modules load, never what a test runs.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+#: ``--cpu-report PREFIX``: what each test costs in CPU (:mod:`tests.cpu_report`).
+pytest_plugins = ["tests.cpu_report"]
 
 #: Modules (paths from the repository, or endings of them) whose tests start real processes,
 #: roughly longest first.

@@ -57,23 +57,33 @@ def in_turn(calls: list[Turn]) -> Callable[[dict[str, Any]], Turn]:
     return reply
 
 
-def next_request(env: dict[str, str], claude: subprocess.Popen[str], seen: set[str]) -> Any:
-    """The next held request not in ``seen`` (``None`` once Claude Code ended)."""
+def next_request(
+    env: dict[str, str], claude: subprocess.Popen[str], seen: set[str], model: Rule
+) -> Any:
+    """The next held request not in ``seen`` (``None`` once Claude Code ended). Looked for
+    only once the scripted model has made a call past those already asked about (``model``
+    fired more often than ``seen`` holds): each look runs a teamdeck process, and Claude Code
+    takes seconds to start."""
     end = deadline(120)
     while time.monotonic() < end:
-        fresh = [r for r in pending(env) if r["requestId"] not in seen]
-        if fresh:
-            seen.add(fresh[0]["requestId"])
-            return fresh[0]
+        if model.fired > len(seen):
+            fresh = [r for r in pending(env) if r["requestId"] not in seen]
+            if fresh:
+                seen.add(fresh[0]["requestId"])
+                return fresh[0]
         if claude.poll() is not None:
             return None
         time.sleep(0.2)
     raise AssertionError("no request reached teamdeck")
 
 
-def run(claude_home: ClaudeHome, env: dict[str, str], calls: list[Turn]) -> Any:
-    claude_home.api.add(Rule(in_turn(calls), last="", tool="Bash", times=None))
-    return start_claude(claude_home, env, "Please do the work.")
+def run(
+    claude_home: ClaudeHome, env: dict[str, str], calls: list[Turn]
+) -> tuple[subprocess.Popen[str], Rule]:
+    """Claude Code started on ``calls``, and the scripted model's rule that makes them."""
+    model = Rule(in_turn(calls), last="", tool="Bash", times=None)
+    claude_home.api.add(model)
+    return start_claude(claude_home, env, "Please do the work."), model
 
 
 def bash(command: str) -> Turn:
@@ -95,16 +105,16 @@ def test_this_exact_command(
 ) -> None:
     project = claude_home.project
     again, other = f"touch {project}/a", f"touch {project}/b"
-    claude = run(claude_home, env, [bash(again), bash(again), bash(other)])
+    claude, model = run(claude_home, env, [bash(again), bash(again), bash(other)])
     seen: set[str] = set()
-    first = next_request(env, claude, seen)
+    first = next_request(env, claude, seen, model)
     rule = choice(first, "this exact command")
     assert rule == f"Bash({again})"
     done = teamdeck(env, "approve", first["requestId"], "--always", "--rule", rule)
     assert done.returncode == 0, done.stderr
     assert f"rule {rule} added in Claude Code's user settings" in done.stdout
 
-    asked = next_request(env, claude, seen)  # the same command is not asked again
+    asked = next_request(env, claude, seen, model)  # the same command is not asked again
     assert asked is not None and asked["input"]["command"] == other
     assert teamdeck(env, "reject", asked["requestId"]).returncode == 0
     finish(claude)
@@ -117,14 +127,14 @@ def test_the_commands_prefix(
     claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
 ) -> None:
     project = claude_home.project
-    claude = run(claude_home, env, [bash(f"touch {project}/a"), bash(f"touch {project}/b")])
+    claude, model = run(claude_home, env, [bash(f"touch {project}/a"), bash(f"touch {project}/b")])
     seen: set[str] = set()
-    first = next_request(env, claude, seen)
+    first = next_request(env, claude, seen, model)
     rule = choice(first, "commands that start the same way")
     assert rule == "Bash(touch:*)" and first["suggestion"] == rule  # the default
     assert teamdeck(env, "approve", first["requestId"], "--always").returncode == 0
 
-    assert next_request(env, claude, seen) is None  # touch b was not asked
+    assert next_request(env, claude, seen, model) is None  # touch b was not asked
     finish(claude)
     assert (project / "a").exists() and (project / "b").exists()
     assert claude_home.settings()["permissions"]["allow"] == [rule]
@@ -141,15 +151,15 @@ def test_a_directory_outside_the_project(
         call("Write", {"file_path": str(second_file), "content": "two\n"}),
         call("Read", {"file_path": str(first_file)}),
     ]
-    claude = run(claude_home, env, calls)
+    claude, model = run(claude_home, env, calls)
     seen: set[str] = set()
-    first = next_request(env, claude, seen)
+    first = next_request(env, claude, seen, model)
     rule = choice(first, f"files in {outside} and below")
     assert rule == f"Edit(/{outside}/**)" and first["suggestion"] == rule
     assert teamdeck(env, "approve", first["requestId"], "--always").returncode == 0
 
     # neither the Write below it nor a Read there is asked again (an Edit rule covers reads)
-    assert next_request(env, claude, seen) is None
+    assert next_request(env, claude, seen, model) is None
     finish(claude)
     assert first_file.read_text() == "one\n" and second_file.read_text() == "two\n"
     assert [bool(r.get("is_error")) for r in tool_results(claude_home)] == [False] * 3
@@ -160,8 +170,8 @@ def test_an_edited_command_is_what_runs(
     claude_home: ClaudeHome, env: dict[str, str], listener: subprocess.Popen[str]
 ) -> None:
     project = claude_home.project
-    claude = run(claude_home, env, [bash(f"touch {project}/asked")])
-    request = next_request(env, claude, set())
+    claude, model = run(claude_home, env, [bash(f"touch {project}/asked")])
+    request = next_request(env, claude, set(), model)
     edited = f"touch {project}/edited"
     done = teamdeck(env, "approve", request["requestId"], "--command", edited)
     assert done.returncode == 0, done.stderr

@@ -251,10 +251,12 @@ def test_two_sessions_on_one_home_are_each_themselves(
     (claude_home.root / ".claude.json").write_text(json.dumps(state))
     targets = {}
     claudes = {}
+    asked: list[Rule] = []
     for name, folder in (("first", claude_home.project), ("second", second)):
         targets[name] = folder / f"made-by-{name}"
         command = {"command": f"touch {targets[name]}", "description": f"Mark {name}"}
-        claude_home.api.add(Rule(call("Bash", command), last=f"Please mark {name}", tool="Bash"))
+        asked.append(Rule(call("Bash", command), last=f"Please mark {name}", tool="Bash"))
+        claude_home.api.add(asked[-1])
         process = subprocess.Popen(
             [str(claude_home.binary), "-p", f"Please mark {name}.", "--permission-mode", "manual"],
             cwd=folder,
@@ -269,7 +271,8 @@ def test_two_sessions_on_one_home_are_each_themselves(
     end = deadline(120)
     requests: list[dict[str, Any]] = []
     while time.monotonic() < end and len(requests) < 2:
-        requests = pending(env)
+        # each look runs a teamdeck process: none before both sessions were given their call
+        requests = pending(env) if all(rule.fired for rule in asked) else []
         time.sleep(0.2)
     assert len(requests) == 2, requests
     by_folder = {r["folder"]: r for r in requests}
