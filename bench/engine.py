@@ -3,14 +3,18 @@
     .venv/bin/python bench/engine.py [--messages N] [--tasks N] [--read N] [--rounds N]
 
 * **delivery**: a sender appends one message; a watcher of the recipient's inbox on another
-  connection (the engine: ``EngineFeed``, LISTEN with the id then a read of the counters;
-  the files: ``Watcher`` through inotify, the writer using another ``Home`` so nothing reaches
-  it in-process) hears of it and reads it. Latency = just before the append -> the message
-  read by the watcher. N messages one after the other.
+  connection (the engine: ``EngineFeed``, woken by the sender after its commit, then a read
+  of the counters; the files: ``Watcher`` through inotify, the writer using another ``Home``
+  so nothing reaches it in-process) hears of it and reads it. Latency = just before the
+  append -> the message read by the watcher. N messages one after the other.
 * **claims**: 8 claimers (threads; in the engine each on its own role and connection) run
   ``claim_next`` + complete until the board is empty; claims per second, and whether every
   task was claimed exactly once.
 * **read**: one inbox of N messages read whole (``read``: every message built).
+* **bare PostgreSQL** (the floor, the issue's own harness): the same two measures on plain
+  tables as the administrator, no roles, policies or triggers: an ``INSERT`` that notifies
+  with the new id, the listener ``SELECT``s it; a ``SKIP LOCKED`` claim then its completion.
+  What is left between this row and the engine's is teamdeck's.
 * **the commit's cost** (diagnosis): delivery and claims again with ``synchronous_commit``
   off for the run (``ALTER SYSTEM``, reset after): what is left when a commit does not wait
   for the disk's flush. teamdeck never runs so (a crash of the machine could lose an
@@ -229,6 +233,73 @@ def file_claims(root: Path, tasks: int) -> tuple[float, bool]:
     return seconds, sorted(claimed, key=int) == ids
 
 
+def bare_claims(admin_url: str, tasks: int) -> tuple[float, bool]:
+    """The claim cycle on a plain table: one ``SKIP LOCKED`` statement, then the completion."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS bench_tasks"
+            " (id serial PRIMARY KEY, status text, owner text)"
+        )
+        conn.execute("TRUNCATE bench_tasks RESTART IDENTITY")
+        conn.execute(
+            "INSERT INTO bench_tasks (status) SELECT 'pending' FROM generate_series(1, %s)",
+            (tasks,),
+        )
+
+    def make(name: str) -> tuple[Callable[[str], object], Callable[[], None]]:
+        conn = psycopg.connect(admin_url, autocommit=True)
+
+        def claim(agent: str) -> object:
+            row = conn.execute(
+                "UPDATE bench_tasks SET owner = %s, status = 'in_progress' WHERE id = ("
+                " SELECT id FROM bench_tasks WHERE status = 'pending' ORDER BY id LIMIT 1"
+                " FOR UPDATE SKIP LOCKED) RETURNING id",
+                (agent,),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute("UPDATE bench_tasks SET status = 'completed' WHERE id = %s", row)
+            return row[0]
+
+        return claim, conn.close
+
+    seconds, claimed = claims(make, [f"w{i}" for i in range(CLAIMERS)])
+    return seconds, sorted(claimed, key=int) == [str(i) for i in range(1, tasks + 1)]
+
+
+async def bare_delivery(admin_url: str, count: int) -> list[float]:
+    """An insert that notifies with its id; the listener reads the row by that id."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS bench_messages (id bigserial PRIMARY KEY, body jsonb)"
+        )
+    sender = psycopg.connect(admin_url, autocommit=True)
+    listener = await psycopg.AsyncConnection.connect(admin_url, autocommit=True)
+    await listener.execute("LISTEN bench")
+    samples = []
+    try:
+        for i in range(count):
+            start = time.perf_counter()
+            await asyncio.to_thread(
+                sender.execute,
+                "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
+                " SELECT pg_notify('bench', id::text) FROM m",
+                (Jsonb({"text": f"m{i}"}),),
+            )
+            # The notes first: the generator holds the connection the read needs.
+            notes = [n async for n in listener.notifies(stop_after=1)]
+            cur = await listener.execute(
+                "SELECT body FROM bench_messages WHERE id = %s", (int(notes[-1].payload),)
+            )
+            await cur.fetchone()
+            samples.append((time.perf_counter() - start) * 1000)
+            await asyncio.sleep(0.002)
+    finally:
+        sender.close()
+        await listener.close()
+    return samples
+
+
 # ----------------------------------------------------------------------------- read
 
 
@@ -371,6 +442,9 @@ def main() -> int:
         e_secs, e_once = engine_claims(admin_url, args.tasks)
         f_secs, f_once = file_claims(folder / "home-claims", args.file_tasks)
         print("  claims done", flush=True)
+        bare_ms = asyncio.run(bare_delivery(admin_url, args.messages))
+        b_secs, b_once = bare_claims(admin_url, args.tasks)
+        print("  bare PostgreSQL done", flush=True)
         nosync_ms, nosync_secs = commit_cost(admin_url, args)
         e_read = engine_read(admin_url, args.read)
         f_read = file_read(folder / "home-read", args.read)
@@ -394,6 +468,11 @@ def main() -> int:
             f"{'True':>18}"
         )
         print(
+            f"{'  bare PostgreSQL: p50 / claims/s':<34}"
+            f"{f'{statistics.median(bare_ms):.2f} / {args.tasks / b_secs:.0f}':>16}"
+            f"{'-':>16}{'':>18}"
+        )
+        print(
             f"{'  without the flush: p50 / claims/s':<34}"
             f"{f'{statistics.median(nosync_ms):.2f} / {args.tasks / nosync_secs:.0f}':>16}"
             f"{'-':>16}{'':>18}"
@@ -403,6 +482,8 @@ def main() -> int:
             f"{f'kill -9 x{args.rounds}: lost / duplicated':<34}{f'{lost} / {duplicated}':>16}"
             f"{'-':>16}{'0 / 0':>18}"
         )
+        if not b_once:
+            print("  bare PostgreSQL: a task was NOT claimed exactly once")
         print(f"load after: {os.getloadavg()[0]:.2f} (1 min)")
     finally:
         server.stop()

@@ -1,6 +1,6 @@
 """One teammate's panel: colour, name, status badge, current task, last activity, counters
-(tokens, cost in US dollars, tool calls; with its permission mode and, with ``--worktrees``, its
-worktree).
+(tokens, cost in US dollars, tool calls; with its permission mode, in a team across machines
+its machine, and with ``--worktrees`` its worktree).
 
 Four lines when the layout gives it room, one compact row when its height is 1 (narrow
 terminals). Rendered from an ``AgentSnapshot`` the app passes in; the time shown beside the
@@ -92,6 +92,12 @@ def mode_label(mode: str) -> str:
 def worktree_label(path: str) -> str:
     """``--worktrees``: the folder of the agent's worktree, short (``⎇ alpha-researcher``)."""
     return f"⎇ {PurePath(path).name}"
+
+
+def machine_label(machine: str) -> str:
+    """A team across machines: the machine the agent runs on (``on gpu-box``). The name is
+    what the joined machine registered: agent text, shown inert on one line."""
+    return f"on {flat(machine, 40)}"
 
 
 class TeammatePanel(Widget):
@@ -301,23 +307,19 @@ class TeammatePanel(Widget):
             tokens = agent.input_tokens + agent.output_tokens
             cost = agent_cost(agent)
             spent = f"{format_count(tokens)} tok" + (f" · {cost}" if cost else "")
-            # The badges first (mode, worktree): a narrow roster cuts the counters, not them.
+            # The badges first (mode, machine, worktree): a narrow roster cuts the counters,
+            # not them.
             counters = self._line("")
             mode = mode_label(agent.mode)
             if mode:
                 counters.append(f"{mode} · ", style="bold")
+            if agent.machine:
+                counters.append(f"{machine_label(agent.machine)} · ", style="bold")
             if agent.worktree:
                 counters.append(f"{worktree_label(agent.worktree)} · ")
-            counters.append(f"{spent} · {agent.tool_calls} tools", style="dim")
             if cost:  # the cost before the token count: a narrow roster cuts the count
-                counters = self._line("")
-                if mode:
-                    counters.append(f"{mode} · ", style="bold")
-                if agent.worktree:
-                    counters.append(f"{worktree_label(agent.worktree)} · ")
-                counters.append(
-                    f"{cost} · {format_count(tokens)} tok · {agent.tool_calls} tools", style="dim"
-                )
+                spent = f"{cost} · {format_count(tokens)} tok"
+            counters.append(f"{spent} · {agent.tool_calls} tools", style="dim")
             lines.append(counters)
         for line in lines:
             line.truncate(width, overflow="ellipsis")

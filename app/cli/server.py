@@ -88,11 +88,12 @@ def cmd_invite(home: Home, args: argparse.Namespace) -> int:
     from app.engine.link import Link
 
     server = local_server(home)
-    cert = server.data / "server.crt"
+    admin_url = _admin_url(home, args)
+    cert = _certificate(server.data / "server.crt", admin_url, args.ca)
     host = args.host
     if host is None and (server.data / "postgresql.conf").is_file():
         host = server.listen_address()  # where the home's own server listens for others
-    with Link(_admin_url(home, args)) as admin:
+    with Link(admin_url) as admin:
         url = invite(admin, args.team, args.name, machine=args.machine, cert=cert, host=host)
         desk = desk_path(home, args.team)
         if not desk.exists():  # the lead's run uses the team's desk, never the administrator
@@ -101,6 +102,21 @@ def cmd_invite(home: Home, args: argparse.Namespace) -> int:
             write_secret(desk, roles.desk(admin, args.team).url(admin.url))
     print(url)
     return 0
+
+
+def _certificate(own: Path, admin_url: str, ca: str | None) -> Path | None:
+    """What the joiner checks the server by: ``--ca``, else the administrator's URL's
+    ``sslrootcert`` (a managed server's CA), else the home's own server's certificate."""
+    import psycopg
+
+    if ca is not None:
+        if not Path(ca).is_file():
+            raise EngineError(f"no CA certificate at {ca}")
+        return Path(ca)
+    given = psycopg.conninfo.conninfo_to_dict(admin_url).get("sslrootcert")
+    if given and Path(str(given)).is_file():
+        return Path(str(given))
+    return own if own.is_file() else None
 
 
 def desk_path(home: Home, team: str) -> Path:
@@ -240,6 +256,7 @@ def register(commands: Any, command: Callable[..., argparse.ArgumentParser]) -> 
     sub.add_argument("--machine", metavar="M", help="the machine it will run on")
     sub.add_argument("--engine", metavar="URL", help="the engine (default: the home's)")
     sub.add_argument("--host", metavar="ADDRESS", help="the server's address for the joiner")
+    sub.add_argument("--ca", metavar="FILE", help="a managed server's CA certificate to pin")
     sub = command(commands, "join", "join a team from this machine", cmd_join)
     sub.add_argument("url", metavar="URL", nargs="?", help="the URL `teamdeck invite` printed")
     sub.add_argument("--folder", metavar="PATH", help="the working folder (default: here)")

@@ -35,7 +35,7 @@ from app.core.home import Home
 from app.core.models import InboxMessage, Task
 from app.core.paths import LEAD_NAME
 from app.engine.errors import AccessRefusedError
-from app.engine.link import Link
+from app.engine.link import Link, wake
 
 FIELDS = ("subject", "description", "active_form", "status", "owner", "blocks", "blocked_by",
           "metadata")  # fmt: skip
@@ -110,11 +110,15 @@ class Board:
                      f["status"], f["owner"], f["blocks"], f["blocked_by"],
                      Jsonb(f["metadata"]) if f["metadata"] is not None else None),
                 )  # fmt: skip
-                return cur.execute(
+                made = cur.rowcount == 1
+                rows = cur.execute(
                     "SELECT id, version, " + ", ".join(FIELDS) + " FROM teamdeck.tasks"
                     " WHERE team = %s AND id = %s",
                     (self.team, int(task.id)),
                 ).fetchall()
+            if made:
+                wake(conn, f"t:{task.id}")
+            return rows
 
         rows = self.link.run(insert)
         return rows[0] if rows else None
@@ -128,11 +132,14 @@ class Board:
 
         def update(conn: psycopg.Connection) -> list[dict[str, Any]]:
             with conn.cursor(row_factory=dict_row) as cur:
-                return cur.execute(
+                rows = cur.execute(
                     f"UPDATE teamdeck.tasks SET {sets} WHERE team = %(team)s AND id = %(id)s"
                     " AND version = %(version)s RETURNING id, version, " + ", ".join(FIELDS),
                     params,
                 ).fetchall()
+            if rows:
+                wake(conn, f"t:{task_id}")
+            return rows
 
         try:
             rows = self.link.run(update)

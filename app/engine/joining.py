@@ -2,8 +2,10 @@
 
 ``invite`` (the administrator) creates the agent's role with a one-time password and returns
 a join URL: a ``postgresql://`` URL with that password, plus, when the server listens off
-loopback, ``sslmode=verify-ca`` and the server's certificate (base64, in the URL's
-``td_cert`` parameter), so the joiner checks it is talking to this server. ``join`` (on the
+loopback, ``sslmode=verify-ca`` (``verify-full`` when the administrator's URL asks for it) and
+the certificate to check the server by (base64, in the URL's ``td_cert`` parameter): the home's
+own server's, or a managed server's CA (``invite --ca FILE``, or the administrator's URL's
+``sslrootcert``), so the joiner checks it is talking to this server. ``join`` (on the
 other machine) connects with it, at once replaces the one-time password with a long secret
 of its own (``ALTER ROLE CURRENT_USER``: a second use of the URL fails), keeps the new URL in a
 0600 file under the home, and registers the machine: its hostname, folder, git remote and
@@ -58,11 +60,16 @@ def invite(
     if host not in LOOPBACK:
         if cert is None or not cert.is_file():
             raise EngineError(
-                f"the server at {host} has no TLS certificate to pin: set it up with "
-                "`teamdeck server init --listen ADDRESS` (or pass the CA's certificate)"
+                f"the server at {host} is off this machine and no certificate is known to "
+                "check it by: pass its CA's with --ca FILE (a managed PostgreSQL's provider "
+                "publishes it), or set a server up with `teamdeck server init --listen ADDRESS`"
             )
         pem = base64.urlsafe_b64encode(cert.read_bytes()).decode()
-        url = _with_params(url, {"sslmode": "verify-ca", CERT_PARAM: pem})
+        # The host name checked too when the administrator's own URL asks for it (a managed
+        # server's certificate names it; the home's own server's is self-signed).
+        asked = psycopg.conninfo.conninfo_to_dict(admin.url).get("sslmode")
+        mode = "verify-full" if asked == "verify-full" else "verify-ca"
+        url = _with_params(url, {"sslmode": mode, CERT_PARAM: pem})
     return url
 
 

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 
 from app.core.errors import NotFoundError
 from app.core.models import TeamConfig, TeamMember
-from app.engine.link import Link
+from app.engine.link import Link, wake
 
 HEARTBEAT_TIMEOUT = 30.0
 """Seconds without a heartbeat after which a member counts as gone."""
@@ -122,13 +122,15 @@ class EngineTeams:
                         (team, timeout),
                     ).fetchall()
                 ]
+                freed = []
                 if gone:
-                    conn.execute(
+                    freed = conn.execute(
                         "UPDATE teamdeck.tasks SET owner = NULL, status = 'pending',"
                         " claim_token = NULL WHERE team = %s AND owner = ANY (%s)"
-                        " AND status NOT IN ('completed', 'deleted')",
+                        " AND status NOT IN ('completed', 'deleted') RETURNING id",
                         (team, gone),
-                    )
-                return gone
+                    ).fetchall()
+            wake(conn, *(f"t:{row[0]}" for row in freed))
+            return gone
 
         return self.link.run(sweep)

@@ -18,7 +18,7 @@ from app.core.errors import UnknownRecipientError
 from app.core.mailbox import addressed_name
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
-from app.engine.link import Link
+from app.engine.link import Link, write_and_wake
 
 _READ = "SELECT seq, body, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
 
@@ -81,10 +81,12 @@ class EngineMailbox:
         body = message.to_json_dict()
 
         def insert(conn: psycopg.Connection) -> bool:
-            cur = conn.execute(
+            cur = write_and_wake(
+                conn.cursor(),
                 "INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body)"
                 " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (uuid) DO NOTHING",
                 (self.team, agent, key, message.sender, Jsonb(body)),
+                "SELECT 'm:'",
             )
             return cur.rowcount == 1
 

@@ -22,7 +22,7 @@ from app.core.models import Task
 from app.core.task_claims import ClaimResult
 from app.core.task_files import check_status
 from app.engine.errors import EngineError
-from app.engine.link import Link
+from app.engine.link import Link, write_and_wake
 
 _COLUMNS = (
     "id, subject, description, active_form, status, owner, blocks, blocked_by, metadata, version"
@@ -30,20 +30,32 @@ _COLUMNS = (
 _OPEN = "status NOT IN ('completed', 'deleted')"
 _VISIBLE = "coalesce(metadata->>'_internal', '') IN ('', 'false')"
 
+
+def _unblocked(task: str) -> str:
+    """Every blocker of the task aliased ``task`` resolved (or not a task): one primary-key
+    lookup per blocker (schema version 3's ``task_numbers``), whatever the board's size."""
+    return f"""({task}.blocked_by = '{{}}' OR NOT EXISTS (
+      SELECT 1 FROM unnest(teamdeck.task_numbers({task}.blocked_by)) r (id)
+      WHERE (SELECT b.status FROM teamdeck.tasks b WHERE b.team = {task}.team AND b.id = r.id)
+        NOT IN ('completed', 'deleted')))"""
+
+
 CLAIM_NEXT = f"""
 UPDATE teamdeck.tasks t SET owner = %(agent)s, status = coalesce(%(status)s, t.status),
        claim_token = %(token)s
 WHERE t.team = %(team)s AND t.id = (
   SELECT c.id FROM teamdeck.tasks c
   WHERE c.team = %(team)s AND c.status = 'pending' AND c.owner IS NULL AND {_VISIBLE}
+    AND {_unblocked("c")}
     AND NOT EXISTS (
-      SELECT 1 FROM teamdeck.tasks b WHERE b.team = c.team AND b.id::text = ANY (c.blocked_by)
-        AND b.{_OPEN})
-    AND NOT EXISTS (
-      SELECT 1 FROM teamdeck.tasks o WHERE o.team = c.team AND o.owner = %(agent)s
+      SELECT 1 FROM teamdeck.tasks o WHERE o.team = %(team)s AND o.owner = %(agent)s
         AND o.{_OPEN})
   ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED)
 RETURNING {_COLUMNS}"""
+
+
+_WOKEN = "SELECT 't:' || id FROM teamdeck.tasks WHERE team = %s AND "
+"""The wake-up of the tasks a write changed (``write_and_wake``), found by a key."""
 
 
 class VersionConflictError(EngineError):
@@ -78,6 +90,17 @@ class EngineTasks:
 
         return self.link.run(query)
 
+    def _write(self, sql: str, params: Any, key: str, value: object) -> list[dict[str, Any]]:
+        """The rows of one write; the watchers are woken for the task whose ``key`` column
+        (``id``, ``create_key``, ``claim_token``) is ``value``, in the same round trip."""
+
+        def query(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                return write_and_wake(cur, sql, params, _WOKEN + key + " = %s",
+                                      (self.team, value)).fetchall()  # fmt: skip
+
+        return self.link.run(query)
+
     def create(
         self,
         subject: str,
@@ -104,13 +127,15 @@ class EngineTasks:
             Jsonb(metadata) if metadata is not None else None,
             key,
         )
-        rows = self._rows(
+        rows = self._write(
             "WITH made AS (INSERT INTO teamdeck.tasks (team, subject, description, active_form,"
             " status, owner, metadata, create_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
             f" ON CONFLICT (create_key) DO NOTHING RETURNING {_COLUMNS})"
             f" SELECT * FROM made UNION ALL SELECT {_COLUMNS} FROM teamdeck.tasks"
             " WHERE create_key = %s AND NOT EXISTS (SELECT 1 FROM made)",
             (*params, key),
+            "create_key",
+            key,
         )
         return _task(rows[0])
 
@@ -178,8 +203,11 @@ class EngineTasks:
         if version is not None:
             where += " AND version = %(version)s"
         params = {**fields, "team": self.team, "id": int(task_id), "version": version}
-        rows = self._rows(
-            f"UPDATE teamdeck.tasks SET {sets} WHERE {where} RETURNING {_COLUMNS}", params
+        rows = self._write(
+            f"UPDATE teamdeck.tasks SET {sets} WHERE {where} RETURNING {_COLUMNS}",
+            params,
+            "id",
+            int(task_id),
         )
         if rows:
             return _task(rows[0])
@@ -202,19 +230,20 @@ class EngineTasks:
         if status is not None:
             check_status(status)
         busy = (
-            f" AND NOT EXISTS (SELECT 1 FROM teamdeck.tasks o WHERE o.team = t.team AND \
+            f" AND NOT EXISTS (SELECT 1 FROM teamdeck.tasks o WHERE o.team = %(team)s AND \
 o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
             if check_busy
             else ""
         )
-        rows = self._rows(
+        rows = self._write(
             "UPDATE teamdeck.tasks t SET owner = %(agent)s, status = coalesce(%(status)s,"
             " t.status) WHERE t.team = %(team)s AND t.id = %(id)s"
             " AND (t.owner IS NULL OR t.owner = %(agent)s)"
-            f" AND t.{_OPEN} AND NOT EXISTS (SELECT 1 FROM teamdeck.tasks b"
-            f" WHERE b.team = t.team AND b.id::text = ANY (t.blocked_by) AND b.{_OPEN})"
+            f" AND t.{_OPEN} AND {_unblocked('t')}"
             f"{busy} RETURNING {_COLUMNS}",
             {"agent": agent, "status": status, "team": self.team, "id": int(task_id)},
+            "id",
+            int(task_id),
         )
         if rows:
             return ClaimResult(True, None, _task(rows[0]))
@@ -256,7 +285,8 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
                     ).fetchall()
                     if done:
                         return done
-                return cur.execute(CLAIM_NEXT, params).fetchall()
+                woken = _WOKEN + "claim_token = %s"
+                return write_and_wake(cur, CLAIM_NEXT, params, woken, (self.team, token)).fetchall()
 
         rows = self.link.run(claim)
         if rows:

@@ -1,11 +1,13 @@
 """The engine's change feed (``app.core.store.ChangeFeed``): one ``LISTEN`` connection per
 process.
 
-A notification carries an id only (``m:<message id>``, ``t:<task id>``, ``r:<request>``,
-``p:`` for members): ``LISTEN`` is not access-controlled, so the payload says nothing a
-stranger could use, and the listener reads what changed through its own role's policies.
-Nothing is lost while the link is down: on every (re)connect the feed catches up with
-``seq > cursor`` for each inbox it can see (the inbox counters), and with the tasks' versions.
+A notification carries an id only (``m:`` a message was sent, ``t:<task id>``,
+``r:<request>``, ``p:`` for members): ``LISTEN`` is not access-controlled, so the payload says
+nothing a stranger could use (and anyone may send one: it is only a wake-up), and the listener
+reads what changed through its own role's policies. Nothing is lost while the link is down:
+on every (re)connect the feed catches up with ``seq > cursor`` for each inbox it can see (the
+inbox counters), and with the tasks' versions; the same sweep runs every ``SWEEP`` seconds,
+for a wake lost with its writer (``app.engine.link.wake`` notifies after the commit).
 """
 
 from __future__ import annotations
@@ -13,26 +15,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 import psycopg
 
 from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamChanged
 from app.core.store import Callback
+from app.engine.link import CHANNEL
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "teamdeck"
+SWEEP = 5.0
+"""Seconds between two catch-ups while the link is up."""
 
 
 class EngineFeed:
     """Changes of one team as one role sees them, delivered to subscribers as lists of
     ``ChangeEvent`` (as ``app.core.watch.Watcher`` delivers the files')."""
 
-    def __init__(self, url: str, team: str, *, retry: float = 0.2) -> None:
+    def __init__(self, url: str, team: str, *, retry: float = 0.2, sweep: float = SWEEP) -> None:
         self.url = url
         self.team = team
         self.retry = retry
+        self.sweep = sweep
         self.cursors: dict[str, int] = {}  # inbox -> last seq reported
         self.versions: dict[int, int] = {}  # task id -> version reported
         self.connects = 0
@@ -103,12 +109,17 @@ class EngineFeed:
                     if not ready.done():
                         self._primed = True
                         ready.set_result(None)
+                    swept = time.monotonic()
                     while True:
                         # One at a time: the generator holds the connection while it waits,
                         # and the reads below need it (psycopg keeps what arrives meanwhile).
-                        notes = [n async for n in conn.notifies(stop_after=1)]
+                        wait = max(0.0, swept + self.sweep - time.monotonic())
+                        notes = [n async for n in conn.notifies(stop_after=1, timeout=wait)]
                         for note in notes:
                             await self._on(conn, note.payload)
+                        if time.monotonic() >= swept + self.sweep:
+                            await self._sweep(conn)
+                            swept = time.monotonic()
             except psycopg.Error as exc:
                 log.info("engine feed: link lost (%s), reconnecting", exc)
             await asyncio.sleep(self.retry)
@@ -120,13 +131,17 @@ class EngineFeed:
             # which of its inboxes grew (and cover any notification missed meanwhile).
             await self._inboxes(conn)
         elif kind == "t":
-            await self._tasks(conn)
+            task = int(ident) if ident.isdigit() and len(ident) < 10 else None
+            await self._tasks(conn, task)
         elif kind == "p":
             self._emit([TeamChanged(self.team)])
 
-    async def _catch_up(self, conn: psycopg.AsyncConnection) -> None:
+    async def _sweep(self, conn: psycopg.AsyncConnection) -> None:
         await self._inboxes(conn)
         await self._tasks(conn)
+
+    async def _catch_up(self, conn: psycopg.AsyncConnection) -> None:
+        await self._sweep(conn)
         if self._primed:
             self._emit([TeamChanged(self.team)])
 
@@ -141,9 +156,13 @@ class EngineFeed:
                 events.append(InboxChanged(self.team, name))
         self._emit(events)
 
-    async def _tasks(self, conn: psycopg.AsyncConnection) -> None:
+    async def _tasks(self, conn: psycopg.AsyncConnection, task_id: int | None = None) -> None:
+        """The tasks whose version moved: the one a wake names (the id may be another
+        team's: then nothing moved here), or all of them."""
+        only = "" if task_id is None else " AND id = %s"
         cur = await conn.execute(
-            "SELECT id, version FROM teamdeck.tasks WHERE team = %s", (self.team,)
+            "SELECT id, version FROM teamdeck.tasks WHERE team = %s" + only,
+            (self.team,) if task_id is None else (self.team, task_id),
         )
         events: list[ChangeEvent] = []
         for task_id, version in await cur.fetchall():

@@ -51,6 +51,9 @@ class AgentSnapshot:
     model_calls: int = 0
     error: str | None = None
     worktree: str | None = None  # ``--worktrees``: its git worktree (the config's worktreePath)
+    #: a team across machines: the machine it runs on (the engine's members' machine column);
+    #: ``None`` when the team runs on one machine
+    machine: str | None = None
 
     @property
     def elapsed(self) -> float:

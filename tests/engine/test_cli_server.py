@@ -95,3 +95,38 @@ def test_a_join_url_off_loopback_without_tls_is_refused(
     assert main(["--home", str(tmp_path / "h"), "join", url]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "without TLS" in err
+
+
+def test_invite_to_a_managed_server_off_loopback_pins_the_ca_given(
+    netns: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server the inviting home does not run, reached off loopback over TLS (the throwaway
+    server on the namespace's host address stands for a provider's): ``invite`` asks for its
+    CA in one line, pins the one ``--ca`` gives, and ``join`` checks the server by it."""
+    _, address = netns
+    folder = Path(tempfile.mkdtemp(prefix="teamdeck-managed-"))
+    folder.chmod(0o711)
+    provider, lead, far = folder / "provider", folder / "lead", folder / "far"
+    try:
+        assert main(["--home", str(provider), "server", "init", "--listen", address]) == 0
+        ca = folder / "provider-ca.pem"
+        shutil.copy(provider / "engine" / "server" / "data" / "server.crt", ca)
+        managed = settings_url(provider).replace("@127.0.0.1:", f"@{address}:")
+        managed += "?sslmode=require"
+        capsys.readouterr()
+        invite = ["--home", str(lead), "invite", "alpha", "--name", "gpu", "--engine", managed]
+        assert main(invite) == 1
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "--ca FILE" in err and address in err
+        assert main([*invite, "--ca", str(folder / "nowhere.pem")]) == 1
+        assert "no CA certificate at" in capsys.readouterr().err
+
+        assert main([*invite, "--ca", str(ca)]) == 0
+        url = capsys.readouterr().out.strip().splitlines()[-1]
+        assert f"@{address}:" in url and "sslmode=verify-ca" in url and "td_cert=" in url
+        assert main(["--home", str(far), "join", url, "--folder", str(far), "--register-only"]) == 0
+        assert "joined team alpha as gpu" in capsys.readouterr().out
+        assert "sslrootcert=" in (far / "engine" / "alpha.gpu.url").read_text()
+    finally:
+        main(["--home", str(provider), "server", "stop"])
+        shutil.rmtree(folder, ignore_errors=True)

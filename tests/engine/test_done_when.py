@@ -157,7 +157,8 @@ async def test_a_team_across_two_machines_as_a_new_user_runs_it(
                     await pilot.press("a")
                 if "gpu" in runtime.runners and runtime.transcript("gpu"):
                     text = screen_text(app)
-                    assert "gpu" in text  # the remote teammate's panel
+                    assert "gpu" in text and "on gpu-box" in text  # the remote teammate's
+                    # panel, naming its machine (the engine's members' machine column)
                 await pilot.pause(0.2)
                 assert joined.poll() is None or joined.returncode == 0
                 assert time.monotonic() < deadline + scaled(GUARD), (answered, runtime.team)

@@ -127,3 +127,31 @@ def test_a_remote_teammates_log_reaches_the_lead_machine_once(
         pull_logs(first, team.name, {"gpu"}, desk)
     copy = first.layout.agent_log_path(team.name, "gpu").read_text()
     assert copy == log.read_text()
+
+
+def test_the_runtime_names_each_agents_machine_from_the_members_machine_column(
+    engine: Engine, tmp_path: Path
+) -> None:
+    from app.engine.members import EngineTeams
+    from app.engine.relay import Relay
+    from app.runtime.api import AgentSnapshot
+    from app.runtime.team.across import Across
+
+    team = engine.team(["gpu"])
+    first = _home(tmp_path / "first", team.name, "writer")
+    relay = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
+                  machine="desk-box")  # fmt: skip
+    try:
+        relay.place("gpu", {"name": "gpu"}, "gpu-box")
+        with Link(team.urls["gpu"]) as gpu:  # the joined machine registers its own name
+            EngineTeams(gpu).heartbeat(team.name, "gpu", machine="gpu-box.lan", pid=1)
+        relay.one_pass()
+        across = Across(team.desk_url, team.name, machine="desk-box", relay=relay)
+        named = across.name_machines(
+            [AgentSnapshot("team-lead", None, "running", is_lead=True),
+             AgentSnapshot("gpu", None, "running", machine="gpu-box"),
+             AgentSnapshot("writer", None, "idle")]
+        )  # fmt: skip
+        assert [a.machine for a in named] == ["desk-box", "gpu-box.lan", "desk-box"]
+    finally:
+        relay.close()

@@ -20,6 +20,7 @@ from widgets.footer import KeyFooter
 from widgets.needs_you import NeedsYou
 from widgets.roster import Roster
 from widgets.status_bar import StatusBar
+from widgets.teammate_panel import machine_label
 from widgets.transcript import Transcript
 
 
@@ -111,6 +112,8 @@ class AgentScreen(DeckScreen):
         title = Text(self.agent, style="bold")
         if snap is not None:
             title.append(f" · {snap.status}")
+            if snap.machine:
+                title.append(f" · {machine_label(snap.machine)}")
             if snap.current_task:
                 title.append(f" · {flat(snap.current_task)}")
             tokens = f"{format_count(snap.input_tokens + snap.output_tokens)} tok"

@@ -12,10 +12,12 @@ signal; the person's messages reach it through its inbox.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
 from app.runtime.agent.channel import TeamChannel
+from app.runtime.api import AgentSnapshot
 from app.runtime.runners.external import ExternalRunner
 
 #: Seconds the joined machine has to start a placed teammate before it counts as failed.
@@ -27,6 +29,9 @@ class RemoteRunner(ExternalRunner):
         super().__init__(*args, **kwargs)
         self.relay = relay
         self.machine = machine
+
+    def snapshot(self) -> AgentSnapshot:
+        return dataclasses.replace(super().snapshot(), machine=self.machine)
 
     def launch(self) -> None:
         """Placed already (``spawning``, off the loop): the joined machine starts it."""

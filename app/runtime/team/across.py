@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import socket
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from app.engine.relay import Relay
 if TYPE_CHECKING:
     from app.core import Home
     from app.core.authority import TeamKey
+    from app.runtime.api import AgentSnapshot
 
 
 @dataclass
@@ -83,6 +85,22 @@ class Across:
 
     def alive(self, name: str) -> bool:
         return self.relay is None or self.relay.alive(name)
+
+    def name_machines(self, agents: list[AgentSnapshot]) -> list[AgentSnapshot]:
+        """Each agent with the machine it runs on: a teammate placed on a joined machine, the
+        one the engine's members say (the machine its joined machine registered; until the
+        relay has read it, the one it was placed on); the lead and the others, this one."""
+        states = self.relay.states if self.relay is not None else {}
+        named = []
+        for agent in agents:
+            state = states.get(agent.name)
+            placed = state is not None and state.placed
+            elsewhere = (state.machine or state.placed) if state is not None and placed else None
+            machine = elsewhere or agent.machine or self.machine
+            if machine != agent.machine:
+                agent = dataclasses.replace(agent, machine=machine)
+            named.append(agent)
+        return named
 
     async def stop(self) -> None:
         if self._task is not None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from app.runtime.approvals import Approvals
     from app.runtime.events import TranscriptEntry
     from app.runtime.runners.base import Runner
+    from app.runtime.team.across import Across
     from app.runtime.team.answers import RequestDesk
     from app.runtime.team.crew import Crew
 
@@ -33,6 +34,7 @@ class PersonControls:
     crew: Crew
     desk: RequestDesk
     queue: Approvals
+    across: Across | None
 
     def submit(self, text: str) -> None:
         self.lead.submit(text)
@@ -65,8 +67,10 @@ class PersonControls:
         return self.desk.answer_permission(request_id, allow, feedback, always=always, by=USER_NAME)
 
     def snapshot(self) -> list[AgentSnapshot]:
-        """The lead, then the current team's teammates in spawn order (gone or not)."""
-        return [self.lead_session.snapshot, *self.crew.snapshots()]
+        """The lead, then the current team's teammates in spawn order (gone or not); in a
+        team across machines, each with its machine."""
+        agents = [self.lead_session.snapshot, *self.crew.snapshots()]
+        return self.across.name_machines(agents) if self.across is not None else agents
 
     def approvals(self) -> list[Approval]:
         return self.queue.pending()
