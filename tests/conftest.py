@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,11 @@ SLOW_FIRST = (
     "tests/conformance/test_conformance_headless.py",
     "tests/ui/test_ui_claude_steering.py",
 )
+
+
+#: trio (imported late by a plugin) hands Hypothesis a PRNG it may collect; Hypothesis warns
+#: at that import, outside pytest's capture, and the line landed on the suite's summary line.
+warnings.filterwarnings("ignore", message="It looks like `register_random` was passed")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -40,14 +40,16 @@ def rows(app: TeamDeckApp) -> list[str]:
 async def test_the_selected_teammate_is_marked(deck: TeamDeckApp, size: tuple[int, int]) -> None:
     async with deck.run_test(size=size) as pilot:
         await ready(pilot)
-        await pilot.press("2")
-        await pilot.pause(0.1)
-        marked = [r for r in rows(deck)[:-2] if "▶" in r]  # (the needs-you line has its own)
-        assert len(marked) == 1 and "engineer" in marked[0]
-        await pilot.press("3")
-        await pilot.pause(0.1)
-        marked = [r for r in rows(deck)[:-2] if "▶" in r]
-        assert len(marked) == 1 and "tester" in marked[0]
+        for key, name in (("2", "engineer"), ("3", "tester")):
+            await pilot.press(key)
+            # (the needs-you line has its own ▶); the roster redraws in a later frame
+            await wait_for(pilot, lambda name=name: any(name in r for r in marked(deck)))
+            assert len(marked(deck)) == 1, marked(deck)
+
+
+def marked(app: TeamDeckApp) -> list[str]:
+    """The rows that carry the selection's ▶, the needs-you and footer lines aside."""
+    return [r for r in rows(app)[:-2] if "▶" in r]
 
 
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light", "nord", "gruvbox"])
