@@ -39,6 +39,7 @@ pytest_plugins = ["tests.cpu_report"]
 SLOW_FIRST = (
     "tests/claude_code/",  # the real Claude Code binary
     "tests/ui/test_modes_tmux.py",
+    "tests/engine/",  # a throwaway PostgreSQL, two homes, kill -9 rounds
     "tests/ui/test_goals_tmux.py",
     "tests/runtime/test_teammate_modes.py",
     "tests/security/test_orphans.py",
