@@ -85,6 +85,11 @@ async def test_k_on_a_remote_teammate_stops_its_process_on_its_machine(
         assert joined.runner.finished and joined.runner.snapshot().status == "killed"
         await _until(lambda: not pid_exists(pid), "gpu's process to end", within=10)
         assert any("killed" in line for line in joined.said)
+        # The lead hears of it once: from its own dashboard, not again from gpu's machine.
+        lead_mail = [m.text for m in joined.home.mailbox(team.name).read("team-lead")]
+        assert not any("killed" in text for text in lead_mail)
+        lead_mail = [m.text for m in first.mailbox(team.name).read("team-lead")]
+        assert sum("killed" in text for text in lead_mail) == 1
         # A join run again with the kept URL does not start the killed teammate.
         again = Relay(joined.home, team.name, team.urls["gpu"], member="gpu", desk=False,
                       key=None, machine="gpu-box")  # fmt: skip

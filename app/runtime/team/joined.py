@@ -113,6 +113,7 @@ class Joined:
                 if relay.killed() and not killing:  # the desk's K (only its role may ask)
                     killing = True
                     self.said.append(f"{self.member} killed from the lead's dashboard")
+                    self.runner.tell_lead = False  # the lead's dashboard told the lead
                     self.runner.kill()
                 await asyncio.sleep(relay.interval)
             await asyncio.to_thread(relay.one_pass)  # its last words
