@@ -166,13 +166,15 @@ class Board:
         """Send the tasks made in this machine's files that the engine lacks or knows as
         another task under the same id (the desk sends the ones it lacks in :meth:`step`,
         with their ids); how many moved."""
-        engine = self._engine()
         tasks = self.home.tasks(self.team)
         moved = 0
         made = sorted(
             (t for t in tasks.list(include_internal=True) if t.id not in state),
             key=lambda t: int(t.id),
         )
+        if not made:
+            return 0  # the usual pass: every file is one the passes know
+        engine = self._engine()
         for task in made:
             row = engine.get(task.id)
             if row is None and self.desk:
