@@ -16,12 +16,17 @@ One pass (:meth:`Board.step`) compares three things per task: the engine's row (
 
 The desk's machine (the lead's) also sends the tasks its files hold and the engine lacks, with
 the same id (the desk may name it), so a task is ``#N`` on every machine. A task made on a
-teammate's machine stays there (the limits in the README).
+teammate's machine (its member's ``TaskCreate``) goes to the engine through that machine's
+role, which takes the engine's next id: when that is not the id the file gave it (another
+machine made ``#N`` first), the task moves to its new id, the file ``#N`` becomes the
+engine's ``#N``, and the member here is told. So does a task the lead's files made under an
+id another machine took first.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +128,90 @@ class Board:
         rows = self.link.run(insert)
         return rows[0] if rows else None
 
+    def _send_new(self, task: Task) -> dict[str, Any] | None:
+        """A task made in this machine's files under an id the engine does not know it by:
+        the engine gives it its next id (an agent's role may name none). Its key makes a send
+        repeated after a lost link find the task the first one made."""
+        f = fields_of(task)
+        if f["owner"] not in self.local and not self.desk:
+            f["owner"] = None  # an agent's role makes tasks for nobody or itself
+        key = uuid.uuid5(
+            uuid.NAMESPACE_URL, f"{self.team}/{sorted(self.local)}/{task.id}/{_stamp(f)}"
+        )
+        cols = ", ".join(FIELDS)
+
+        def insert(conn: psycopg.Connection) -> list[dict[str, Any]]:
+            with conn.cursor(row_factory=dict_row) as cur:
+                rows = cur.execute(
+                    f"WITH made AS (INSERT INTO teamdeck.tasks (team, {cols}, create_key)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    f" ON CONFLICT (create_key) DO NOTHING RETURNING id, version, {cols})"
+                    f" SELECT * FROM made UNION ALL SELECT id, version, {cols} FROM teamdeck.tasks"
+                    " WHERE create_key = %s AND NOT EXISTS (SELECT 1 FROM made)",
+                    (self.team, f["subject"], f["description"], f["active_form"], f["status"],
+                     f["owner"], f["blocks"], f["blocked_by"],
+                     Jsonb(f["metadata"]) if f["metadata"] is not None else None, key, key),
+                ).fetchall()  # fmt: skip
+            if rows:
+                wake(conn, f"t:{rows[0]['id']}")
+            return rows
+
+        try:
+            rows = self.link.run(insert)
+        except AccessRefusedError:
+            return None
+        return rows[0] if rows else None
+
+    def _made_here(self, state: dict[str, dict[str, Any]]) -> int:
+        """Send the tasks made in this machine's files that the engine lacks or knows as
+        another task under the same id (the desk sends the ones it lacks in :meth:`step`,
+        with their ids); how many moved."""
+        tasks = self.home.tasks(self.team)
+        moved = 0
+        made = sorted(
+            (t for t in tasks.list(include_internal=True) if t.id not in state),
+            key=lambda t: int(t.id),
+        )
+        if not made:
+            return 0  # the usual pass: every file is one the passes know
+        engine = self._engine()
+        for task in made:
+            row = engine.get(task.id)
+            if row is None and self.desk:
+                continue
+            if row is not None and _stamp(fields_of(task)) == _stamp({k: row[k] for k in FIELDS}):
+                continue  # the engine's, written before the last pass could say so
+            sent = self._send_new(task)
+            if sent is None:
+                continue
+            new_id = str(sent["id"])
+            written = self._write(sent, task)
+            state[new_id] = {"v": sent["version"], "f": _stamp(fields_of(written))}
+            moved += 1
+            if new_id == task.id:
+                continue
+            engine = self._engine()
+            old = engine.get(task.id)
+            if old is not None:
+                state[task.id] = {
+                    "v": old["version"],
+                    "f": _stamp(fields_of(self._write(old, None))),
+                }
+            else:
+                tasks.delete(task.id)
+            who = task.owner if task.owner in self.local else None
+            who = who or (LEAD_NAME if self.desk else next(iter(sorted(self.local))))
+            self.home.mailbox(self.team).append(
+                who,
+                InboxMessage(
+                    sender=LEAD_NAME,
+                    text=f"Task #{task.id} ({task.subject}) is #{new_id} on the team's board: "
+                    f"another machine made a task #{task.id} first.",
+                    summary=f"task #{task.id} is now #{new_id}",
+                ),
+            )
+        return moved
+
     def _update(self, task_id: str, version: int, fields: dict[str, Any]) -> dict[str, Any] | None:
         """The engine's row after a conditional update; ``None`` when it refused."""
         params = {**fields, "team": self.team, "id": int(task_id), "version": version}
@@ -191,9 +280,9 @@ class Board:
     def step(self) -> int:
         """One pass; how many tasks changed on either side."""
         state = self._state()
+        changed = self._made_here(state)
         engine = self._engine()
         files = {t.id: t for t in self.home.tasks(self.team).list(include_internal=True)}
-        changed = 0
         for task_id in sorted(set(engine) | set(files), key=int):
             row, task, last = engine.get(task_id), files.get(task_id), state.get(task_id)
             if row is None and task is not None:

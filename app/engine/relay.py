@@ -6,8 +6,9 @@ run one :class:`Relay`: every pass projects messages (``projection``), the task 
 (``board``) and event logs (``logs``) between this home's files and the engine, says this
 machine's members are alive, and reads every member's machine and state. The lead's side also
 places teammates on joined machines (:meth:`Relay.place`: the member's row carries the spawn,
-the joined machine starts it) and reaps the silent ones; a joined machine waits for its
-placement (:meth:`Relay.placement`).
+the joined machine starts it), asks one stopped (:meth:`Relay.kill`: the member's row carries
+the request, only the desk's role may write it) and reaps the silent ones; a joined machine
+waits for its placement (:meth:`Relay.placement`) and stops its teammate when asked.
 
 The passes are blocking calls (the link retries while the server is away): run them in a
 worker thread, one at a time (:meth:`Relay.run` does).
@@ -32,7 +33,7 @@ from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import parse_frame
 from app.engine.board import Board
-from app.engine.errors import EngineError
+from app.engine.errors import AccessRefusedError, EngineError
 from app.engine.link import Link
 from app.engine.logs import pull_logs, push_log
 from app.engine.members import EngineTeams
@@ -40,6 +41,9 @@ from app.engine.projection import Projection
 
 PLACED = "teamdeckPlacedOn"
 """The member data's field naming the machine the lead placed the teammate on."""
+KILL = "teamdeckKill"
+"""The member data's field by which the desk asks the joined machine to stop its teammate's
+process (only the desk's role may change a member's data: the server refuses an agent's)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class MemberState:
     machine: str | None
     state: str
     placed: str | None
+    killed: bool = False
 
 
 class Relay:
@@ -109,11 +114,12 @@ class Relay:
     def _read_states(self) -> dict[str, MemberState]:
         rows = self.link.run(
             lambda c: c.execute(
-                "SELECT name, machine, state, data->>%s FROM teamdeck.members WHERE team = %s",
-                (PLACED, self.team),
+                "SELECT name, machine, state, data->>%s, data ? %s FROM teamdeck.members"
+                " WHERE team = %s",
+                (PLACED, KILL, self.team),
             ).fetchall()
         )
-        return {r[0]: MemberState(r[1], r[2], r[3]) for r in rows}
+        return {r[0]: MemberState(r[1], r[2], r[3], bool(r[4])) for r in rows}
 
     def remote(self) -> set[str]:
         """Members running elsewhere: the ones the desk placed on a joined machine (two homes
@@ -141,8 +147,30 @@ class Relay:
         )
         self.states[name] = MemberState(machine, "joined", machine)
 
+    def kill(self, name: str) -> None:
+        """The desk asks the machine running teammate ``name`` to stop its process (the
+        joined machine's ``join`` acts on it: :attr:`MemberState.killed`). The server refuses
+        it from an agent's role (``AccessRefusedError``): no agent stops another's teammate."""
+        rows = self.link.run(
+            lambda c: c.execute(
+                "UPDATE teamdeck.members SET data = data || %s WHERE team = %s AND name = %s"
+                " RETURNING name",
+                (Jsonb({KILL: True}), self.team, name),
+            ).fetchall()
+        )
+        if not rows:
+            raise AccessRefusedError(
+                f"the engine refused: no member {name!r} of team {self.team} to stop"
+            )
+
+    def killed(self) -> bool:
+        """The desk asked this machine to stop its member's process (as of the last pass)."""
+        state = self.states.get(self.member)
+        return state is not None and state.killed
+
     def placement(self) -> dict[str, Any] | None:
-        """This machine's member's config entry once the lead placed it here."""
+        """This machine's member's config entry once the lead placed it here (not once the
+        desk asked it stopped: a ``join`` run again does not start a killed teammate)."""
         row = self.link.run(
             lambda c: c.execute(
                 "SELECT data FROM teamdeck.members WHERE team = %s AND name = %s",
@@ -150,7 +178,8 @@ class Relay:
             ).fetchone()
         )
         data = row[0] if row else None
-        return data if isinstance(data, dict) and data.get(PLACED) else None
+        placed = isinstance(data, dict) and data.get(PLACED) and not data.get(KILL)
+        return data if placed else None
 
     def _arriving(self, recipient: str, message: InboxMessage) -> None:
         """A remote teammate's shutdown approval: it has left the team on its machine, so it

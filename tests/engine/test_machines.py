@@ -155,3 +155,45 @@ def test_the_runtime_names_each_agents_machine_from_the_members_machine_column(
         assert [a.machine for a in named] == ["desk-box", "gpu-box.lan", "desk-box"]
     finally:
         relay.close()
+
+
+def test_a_task_made_on_a_teammates_machine_reaches_the_lead_and_is_claimed_once(
+    engine: Engine, tmp_path: Path
+) -> None:
+    team = engine.team(["gpu", "cpu"])
+    first = _home(tmp_path / "first", team.name, "gpu", "cpu")
+    second = _home(tmp_path / "second", team.name, "gpu", "cpu")
+    with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as gpu:
+        lead = Board(first, team.name, desk, local={"team-lead", "cpu"}, desk=True)
+        far = Board(second, team.name, gpu, local={"gpu"})
+        # Both machines make a #1 before either pass: the lead's reaches the engine first.
+        first.tasks(team.name).create("train")
+        made = second.tasks(team.name).create("profile", description="the gpu's own")
+        assert made.id == "1"
+        lead.step()
+        far.step()
+        lead.step()
+        for home in (first, second):
+            assert [(t.id, t.subject) for t in home.tasks(team.name).list()] == [
+                ("1", "train"),
+                ("2", "profile"),
+            ]
+        assert second.tasks(team.name).require("2").description == "the gpu's own"
+        told = [m.text for m in second.mailbox(team.name).read("gpu")]
+        assert len(told) == 1 and "#1 (profile) is #2" in told[0]
+        # No collision: the gpu's #3 is #3 everywhere, and nobody is told.
+        assert second.tasks(team.name).create("report").id == "3"
+        far.step()
+        lead.step()
+        assert first.tasks(team.name).require("3").subject == "report"
+        assert len(second.mailbox(team.name).read("gpu")) == 1
+        # Claimed on both machines at once: one owner, the same on both, the loser told.
+        first.tasks(team.name).update("3", owner="cpu", status="in_progress")
+        second.tasks(team.name).update("3", owner="gpu", status="in_progress")
+        lead.step()
+        far.step()
+        lead.step()
+        owners = {h.tasks(team.name).require("3").owner for h in (first, second)}
+        assert owners == {"cpu"} and far.reverted == 1
+        for _ in range(2):  # nothing moves any more
+            assert lead.step() == 0 and far.step() == 0

@@ -60,6 +60,9 @@ class ExternalRunner:
     """The lead's side of a teammate process (subclasses say how it is started)."""
 
     backend = "process"
+    #: Whether reaping it tells the lead (a joined machine's teammate killed on the lead's
+    #: request: the lead's dashboard told the lead already).
+    tell_lead = True
 
     def __init__(
         self,
@@ -267,7 +270,7 @@ class ExternalRunner:
         headline = f'Teammate "{name}" {"was killed" if status == "killed" else "failed"}: {how}.'
         spec = self.spec
         channel = TeamChannel(self.home, spec.team, name, spec.color, backend=self.backend)
-        channel.leave("terminated", headline=headline)
+        channel.leave("terminated", headline=headline, tell_lead=self.tell_lead)
         with contextlib.suppress(OSError):  # the team folder may be gone with it
             append_lines(self.reader.path, [exit_line(status, how, how, reapedBy=os.getpid())])
         self.error = how

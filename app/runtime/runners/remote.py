@@ -7,7 +7,8 @@ local teammate process (:class:`~app.runtime.runners.external.ExternalRunner`): 
 shows its panel, status, transcript and requests, answered by the same keys. What differs is
 liveness and steering: it is alive while the engine counts its machine alive (a member silent
 past the heartbeat timeout is gone, its tasks back on the board), and it has no pid here to
-signal; the person's messages reach it through its inbox.
+signal: ``K`` reaches its machine as the desk's request through the engine, and the person's
+messages reach it through its inbox.
 """
 
 from __future__ import annotations
@@ -61,9 +62,13 @@ class RemoteRunner(ExternalRunner):
         super()._finish()
 
     def kill(self) -> None:
-        """No process here to signal: it leaves the team as killed (its machine's teammate
-        stops with the team)."""
-        self._reap(f"killed (it ran on {self.machine})", status="killed")
+        """No process here to signal: the engine carries the desk's request to its machine,
+        whose ``join`` kills the process there (``app.runtime.team.joined``); here it leaves
+        the team as killed at once, as a local teammate process does."""
+        if self._finished:
+            return
+        self.relay.kill(self.spec.name)
+        self._reap(f"killed (its machine, {self.machine}, is told to stop it)", status="killed")
 
     def interrupt(self) -> None:
         """Not available across machines (no signal reaches the other machine)."""

@@ -39,6 +39,8 @@ class Across:
     _task: asyncio.Task[None] | None = None
     taken: set[str] = field(default_factory=set)
     """Members chosen for a spawn (spawns run at once: each takes a different one)."""
+    _kills: set[asyncio.Future[None]] = field(default_factory=set)
+    """Kill requests on their way to the engine (awaited before the relay closes)."""
     _choosing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One choice at a time, in the order the spawns asked (the lead's first teammate takes
     the first joined machine)."""
@@ -83,6 +85,27 @@ class Across:
         assert self.relay is not None
         await asyncio.to_thread(self.relay.place, name, entry, machine)
 
+    def kill(self, name: str) -> None:
+        """Ask the joined machine running teammate ``name`` to stop its process: sent off the
+        loop; a refusal or a link down past its deadline is kept in the relay's ``error``."""
+        relay = self.relay
+        if relay is None:
+            return
+        sent = asyncio.ensure_future(asyncio.to_thread(relay.kill, name))
+        self._kills.add(sent)
+
+        def done(future: asyncio.Future[None]) -> None:
+            self._kills.discard(future)
+            if not future.cancelled() and future.exception() is not None:
+                relay.error = str(future.exception())
+
+        sent.add_done_callback(done)
+
+    async def kills_sent(self) -> None:
+        """Until every kill asked so far reached the engine (or failed)."""
+        if self._kills:
+            await asyncio.gather(*self._kills, return_exceptions=True)
+
     def alive(self, name: str) -> bool:
         return self.relay is None or self.relay.alive(name)
 
@@ -108,6 +131,7 @@ class Across:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        await self.kills_sent()
         if self.relay is not None:
             await asyncio.to_thread(self.relay.one_pass)  # what the last moments wrote
             self.relay.close()
