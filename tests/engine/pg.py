@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from app.core import Home
 from app.core.models import TeamMember
 from app.engine import roles
 from app.engine.link import Link
@@ -41,3 +43,13 @@ class Team:
 
     def member(self, name: str) -> TeamMember:
         return TeamMember(agent_id=f"{name}@{self.name}", name=name)
+
+
+def team_home(root: Path, team: str, *members: str) -> Home:
+    """A home on one of the test's "machines": ``team`` made there, with ``members`` (the
+    teammates that machine knows of)."""
+    home = Home(root)
+    home.teams.create(team, dedupe=False)
+    for name in members:
+        home.teams.add_member(team, TeamMember(agent_id=f"{name}@{team}", name=name))
+    return home

@@ -14,30 +14,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core import authority
-from app.core.home import Home
-from app.core.models import InboxMessage, TeamMember
+from app.core.models import InboxMessage
 from app.core.protocol import permission_request, permission_response
 from app.engine.board import Board
 from app.engine.link import Link
 from app.engine.logs import pull_logs, push_log
 from app.engine.projection import Projection
-from tests.engine.pg import Engine
-
-
-def _home(root: Path, team: str, *members: str) -> Home:
-    home = Home(root)
-    home.teams.create(team, dedupe=False)
-    for name in members:
-        home.teams.add_member(team, TeamMember(agent_id=f"{name}@{team}", name=name))
-    return home
+from tests.engine.pg import Engine, team_home
 
 
 def test_signed_frames_cross_as_the_engines_word_and_nothing_else_does(
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu"])
-    first = _home(tmp_path / "first", team.name, "gpu")
-    second = _home(tmp_path / "second", team.name, "gpu")
+    first = team_home(tmp_path / "first", team.name, "gpu")
+    second = team_home(tmp_path / "second", team.name, "gpu")
     lead_key = authority.ensure_key(first.root, team.name)
     gpu_key = authority.ensure_key(second.root, team.name)
     assert lead_key.secret != gpu_key.secret  # no key ever leaves its home
@@ -74,8 +65,8 @@ def test_the_board_is_the_engines_and_a_losing_local_claim_is_undone_and_told(
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu", "cpu"])
-    first = _home(tmp_path / "first", team.name, "gpu", "cpu")
-    second = _home(tmp_path / "second", team.name, "gpu", "cpu")
+    first = team_home(tmp_path / "first", team.name, "gpu", "cpu")
+    second = team_home(tmp_path / "second", team.name, "gpu", "cpu")
     with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as gpu:
         lead = Board(first, team.name, desk, local={"team-lead", "cpu"}, desk=True)
         far = Board(second, team.name, gpu, local={"gpu"})
@@ -110,8 +101,8 @@ def test_a_remote_teammates_log_reaches_the_lead_machine_once(
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu"])
-    first = _home(tmp_path / "first", team.name, "gpu")
-    second = _home(tmp_path / "second", team.name, "gpu")
+    first = team_home(tmp_path / "first", team.name, "gpu")
+    second = team_home(tmp_path / "second", team.name, "gpu")
     log = second.layout.agent_log_path(team.name, "gpu")
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(
@@ -138,7 +129,7 @@ def test_the_runtime_names_each_agents_machine_from_the_members_machine_column(
     from app.runtime.team.across import Across
 
     team = engine.team(["gpu"])
-    first = _home(tmp_path / "first", team.name, "writer")
+    first = team_home(tmp_path / "first", team.name, "writer")
     relay = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
                   machine="desk-box")  # fmt: skip
     try:
@@ -161,8 +152,8 @@ def test_a_task_made_on_a_teammates_machine_reaches_the_lead_and_is_claimed_once
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu", "cpu"])
-    first = _home(tmp_path / "first", team.name, "gpu", "cpu")
-    second = _home(tmp_path / "second", team.name, "gpu", "cpu")
+    first = team_home(tmp_path / "first", team.name, "gpu", "cpu")
+    second = team_home(tmp_path / "second", team.name, "gpu", "cpu")
     with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as gpu:
         lead = Board(first, team.name, desk, local={"team-lead", "cpu"}, desk=True)
         far = Board(second, team.name, gpu, local={"gpu"})

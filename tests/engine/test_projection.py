@@ -10,27 +10,22 @@ from pathlib import Path
 import pytest
 
 from app.cli.main import main
-from app.core.home import Home
-from app.core.models import InboxMessage, TeamMember
+from app.core.models import InboxMessage
 from app.core.protocol import PermissionResponse, parse_frame, permission_request
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.projection import Projection
-from tests.engine.pg import Engine
-
-
-def _home(root: Path, team: str) -> Home:
-    home = Home(root)
-    home.teams.create(team, dedupe=False)
-    home.teams.add_member(team, TeamMember(agent_id=f"gpu@{team}", name="gpu"))
-    return home
+from tests.engine.pg import Engine, team_home
 
 
 def test_two_homes_exchange_messages_through_the_engine_once(
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu"])
-    first, second = _home(tmp_path / "first", team.name), _home(tmp_path / "second", team.name)
+    first, second = (
+        team_home(tmp_path / "first", team.name, "gpu"),
+        team_home(tmp_path / "second", team.name, "gpu"),
+    )
     with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as gpu:
         lead_side = Projection(first, team.name, {"team-lead", "user"}, desk, {"team-lead": desk})
         gpu_side = Projection(second, team.name, {"gpu"}, gpu, {"gpu": gpu})
@@ -57,7 +52,7 @@ def test_a_pull_interrupted_before_its_cursor_was_saved_copies_nothing_twice(
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu"])
-    home = _home(tmp_path / "second", team.name)
+    home = team_home(tmp_path / "second", team.name, "gpu")
     with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as gpu:
         for text in ("one", "two"):
             EngineMailbox(desk, team.name).send("gpu", InboxMessage(sender="team-lead", text=text))
@@ -75,7 +70,10 @@ def test_a_remote_teammates_permission_request_is_answered_on_the_lead_machine(
     approve`` on the lead's machine) travels back as the lead's, which only the desk may send:
     an agent's role cannot answer in the lead's name (the push of a forged one is refused)."""
     team = engine.team(["gpu"])
-    first, second = _home(tmp_path / "first", team.name), _home(tmp_path / "second", team.name)
+    first, second = (
+        team_home(tmp_path / "first", team.name, "gpu"),
+        team_home(tmp_path / "second", team.name, "gpu"),
+    )
     frame = permission_request(
         "perm-gpu-1", f"gpu@{team.name}", "Bash", "toolu_1", "run the training", {"command": "make"}
     )

@@ -21,15 +21,7 @@ from app.runtime.runners.process_record import pid_exists
 from app.runtime.runners.remote import RemoteRunner
 from app.runtime.team.across import Across
 from app.runtime.team.joined import Joined
-from tests.engine.pg import Engine
-
-
-def _home(root: Path, team: str, *members: str) -> Home:
-    home = Home(root)
-    home.teams.create(team, dedupe=False)
-    for name in members:
-        home.teams.add_member(team, TeamMember(agent_id=f"{name}@{team}", name=name))
-    return home
+from tests.engine.pg import Engine, team_home
 
 
 async def _until(check: Callable[[], object], what: str, within: float = 30.0) -> None:
@@ -43,7 +35,7 @@ async def test_k_on_a_remote_teammate_stops_its_process_on_its_machine(
     engine: Engine, tmp_path: Path
 ) -> None:
     team = engine.team(["gpu", "cpu"])
-    first = _home(tmp_path / "first", team.name, "gpu")
+    first = team_home(tmp_path / "first", team.name, "gpu")
     member = TeamMember(agent_id=f"gpu@{team.name}", name="gpu")
     desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
                  machine="desk-box")  # fmt: skip

@@ -8,18 +8,10 @@ import asyncio
 import time
 from pathlib import Path
 
-from app.core.home import Home
-from app.core.models import InboxMessage, TeamMember
+from app.core.models import InboxMessage
 from app.engine.link import Link
 from app.engine.sync import Sync
-from tests.engine.pg import Engine
-
-
-def _home(root: Path, team: str) -> Home:
-    home = Home(root)
-    home.teams.create(team, dedupe=False)
-    home.teams.add_member(team, TeamMember(agent_id=f"gpu@{team}", name="gpu"))
-    return home
+from tests.engine.pg import Engine, team_home
 
 
 async def _until(check: object) -> None:
@@ -32,7 +24,10 @@ async def _until(check: object) -> None:
 
 async def test_two_machines_in_sync_deliver_each_way_once(engine: Engine, tmp_path: Path) -> None:
     team = engine.team(["gpu"])
-    first, second = _home(tmp_path / "first", team.name), _home(tmp_path / "second", team.name)
+    first, second = (
+        team_home(tmp_path / "first", team.name, "gpu"),
+        team_home(tmp_path / "second", team.name, "gpu"),
+    )
     with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as gpu:
         lead = Sync(
             first,
