@@ -14,6 +14,7 @@ from typing import Protocol, TypeVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import ProgressBar, Sparkline, Static
 
 from app.display.format import format_count, rich_color
@@ -55,14 +56,17 @@ class UsageTrend(Vertical):
 
     def show(self, trends: list[AgentTrend], selected: str | None, progress: Progress) -> None:
         """Draw ``trends`` (one line per agent; ``selected``'s always shown) and ``progress``."""
-        label = self.query_one("#trend-tasks-label", Static)
+        try:
+            label = self.query_one("#trend-tasks-label", Static)
+            bar = self.query_one("#trend-progress", ProgressBar)
+        except NoMatches:  # mounted, its children not yet (a tick came first): the next draws
+            return
         tasks = f"Tasks {progress.done}/{progress.total}"
         if tasks != self._shown_tasks:
             # its width follows the text: a layout only when that width changes
             layout = len(tasks) != len(self._shown_tasks or "")
             self._shown_tasks = tasks
             label.update(tasks, layout=layout)
-        bar = self.query_one("#trend-progress", ProgressBar)
         if (bar.total, bar.progress) != (max(progress.total, 1), progress.done):
             bar.update(total=max(progress.total, 1), progress=progress.done)
         rows = {row.agent: row for row in self.children if isinstance(row, TrendRow)}

@@ -71,3 +71,14 @@ async def test_the_replay_shows_them_at_its_position() -> None:
         worker = next(r for r in app.screen.query(TrendRow) if r.agent == "worker-1")
         # rounds 3, 6 and 9 were worker-1's (1,100 tokens each); round 12's call is next
         assert sum(worker.query_one(Sparkline).data) == 3 * 1100
+
+
+def test_a_tick_before_the_trend_has_its_parts_draws_nothing_and_does_not_crash() -> None:
+    """The dashboard's one-second tick can reach the trend between its mount and its
+    children's (seen under load: the whole dashboard ended with ``NoMatches``); the next tick
+    draws it."""
+    history = UsageHistory()
+    history.sample(agents())
+    trend = UsageTrend()  # not composed: no label, no bar yet
+    trend.show(history.trends(agents()), "researcher", history.progress())
+    assert not list(trend.children)
