@@ -285,9 +285,7 @@ async def test_the_runs_end_and_an_error_are_shown_whole_in_a_narrow_pane(
         runtime.emit(TeamLifecycle(TEAM, "deleted"))
         runtime.set_status("team-lead", "idle")
         await wait_for(pilot, lambda: "run finished" in screen_text(deck))
-        box = deck.screen.query_one("#lead", TranscriptTail).content_region
-        rows = screen_text(deck).splitlines()[box.y : box.bottom]
-        text = " ".join(row[box.x : box.right].strip() for row in rows)
+        text = lead_pane_text(deck)
         assert "(the end)" in text
         assert "n new goal · ctrl+q quit" in text
 
@@ -304,9 +302,7 @@ async def test_the_final_report_wraps_in_a_narrow_pane(
         runtime.emit(TeamLifecycle(TEAM, "deleted"))
         runtime.set_status("team-lead", "idle")
         await wait_for(pilot, lambda: "run finished" in screen_text(deck))
-        box = deck.screen.query_one("#lead", TranscriptTail).content_region
-        rows = screen_text(deck).splitlines()[box.y : box.bottom]
-        text = " ".join(row[box.x : box.right].strip() for row in rows)
+        text = lead_pane_text(deck)
         assert "Final report" in text and "END" in text
 
 
@@ -400,3 +396,10 @@ async def test_with_no_team_yet_the_footer_offers_no_steering_keys(tmp_path: Pat
         for word in ("Approve", "Reject", "Review", "Shutdown", "Kill"):
             assert word not in bottom(), bottom()
         assert "i Type" in bottom(), bottom()
+
+
+def lead_pane_text(deck: TeamDeckApp) -> str:
+    """What the lead's pane shows, its rows joined by spaces (a wrapped line reads whole)."""
+    box = deck.screen.query_one("#lead", TranscriptTail).content_region
+    rows = screen_text(deck).splitlines()[box.y : box.bottom]
+    return " ".join(row[box.x : box.right].strip() for row in rows)
