@@ -91,11 +91,13 @@ def end_the_leads_session(session: Session, tries: int = 3) -> None:
         deck.wait_for("claude", lambda s: "/exit" in s, "/exit typed")
         deck.keys("claude", "Enter")
         try:
-            wait_until(
-                lambda: panel_status(deck.screen("deck"), "team-lead") == "completed",
-                "lead completed",
-                within=20,
-            )
+            # with the worker alive Claude Code asks first ("Exit and stop tasks"): confirm it
+            if wait_until(lambda: ended_or_asked(session), "lead completed", within=20) == "asked":
+                deck.keys("claude", "Enter")
+                wait_until(
+                    lambda: panel_status(deck.screen("deck"), "team-lead") == "completed",
+                    "lead completed",
+                )
             return
         except AssertionError:
             if attempt == tries - 1 or not claude_running(session):
@@ -105,6 +107,14 @@ def end_the_leads_session(session: Session, tries: int = 3) -> None:
                     "lead completed",
                 )
                 return
+
+
+def ended_or_asked(session: Session) -> str | None:
+    """ "completed" once the dashboard shows the lead so, "asked" while Claude Code asks
+    whether to stop the background work (the in-process worker) before it exits."""
+    if panel_status(session.terminals.screen("deck"), "team-lead") == "completed":
+        return "completed"
+    return "asked" if "Exit and stop tasks" in session.terminals.screen("claude") else None
 
 
 def claude_running(session: Session) -> bool:
