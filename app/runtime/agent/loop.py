@@ -34,6 +34,7 @@ from app.runtime.agent.team_hooks import hooks_of
 from app.runtime.events import TurnOutcome
 from app.runtime.model.budget import wait_for_budget
 from app.runtime.permissions import allowed_roots, decide, parse_mode
+from app.runtime.scheduling.turn_slots import waiting
 from app.runtime.tools.base import Tool, ToolContext, ToolError, ToolResult
 
 CACHE = {"type": "ephemeral"}
@@ -123,7 +124,24 @@ class _Checkpoint:
 async def run_turn(
     session: AgentSession, prompt: str | list[dict[str, Any]], drain: Drain | None = None
 ) -> TurnOutcome:
-    """Run one turn from ``prompt`` until the model ends it (or it is interrupted / fails)."""
+    """Run one turn from ``prompt`` until the model ends it (or it is interrupted / fails).
+
+    An in-process teammate's turn holds a slot of its process's ``turn_gate`` while it works
+    and gives it up while it waits (``scheduling.turn_slots``)."""
+    gate = session.turn_gate
+    if gate is None:
+        return await _run_turn(session, prompt, drain)
+    async with gate.turn() as slot:
+        session.turn_slot = slot
+        try:
+            return await _run_turn(session, prompt, drain)
+        finally:
+            session.turn_slot = None
+
+
+async def _run_turn(
+    session: AgentSession, prompt: str | list[dict[str, Any]], drain: Drain | None
+) -> TurnOutcome:
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
     blocks = [b for b in blocks if not _is_blank_text(b)]
     if isinstance(prompt, str):
@@ -147,14 +165,17 @@ async def run_turn(
         if rounds > MAX_ROUNDS:
             return _failed(session, texts, f"stopped after {MAX_ROUNDS} model calls in one turn")
         started = time.perf_counter()
-        await wait_for_budget(session)
+        async with waiting(session.turn_slot):
+            await wait_for_budget(session)
         if session.interrupted:
             return _interrupted(session, texts)
         model_started = time.perf_counter()
         try:
-            async with session.slots or contextlib.nullcontext():
+            params = request_params(session)
+            # The model's wait is not the turn's work: the slot goes to another turn meanwhile.
+            async with waiting(session.turn_slot), session.slots or contextlib.nullcontext():
                 final = await stream_response(
-                    session, request_params(session), lambda a: _unless_interrupted(session, a)
+                    session, params, lambda a: _unless_interrupted(session, a)
                 )
         except ResponseFailed as exc:
             return _failed(session, texts, str(exc))
@@ -386,9 +407,10 @@ async def _checked_call(
     if decision.behavior == "ask":
         if session.ask_permission is None:
             return ToolResult(f"Permission denied: {decision.reason} (no one to ask)", True)
-        asked = await _unless_interrupted(
-            session, session.ask_permission(session, tool, tool_input, tool_use_id)
-        )
+        async with waiting(session.turn_slot):  # the person may take minutes
+            asked = await _unless_interrupted(
+                session, session.ask_permission(session, tool, tool_input, tool_use_id)
+            )
         if asked is None:
             return ToolResult("Interrupted by the user while waiting for permission.", True)
         allowed, reason = asked
@@ -407,6 +429,9 @@ async def _checked_call(
     # Only calls that actually run are counted; the next usage event carries the total.
     session.snapshot.tool_calls += 1
     try:
+        if tool.waits(tool_input):  # a command: the turn's slot goes to another meanwhile
+            async with waiting(session.turn_slot):
+                return await tool.call(tool_input, ctx)
         return await tool.call(tool_input, ctx)
     except ToolError as exc:
         return ToolResult(str(exc), True)

@@ -29,6 +29,7 @@ from app.runtime.model.client import DEFAULT_MAX_TOKENS, is_offline
 from app.runtime.model.pricing import call_cost
 from app.runtime.permissions import PermissionRules, RulesFeed
 from app.runtime.scheduling.offload import Lane
+from app.runtime.scheduling.turn_slots import TurnGate, TurnSlot
 from app.runtime.tools.base import AgentIdentity, TeamServices, Tool, ToolHooks
 
 if TYPE_CHECKING:
@@ -113,6 +114,10 @@ class AgentSession:
         #: at once: ``team.runtime.IN_PROCESS_CALLS``); ``None``: not capped (the lead, a
         #: teammate process).
         self.slots: asyncio.Semaphore | None = None
+        #: The in-process turns of its process, a few at once (``scheduling.turn_slots``);
+        #: ``None``: not gated (the lead, a teammate process). ``turn_slot``: this turn's.
+        self.turn_gate: TurnGate | None = None
+        self.turn_slot: TurnSlot | None = None
         #: "[to analyst] found 3 files": the last direct message to a peer this turn, for the
         #: idle notification's summary (the panel shows the last DM from the files).
         self.last_peer_dm: str | None = None

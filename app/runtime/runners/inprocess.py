@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from app.core.authority import TeamKey
     from app.runtime.agent.channel import Sent
     from app.runtime.sandbox import SandboxConfig
+    from app.runtime.scheduling.turn_slots import TurnGate
 
 
 class InProcessRunner:
@@ -50,6 +51,7 @@ class InProcessRunner:
         key: TeamKey | None = None,
         bypass_allowed: Callable[[], bool] = lambda: False,
         slots: asyncio.Semaphore | None = None,
+        turn_gate: TurnGate | None = None,
     ) -> None:
         self.spec = spec
         self._spawner = spawner
@@ -74,6 +76,7 @@ class InProcessRunner:
         #: Answers come from the runtime (``give_answer``), never from message text.
         self.teammate.answers.direct = {}
         self.teammate.session.slots = slots  # model calls shared with the other teammates
+        self.teammate.session.turn_gate = turn_gate  # and turns, a few at once
         self.handle: Any = None
 
     @property

@@ -46,6 +46,7 @@ from app.runtime.permissions.settings import local_settings_path
 from app.runtime.runners.base import Runner
 from app.runtime.sandbox import SandboxConfig
 from app.runtime.scheduling.gc_pauses import freeze_long_lived
+from app.runtime.scheduling.turn_slots import TurnGate
 from app.runtime.team import spawning
 from app.runtime.team.across import Across
 from app.runtime.team.answers import RequestDesk, keep_allow_rule
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
     from app.runtime.model.client import SDKClient
 
 log = logging.getLogger(__name__)
-#: In-process teammates' model calls under way at once (``turn_slots``).
+#: In-process teammates' model calls under way at once (``call_slots``).
 IN_PROCESS_CALLS = 4
 
 
@@ -147,7 +148,10 @@ class TeamRuntime(PersonControls, TeamEvents):
         #: In-process teammates' model calls, a few at once: fifty teammates on the
         #: dashboard's process would otherwise take its interpreter lock fifty ways (the
         #: person's keys and screen wait behind them) without doing more work on two cores.
-        self.turn_slots = asyncio.Semaphore(IN_PROCESS_CALLS)
+        self.call_slots = asyncio.Semaphore(IN_PROCESS_CALLS)
+        #: And their turns, a few at once, each giving its slot up while it waits on the
+        #: model, a command or the person (``$TEAMDECK_IN_PROCESS_TURNS``).
+        self.turn_gate = TurnGate()
         #: ``--worktrees``: made at spawn, released when a teammate leaves (team_worktrees).
         self.worktrees = TeamWorktrees(
             home, self.cwd, enabled=worktrees, emit=self._emit, on_sent=self._on_sent

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from app.runtime.api import Spawner
     from app.runtime.events import RuntimeEvent
     from app.runtime.permissions import PermissionRules
+    from app.runtime.scheduling.turn_slots import TurnGate
     from app.runtime.team.processes import TeamProcesses
     from app.runtime.team.worktrees import TeamWorktrees
 
@@ -59,7 +60,8 @@ class SpawnHost(Protocol):
     plan_mode_required: bool
     crew: Crew
     registrar: Registrar
-    turn_slots: asyncio.Semaphore
+    call_slots: asyncio.Semaphore
+    turn_gate: TurnGate
     worktrees: TeamWorktrees
     lead_session: AgentSession
     processes: TeamProcesses | None
@@ -185,5 +187,6 @@ def make_runner(host: SpawnHost, spec: TeammateSpec) -> Runner:
         sandbox=host.sandbox,
         key=host.team_key,
         bypass_allowed=lambda: host.allow_bypass,
-        slots=host.turn_slots,
+        slots=host.call_slots,
+        turn_gate=host.turn_gate,
     )

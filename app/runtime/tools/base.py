@@ -187,6 +187,13 @@ class Tool:
     edits_files: ClassVar[bool] = False
     #: Coordination tools are always allowed (SendMessage, Task*, Team*).
     coordination: ClassVar[bool] = False
+    #: Mostly waits on something outside the process (a command): an in-process turn gives
+    #: its slot to another turn meanwhile (``scheduling.turn_slots``).
+    waiting: ClassVar[bool] = False
+
+    def waits(self, tool_input: dict[str, Any]) -> bool:
+        """Whether this call mostly waits rather than works (``waiting``)."""
+        return self.waiting
 
     def is_read_only(self, tool_input: dict[str, Any]) -> bool:
         return self.read_only

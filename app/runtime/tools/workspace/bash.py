@@ -122,6 +122,7 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 class Bash(Tool):
     name = "Bash"
+    waiting = True  # on its command: the turn's slot goes to another meanwhile
     description = (
         "Executes a shell command in your working directory and returns its output (stdout "
         "and stderr together) and exit code. timeout is in milliseconds (default "
