@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any, cast
 
@@ -13,6 +14,7 @@ from app.core import Home, TeamMember
 from app.core.errors import UnknownRecipientError
 from app.core.protocol import TaskCompleted, parse_frame
 from app.runtime.permissions import PermissionRules, decide
+from app.runtime.scheduling.offload import Lane
 from app.runtime.tools.base import AgentIdentity, ToolContext, ToolError, ToolResult
 from app.runtime.tools.tasks import TASK_TOOLS, TaskCreate, TaskGet, TaskList, TaskUpdate
 
@@ -205,6 +207,30 @@ async def test_list_hides_internal_and_resolved_blockers(lead: ToolContext, home
     }
     # the full list still has both blockers
     assert (await run(TaskGet(), lead, taskId=third))["task"]["blockedBy"] == ["1", "2"]
+
+
+async def test_the_list_is_made_off_the_event_loop_as_one_line(
+    home: Home, services: FakeServices, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every teammate lists the board between tasks: with in-process teammates, building and
+    encoding hundreds of rows on the dashboard's loop was milliseconds a call of keys waiting.
+    The rows are made in the agent's lane and encoded compactly (no file holds them)."""
+    ctx = make_ctx(home, "alice", services)
+    ctx.lane = Lane("alice")
+    for k in range(200):
+        home.tasks(TEAM).create(f"Task {k}", "-", owner="bob" if k % 2 else None)
+    made_on: list[int] = []
+    encode = ToolResult.compact_json
+
+    def compact_json(data: Any, *, is_error: bool = False) -> ToolResult:
+        made_on.append(threading.get_ident())
+        return encode(data, is_error=is_error)
+
+    monkeypatch.setattr(ToolResult, "compact_json", compact_json)
+    result = await TaskList().call({}, ctx)
+    assert made_on and made_on[0] != threading.get_ident()  # not the loop's thread
+    assert "\n" not in result.content and json.loads(result.content) == result.data
+    assert len(result.data["tasks"]) == 200 and result.data["tasks"][1]["owner"] == "bob"
 
 
 async def test_list_orders_by_number(lead: ToolContext) -> None:

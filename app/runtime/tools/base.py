@@ -36,6 +36,11 @@ class ToolResult:
     def json(cls, data: Any, *, is_error: bool = False) -> ToolResult:
         return cls(json.dumps(data, indent=2, ensure_ascii=False), is_error, data)
 
+    @classmethod
+    def compact_json(cls, data: Any, *, is_error: bool = False) -> ToolResult:
+        """One line of JSON without spaces (the C encoder's; ``json`` indents in Python)."""
+        return cls(json.dumps(data, ensure_ascii=False, separators=(",", ":")), is_error, data)
+
 
 @dataclass
 class AgentIdentity:

@@ -152,32 +152,41 @@ class TaskList(TaskTool):
     async def call(self, tool_input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         team = ctx.require_team()
         try:
-            every, errors = await ctx.blocking(ctx.home.tasks(team).scan, include_internal=True)
+            return await ctx.blocking(_listing, ctx.home.tasks(team))
         except TeamdeckError as exc:
             raise ToolError(str(exc)) from None
-        by_id: dict[str, Task] = {t.id: t for t in every}
 
-        def unresolved(blocker: str) -> bool:
-            if blocker in errors:
-                return True  # unreadable: do not pretend it is done
-            other = by_id.get(blocker)
-            return other is not None and not other.is_resolved
 
-        tasks = [
-            {
-                "id": t.id,
-                "subject": t.subject,
-                "status": t.status,
-                "owner": t.owner,
-                "blockedBy": [b for b in t.blocked_by if unresolved(b)],
-            }
-            for t in sorted(every, key=lambda t: id_order(t.id))
-            if not t.is_internal
-        ]
-        result: dict[str, Any] = {"tasks": tasks}
-        if errors:
-            result["errors"] = [errors[k] for k in sorted(errors, key=id_order)]
-        return ToolResult.json(result)
+def _listing(store: TaskStore) -> ToolResult:
+    """TaskList's result, built and encoded off the event loop (a board of hundreds of tasks
+    is milliseconds of Python per call, with every teammate calling it between tasks). One
+    line of JSON: it is the model's to read (no file holds it), the C encoder makes it in a
+    third of the time of an indented one and the conversation keeps it at two thirds the
+    size."""
+    every, errors = store.scan(include_internal=True)
+    by_id: dict[str, Task] = {t.id: t for t in every}
+
+    def unresolved(blocker: str) -> bool:
+        if blocker in errors:
+            return True  # unreadable: do not pretend it is done
+        other = by_id.get(blocker)
+        return other is not None and not other.is_resolved
+
+    tasks = [
+        {
+            "id": t.id,
+            "subject": t.subject,
+            "status": t.status,
+            "owner": t.owner,
+            "blockedBy": [b for b in t.blocked_by if unresolved(b)],
+        }
+        for t in sorted(every, key=lambda t: id_order(t.id))
+        if not t.is_internal
+    ]
+    result: dict[str, Any] = {"tasks": tasks}
+    if errors:
+        result["errors"] = [errors[k] for k in sorted(errors, key=id_order)]
+    return ToolResult.compact_json(result)
 
 
 async def _created_hooks(ctx: ToolContext, tasks: TaskStore, task: Task, *, unhide: bool) -> None:
