@@ -33,11 +33,11 @@ TEAM = "slots"
 
 class _Counted:
     """Glob, counting the teammates whose turns are inside it at once (one turn's calls run
-    together count once); with ``hold``, each call is held until ``release`` is set (its turn
-    holding its slot the whole time: Glob works, it does not wait)."""
+    together count once); with ``hold``, each call works on the event loop until ``release``
+    is set (a tool's work on the loop, not a declared wait: its turn keeps its slot)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *, hold: bool) -> None:
-        self.release = threading.Event()
+        self.release = asyncio.Event()
         if not hold:
             self.release.set()
         self.inside: Counter[str] = Counter()
@@ -50,7 +50,7 @@ class _Counted:
             self.calls += 1
             self.most = max(self.most, self.active)
             try:
-                await asyncio.to_thread(self.release.wait, 60)
+                await self.release.wait()  # its work, as long as the test says
                 return await original(tool, tool_input, ctx)
             finally:
                 self.inside[ctx.agent.name] -= 1
@@ -126,6 +126,36 @@ async def test_a_turn_waiting_on_a_permission_request_frees_its_slot(
     runtime.answer_permission(request.request_id, True)
     await until(lambda: runtime.status_of("writer") == "idle", "the writer's turn ended")
     assert (project / "out.txt").read_text() == "x"
+    assert runtime.turn_gate.most == 1 and runtime.turn_gate.running == 0
+
+
+async def test_a_turn_whose_file_work_waits_in_its_lane_frees_its_slot(
+    make_runtime: Any, home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow disk (a long fsync, a lock another process holds) is a wait, not work."""
+    from app.runtime.tools import tasks
+
+    counted = _Counted(monkeypatch, hold=False)
+    disk = threading.Event()
+    listing = tasks._listing
+
+    def slow_listing(store: Any) -> Any:
+        disk.wait(60)
+        return listing(store)
+
+    monkeypatch.setattr(tasks, "_listing", slow_listing)
+    lister = Script([reply(tool_use("TaskList", {})), "Listed."])
+    router = Router(lister=lister, w1=_globber())
+    runtime: TeamRuntime = make_runtime(router)
+    await _team(runtime, home, project, 1)
+    await runtime.spawn_teammate("lister", "List the tasks.")
+    await until(lambda: router.calls("lister") == 1, "the lister's call")
+    await settle(20)
+    await runtime.spawn_teammate("w1", "Look around.")
+    await until(lambda: runtime.status_of("w1") == "idle", "the other's turn, on the one slot")
+    assert counted.calls == 1 and runtime.status_of("lister") == "running"
+    disk.set()
+    await until(lambda: runtime.status_of("lister") == "idle", "the lister's turn ended")
     assert runtime.turn_gate.most == 1 and runtime.turn_gate.running == 0
 
 

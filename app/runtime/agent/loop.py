@@ -425,6 +425,7 @@ async def _checked_call(
         hooks=hooks_of(session),
         lane=session.io,
         sandbox=session.sandbox,
+        slot=session.turn_slot,
     )
     # Only calls that actually run are counted; the next usage event carries the total.
     session.snapshot.tool_calls += 1

@@ -37,6 +37,7 @@ from app.runtime.events import HookRan, RuntimeEvent, TurnOutcome
 from app.runtime.permissions import snapshot
 from app.runtime.permissions.settings import HookCommand
 from app.runtime.sandbox import SandboxConfig
+from app.runtime.scheduling.turn_slots import TurnSlot, waiting
 from app.runtime.tools.base import AgentIdentity, TeamServices, ToolHooks
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ class HookedSession(Protocol):
 
     hooks: ToolHooks | None
     sandbox: SandboxConfig | None
+    #: The turn's slot, given up while the hooks' commands run (``scheduling.turn_slots``).
+    turn_slot: TurnSlot | None
 
     @property
     def identity(self) -> AgentIdentity: ...
@@ -116,7 +119,8 @@ class TeamHooks:
             session_id=self.session_id,
             permission_mode=session.mode,
         )
-        run = await run_hooks(event, hooks, payload, cwd=identity.cwd, sandbox=session.sandbox)
+        async with waiting(session.turn_slot):  # commands: the turn waits on them
+            run = await run_hooks(event, hooks, payload, cwd=identity.cwd, sandbox=session.sandbox)
         task_id = str(task.id) if task is not None else None
         for result in run.results:
             outcome, message = result.outcome, result.message

@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, ParamSpec, Protocol, TypeVar
 
+from app.runtime.scheduling import offload
+
 if TYPE_CHECKING:
     from app.core import Home
     from app.runtime.sandbox import SandboxConfig
     from app.runtime.scheduling.offload import Lane
+    from app.runtime.scheduling.turn_slots import TurnSlot
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -160,13 +163,20 @@ class ToolContext:
     lane: Lane | None = None
     #: Where commands run (``None``: as before the sandbox existed, for library callers).
     sandbox: SandboxConfig | None = None
+    #: The calling turn's slot (an in-process teammate's): given up while the lane works.
+    slot: TurnSlot | None = None
 
     async def blocking(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Run a blocking core call (file I/O, a task-list scan) off the event loop, after the
-        agent's earlier ones; its result or exception (see ``app.runtime.scheduling.offload``)."""
+        agent's earlier ones; its result or exception (see ``app.runtime.scheduling.offload``).
+        The turn waits meanwhile: its slot goes to another (``scheduling.turn_slots``); the
+        worker threads are a few already, and an fsync is a wait, not work."""
         if self.lane is None:
             return func(*args, **kwargs)
-        return await self.lane.run(func, *args, **kwargs)
+        if self.slot is None or not offload.enabled():  # inline: the turn's own work
+            return await self.lane.run(func, *args, **kwargs)
+        async with self.slot.waiting():
+            return await self.lane.run(func, *args, **kwargs)
 
     def require_team(self) -> str:
         team = self.agent.team or (self.services.current_team() if self.services else None)
