@@ -106,6 +106,7 @@ class Teammate:
         self._active: bool | None = None  # the isActive last written
         self._want_active = False
         self._idle_write: asyncio.TimerHandle | None = None
+        self._marks: list[tuple[int, bool]] = []  # inbox messages read, to be marked
         session.services = TeammateServices(self)
         session.ask_permission = self._ask_permission
 
@@ -295,29 +296,42 @@ class Teammate:
             return [{"type": "text", "text": text}]
         box = self.home.mailbox(self.team)
         try:
-            unread = box.unread(self.name)
+            unread = await self.session.io.run(box.unread, self.name)  # off the loop
         except CorruptFileError as exc:
             self.session.set_error(str(exc))
             return None
         except TeamdeckError as exc:
             log.warning("%s: cannot read its inbox: %s", self.name, exc)
             return None
-        person = self._from_person(unread)
-        if person is not None:
-            return person
-        prompt = self._from_inbox(unread)
+        prompt = self._from_person(unread)
+        if prompt is None:
+            prompt = self._from_inbox(unread)
+        if self._marks:  # read before the turn starts, as when they were written here
+            await self.session.io.run(self._write_marks)
         if prompt is not None:
             return prompt
         if self.session.pending_plan_request is None and self.shutdown_request is None:
             return await self.session.io.run(self._claim_task)  # a scan of every task file
         return None
 
+    def _mark_read(self, index: int, *, durable: bool) -> None:
+        """Mark an inbox message read: held until ``_poll`` writes the marks in the lane."""
+        self._marks.append((index, durable))
+
+    def _write_marks(self) -> None:
+        """The marks of one look at the inbox, in the lane (each an inbox rewrite under its
+        lock, which with in-process teammates was the dashboard's loop's to wait for)."""
+        marks, self._marks = self._marks, []
+        box = self.home.mailbox(self.team)
+        for index, durable in marks:
+            box.mark_read(self.name, index, durable=durable)
+
     def _from_person(self, unread: list[tuple[int, InboxMessage]]) -> Prompt | None:
         """The person's message through the inbox (how a dashboard reaches a teammate in
         another process): handled before any other mail, like ``inject`` (seed 002)."""
         for index, message in unread:
             if message.sender == USER_NAME and self.answers.acting(message)[0] is None:
-                self.home.mailbox(self.team).mark_read(self.name, index, durable=False)
+                self._mark_read(index, durable=False)
                 self.session.record("user", message.text, source="person")
                 self.session.set_activity("message from the person")
                 return [{"type": "text", "text": message.text}]
@@ -328,11 +342,10 @@ class Teammate:
         anywhere in the unread inbox; 2b, the lead's oldest unread message, else anyone's.
         Answers to this teammate's own requests are read in the same 2b order; one that
         answers nothing pending (stale, or a duplicate) is marked read and the next is taken."""
-        box = self.home.mailbox(self.team)
         frames = [(index, message, *self.answers.acting(message)) for index, message in unread]
         for index, message, frame, _ in frames:  # 2a
             if isinstance(frame, ShutdownRequest):
-                box.mark_read(self.name, index, durable=False)
+                self._mark_read(index, durable=False)
                 return self._on_shutdown_request(frame, message)
         self.shutdown_seen = False
         if (handed := self.answers.take_plan()) is not None:
@@ -341,9 +354,9 @@ class Teammate:
         ordered += [f for f in frames if f[1].sender != LEAD_NAME]
         for index, message, frame, origin in ordered:
             if isinstance(frame, PermissionResponse):
-                box.mark_read(self.name, index)  # stale: its waiter has given up
+                self._mark_read(index, durable=True)  # stale: its waiter has given up
                 continue
-            box.mark_read(self.name, index, durable=False)
+            self._mark_read(index, durable=False)
             if isinstance(frame, PlanApprovalResponse):
                 if self.answers.direct is not None:
                     continue  # the record of an answer the runtime hands over itself
