@@ -3,14 +3,16 @@
     .venv/bin/python bench/engine.py [--messages N] [--tasks N] [--read N] [--rounds N]
 
 * **delivery**: a sender appends one message; a watcher of the recipient's inbox on another
-  connection (the engine: ``EngineFeed``, woken by the sender after its commit, then a read
-  of the counters; the files: ``Watcher`` through inotify, the writer using another ``Home``
+  connection (the engine: ``EngineFeed``, woken by the sender after its commit with the
+  inbox's number, no read; the files: ``Watcher`` through inotify, the writer using another ``Home``
   so nothing reaches it in-process) hears of it and reads it. Latency = just before the
   append -> the message read by the watcher. N messages one after the other.
 * **claims**: 8 claimers (threads; in the engine each on its own role and connection) run
   ``claim_next`` + complete until the board is empty; claims per second, and whether every
   task was claimed exactly once.
-* **read**: one inbox of N messages read whole (``read``: every message built).
+* **read**: one inbox of N messages read whole (``read``: every message built). The engine's
+  inbox is filled by the administrator in one statement (each message numbered in place, the
+  counter set once); the fill's time is shown too.
 * **bare PostgreSQL** (the floor, the issue's own harness): the same two measures on plain
   tables as the administrator, no roles, policies or triggers: an ``INSERT`` that notifies
   with the new id, the listener ``SELECT``s it; a ``SKIP LOCKED`` claim then its completion.
@@ -309,7 +311,8 @@ def engine_read(admin_url: str, count: int) -> tuple[float, float]:
     than the trigger's counter update row by row), then read whole through the reader's role."""
     team, urls = make_team(admin_url, ["reader"])
     start = time.perf_counter()
-    with psycopg.connect(admin_url) as conn:
+    with psycopg.connect(admin_url) as conn:  # one transaction; set-up only: no FK checks
+        conn.execute("SET LOCAL session_replication_role = replica")
         row = conn.execute(
             "INSERT INTO teamdeck.inboxes (team, name, last_seq) VALUES (%s, 'reader', %s)"
             " RETURNING id",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid as uuidlib
 from collections.abc import Sequence
-from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -22,11 +21,13 @@ from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.engine.link import Link, wake
 
-_READ = "SELECT seq, body, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
+_READ = "SELECT seq, body::text, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
+"""The body as text: pydantic parses it and builds the message in one pass (psycopg's jsonb
+loader would parse it into dicts first: a third of a 100,000-message read)."""
 
 
-def _message(body: dict[str, Any], read: bool) -> InboxMessage:
-    message = InboxMessage.model_validate(body)
+def _message(body: str, read: bool) -> InboxMessage:
+    message = InboxMessage.model_validate_json(body)
     message.read = read
     return message
 

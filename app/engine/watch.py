@@ -7,8 +7,9 @@ nothing a stranger could use (and anyone may send one: it is only a wake-up), an
 reads what changed through its own role's policies. A send's wake names the inbox by its
 number (schema version 4): an inbox this role can see is reported at once, without a read; the
 wake only ever adds a report (the cursors move on what was read, so a forged wake cannot hide
-a later message), and an inbox number not known yet means one read of the counters (a new
-inbox; a number that stays unknown is another's and is then ignored). Nothing is lost while
+a later message: the next sweep may report again an inbox a wake reported, a report being a
+hint to read), and an inbox number not known yet means one read of the counters (a new inbox;
+a number that stays unknown is another's and is then ignored). Nothing is lost while
 the link is down:
 on every (re)connect the feed catches up with ``seq > cursor`` for each inbox it can see (the
 inbox counters), and with the tasks' versions; the same sweep runs every ``SWEEP`` seconds,
