@@ -142,3 +142,34 @@ async def test_a_forged_wake_of_an_inbox_hides_no_later_message(engine: Engine) 
             await _until(lambda: InboxChanged(team.name, "bob") in seen)  # swept
         finally:
             await feed.stop()
+
+
+async def test_a_sends_wake_is_reported_without_reading_the_counters(engine: Engine) -> None:
+    team = engine.team(["alice", "bob"])
+    seen: list[ChangeEvent] = []
+    reads: list[int] = []
+    feed = EngineFeed(team.urls["bob"], team.name, sweep=3600)  # no sweep: the wakes only
+    counters = feed._inboxes
+
+    async def counted(conn: psycopg.AsyncConnection) -> None:
+        reads.append(1)
+        await counters(conn)
+
+    feed._inboxes = counted  # type: ignore[method-assign]
+    feed.subscribe(seen.extend)
+    with Link(team.urls["alice"]) as a:
+        box = EngineMailbox(a, team.name)
+        await feed.start()
+        try:
+            reads.clear()
+            # bob's inbox is new: its number is learnt from the counters, once.
+            await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text="one"))
+            await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            assert len(reads) == 1
+            for text in ("two", "three"):
+                seen.clear()
+                await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text=text))
+                await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            assert len(reads) == 1  # the wakes named the inbox: no read
+        finally:
+            await feed.stop()

@@ -176,9 +176,12 @@ GRANT EXECUTE ON FUNCTION teamdeck.send(text, text, uuid, text, jsonb)
 -- claim_next in one call: the claim a token made before (a repeat after a lost link), else the
 -- lowest-id pending, unowned, visible task whose blockers are all resolved, if p_agent owns no
 -- open task, locked with SKIP LOCKED. An agent claims for itself only; the desk for anyone.
+-- Its plan is kept for the session (a generic plan, after five calls), which cannot know how
+-- many tasks the claimer owns: for the busy check it took a sequential scan of the board,
+-- expected to stop early. Every part of the claim has an index: sequential scans are off.
 CREATE FUNCTION teamdeck.claim_next(p_team text, p_agent text, p_status text, p_token uuid)
 RETURNS SETOF teamdeck.tasks LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, teamdeck AS $$
+SET search_path = pg_catalog, teamdeck SET enable_seqscan = off AS $$
 DECLARE
   me teamdeck.identities := teamdeck.caller(p_team);
 BEGIN
