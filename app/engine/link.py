@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import quote, urlencode
 
 import psycopg
@@ -30,8 +30,6 @@ CHANNEL = "teamdeck"
 """The ``LISTEN`` channel of every watcher (``app.engine.watch``)."""
 
 WAKE = f"SELECT pg_notify('{CHANNEL}', p) FROM unnest(%s::text[]) p"
-
-Row = TypeVar("Row")
 
 
 def refusal(exc: psycopg.Error) -> EngineError:
@@ -100,30 +98,23 @@ class Link:
 
 
 def wake(conn: psycopg.Connection, *payloads: str) -> None:
-    """Tell the watchers what changed (``m:``, ``t:<task id>``; ids only), once it committed.
+    """Tell the watchers what changed (``m:<inbox>:<seq>``, ``t:<task id>``; ids only), once
+    it committed.
 
     The writer notifies, in a transaction of its own, rather than a trigger in the write's:
     PostgreSQL holds one lock per database from a notifying transaction's commit to its end,
     the flush to disk included, so notifying writes reach the disk one after the other where
     others share a flush (schema version 3 dropped those triggers). A transaction that only
     notifies has nothing to flush. A wake lost with its writer (a crash between the two) is
-    found by the watchers' sweep."""
-    if payloads:
+    found by the watchers' sweep.
+
+    A round trip of its own after the write's, whose result names what to wake: psycopg's
+    pipeline mode, which sent both at once, cost more (client time, and wall time on
+    loopback) than the second round trip it saved (``bench/engine.py``)."""
+    if len(payloads) == 1:
+        conn.execute(f"SELECT pg_notify('{CHANNEL}', %s)", payloads, prepare=True)
+    elif payloads:
         conn.execute(WAKE, (list(payloads),))
-
-
-def write_and_wake(
-    cur: psycopg.Cursor[Row], sql: str, params: Any, woken: str, woken_params: Any = ()
-) -> psycopg.Cursor[Row]:
-    """One write, then (``wake``'s transaction of its own, in the same round trip) the
-    watchers woken with what the query ``woken`` returns (payloads: ``t:`` and the id of a
-    task found by its key, say). The cursor, its results read."""
-    conn = cur.connection
-    with conn.pipeline() as pipe:
-        cur.execute(sql, params)
-        pipe.sync()
-        conn.execute(f"SELECT pg_notify('{CHANNEL}', w.p) FROM ({woken}) w (p)", woken_params)
-    return cur
 
 
 def first_contact(url: str) -> None:

@@ -1,9 +1,11 @@
 """One team's task board in the engine (``app.core.store.TaskStore``).
 
-``claim_next`` is one statement: the lowest-id pending, unowned task whose ``blockedBy`` are
-all resolved, if the claimer owns no open task, locked with ``FOR UPDATE SKIP LOCKED`` so
-racing claimers each take a different row and none waits. Each claim carries a token: a claim
-repeated after a lost acknowledgement finds the task it took instead of taking a second one.
+``claim_next`` is one call (``teamdeck.claim_next``, schema version 4): the lowest-id pending,
+unowned task whose ``blockedBy`` are all resolved, if the claimer owns no open task, locked
+with ``FOR UPDATE SKIP LOCKED`` so racing claimers each take a different row and none waits.
+Each claim carries a token: a claim repeated after a lost acknowledgement finds the task it
+took instead of taking a second one. Each write then wakes the watchers with the ids it
+returned (``app.engine.link.wake``).
 Updates bump ``version``; ``update(..., version=N)`` changes the task only if nobody else has.
 """
 
@@ -22,7 +24,7 @@ from app.core.models import Task
 from app.core.task_claims import ClaimResult
 from app.core.task_files import check_status
 from app.engine.errors import EngineError
-from app.engine.link import Link, write_and_wake
+from app.engine.link import Link, wake
 
 _COLUMNS = (
     "id, subject, description, active_form, status, owner, blocks, blocked_by, metadata, version"
@@ -40,22 +42,11 @@ def _unblocked(task: str) -> str:
         NOT IN ('completed', 'deleted')))"""
 
 
-CLAIM_NEXT = f"""
-UPDATE teamdeck.tasks t SET owner = %(agent)s, status = coalesce(%(status)s, t.status),
-       claim_token = %(token)s
-WHERE t.team = %(team)s AND t.id = (
-  SELECT c.id FROM teamdeck.tasks c
-  WHERE c.team = %(team)s AND c.status = 'pending' AND c.owner IS NULL AND {_VISIBLE}
-    AND {_unblocked("c")}
-    AND NOT EXISTS (
-      SELECT 1 FROM teamdeck.tasks o WHERE o.team = %(team)s AND o.owner = %(agent)s
-        AND o.{_OPEN})
-  ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-RETURNING {_COLUMNS}"""
-
-
-_WOKEN = "SELECT 't:' || id FROM teamdeck.tasks WHERE team = %s AND "
-"""The wake-up of the tasks a write changed (``write_and_wake``), found by a key."""
+CLAIM_NEXT = (
+    f"SELECT {_COLUMNS} FROM teamdeck.claim_next(%(team)s, %(agent)s, %(status)s, %(token)s)"
+)
+"""The claim (schema version 4's ``teamdeck.claim_next``): the claim this token made before if
+any (a repeat after a lost link), else the next available task, in one call."""
 
 
 class VersionConflictError(EngineError):
@@ -90,14 +81,14 @@ class EngineTasks:
 
         return self.link.run(query)
 
-    def _write(self, sql: str, params: Any, key: str, value: object) -> list[dict[str, Any]]:
-        """The rows of one write; the watchers are woken for the task whose ``key`` column
-        (``id``, ``create_key``, ``claim_token``) is ``value``, in the same round trip."""
+    def _write(self, sql: str, params: Any) -> list[dict[str, Any]]:
+        """The rows of one write (each with its ``id``); the watchers are woken for them."""
 
         def query(conn: psycopg.Connection) -> list[dict[str, Any]]:
             with conn.cursor(row_factory=dict_row) as cur:
-                return write_and_wake(cur, sql, params, _WOKEN + key + " = %s",
-                                      (self.team, value)).fetchall()  # fmt: skip
+                rows = cur.execute(sql, params).fetchall()
+            wake(conn, *(f"t:{row['id']}" for row in rows))
+            return rows
 
         return self.link.run(query)
 
@@ -134,8 +125,6 @@ class EngineTasks:
             f" SELECT * FROM made UNION ALL SELECT {_COLUMNS} FROM teamdeck.tasks"
             " WHERE create_key = %s AND NOT EXISTS (SELECT 1 FROM made)",
             (*params, key),
-            "create_key",
-            key,
         )
         return _task(rows[0])
 
@@ -206,8 +195,6 @@ class EngineTasks:
         rows = self._write(
             f"UPDATE teamdeck.tasks SET {sets} WHERE {where} RETURNING {_COLUMNS}",
             params,
-            "id",
-            int(task_id),
         )
         if rows:
             return _task(rows[0])
@@ -242,8 +229,6 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
             f" AND t.{_OPEN} AND {_unblocked('t')}"
             f"{busy} RETURNING {_COLUMNS}",
             {"agent": agent, "status": status, "team": self.team, "id": int(task_id)},
-            "id",
-            int(task_id),
         )
         if rows:
             return ClaimResult(True, None, _task(rows[0]))
@@ -269,26 +254,13 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
         none, ``agent_busy`` if ``agent`` owns an open task."""
         if status is not None:
             check_status(status)
-        token = str(uuidlib.uuid4())
-        params = {"agent": agent, "status": status, "team": self.team, "token": token}
-
-        attempts = [0]
-
-        def claim(conn: psycopg.Connection) -> list[dict[str, Any]]:
-            attempts[0] += 1
-            with conn.cursor(row_factory=dict_row) as cur:
-                if attempts[0] > 1:  # a repeat after a lost link: the claim made then, if any
-                    done = cur.execute(
-                        f"SELECT {_COLUMNS} FROM teamdeck.tasks WHERE team = %(team)s"
-                        " AND claim_token = %(token)s",
-                        params,
-                    ).fetchall()
-                    if done:
-                        return done
-                woken = _WOKEN + "claim_token = %s"
-                return write_and_wake(cur, CLAIM_NEXT, params, woken, (self.team, token)).fetchall()
-
-        rows = self.link.run(claim)
+        params = {
+            "agent": agent,
+            "status": status,
+            "team": self.team,
+            "token": str(uuidlib.uuid4()),
+        }
+        rows = self._write(CLAIM_NEXT, params)
         if rows:
             return ClaimResult(True, None, _task(rows[0]))
         mine = self._rows(

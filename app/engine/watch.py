@@ -1,10 +1,16 @@
 """The engine's change feed (``app.core.store.ChangeFeed``): one ``LISTEN`` connection per
 process.
 
-A notification carries an id only (``m:`` a message was sent, ``t:<task id>``,
+A notification carries ids only (``m:<inbox>:<seq>`` a message was sent, ``t:<task id>``,
 ``r:<request>``, ``p:`` for members): ``LISTEN`` is not access-controlled, so the payload says
 nothing a stranger could use (and anyone may send one: it is only a wake-up), and the listener
-reads what changed through its own role's policies. Nothing is lost while the link is down:
+reads what changed through its own role's policies. A send's wake names the inbox by its
+number (schema version 4): an inbox this role can see is reported at once, without a read; the
+wake only ever adds a report (the cursors move on what was read, so a forged wake cannot hide
+a later message: the next sweep may report again an inbox a wake reported, a report being a
+hint to read), and an inbox number not known yet means one read of the counters (a new inbox;
+a number that stays unknown is another's and is then ignored). Nothing is lost while
+the link is down:
 on every (re)connect the feed catches up with ``seq > cursor`` for each inbox it can see (the
 inbox counters), and with the tasks' versions; the same sweep runs every ``SWEEP`` seconds,
 for a wake lost with its writer (``app.engine.link.wake`` notifies after the commit).
@@ -39,7 +45,9 @@ class EngineFeed:
         self.team = team
         self.retry = retry
         self.sweep = sweep
-        self.cursors: dict[str, int] = {}  # inbox -> last seq reported
+        self.cursors: dict[str, int] = {}  # inbox -> last seq read
+        self.inboxes: dict[int, str] = {}  # inbox number -> name, for the inboxes seen
+        self.others: set[int] = set()  # inbox numbers this role cannot see
         self.versions: dict[int, int] = {}  # task id -> version reported
         self.connects = 0
         self._callbacks: list[Callback] = []
@@ -127,9 +135,7 @@ class EngineFeed:
     async def _on(self, conn: psycopg.AsyncConnection, payload: str) -> None:
         kind, _, ident = payload.partition(":")
         if kind == "m":
-            # The id says only "a message was sent"; the inbox counters this role can see say
-            # which of its inboxes grew (and cover any notification missed meanwhile).
-            await self._inboxes(conn)
+            await self._message(conn, ident)
         elif kind == "t":
             task = int(ident) if ident.isdigit() and len(ident) < 10 else None
             await self._tasks(conn, task)
@@ -145,12 +151,29 @@ class EngineFeed:
         if self._primed:
             self._emit([TeamChanged(self.team)])
 
+    async def _message(self, conn: psycopg.AsyncConnection, ident: str) -> None:
+        """A send's wake (``<inbox>:<seq>``): the inbox reported if it is one of ours and the
+        seq is past what was read; the counters read if the number is new."""
+        number, _, seq = ident.partition(":")
+        if not (number.isdigit() and seq.isdigit() and len(number) < 19 and len(seq) < 19):
+            await self._inboxes(conn)  # not a send's wake: the counters say
+            return
+        inbox = int(number)
+        name = self.inboxes.get(inbox)
+        if name is None and inbox not in self.others:
+            await self._inboxes(conn)
+            if inbox not in self.inboxes and len(self.others) < 100_000:
+                self.others.add(inbox)
+        elif name is not None and int(seq) > self.cursors.get(name, 0):
+            self._emit([InboxChanged(self.team, name)])
+
     async def _inboxes(self, conn: psycopg.AsyncConnection) -> None:
         cur = await conn.execute(
-            "SELECT name, last_seq FROM teamdeck.inboxes WHERE team = %s", (self.team,)
+            "SELECT id, name, last_seq FROM teamdeck.inboxes WHERE team = %s", (self.team,)
         )
         events: list[ChangeEvent] = []
-        for name, last in await cur.fetchall():
+        for inbox, name, last in await cur.fetchall():
+            self.inboxes[inbox] = name
             if last > self.cursors.get(name, 0):
                 self.cursors[name] = last
                 events.append(InboxChanged(self.team, name))

@@ -109,7 +109,6 @@ async def test_the_feed_catches_up_after_the_link_comes_back(engine: Engine) -> 
             await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text="two"))
             await _until(lambda: InboxChanged(team.name, "bob") in seen)
             await _until(lambda: feed.connects >= 2)
-            assert feed.cursors["bob"] == 2
         finally:
             await feed.stop()
 
