@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
+from pytest_subtests import SubTests
 from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.leader import LeaderScreen
 from tests.timing import scaled
+from tests.ui.fake_runtime import FakeRuntime
 
 
 async def wait_for(
@@ -47,3 +51,35 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
     await pilot.press("escape")
     await pilot.pause()
     return app
+
+
+async def at_the_leader(pilot: Pilot[None]) -> None:
+    """Back where :func:`ready` leaves the dashboard: every dialog and view closed with esc,
+    the lead's view showing, the lead selected, the keys acting (not typing)."""
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    for _ in range(6):
+        if isinstance(app.screen, LeaderScreen):
+            break
+        await pilot.press("escape")
+        await pilot.pause()
+    await wait_for(pilot, lambda: isinstance(app.screen, LeaderScreen))
+    await pilot.press("escape", "0")
+    await pilot.pause()
+
+
+class Steps:
+    """The checks of one scenario, run in one app (starting the dashboard is the costly part
+    of a UI test): each ``async with steps("name"):`` is a subtest that passes or fails under
+    its own name, and a failing one does not stop the next. Each step starts from
+    :func:`at_the_leader`, with the runtime's call record emptied."""
+
+    def __init__(self, pilot: Pilot[None], subtests: SubTests, runtime: FakeRuntime) -> None:
+        self.pilot, self.subtests, self.runtime = pilot, subtests, runtime
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, name: str) -> AsyncIterator[None]:
+        with self.subtests.test(name):
+            await at_the_leader(self.pilot)
+            self.runtime.calls.clear()
+            yield
