@@ -15,7 +15,6 @@ from textual.pilot import Pilot
 from app.dashboard.app import TeamDeckApp
 from app.dashboard.screens.leader import LeaderScreen
 from tests.timing import scaled
-from tests.ui.fake_runtime import FakeRuntime
 
 
 async def wait_for(
@@ -72,14 +71,20 @@ class Steps:
     """The checks of one scenario, run in one app (starting the dashboard is the costly part
     of a UI test): each ``async with steps("name"):`` is a subtest that passes or fails under
     its own name, and a failing one does not stop the next. Each step starts from
-    :func:`at_the_leader`, with the runtime's call record emptied."""
+    :func:`at_the_leader`, after ``before_each`` (e.g. emptying a FakeRuntime's call record)."""
 
-    def __init__(self, pilot: Pilot[None], subtests: SubTests, runtime: FakeRuntime) -> None:
-        self.pilot, self.subtests, self.runtime = pilot, subtests, runtime
+    def __init__(
+        self,
+        pilot: Pilot[None],
+        subtests: SubTests,
+        before_each: Callable[[], object] | None = None,
+    ) -> None:
+        self.pilot, self.subtests, self.before_each = pilot, subtests, before_each
 
     @contextlib.asynccontextmanager
     async def __call__(self, name: str) -> AsyncIterator[None]:
         with self.subtests.test(name):
             await at_the_leader(self.pilot)
-            self.runtime.calls.clear()
+            if self.before_each is not None:
+                self.before_each()
             yield

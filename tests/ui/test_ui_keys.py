@@ -95,7 +95,7 @@ async def test_selection_views_and_typing(
     app runs them all, each step from the lead's view."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        step = Steps(pilot, subtests, runtime)
+        step = Steps(pilot, subtests, runtime.calls.clear)
 
         async with step("shift+arrows select agents and wrap"):
             assert deck.selected == "team-lead"
@@ -259,7 +259,7 @@ async def test_answering_the_plan(
     the request is made pending again for the next step."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        step = Steps(pilot, subtests, runtime)
+        step = Steps(pilot, subtests, runtime.calls.clear)
 
         async with step("esc closes a review without answering"):
             deck.screen.query_one(ApprovalsQueue).focus()
@@ -357,7 +357,7 @@ async def test_answering_a_permission(
     each; then the requests that are not the person's, and a new one arriving."""
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        step = Steps(pilot, subtests, runtime)
+        step = Steps(pilot, subtests, runtime.calls.clear)
 
         for key, allow, always in [("y", True, False), ("A", True, True), ("n", False, False)]:
             async with step(f"the permission dialog's {key}"):
@@ -418,7 +418,7 @@ async def test_shutdown_kill_and_status(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        step = Steps(pilot, subtests, runtime)
+        step = Steps(pilot, subtests, runtime.calls.clear)
 
         async with step("the panel shows a teammate leave plan mode"):
             assert "plan mode · " in screen_text(deck)  # the engineer's panel: its badge first
@@ -468,7 +468,7 @@ async def test_the_command_palette_and_the_header(
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        step = Steps(pilot, subtests, runtime)
+        step = Steps(pilot, subtests, runtime.calls.clear)
 
         async with step("the header counts the teammates the panels show alive"):
             assert "3 teammates" in screen_text(deck)
