@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pytest_subtests import SubTests
 from textual.binding import Binding
+from textual.command import CommandList
 from textual.pilot import Pilot
 
 from app.dashboard.app import TeamDeckApp
@@ -40,6 +41,19 @@ STOP_ID = "shutdown-1767225660000@tester"
 
 def notes(app: TeamDeckApp) -> list[str]:
     return [str(n.message) for n in [*app._notifications, *app.waiting_toasts]]
+
+
+async def palette_offers(pilot: Pilot[None], text: str) -> None:
+    """Until the command palette lists ``text`` first (it searches in the background)."""
+
+    def offered() -> bool:
+        found = pilot.app.screen.query(CommandList)
+        if not found:
+            return False
+        commands = found.first()
+        return commands.option_count > 0 and text in str(commands.get_option_at_index(0).prompt)
+
+    await wait_for(pilot, offered)
 
 
 async def type_text(pilot: Pilot[None], text: str) -> None:
@@ -209,7 +223,7 @@ async def test_selection_views_and_typing(
         async with step("a view is switched from the command palette"):
             await pilot.press("ctrl+p")
             await type_text(pilot, "Open view: engineer")
-            await pilot.pause(0.3)
+            await palette_offers(pilot, "Open view: engineer")
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
             assert deck.screen.agent == "engineer"  # type: ignore[attr-defined]
@@ -479,7 +493,7 @@ async def test_the_command_palette_and_the_header(
         async with step("a teammate is spawned from the command palette"):
             await pilot.press("ctrl+p")
             await type_text(pilot, "Spawn teammate")
-            await pilot.pause(0.3)
+            await palette_offers(pilot, "Spawn teammate")
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
             await type_text(pilot, "reviewer")
@@ -498,7 +512,7 @@ async def test_the_command_palette_and_the_header(
         async with step("a teammate is killed from the command palette"):
             await pilot.press("ctrl+p")
             await type_text(pilot, "Kill: tester")
-            await pilot.pause(0.3)
+            await palette_offers(pilot, "Kill: tester")
             await pilot.press("enter")
             await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))
             await pilot.press("y")
@@ -510,7 +524,7 @@ async def test_the_command_palette_and_the_header(
             runtime.team = None
             await pilot.press("ctrl+p")
             await type_text(pilot, "Spawn teammate")
-            await pilot.pause(0.3)
+            await palette_offers(pilot, "Spawn teammate")
             assert "the lead's team has ended" in screen_text(deck)
             await pilot.press("enter")
             await wait_for(pilot, lambda: any("no team to spawn" in n for n in notes(deck)))
