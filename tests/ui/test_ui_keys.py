@@ -56,6 +56,13 @@ async def palette_offers(pilot: Pilot[None], text: str) -> None:
     await wait_for(pilot, offered)
 
 
+async def plan_pending_again(pilot: Pilot[None]) -> None:
+    """Until the dashboard has read that the plan answered in a step before is pending again
+    (``FakeRuntime.reopen``): its events reach the queue in the next batch, not at once."""
+    queue = pilot.app.screen.query_one(ApprovalsQueue)
+    await wait_for(pilot, lambda: PLAN_ID in [a.request_id for a in queue.approvals])
+
+
 async def type_text(pilot: Pilot[None], text: str) -> None:
     await pilot.press(*["space" if c == " " else c for c in text])
 
@@ -303,6 +310,7 @@ async def test_answering_the_plan(
         runtime.reopen(PLAN_ID)
 
         async with step("r rejects a plan with feedback"):
+            await plan_pending_again(pilot)
             await pilot.press("2", "r")
             await wait_for(pilot, lambda: isinstance(deck.screen, FeedbackScreen))
             await type_text(pilot, "add tests first")
@@ -314,6 +322,7 @@ async def test_answering_the_plan(
         runtime.reopen(PLAN_ID)
 
         async with step("the plan dialog shows the markdown and approves"):
+            await plan_pending_again(pilot)
             deck.screen.query_one(ApprovalsQueue).focus()
             await pilot.pause()
             await pilot.press("enter")
@@ -325,6 +334,7 @@ async def test_answering_the_plan(
         runtime.reopen(PLAN_ID)
 
         async with step("the plan dialog rejects with feedback"):
+            await plan_pending_again(pilot)
             deck.screen.query_one(ApprovalsQueue).focus()
             await pilot.pause()
             await pilot.press("enter")
