@@ -53,6 +53,9 @@ SLOW_FIRST = (
     "tests/runtime/test_forkserver.py",
     "tests/conformance/test_conformance_headless.py",
     "tests/ui/test_ui_claude_steering.py",
+    # one dashboard each for many named steps: seconds a test, not tenths
+    "tests/ui/test_ui_keys.py",
+    "tests/ui/test_ui_transcript.py",
 )
 
 

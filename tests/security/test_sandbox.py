@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -140,3 +141,27 @@ def test_foreign_secrets_are_not_in_the_environment(project: Path) -> None:
         assert secret not in out
     assert "CLAUDE_CODE_TEAM_NAME=my-team" in out and "MY_BUILD_FLAG=1" in out
     assert "PATH=" in out and "HOME=" in out
+
+
+def test_commands_overlapping_in_one_project_keep_each_others_stand_ins(tmp_path: Path) -> None:
+    """Sandboxed commands at once in a project that lacks the protected names (two teammates'
+    Bash, two hooks): one set up while the first's stand-ins are there runs after the first
+    has ended, sealed all the same; the last one out removes the stand-ins. (The first's end
+    used to remove them from under the other: "bwrap: Can't find source path .../.git".)"""
+    project = tmp_path / "bare"
+    project.mkdir()
+    probe = "touch .git/x .mcp.json 2>/dev/null; echo RAN; ls -A"
+    first = Sandbox.for_project(project)
+    with contextlib.ExitStack() as second_run:
+        with first.launch(shell_argv("true"), project):
+            assert sorted(os.listdir(project)) == [".claude", ".git", ".gitmodules", ".mcp.json"]
+            built_meanwhile = Sandbox.for_project(project)  # sees them as the project's
+            second = Sandbox.for_project(project)
+            argv, fds = second_run.enter_context(second.launch(shell_argv(probe), project))
+        # the first command has ended: the second, started during it, runs now
+        assert sorted(os.listdir(project)) == [".claude", ".git", ".gitmodules", ".mcp.json"]
+        done = subprocess.run(argv, pass_fds=fds, capture_output=True, text=True, timeout=30)
+        assert done.stdout.startswith("RAN"), done.stderr
+    assert os.listdir(project) == []  # the last one out removed them
+    assert "RAN" in run(built_meanwhile, probe, project)  # built when they were there
+    assert os.listdir(project) == []

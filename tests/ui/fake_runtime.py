@@ -98,6 +98,14 @@ class FakeRuntime:
         self.agents = [replace(a, mode=mode) if a.name == agent else a for a in self.agents]
         self.emit(ModeChanged(agent, mode))
 
+    def reopen(self, request_id: str) -> None:
+        """An answered request pending again (tests that answer it in several ways, one app)."""
+        approval = self._approvals[request_id]
+        if approval.outcome is None:
+            return
+        approval.outcome = None
+        self.emit(ApprovalChanged(request_id, approval.kind, approval.agent, False))
+
     def add_approval(self, approval: Approval) -> None:
         self._approvals[approval.request_id] = approval
         self.emit(ApprovalChanged(approval.request_id, approval.kind, approval.agent, False))

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
+from pytest_subtests import SubTests
 from rich.console import Console
 from textual.app import App
 from textual.pilot import Pilot
 
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.screens.leader import LeaderScreen
 from tests.timing import scaled
 
 
@@ -47,3 +50,41 @@ async def ready(pilot: Pilot[None]) -> TeamDeckApp:
     await pilot.press("escape")
     await pilot.pause()
     return app
+
+
+async def at_the_leader(pilot: Pilot[None]) -> None:
+    """Back where :func:`ready` leaves the dashboard: every dialog and view closed with esc,
+    the lead's view showing, the lead selected, the keys acting (not typing)."""
+    app = pilot.app
+    assert isinstance(app, TeamDeckApp)
+    for _ in range(6):
+        if isinstance(app.screen, LeaderScreen):
+            break
+        await pilot.press("escape")
+        await pilot.pause()
+    await wait_for(pilot, lambda: isinstance(app.screen, LeaderScreen))
+    await pilot.press("escape", "0")
+    await pilot.pause()
+
+
+class Steps:
+    """The checks of one scenario, run in one app (starting the dashboard is the costly part
+    of a UI test): each ``async with steps("name"):`` is a subtest that passes or fails under
+    its own name, and a failing one does not stop the next. Each step starts from
+    :func:`at_the_leader`, after ``before_each`` (e.g. emptying a FakeRuntime's call record)."""
+
+    def __init__(
+        self,
+        pilot: Pilot[None],
+        subtests: SubTests,
+        before_each: Callable[[], object] | None = None,
+    ) -> None:
+        self.pilot, self.subtests, self.before_each = pilot, subtests, before_each
+
+    @contextlib.asynccontextmanager
+    async def __call__(self, name: str) -> AsyncIterator[None]:
+        with self.subtests.test(name):
+            await at_the_leader(self.pilot)
+            if self.before_each is not None:
+                self.before_each()
+            yield

@@ -93,7 +93,8 @@ async def test_another_sessions_request_is_shown_apart_and_not_answered_here(
         await pilot.press("escape")
         app.screen.open_approval(mine)  # type: ignore[attr-defined]
         await wait_for(pilot, lambda: isinstance(app.screen, PermissionScreen))
-        assert f"session 98b0b4a7 · team {ch.TEAM} · /work/project" in screen_text(app)
+        origin = f"session 98b0b4a7 · team {ch.TEAM} · /work/project"
+        await wait_for(pilot, lambda: origin in screen_text(app))  # the dialog drawn
         await pilot.press("y")
         assert ours.stdout is not None
         decision = json.loads(ours.stdout.read())["hookSpecificOutput"]["decision"]

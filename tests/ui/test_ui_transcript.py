@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pytest_subtests import SubTests
 from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
@@ -20,7 +21,7 @@ from app.runtime.api import AgentSnapshot
 from app.runtime.events import TeamLifecycle, TranscriptEntry
 from tests.ui.data import TEAM, fixed_clock
 from tests.ui.fake_runtime import T0, FakeRuntime
-from tests.ui.helpers import ready, screen_text, wait_for
+from tests.ui.helpers import Steps, ready, screen_text, wait_for
 from widgets.message_feed import MessageFeed
 from widgets.roster import Roster
 from widgets.task_board import TaskBoard
@@ -38,82 +39,141 @@ def lead(name: str = "team-lead") -> AgentSnapshot:
     return AgentSnapshot(name=name, color="blue", status="idle", is_lead=True, started_at=T0)
 
 
-# ---------------------------------------------------------------------- item 10: frames in words
+# ------------------------------------------------- items 4, 5, 10, 13 and tab: one app, named steps
 
 
-async def test_the_lead_transcript_shows_delivered_frames_in_words(
-    deck: TeamDeckApp, runtime: FakeRuntime
+async def test_the_leads_pane_views_and_toasts(
+    deck: TeamDeckApp, runtime: FakeRuntime, subtests: SubTests
 ) -> None:
     async with deck.run_test(size=(120, 40)) as pilot:
         await ready(pilot)
-        frame = shutdown_approved("shutdown-1795370285536@researcher", "researcher").to_text()
-        prompt = "\n\n".join(
-            [
-                wrap_teammate_message("researcher", frame, "cyan"),
-                wrap_teammate_message("engineer", "Refresh is in.", "green", "refresh done"),
-            ]
-        )
-        runtime.emit(TranscriptEntry("team-lead", "user", prompt))
-        await wait_for(pilot, lambda: "researcher approved shutdown" in screen_text(deck))
-        text = screen_text(deck)
-        assert "✉ engineer: refresh done — Refresh is in." in text
-        assert '"type"' not in text and "teammate_message" not in text
-        assert "shutdown-1795370285536" not in text
+        # Each step starts with no toast: one left by a step before could expire during
+        # the next and shift the toasts it counts.
+        step = Steps(pilot, subtests, lambda: (runtime.calls.clear(), deck.clear_notifications()))
+        pane = deck.screen.query_one("#lead", TranscriptTail)
 
+        def pane_rows() -> list[str]:
+            rows = screen_text(deck).splitlines()
+            box = pane.content_region
+            return [row[box.x : box.right].rstrip() for row in rows[box.y : box.bottom]]
 
-async def test_shutdown_toast_names_no_request_id(deck: TeamDeckApp, runtime: FakeRuntime) -> None:
-    """The runtime answers a shutdown request with its request id (as ``TeamRuntime`` does);
-    the person reads one toast in words, with no id in it."""
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press("1", "s")
-        await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))  # asks first
-        before = len(notes(deck))
-        await pilot.press("y")
-        await wait_for(pilot, lambda: len(notes(deck)) > before)
-        await pilot.pause(0.2)
-        assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
-        assert notes(deck)[before:] == [("", "shutdown requested from researcher")]
+        # Item 10: frames in words.
+        async with step("the lead's transcript shows delivered frames in words"):
+            frame = shutdown_approved("shutdown-1795370285536@researcher", "researcher").to_text()
+            prompt = "\n\n".join(
+                [
+                    wrap_teammate_message("researcher", frame, "cyan"),
+                    wrap_teammate_message("engineer", "Refresh is in.", "green", "refresh done"),
+                ]
+            )
+            runtime.emit(TranscriptEntry("team-lead", "user", prompt))
+            await wait_for(pilot, lambda: "researcher approved shutdown" in screen_text(deck))
+            text = screen_text(deck)
+            assert "✉ engineer: refresh done — Refresh is in." in text
+            assert '"type"' not in text and "teammate_message" not in text
+            assert "shutdown-1795370285536" not in text
 
+        # Item 13: the bottom panel.
+        async with step("the bottom transcript is labelled as the lead's"):
+            await pilot.press("1")
+            await pilot.pause()
+            text = screen_text(deck)
+            assert "team-lead · lead's transcript" in text
+            assert "researcher's transcript: enter on its panel" in text
 
-# ---------------------------------------------------------------------- item 4: once
+        # More entries than the pane has rows: the newest fill it, the last at the bottom; a
+        # line wider than the pane ends in an ellipsis; a failed call is marked; nothing is
+        # mounted.
+        async with step("the lead's pane draws its newest lines at the bottom, cut to its width"):
+            for i in range(15):
+                runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
+            call = {"tool": "Bash", "tool_use_id": "b1", "input": {"command": "make test"}}
+            runtime.emit(TranscriptEntry("team-lead", "tool_call", "Bash", call))
+            failed = {"tool_use_id": "b1", "is_error": True}
+            runtime.emit(TranscriptEntry("team-lead", "tool_result", "exit 2", failed))
+            runtime.emit(TranscriptEntry("team-lead", "assistant", "word " * 60))
+            await wait_for(pilot, lambda: "⚙ Bash  make test  ✗" in screen_text(deck))
+            drawn = pane_rows()
+            assert drawn[-1].startswith("word word") and drawn[-1].endswith("…")
+            assert drawn[-2].startswith("⚙ Bash  make test  ✗")
+            assert "step 14" in drawn[-3] and not any("step 0" in row for row in drawn)
+            assert not pane.children
 
+        # Issue 30 (low): the lead's pane showed a double ellipsis where its cut fell just
+        # after an ellipsis the agent's text already had ("[idle teammates: writer (I cannot
+        # c…)…"). Each case is the pane's newest line: its bottom row.
+        for before in range(-3, 4):
+            async with step(f"a line cut after an agent's own ellipsis ends in one [{before}]"):
+                width = pane.content_region.width
+                said = "x" * (width - 2 + before) + "… (more)" + " tail" * 20
+                runtime.emit(TranscriptEntry("team-lead", "assistant", said))
+                await wait_for(pilot, lambda s=said: pane.lines[-1:] == [s])  # type: ignore[misc]
+                line = pane_rows()[-1]
+                assert "x" * 20 in line, line
+                assert "……" not in line and "… …" not in line and line.endswith("…"), line
 
-async def test_a_message_typed_in_a_teammates_view_appears_once(
-    deck: TeamDeckApp, runtime: FakeRuntime
-) -> None:
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press("2", "enter")
-        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        # What the runtime records: the person's message, then the turn that delivers it.
-        runtime.emit(TranscriptEntry("engineer", "user", "use the new API", {"source": "person"}))
-        runtime.emit(TranscriptEntry("engineer", "user", "use the new API"))
-        runtime.emit(TranscriptEntry("engineer", "assistant", "Switching to the new API."))
-        await wait_for(pilot, lambda: "Switching to the new API." in screen_text(deck))
-        assert screen_text(deck).count("use the new API") == 1
-        assert "› you: use the new API" in screen_text(deck)
+        # The pane beside the board and the feed keeps the newest entries, a line each (it is
+        # redrawn, never reflowed, while the team works); the lead's own view has them all.
+        async with step("the lead's pane keeps its newest entries and its view keeps them all"):
+            from app.dashboard.screens.leader import LEAD_PANE_ENTRIES
 
+            steps = LEAD_PANE_ENTRIES + 15
+            for i in range(steps):
+                runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
+            await wait_for(pilot, lambda: f"step {steps - 1}" in screen_text(deck))
+            assert pane.lines == [f"step {i}" for i in range(steps - LEAD_PANE_ENTRIES, steps)]
+            assert not pane.children  # lines, not widgets
+            assert len(deck.transcript("team-lead")) > steps  # the runtime keeps them all
+            await pilot.press("0", "enter")  # the lead's own view
+            await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+            view = deck.screen.query_one("#transcript", Transcript)
+            every = [f"step {i}" for i in range(steps)]
+            await wait_for(
+                pilot, lambda: [str(c.render()) for c in view.children][-steps:] == every
+            )
 
-# ---------------------------------------------------------------------- item 5: reject toast
+        async with step("tab moves past the transcript"):
+            pane.focus()
+            await pilot.press("tab")  # the compose box is closed: no text field takes the focus
+            assert deck.focused is deck.screen.query_one("#roster")
 
+        # Item 4: once.
+        async with step("a message typed in a teammate's view appears once"):
+            await pilot.press("2", "enter")
+            await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
+            # What the runtime records: the person's message, then the turn that delivers it.
+            person = {"source": "person"}
+            runtime.emit(TranscriptEntry("engineer", "user", "use the new API", person))
+            runtime.emit(TranscriptEntry("engineer", "user", "use the new API"))
+            runtime.emit(TranscriptEntry("engineer", "assistant", "Switching to the new API."))
+            await wait_for(pilot, lambda: "Switching to the new API." in screen_text(deck))
+            assert screen_text(deck).count("use the new API") == 1
+            assert "› you: use the new API" in screen_text(deck)
 
-async def test_reject_toast_title_and_body_tell_one_event(
-    deck: TeamDeckApp, runtime: FakeRuntime
-) -> None:
-    """Rejecting a plan shows one toast about the rejection: no second toast about the request
-    it answered, no title from the request ("plan approval requested") over a body about the
-    answer."""
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press("2", "r")
-        await pilot.pause(0.2)
-        before = len(notes(deck))
-        await pilot.press(*"too big", "enter")
-        await wait_for(pilot, lambda: len(notes(deck)) > before)
-        await pilot.pause(0.3)  # anything the answer's events would add arrives by now
-        assert runtime.calls[-1] == ("reject_plan", PLAN_ID, "too big")
-        assert notes(deck)[before:] == [("", "engineer's plan rejected")]
+        # The runtime answers a shutdown request with its request id (as ``TeamRuntime``
+        # does); the person reads one toast in words, with no id in it.
+        async with step("the shutdown toast names no request id"):
+            await pilot.press("1", "s")
+            await wait_for(pilot, lambda: isinstance(deck.screen, ConfirmScreen))  # asks first
+            before = len(notes(deck))
+            await pilot.press("y")
+            await wait_for(pilot, lambda: len(notes(deck)) > before)
+            await pilot.pause(0.2)
+            assert runtime.calls[-1][:2] == ("request_shutdown", "researcher")
+            assert notes(deck)[before:] == [("", "shutdown requested from researcher")]
+
+        # Item 5: rejecting a plan shows one toast about the rejection: no second toast about
+        # the request it answered, no title from the request ("plan approval requested") over
+        # a body about the answer.
+        async with step("the reject toast's title and body tell one event"):
+            await pilot.press("2", "r")
+            await pilot.pause(0.2)
+            before = len(notes(deck))
+            await pilot.press(*"too big", "enter")
+            await wait_for(pilot, lambda: len(notes(deck)) > before)
+            await pilot.pause(0.3)  # anything the answer's events would add arrives by now
+            assert runtime.calls[-1] == ("reject_plan", PLAN_ID, "too big")
+            assert notes(deck)[before:] == [("", "engineer's plan rejected")]
 
 
 # ---------------------------------------------------------------------- item 11: toasts
@@ -137,88 +197,6 @@ async def test_a_burst_of_completed_tasks_is_one_toast_off_the_board(
         board = deck.screen.query_one("#board")
         assert not toast.region.overlaps(board.region)
         assert deck.screen.query_one("#lead", TranscriptTail).region.contains_region(toast.region)
-
-
-# ---------------------------------------------------------------------- item 13: bottom panel
-
-
-async def test_the_bottom_transcript_is_labelled_as_the_leads(deck: TeamDeckApp) -> None:
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        await pilot.press("1")
-        await pilot.pause()
-        text = screen_text(deck)
-        assert "team-lead · lead's transcript" in text
-        assert "researcher's transcript: enter on its panel" in text
-
-
-async def test_the_leads_pane_draws_its_newest_lines_at_the_bottom_cut_to_its_width(
-    deck: TeamDeckApp, runtime: FakeRuntime
-) -> None:
-    """More entries than the pane has rows: the newest fill it, the last at the bottom; a line
-    wider than the pane ends in an ellipsis; a failed call is marked; nothing is mounted."""
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        pane = deck.screen.query_one("#lead", TranscriptTail)
-        for i in range(15):
-            runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
-        call = {"tool": "Bash", "tool_use_id": "b1", "input": {"command": "make test"}}
-        runtime.emit(TranscriptEntry("team-lead", "tool_call", "Bash", call))
-        failed = {"tool_use_id": "b1", "is_error": True}
-        runtime.emit(TranscriptEntry("team-lead", "tool_result", "exit 2", failed))
-        runtime.emit(TranscriptEntry("team-lead", "assistant", "word " * 60))
-        await wait_for(pilot, lambda: "⚙ Bash  make test  ✗" in screen_text(deck))
-        rows = screen_text(deck).splitlines()
-        box = pane.content_region
-        drawn = [row[box.x : box.right].rstrip() for row in rows[box.y : box.bottom]]
-        assert drawn[-1].startswith("word word") and drawn[-1].endswith("…")
-        assert drawn[-2].startswith("⚙ Bash  make test  ✗")
-        assert "step 14" in drawn[-3] and not any("step 0" in row for row in drawn)
-        assert not pane.children
-
-
-@pytest.mark.parametrize("before", range(-3, 4))
-async def test_a_line_cut_after_an_agents_own_ellipsis_ends_in_one(
-    deck: TeamDeckApp, runtime: FakeRuntime, before: int
-) -> None:
-    """Issue 30 (low): the lead's pane showed a double ellipsis where its cut fell just after
-    an ellipsis the agent's text already had ("[idle teammates: writer (I cannot c…)…")."""
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        pane = deck.screen.query_one("#lead", TranscriptTail)
-        width = pane.content_region.width
-        said = "x" * (width - 2 + before) + "… (more)" + " tail" * 20
-        runtime.emit(TranscriptEntry("team-lead", "assistant", said))
-        await wait_for(pilot, lambda: "x" * 20 in screen_text(deck))
-        rows = screen_text(deck).splitlines()
-        box = pane.content_region
-        drawn = [row[box.x : box.right].rstrip() for row in rows[box.y : box.bottom]]
-        line = next(row for row in drawn if "x" * 20 in row)
-        assert "……" not in line and "… …" not in line and line.endswith("…"), line
-
-
-async def test_the_leads_pane_keeps_its_newest_entries_and_its_view_keeps_them_all(
-    deck: TeamDeckApp, runtime: FakeRuntime
-) -> None:
-    """The pane beside the board and the feed keeps the newest entries, a line each (it is
-    redrawn, never reflowed, while the team works); the lead's own view has them all."""
-    from app.dashboard.screens.leader import LEAD_PANE_ENTRIES
-
-    steps = LEAD_PANE_ENTRIES + 15
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        for i in range(steps):
-            runtime.emit(TranscriptEntry("team-lead", "notice", f"step {i}"))
-        await wait_for(pilot, lambda: f"step {steps - 1}" in screen_text(deck))
-        pane = deck.screen.query_one("#lead", TranscriptTail)
-        assert pane.lines == [f"step {i}" for i in range(steps - LEAD_PANE_ENTRIES, steps)]
-        assert not pane.children  # lines, not widgets
-        assert len(deck.transcript("team-lead")) > steps  # the runtime keeps them all
-        await pilot.press("0", "enter")  # the lead's own view
-        await wait_for(pilot, lambda: isinstance(deck.screen, AgentScreen))
-        view = deck.screen.query_one("#transcript", Transcript)
-        every = [f"step {i}" for i in range(steps)]
-        await wait_for(pilot, lambda: [str(c.render()) for c in view.children][-steps:] == every)
 
 
 # ---------------------------------------------------------------------- first screen, end
@@ -304,14 +282,6 @@ async def test_the_final_report_wraps_in_a_narrow_pane(
         await wait_for(pilot, lambda: "run finished" in screen_text(deck))
         text = lead_pane_text(deck)
         assert "Final report" in text and "END" in text
-
-
-async def test_tab_moves_past_the_transcript(deck: TeamDeckApp) -> None:
-    async with deck.run_test(size=(120, 40)) as pilot:
-        await ready(pilot)
-        deck.screen.query_one("#lead", TranscriptTail).focus()
-        await pilot.press("tab")  # the compose box is closed: no text field takes the focus
-        assert deck.focused is deck.screen.query_one("#roster")
 
 
 # ---------------------------------------------------------------------- item 1: second goal

@@ -8,10 +8,11 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from app.runtime.sandbox.layout import (
+    PROTECTED_NAMES,
     git_mounts,
     hidden_paths,
     protected_paths,
@@ -302,13 +303,26 @@ class Sandbox:
             if filter_problem() is None
             else None
         )
-        with seal_stand_ins(self.sealed, self.sealed_files):
+        with seal_stand_ins(self.writable) as (dirs, files):
             try:
                 fds = () if fd is None else (fd,)
-                yield self.argv(command, cwd, fd), fds
+                yield self._names_now(dirs, files).argv(command, cwd, fd), fds
             finally:
                 if fd is not None:
                     os.close(fd)
+
+    def _names_now(self, dirs: Sequence[Path], files: Sequence[Path]) -> Sandbox:
+        """This sandbox with its protected names as they are now, under the stand-ins' lock:
+        existing ones (another command's stand-ins among them) read-only where they are,
+        the absent ones sealed."""
+        roots = [r for r in self.writable if r.name != ".git"]
+        names = {r / n for r in roots for n in PROTECTED_NAMES}
+        protected = [p for p in self.protected if p not in names]
+        for root in roots:
+            protected += protected_paths(root)
+        return replace(
+            self, protected=tuple(protected), sealed=tuple(dirs), sealed_files=tuple(files)
+        )
 
 
 def shell_argv(command: str) -> list[str]:
