@@ -16,8 +16,18 @@ from tests.claude_code.test_teammates import panel_status
 IDLE = re.compile(r"worker\b.{0,20}\bis idle")
 
 
+FEED_ENTRY = re.compile(r"│\d\d:\d\d:\d\d ([^│]*)")
+
+
 def feed_lines(screen: str, pattern: re.Pattern[str]) -> list[str]:
-    return [line for line in screen.splitlines() if pattern.search(line)]
+    """The feed's entries (a time, then the text) that match: a toast saying the same words,
+    drawn over another panel for a few seconds, is not a line of the feed."""
+    return [
+        entry.group(0)
+        for line in screen.splitlines()
+        for entry in FEED_ENTRY.finditer(line)
+        if pattern.search(entry.group(1))
+    ]
 
 
 def test_each_line_once_before_and_after_a_restart(session: Session) -> None:
