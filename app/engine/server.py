@@ -28,7 +28,13 @@ import psycopg
 
 from app.engine.errors import EngineError
 from app.engine.link import make_url
-from app.engine.programs import INSTALL_HINT, alive, find_bin, make_certificate, run_as
+from app.engine.programs import (
+    INSTALL_HINT,
+    alive,
+    find_bin,
+    make_certificate,
+    run_as,
+)
 
 __all__ = ["ADMIN", "DATABASE", "INSTALL_HINT", "LocalServer", "find_bin", "free_port"]
 
@@ -210,8 +216,9 @@ class LocalServer:
         return f"127.0.0.1,{self.listen}"
 
     def _certificate(self) -> None:
-        """A self-signed certificate for this machine (the joiner pins it)."""
-        key, crt = make_certificate(self.data)
+        """A self-signed certificate for this machine naming the addresses it listens on and
+        its host name (the joiner pins it, and checks the host name by it: verify-full)."""
+        key, crt = make_certificate(self.data, self._addresses().split(","))
         self._give(key)
         self._give(crt)
 
@@ -368,8 +375,13 @@ class LocalServer:
         return int(lines[3]) if len(lines) > 3 else self.port
 
     def listen_address(self) -> str:
-        address = "127.0.0.1"
+        """The address the server listens on for other machines (127.0.0.1: none)."""
+        return self.listen_addresses()[-1]
+
+    def listen_addresses(self) -> list[str]:
+        addresses = ["127.0.0.1"]
         for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
             if line.startswith("listen_addresses"):  # the last one is in force
-                address = line.split("=", 1)[1].strip().strip("'").split(",")[-1]
-        return address
+                value = line.split("=", 1)[1].strip().strip("'")
+                addresses = [a.strip() for a in value.split(",") if a.strip()]
+        return addresses

@@ -3,12 +3,16 @@ them: two homes on one box, the second joining over loopback with a one-time URL
 
 from __future__ import annotations
 
+import base64
 import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import psycopg
 import pytest
 
 from app.cli.main import main
@@ -16,6 +20,7 @@ from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
+from app.engine.programs import make_certificate, names
 from app.engine.server import INSTALL_HINT, find_bin
 
 
@@ -123,10 +128,51 @@ def test_invite_to_a_managed_server_off_loopback_pins_the_ca_given(
 
         assert main([*invite, "--ca", str(ca)]) == 0
         url = capsys.readouterr().out.strip().splitlines()[-1]
-        assert f"@{address}:" in url and "sslmode=verify-ca" in url and "td_cert=" in url
+        # The certificate names the address: the joiner checks the host name too.
+        assert f"@{address}:" in url and "sslmode=verify-full" in url and "td_cert=" in url
         assert main(["--home", str(far), "join", url, "--folder", str(far), "--register-only"]) == 0
         assert "joined team alpha as gpu" in capsys.readouterr().out
         assert "sslrootcert=" in (far / "engine" / "alpha.gpu.url").read_text()
     finally:
         main(["--home", str(provider), "server", "stop"])
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_join_over_tls_checks_the_servers_name_and_a_wrong_certificate_is_one_line(
+    homes: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The home's own server, listening beside loopback, presents a certificate naming its
+    addresses and its host name: a join to 127.0.0.1 checks them (``verify-full``) over TLS;
+    a join URL carrying another certificate is refused in one line."""
+    first, second = homes
+    assert main(["--home", str(first), "server", "init", "--listen", "127.0.0.2"]) == 0
+    crt = first / "engine" / "server" / "data" / "server.crt"
+    for host in ("127.0.0.1", "127.0.0.2", socket.gethostname(), "localhost"):
+        assert names(crt, host), host
+    assert not names(crt, "127.0.0.3")
+    invite = ["--home", str(first), "invite", "alpha", "--host", "127.0.0.1", "--name"]
+    capsys.readouterr()
+    assert main([*invite, "gpu"]) == 0
+    url = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "@127.0.0.1:" in url and "sslmode=verify-full" in url and "td_cert=" in url
+    assert main(["--home", str(second), "join", url, "--register-only"]) == 0
+    kept = (second / "engine" / "alpha.gpu.url").read_text().strip()
+    assert "sslmode=verify-full" in kept
+    with psycopg.connect(kept) as conn:
+        row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+    assert row == (True,)
+
+    # An invitation whose certificate is another server's: refused, in one line, and the
+    # one-time password is not spent on the wrong server.
+    assert main([*invite, "cpu"]) == 0
+    url = capsys.readouterr().out.strip().splitlines()[-1]
+    other = second / "other"
+    other.mkdir()
+    _, wrong = make_certificate(other, ["127.0.0.1"])
+    forged = base64.urlsafe_b64encode(wrong.read_bytes()).decode()
+    query = dict(parse_qsl(urlsplit(url).query)) | {"td_cert": forged}
+    bad = urlunsplit(urlsplit(url)._replace(query=urlencode(query)))
+    assert main(["--home", str(second / "c"), "join", bad, "--register-only"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "not signed by the one the invitation carries" in err
+    assert main(["--home", str(second / "c"), "join", url, "--register-only"]) == 0
