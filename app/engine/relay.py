@@ -29,7 +29,7 @@ from psycopg.types.json import Jsonb
 
 from app.core.authority import TeamKey
 from app.core.home import Home
-from app.core.models import InboxMessage
+from app.core.models import InboxMessage, TeamMember
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import parse_frame
 from app.engine.board import Board
@@ -99,8 +99,9 @@ class Relay:
         self.local = local
         links = {name: self.link for name in local}
         self.projection = Projection(
-            home, team, set(local), self.link, links, key=key, arriving=self._arriving
-        )
+            home, team, set(local), self.link, links, key=key, arriving=self._arriving,
+            mirrors=desk,
+        )  # fmt: skip
         self.board = Board(home, team, self.link, local=set(local), desk=desk)
         self.members = EngineTeams(self.link)
         self.states: dict[str, MemberState] = {}
@@ -108,6 +109,8 @@ class Relay:
         self.error: str | None = None
         self._lock = threading.Lock()
         self._beaten = 0.0
+        self._known: set[str] = set()
+        """Members :meth:`_know_members` added (or tried to) to this home's config."""
 
     # ------------------------------------------------------------------ members
 
@@ -209,6 +212,24 @@ class Relay:
         self.projection.local = set(self.local)
         self.board.local = set(self.local)
 
+    def _know_members(self) -> None:
+        """A joined machine's side: the team's other members (on the lead's machine or a
+        third one) are members in this home's config too, so its teammate can address them;
+        what it writes to them goes to the engine on its own role (:meth:`Projection.push`)
+        and reaches their machines."""
+        config = self.home.teams.get(self.team)
+        if config is None:
+            return
+        others = sorted(set(self.states) - {self.member, LEAD_NAME, USER_NAME} - self._known)
+        missing = [
+            TeamMember(agent_id=f"{name}@{self.team}", name=name)
+            for name in others
+            if config.member(name) is None
+        ]
+        if missing:  # a name this home cannot take stays unaddressable here, tried once
+            self.home.teams.add_members(self.team, missing)
+        self._known.update(others)
+
     def alive(self, name: str) -> bool:
         state = self.states.get(name)
         return state is None or state.state != "gone"
@@ -232,6 +253,10 @@ class Relay:
                 push_log(self.home, self.team, self.member, self.link)
             self.projection.pull()
             self.projection.push(remote)
+            if self.desk:
+                self.projection.mirror(self.remote())
+            else:
+                self._know_members()
             if time.monotonic() - self._beaten >= self.heartbeat:
                 self._beaten = time.monotonic()
                 if self.desk:
