@@ -6,9 +6,10 @@ run one :class:`Relay`: every pass projects messages (``projection``), the task 
 (``board``) and event logs (``logs``) between this home's files and the engine, says this
 machine's members are alive, and reads every member's machine and state. The lead's side also
 places teammates on joined machines (:meth:`Relay.place`: the member's row carries the spawn,
-the joined machine starts it), asks one stopped (:meth:`Relay.kill`: the member's row carries
-the request, only the desk's role may write it) and reaps the silent ones; a joined machine
-waits for its placement (:meth:`Relay.placement`) and stops its teammate when asked.
+the joined machine starts it), asks one stopped or its turn ended (:meth:`Relay.kill`,
+:meth:`Relay.interrupt`: the member's row carries the request, only the desk's role may write
+it) and reaps the silent ones; a joined machine waits for its placement
+(:meth:`Relay.placement`) and stops or interrupts its teammate when asked.
 
 The passes are blocking calls (the link retries while the server is away): run them in a
 worker thread, one at a time (:meth:`Relay.run` does).
@@ -44,6 +45,9 @@ PLACED = "teamdeckPlacedOn"
 KILL = "teamdeckKill"
 """The member data's field by which the desk asks the joined machine to stop its teammate's
 process (only the desk's role may change a member's data: the server refuses an agent's)."""
+INTERRUPT = "teamdeckInterrupt"
+"""The member data's count of the desk's requests to end the teammate's current turn (the
+joined machine interrupts it each time the count grows; only the desk's role may write it)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class MemberState:
     state: str
     placed: str | None
     killed: bool = False
+    interrupts: int = 0
 
 
 class Relay:
@@ -117,12 +122,15 @@ class Relay:
     def _read_states(self) -> dict[str, MemberState]:
         rows = self.link.run(
             lambda c: c.execute(
-                "SELECT name, machine, state, data->>%s, data ? %s FROM teamdeck.members"
-                " WHERE team = %s",
-                (PLACED, KILL, self.team),
+                "SELECT name, machine, state, data->>%s, data ? %s, data->%s"
+                " FROM teamdeck.members WHERE team = %s",
+                (PLACED, KILL, INTERRUPT, self.team),
             ).fetchall()
         )
-        return {r[0]: MemberState(r[1], r[2], r[3], bool(r[4])) for r in rows}
+        return {
+            r[0]: MemberState(r[1], r[2], r[3], bool(r[4]), r[5] if isinstance(r[5], int) else 0)
+            for r in rows
+        }
 
     def remote(self) -> set[str]:
         """Members running elsewhere: the ones the desk placed on a joined machine (two homes
@@ -165,6 +173,30 @@ class Relay:
             raise AccessRefusedError(
                 f"the engine refused: no member {name!r} of team {self.team} to stop"
             )
+
+    def interrupt(self, name: str) -> None:
+        """The desk asks the machine running teammate ``name`` to end its current turn (the
+        joined machine's ``join`` interrupts it as the dashboard interrupts a local teammate
+        process: :meth:`interrupts` grows). Refused by the server from an agent's role, as
+        :meth:`kill` is."""
+        rows = self.link.run(
+            lambda c: c.execute(
+                "UPDATE teamdeck.members SET data = data || jsonb_build_object(%s::text,"
+                " CASE WHEN jsonb_typeof(data->%s) = 'number' THEN (data->>%s)::numeric::bigint"
+                " ELSE 0 END + 1) WHERE team = %s AND name = %s RETURNING name",
+                (INTERRUPT, INTERRUPT, INTERRUPT, self.team, name),
+            ).fetchall()
+        )
+        if not rows:
+            raise AccessRefusedError(
+                f"the engine refused: no member {name!r} of team {self.team} to interrupt"
+            )
+
+    def interrupts(self) -> int:
+        """How many times the desk asked this machine's member's turn ended (as of the last
+        pass): the joined machine interrupts it when the count grows."""
+        state = self.states.get(self.member)
+        return state.interrupts if state is not None else 0
 
     def killed(self) -> bool:
         """The desk asked this machine to stop its member's process (as of the last pass)."""
