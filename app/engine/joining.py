@@ -32,9 +32,9 @@ from psycopg.types.json import Jsonb
 
 from app.core.files import atomic_write_bytes
 from app.engine import roles
+from app.engine.certificates import names
 from app.engine.errors import EngineError
 from app.engine.link import Link, one_line, safe_url
-from app.engine.programs import names
 
 CERT_PARAM = "td_cert"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -48,9 +48,12 @@ def invite(
     machine: str | None = None,
     cert: Path | None = None,
     host: str | None = None,
+    presented: Path | None = None,
 ) -> str:
     """A one-time join URL for ``member`` of ``team`` (created in the engine if need be),
-    reaching the server at ``host`` (default: the administrator's URL's)."""
+    reaching the server at ``host`` (default: the administrator's URL's); ``cert`` is what
+    the joiner checks the server by, ``presented`` the certificate the server presents, when
+    known (the home's own server's: whether it names ``host``)."""
     roles.create_team(admin, team)
     creds = roles.agent(admin, team, member, machine=machine)
     url = creds.url(admin.url)
@@ -73,7 +76,7 @@ def invite(
         # names the addresses it listens on) or the administrator's own URL asks for it (a
         # managed server's certificate names its host; the CA given does not).
         asked = psycopg.conninfo.conninfo_to_dict(admin.url).get("sslmode")
-        full = asked == "verify-full" or names(cert, host)
+        full = asked == "verify-full" or names(presented or cert, host)
         url = _with_params(
             url, {"sslmode": "verify-full" if full else "verify-ca", CERT_PARAM: pem}
         )

@@ -1,16 +1,13 @@
 """Finding and running PostgreSQL's programs for ``app.engine.server``: which installation,
-as which user (PostgreSQL refuses root), whether a postmaster still runs, and the TLS
-certificate a server that listens off loopback presents (the joiner pins it)."""
+as which user (PostgreSQL refuses root) and whether a postmaster still runs (the TLS
+certificates are ``app.engine.certificates``')."""
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import pwd
 import shutil
-import socket
-import subprocess
 from pathlib import Path
 
 from app.engine.errors import EngineError
@@ -56,64 +53,3 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-WILDCARDS = ("*", "0.0.0.0", "::")
-
-
-def certificate_names(addresses: list[str]) -> list[str]:
-    """What the server's certificate names (its subjectAltName): every address it listens on
-    (for a wildcard, this machine's own addresses), this machine's host name and
-    ``localhost``, so a joiner may check the host name too (``sslmode=verify-full``)."""
-    hosts: list[str] = []
-    for address in addresses:
-        if address in WILDCARDS:
-            with contextlib.suppress(OSError):
-                hosts += [str(i[4][0]) for i in socket.getaddrinfo(socket.gethostname(), None)]
-        else:
-            hosts.append(address)
-    hosts += [socket.gethostname(), "localhost"]
-    names: list[str] = []
-    for host in hosts:
-        try:
-            name = f"IP:{ipaddress.ip_address(host.split('%', 1)[0])}"
-        except ValueError:
-            name = f"DNS:{host}"
-        if name not in names:
-            names.append(name)
-    return names
-
-
-def make_certificate(data: Path, addresses: list[str]) -> tuple[Path, Path]:
-    """A self-signed certificate for this machine in ``data`` naming ``addresses``: (key,
-    certificate)."""
-    key, crt = data / "server.key", data / "server.crt"
-    keyed = ["-newkey", "rsa:2048", "-keyout", str(key)]
-    done = subprocess.run(
-        ["openssl", "req", "-new", "-x509", "-days", "3650", "-nodes", *keyed,
-         "-subj", f"/CN={socket.gethostname()}",
-         "-addext", "subjectAltName=" + ",".join(certificate_names(addresses)),
-         "-out", str(crt)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise EngineError("could not make a TLS certificate (is openssl installed?)")
-    key.chmod(0o600)
-    return key, crt
-
-
-def names(crt: Path, host: str) -> bool:
-    """Whether the certificate ``crt`` names ``host`` (an address or a host name)."""
-    try:
-        ipaddress.ip_address(host)
-        check = "-checkip"
-    except ValueError:
-        check = "-checkhost"
-    try:
-        done = subprocess.run(
-            ["openssl", "x509", "-noout", "-in", str(crt), check, host],
-            capture_output=True, text=True, check=False, timeout=30,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0 and "does match" in done.stdout

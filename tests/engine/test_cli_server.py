@@ -7,6 +7,7 @@ import base64
 import shutil
 import socket
 import stat
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +19,9 @@ import pytest
 from app.cli.main import main
 from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
+from app.engine.certificates import authority, make_certificate, names
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
-from app.engine.programs import make_certificate, names
 from app.engine.server import INSTALL_HINT, find_bin
 
 
@@ -115,7 +116,7 @@ def test_invite_to_a_managed_server_off_loopback_pins_the_ca_given(
     try:
         assert main(["--home", str(provider), "server", "init", "--listen", address]) == 0
         ca = folder / "provider-ca.pem"
-        shutil.copy(provider / "engine" / "server" / "data" / "server.crt", ca)
+        shutil.copy(provider / "engine" / "server" / "data" / "ca.crt", ca)  # its CA
         managed = settings_url(provider).replace("@127.0.0.1:", f"@{address}:")
         managed += "?sslmode=require"
         capsys.readouterr()
@@ -128,8 +129,7 @@ def test_invite_to_a_managed_server_off_loopback_pins_the_ca_given(
 
         assert main([*invite, "--ca", str(ca)]) == 0
         url = capsys.readouterr().out.strip().splitlines()[-1]
-        # The certificate names the address: the joiner checks the host name too.
-        assert f"@{address}:" in url and "sslmode=verify-full" in url and "td_cert=" in url
+        assert f"@{address}:" in url and "sslmode=verify-ca" in url and "td_cert=" in url
         assert main(["--home", str(far), "join", url, "--folder", str(far), "--register-only"]) == 0
         assert "joined team alpha as gpu" in capsys.readouterr().out
         assert "sslrootcert=" in (far / "engine" / "alpha.gpu.url").read_text()
@@ -168,11 +168,32 @@ def test_a_join_over_tls_checks_the_servers_name_and_a_wrong_certificate_is_one_
     url = capsys.readouterr().out.strip().splitlines()[-1]
     other = second / "other"
     other.mkdir()
-    _, wrong = make_certificate(other, ["127.0.0.1"])
-    forged = base64.urlsafe_b64encode(wrong.read_bytes()).decode()
+    make_certificate(other, ["127.0.0.1"])  # another server's, naming the same address
+    forged = base64.urlsafe_b64encode(authority(other).read_bytes()).decode()
     query = dict(parse_qsl(urlsplit(url).query)) | {"td_cert": forged}
     bad = urlunsplit(urlsplit(url)._replace(query=urlencode(query)))
     assert main(["--home", str(second / "c"), "join", bad, "--register-only"]) == 1
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "not signed by the one the invitation carries" in err
     assert main(["--home", str(second / "c"), "join", url, "--register-only"]) == 0
+
+    # An earlier teamdeck's server: one self-signed certificate naming no address, which its
+    # joiners pinned. `server start` makes a certificate naming the addresses, signed by that
+    # one: the old pin checks it, host name included.
+    data = crt.parent
+    assert main(["--home", str(first), "server", "stop"]) == 0
+    for name in ("ca.crt", "ca.key", "server.crt", "server.key"):
+        (data / name).unlink()
+    subprocess.run(["openssl", "req", "-new", "-x509", "-days", "1", "-nodes", "-newkey",
+                    "rsa:2048", "-subj", "/CN=old", "-keyout", str(data / "server.key"),
+                    "-out", str(crt)], check=True, capture_output=True)  # fmt: skip
+    pinned = second / "pinned-before.pem"
+    shutil.copy(crt, pinned)
+    assert not names(crt, "127.0.0.1")
+    assert main(["--home", str(first), "server", "start"]) == 0
+    assert names(crt, "127.0.0.1") and names(crt, "127.0.0.2")
+    cpu_url = (second / "c" / "engine" / "alpha.cpu.url").read_text().strip()
+    assert "sslmode=verify-full" in cpu_url
+    with psycopg.connect(cpu_url, sslrootcert=str(pinned)) as conn:  # as a joiner pinned it
+        row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+    assert row == (True,)
