@@ -3,15 +3,15 @@
 ``invite`` (the administrator) creates the agent's role with a one-time password and returns
 a join URL: a ``postgresql://`` URL with that password, plus, when a certificate to check the
 server by is known (always when the server listens off loopback), TLS: the certificate
-(base64, in the URL's ``td_cert`` parameter) and ``sslmode=verify-full`` when it names the
-host the URL reaches (the home's own server's names the addresses it listens on), else
-``verify-ca``. The certificate is the home's
-own server's, or a managed server's CA (``invite --ca FILE``, or the administrator's URL's
-``sslrootcert``), so the joiner checks it is talking to this server. ``join`` (on the
-other machine) connects with it, at once replaces the one-time password with a long secret
-of its own (``ALTER ROLE CURRENT_USER``: a second use of the URL fails), keeps the new URL in a
-0600 file under the home, and registers the machine: its hostname, folder, git remote and
-HEAD (the member row's ``machine`` and a ``joined`` event).
+(base64, in the URL's ``td_cert`` parameter) and ``sslmode=verify-full`` when the server's
+certificate names the host the URL reaches (the home's own server's names the addresses it
+listens on), else ``verify-ca``. The certificate is the home's own server's authority
+(``app.engine.certificates``), or a managed server's CA (``invite --ca FILE``, or the
+administrator's URL's ``sslrootcert``), so the joiner checks it is talking to this server.
+``join`` (on the other machine) connects with it, at once replaces the one-time password
+with a long secret of its own (``ALTER ROLE CURRENT_USER``: a second use of the URL fails),
+keeps the new URL in a 0600 file under the home, and registers the machine: its hostname,
+folder, git remote and HEAD (the member row's ``machine`` and a ``joined`` event).
 """
 
 from __future__ import annotations
