@@ -230,18 +230,21 @@ class Relay:
             self.home.teams.remove_member(self.team, name=message.sender)
 
     def _enlist(self) -> None:
-        """The desk's side: the teammates running in this home are members in the engine too
-        (a remote teammate's message to one of them is then accepted), and their inboxes
-        and claims are this home's to project."""
+        """The desk's side: the teammates running in this home are members in the engine too,
+        on this machine (a remote teammate's message to one of them is then accepted), their
+        inboxes and claims are this home's to project, and what they write to a teammate on
+        a joined machine goes out on the desk's link: the server lets the desk send as a
+        member its machine hosts (no role of its own, placed nowhere), and as no other."""
         config = self.home.teams.get(self.team)
         if config is None:
             return
         here = {m.name for m in config.members} - self.remote()
         for member in config.members:
             if member.name not in self.states and member.name != LEAD_NAME:
-                self.members.add_member(self.team, member)
+                self.members.add_member(self.team, member, machine=self.machine or None)
         self.local = {LEAD_NAME, USER_NAME} | here
         self.projection.local = set(self.local)
+        self.projection.links = {name: self.link for name in self.local}
         self.board.local = set(self.local)
 
     def _know_members(self) -> None:
