@@ -119,7 +119,7 @@ async def test_interrupt_and_k_on_a_remote_teammate_act_on_its_process_on_its_ma
         # ... and the joined machine stops the process there, and its join ends.
         assert await asyncio.wait_for(job, scaled(30)) == 0
         assert joined.runner.finished and joined.runner.snapshot().status == "killed"
-        # (ended: a zombie counts, its parent here reaps it when it looks, as ``join`` exits)
+        # (ended and collected by ``join``: not even a zombie is left, test_join_reaps.py)
         await _until(lambda: not alive(pid), "gpu's process to end", within=10)
         assert any("killed" in line for line in joined.said)
         # The lead hears of it once: from its own dashboard, not again from gpu's machine.
