@@ -84,17 +84,21 @@ def _admin_url(home: Home, args: argparse.Namespace) -> str:
 
 
 def cmd_invite(home: Home, args: argparse.Namespace) -> int:
+    from app.engine.certificates import authority
     from app.engine.joining import invite
     from app.engine.link import Link
 
     server = local_server(home)
     admin_url = _admin_url(home, args)
-    cert = _certificate(server.data / "server.crt", admin_url, args.ca)
+    own = authority(server.data)
+    cert = _certificate(own, admin_url, args.ca)
+    presented = server.data / "server.crt" if cert == own else None
     host = args.host
     if host is None and (server.data / "postgresql.conf").is_file():
         host = server.listen_address()  # where the home's own server listens for others
     with Link(admin_url) as admin:
-        url = invite(admin, args.team, args.name, machine=args.machine, cert=cert, host=host)
+        url = invite(admin, args.team, args.name, machine=args.machine, cert=cert, host=host,
+                     presented=presented)  # fmt: skip
         desk = desk_path(home, args.team)
         if not desk.exists():  # the lead's run uses the team's desk, never the administrator
             from app.engine import roles

@@ -63,6 +63,23 @@ def _stamp(fields: dict[str, Any]) -> str:
     return json.dumps(fields, sort_keys=True, default=str)
 
 
+def _refs(task: Task) -> tuple[list[str], list[str]]:
+    return list(task.blocks), list(task.blocked_by)
+
+
+def _renumbered(task: Task, moves: dict[str, str]) -> Task:
+    """``task`` with the ids its ``blocks``/``blockedBy`` name moved by ``moves`` (this
+    machine's id -> the engine's), all at once: a chain of moves is not followed."""
+    if not moves:
+        return task
+    return task.model_copy(
+        update={
+            "blocks": [moves.get(r, r) for r in task.blocks],
+            "blocked_by": [moves.get(r, r) for r in task.blocked_by],
+        }
+    )
+
+
 class Board:
     def __init__(
         self, home: Home, team: str, link: Link, *, local: set[str], desk: bool = False
@@ -175,21 +192,25 @@ class Board:
         if not made:
             return 0  # the usual pass: every file is one the passes know
         engine = self._engine()
+        moves: dict[str, str] = {}
+        sent_here: list[tuple[str, Task]] = []
         for task in made:
             row = engine.get(task.id)
             if row is None and self.desk:
                 continue
             if row is not None and _stamp(fields_of(task)) == _stamp({k: row[k] for k in FIELDS}):
                 continue  # the engine's, written before the last pass could say so
-            sent = self._send_new(task)
+            sent = self._send_new(_renumbered(task, moves))
             if sent is None:
                 continue
             new_id = str(sent["id"])
             written = self._write(sent, task)
             state[new_id] = {"v": sent["version"], "f": _stamp(fields_of(written))}
+            sent_here.append((new_id, task))
             moved += 1
             if new_id == task.id:
                 continue
+            moves[task.id] = new_id
             engine = self._engine()
             old = engine.get(task.id)
             if old is not None:
@@ -210,7 +231,50 @@ class Board:
                     summary=f"task #{task.id} is now #{new_id}",
                 ),
             )
+        if moves:
+            self._follow_moves(moves, sent_here, state)
         return moved
+
+    def _follow_moves(
+        self, moves: dict[str, str], sent_here: list[tuple[str, Task]], state: dict[str, Any]
+    ) -> None:
+        """The ``blocks``/``blockedBy`` written on this machine name tasks by the ids this
+        machine gave them: where those moved, the references follow. A task sent in this pass
+        is sent again with its references renumbered (one made before a task it names moved
+        went out with the old id); a known task changed here since the last pass has the
+        references it gained renumbered in its file (the pass then sends it). References that
+        came from the engine name the engine's tasks and stay."""
+        tasks = self.home.tasks(self.team)
+        for new_id, made in sent_here:
+            fixed = _renumbered(made, moves)
+            current = tasks.get(new_id)
+            if current is None or _refs(current) == _refs(fixed):
+                continue
+            wanted = fields_of(current) | {"blocks": fixed.blocks, "blocked_by": fixed.blocked_by}
+            row = self._update(new_id, state[new_id]["v"], wanted)
+            if row is not None:
+                written = self._write(row, current)
+                state[new_id] = {"v": row["version"], "f": _stamp(fields_of(written))}
+        sent = {new_id for new_id, _ in sent_here}
+        for task in tasks.list(include_internal=True):
+            last = state.get(task.id)
+            if task.id in sent or last is None or _stamp(fields_of(task)) == last["f"]:
+                continue
+            before = json.loads(last["f"])
+            with tasks._task_lock(task.id):
+                current = tasks.get(task.id)
+                if current is None:
+                    continue
+                blocks = [r if r in before["blocks"] else moves.get(r, r) for r in current.blocks]
+                blocked_by = [
+                    r if r in before["blocked_by"] else moves.get(r, r) for r in current.blocked_by
+                ]
+                if (blocks, blocked_by) == _refs(current):
+                    continue
+                changed = tasks._write(
+                    current.model_copy(update={"blocks": blocks, "blocked_by": blocked_by})
+                )
+            self.home.emit(changed)
 
     def _update(self, task_id: str, version: int, fields: dict[str, Any]) -> dict[str, Any] | None:
         """The engine's row after a conditional update; ``None`` when it refused."""
@@ -241,6 +305,7 @@ class Board:
     def _write(self, row: dict[str, Any], before: Task | None) -> Task:
         tasks = self.home.tasks(self.team)
         data = before.to_json_dict() if before is not None else {}
+        data.pop("blockedBy", None)  # the engine's, below (the alias would win over it)
         data.update(
             id=str(row["id"]), subject=row["subject"], description=row["description"],
             status=row["status"], blocks=list(row["blocks"]), blocked_by=list(row["blocked_by"]),

@@ -1,15 +1,17 @@
 """Inviting an agent's machine and joining from it.
 
 ``invite`` (the administrator) creates the agent's role with a one-time password and returns
-a join URL: a ``postgresql://`` URL with that password, plus, when the server listens off
-loopback, ``sslmode=verify-ca`` (``verify-full`` when the administrator's URL asks for it) and
-the certificate to check the server by (base64, in the URL's ``td_cert`` parameter): the home's
-own server's, or a managed server's CA (``invite --ca FILE``, or the administrator's URL's
-``sslrootcert``), so the joiner checks it is talking to this server. ``join`` (on the
-other machine) connects with it, at once replaces the one-time password with a long secret
-of its own (``ALTER ROLE CURRENT_USER``: a second use of the URL fails), keeps the new URL in a
-0600 file under the home, and registers the machine: its hostname, folder, git remote and
-HEAD (the member row's ``machine`` and a ``joined`` event).
+a join URL: a ``postgresql://`` URL with that password, plus, when a certificate to check the
+server by is known (always when the server listens off loopback), TLS: the certificate
+(base64, in the URL's ``td_cert`` parameter) and ``sslmode=verify-full`` when the server's
+certificate names the host the URL reaches (the home's own server's names the addresses it
+listens on), else ``verify-ca``. The certificate is the home's own server's authority
+(``app.engine.certificates``), or a managed server's CA (``invite --ca FILE``, or the
+administrator's URL's ``sslrootcert``), so the joiner checks it is talking to this server.
+``join`` (on the other machine) connects with it, at once replaces the one-time password
+with a long secret of its own (``ALTER ROLE CURRENT_USER``: a second use of the URL fails),
+keeps the new URL in a 0600 file under the home, and registers the machine: its hostname,
+folder, git remote and HEAD (the member row's ``machine`` and a ``joined`` event).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from psycopg.types.json import Jsonb
 
 from app.core.files import atomic_write_bytes
 from app.engine import roles
+from app.engine.certificates import names
 from app.engine.errors import EngineError
 from app.engine.link import Link, one_line, safe_url
 
@@ -45,9 +48,12 @@ def invite(
     machine: str | None = None,
     cert: Path | None = None,
     host: str | None = None,
+    presented: Path | None = None,
 ) -> str:
     """A one-time join URL for ``member`` of ``team`` (created in the engine if need be),
-    reaching the server at ``host`` (default: the administrator's URL's)."""
+    reaching the server at ``host`` (default: the administrator's URL's); ``cert`` is what
+    the joiner checks the server by, ``presented`` the certificate the server presents, when
+    known (the home's own server's: whether it names ``host``)."""
     roles.create_team(admin, team)
     creds = roles.agent(admin, team, member, machine=machine)
     url = creds.url(admin.url)
@@ -57,19 +63,23 @@ def invite(
             parts._replace(netloc=f"{parts.netloc.rsplit('@', 1)[0]}@{host}:{parts.port}")
         )
     host = urlsplit(url).hostname or ""
-    if host not in LOOPBACK:
-        if cert is None or not cert.is_file():
-            raise EngineError(
-                f"the server at {host} is off this machine and no certificate is known to "
-                "check it by: pass its CA's with --ca FILE (a managed PostgreSQL's provider "
-                "publishes it), or set a server up with `teamdeck server init --listen ADDRESS`"
-            )
+    known = cert is not None and cert.is_file()
+    if host not in LOOPBACK and not known:
+        raise EngineError(
+            f"the server at {host} is off this machine and no certificate is known to "
+            "check it by: pass its CA's with --ca FILE (a managed PostgreSQL's provider "
+            "publishes it), or set a server up with `teamdeck server init --listen ADDRESS`"
+        )
+    if cert is not None and known:
         pem = base64.urlsafe_b64encode(cert.read_bytes()).decode()
-        # The host name checked too when the administrator's own URL asks for it (a managed
-        # server's certificate names it; the home's own server's is self-signed).
+        # The host name checked too when the certificate names it (the home's own server's
+        # names the addresses it listens on) or the administrator's own URL asks for it (a
+        # managed server's certificate names its host; the CA given does not).
         asked = psycopg.conninfo.conninfo_to_dict(admin.url).get("sslmode")
-        mode = "verify-full" if asked == "verify-full" else "verify-ca"
-        url = _with_params(url, {"sslmode": mode, CERT_PARAM: pem})
+        full = asked == "verify-full" or names(presented or cert, host)
+        url = _with_params(
+            url, {"sslmode": "verify-full" if full else "verify-ca", CERT_PARAM: pem}
+        )
     return url
 
 
@@ -119,9 +129,7 @@ def join(url: str, folder: Path, engine_dir: Path) -> Joined:
             team, member = str(me[0]), str(me[1])
             register(conn, team, member, folder)
     except psycopg.OperationalError as exc:
-        raise EngineError(
-            f"cannot join through {safe_url(url)}: {one_line(exc)} (a join URL works once)"
-        ) from None
+        raise EngineError(f"cannot join through {safe_url(url)}: {_why(exc)}") from None
     info = psycopg.conninfo.conninfo_to_dict(url)
     info["password"] = secret
     from app.engine.link import make_url
@@ -131,6 +139,20 @@ def join(url: str, folder: Path, engine_dir: Path) -> Joined:
     atomic_write_bytes(path, (kept + "\n").encode())
     path.chmod(0o600)
     return Joined(kept, team, member, path)
+
+
+def _why(exc: psycopg.OperationalError) -> str:
+    """A failed join's reason in one line: a server that is not the one the invitation
+    names (its certificate) is said as such, not as libpq's SSL error alone."""
+    said = one_line(exc)
+    if "certificate verify failed" in said:
+        return (
+            "the server's certificate is not signed by the one the invitation carries: this "
+            "is not the server that invited you (or the URL was altered); ask for a new one"
+        )
+    if "does not match host name" in said:
+        return f"the server's certificate does not name the host it was reached at ({said})"
+    return f"{said} (a join URL works once)"
 
 
 def machine_facts(folder: Path) -> dict[str, str | None]:

@@ -1,6 +1,6 @@
 """Finding and running PostgreSQL's programs for ``app.engine.server``: which installation,
-as which user (PostgreSQL refuses root), whether a postmaster still runs, and the TLS
-certificate a server that listens off loopback presents (the joiner pins it)."""
+as which user (PostgreSQL refuses root) and whether a postmaster still runs (the TLS
+certificates are ``app.engine.certificates``')."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import contextlib
 import os
 import pwd
 import shutil
-import socket
-import subprocess
 from pathlib import Path
 
 from app.engine.errors import EngineError
@@ -55,17 +53,3 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def make_certificate(data: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for this machine in ``data``: (key, certificate)."""
-    key, crt = data / "server.key", data / "server.crt"
-    done = subprocess.run(
-        ["openssl", "req", "-new", "-x509", "-days", "3650", "-nodes", "-newkey", "rsa:2048",
-         "-subj", f"/CN={socket.gethostname()}", "-keyout", str(key), "-out", str(crt)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise EngineError("could not make a TLS certificate (is openssl installed?)")
-    key.chmod(0o600)
-    return key, crt

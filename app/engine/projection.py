@@ -97,6 +97,9 @@ class Projection:
     """This home's team key: signed frames cross as the engine's word (module docstring)."""
     arriving: Callable[[str, InboxMessage], None] | None = None
     """Called with each message before it is appended to a local inbox file."""
+    mirrors: bool = False
+    """The desk's: :meth:`mirror` copies what remote members send each other here (an entry
+    in a remote member's file from another remote member is then not counted as refused)."""
 
     @property
     def _cursor_path(self) -> Path:
@@ -106,10 +109,10 @@ class Projection:
         try:
             data = json.loads(self._cursor_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return {"pulled": {}, "pushed": {}}
+            data = {}
         except (OSError, ValueError) as exc:
             raise CorruptFileError(self._cursor_path, str(exc)) from None
-        return {"pulled": dict(data.get("pulled", {})), "pushed": dict(data.get("pushed", {}))}
+        return {part: dict(data.get(part, {})) for part in ("pulled", "pushed", "mirrored")}
 
     def _save(self, cursors: dict[str, dict[str, int]]) -> None:
         atomic_write_json(self._cursor_path, cursors)
@@ -140,6 +143,35 @@ class Projection:
                 self._save(cursors)
         return copied
 
+    # ------------------------------------------------------------------ mirror
+
+    def mirror(self, remote: set[str]) -> int:
+        """The desk's side: what a member running elsewhere sent to another member running
+        elsewhere (two joined machines) is copied into the recipient's inbox file here, once
+        and in order, so this machine's dashboard shows it in its feed as any message. Only
+        the record: nobody reads that file here, :meth:`push` never sends it back (its sender
+        runs elsewhere), and it is not signed again (no frame in it acts here)."""
+        cursors = self._cursors()
+        engine = EngineMailbox(self.reader, self.team)
+        files = self.home.mailbox(self.team)
+        copied = 0
+        for name in sorted(remote - self.local):
+            start = cursors["mirrored"].get(name, 0)
+            new = [(seq, m) for seq, m in engine.since(name, start)]
+            if not new:
+                continue
+            seen = {(m.sender, m.timestamp, m.text) for m in files.read(name)}
+            for seq, message in new:
+                message = incoming(None, name, message)
+                elsewhere = message.sender in remote and message.sender != name
+                if elsewhere and (message.sender, message.timestamp, message.text) not in seen:
+                    message.read = False
+                    files.append(name, message)
+                    copied += 1
+                cursors["mirrored"][name] = seq
+            self._save(cursors)
+        return copied
+
     # ------------------------------------------------------------------ push
 
     def push(self, remote: set[str]) -> int:
@@ -153,7 +185,9 @@ class Projection:
             for index in range(start, len(entries)):
                 message = entries[index]
                 link = self.links.get(message.sender)
-                if link is None:
+                if link is None and self.mirrors and message.sender in remote - {name}:
+                    pass  # its own machine sent it (:meth:`mirror` copied it here)
+                elif link is None:
                     self.refused += 1
                 else:
                     key = uuidlib.uuid5(NAMESPACE, f"{self.team}/{name}/{index}")

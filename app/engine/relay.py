@@ -6,9 +6,10 @@ run one :class:`Relay`: every pass projects messages (``projection``), the task 
 (``board``) and event logs (``logs``) between this home's files and the engine, says this
 machine's members are alive, and reads every member's machine and state. The lead's side also
 places teammates on joined machines (:meth:`Relay.place`: the member's row carries the spawn,
-the joined machine starts it), asks one stopped (:meth:`Relay.kill`: the member's row carries
-the request, only the desk's role may write it) and reaps the silent ones; a joined machine
-waits for its placement (:meth:`Relay.placement`) and stops its teammate when asked.
+the joined machine starts it), asks one stopped or its turn ended (:meth:`Relay.kill`,
+:meth:`Relay.interrupt`: the member's row carries the request, only the desk's role may write
+it) and reaps the silent ones; a joined machine waits for its placement
+(:meth:`Relay.placement`) and stops or interrupts its teammate when asked.
 
 The passes are blocking calls (the link retries while the server is away): run them in a
 worker thread, one at a time (:meth:`Relay.run` does).
@@ -29,7 +30,7 @@ from psycopg.types.json import Jsonb
 
 from app.core.authority import TeamKey
 from app.core.home import Home
-from app.core.models import InboxMessage
+from app.core.models import InboxMessage, TeamMember
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import parse_frame
 from app.engine.board import Board
@@ -44,6 +45,9 @@ PLACED = "teamdeckPlacedOn"
 KILL = "teamdeckKill"
 """The member data's field by which the desk asks the joined machine to stop its teammate's
 process (only the desk's role may change a member's data: the server refuses an agent's)."""
+INTERRUPT = "teamdeckInterrupt"
+"""The member data's count of the desk's requests to end the teammate's current turn (the
+joined machine interrupts it each time the count grows; only the desk's role may write it)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class MemberState:
     state: str
     placed: str | None
     killed: bool = False
+    interrupts: int = 0
 
 
 class Relay:
@@ -99,8 +104,9 @@ class Relay:
         self.local = local
         links = {name: self.link for name in local}
         self.projection = Projection(
-            home, team, set(local), self.link, links, key=key, arriving=self._arriving
-        )
+            home, team, set(local), self.link, links, key=key, arriving=self._arriving,
+            mirrors=desk,
+        )  # fmt: skip
         self.board = Board(home, team, self.link, local=set(local), desk=desk)
         self.members = EngineTeams(self.link)
         self.states: dict[str, MemberState] = {}
@@ -108,18 +114,23 @@ class Relay:
         self.error: str | None = None
         self._lock = threading.Lock()
         self._beaten = 0.0
+        self._known: set[str] = set()
+        """Members :meth:`_know_members` added (or tried to) to this home's config."""
 
     # ------------------------------------------------------------------ members
 
     def _read_states(self) -> dict[str, MemberState]:
         rows = self.link.run(
             lambda c: c.execute(
-                "SELECT name, machine, state, data->>%s, data ? %s FROM teamdeck.members"
-                " WHERE team = %s",
-                (PLACED, KILL, self.team),
+                "SELECT name, machine, state, data->>%s, data ? %s, data->%s"
+                " FROM teamdeck.members WHERE team = %s",
+                (PLACED, KILL, INTERRUPT, self.team),
             ).fetchall()
         )
-        return {r[0]: MemberState(r[1], r[2], r[3], bool(r[4])) for r in rows}
+        return {
+            r[0]: MemberState(r[1], r[2], r[3], bool(r[4]), r[5] if isinstance(r[5], int) else 0)
+            for r in rows
+        }
 
     def remote(self) -> set[str]:
         """Members running elsewhere: the ones the desk placed on a joined machine (two homes
@@ -163,6 +174,30 @@ class Relay:
                 f"the engine refused: no member {name!r} of team {self.team} to stop"
             )
 
+    def interrupt(self, name: str) -> None:
+        """The desk asks the machine running teammate ``name`` to end its current turn (the
+        joined machine's ``join`` interrupts it as the dashboard interrupts a local teammate
+        process: :meth:`interrupts` grows). Refused by the server from an agent's role, as
+        :meth:`kill` is."""
+        rows = self.link.run(
+            lambda c: c.execute(
+                "UPDATE teamdeck.members SET data = data || jsonb_build_object(%s::text,"
+                " CASE WHEN jsonb_typeof(data->%s) = 'number' THEN (data->>%s)::numeric::bigint"
+                " ELSE 0 END + 1) WHERE team = %s AND name = %s RETURNING name",
+                (INTERRUPT, INTERRUPT, INTERRUPT, self.team, name),
+            ).fetchall()
+        )
+        if not rows:
+            raise AccessRefusedError(
+                f"the engine refused: no member {name!r} of team {self.team} to interrupt"
+            )
+
+    def interrupts(self) -> int:
+        """How many times the desk asked this machine's member's turn ended (as of the last
+        pass): the joined machine interrupts it when the count grows."""
+        state = self.states.get(self.member)
+        return state.interrupts if state is not None else 0
+
     def killed(self) -> bool:
         """The desk asked this machine to stop its member's process (as of the last pass)."""
         state = self.states.get(self.member)
@@ -195,19 +230,40 @@ class Relay:
             self.home.teams.remove_member(self.team, name=message.sender)
 
     def _enlist(self) -> None:
-        """The desk's side: the teammates running in this home are members in the engine too
-        (a remote teammate's message to one of them is then accepted), and their inboxes
-        and claims are this home's to project."""
+        """The desk's side: the teammates running in this home are members in the engine too,
+        on this machine (a remote teammate's message to one of them is then accepted), their
+        inboxes and claims are this home's to project, and what they write to a teammate on
+        a joined machine goes out on the desk's link: the server lets the desk send as a
+        member its machine hosts (no role of its own, placed nowhere), and as no other."""
         config = self.home.teams.get(self.team)
         if config is None:
             return
         here = {m.name for m in config.members} - self.remote()
         for member in config.members:
             if member.name not in self.states and member.name != LEAD_NAME:
-                self.members.add_member(self.team, member)
+                self.members.add_member(self.team, member, machine=self.machine or None)
         self.local = {LEAD_NAME, USER_NAME} | here
         self.projection.local = set(self.local)
+        self.projection.links = {name: self.link for name in self.local}
         self.board.local = set(self.local)
+
+    def _know_members(self) -> None:
+        """A joined machine's side: the team's other members (on the lead's machine or a
+        third one) are members in this home's config too, so its teammate can address them;
+        what it writes to them goes to the engine on its own role (:meth:`Projection.push`)
+        and reaches their machines."""
+        config = self.home.teams.get(self.team)
+        if config is None:
+            return
+        others = sorted(set(self.states) - {self.member, LEAD_NAME, USER_NAME} - self._known)
+        missing = [
+            TeamMember(agent_id=f"{name}@{self.team}", name=name)
+            for name in others
+            if config.member(name) is None
+        ]
+        if missing:  # a name this home cannot take stays unaddressable here, tried once
+            self.home.teams.add_members(self.team, missing)
+        self._known.update(others)
 
     def alive(self, name: str) -> bool:
         state = self.states.get(name)
@@ -232,6 +288,10 @@ class Relay:
                 push_log(self.home, self.team, self.member, self.link)
             self.projection.pull()
             self.projection.push(remote)
+            if self.desk:
+                self.projection.mirror(self.remote())
+            else:
+                self._know_members()
             if time.monotonic() - self._beaten >= self.heartbeat:
                 self._beaten = time.monotonic()
                 if self.desk:

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import psycopg
 
+from app.engine.certificates import WILDCARDS, make_certificate, names
 from app.engine.errors import EngineError
 from app.engine.link import make_url
-from app.engine.programs import INSTALL_HINT, alive, find_bin, make_certificate, run_as
+from app.engine.programs import INSTALL_HINT, alive, find_bin, run_as
 
 __all__ = ["ADMIN", "DATABASE", "INSTALL_HINT", "LocalServer", "find_bin", "free_port"]
 
@@ -209,11 +210,24 @@ class LocalServer:
             return "127.0.0.1"
         return f"127.0.0.1,{self.listen}"
 
-    def _certificate(self) -> None:
-        """A self-signed certificate for this machine (the joiner pins it)."""
-        key, crt = make_certificate(self.data)
+    def _certificate(self, addresses: list[str] | None = None) -> None:
+        """The server's certificate, naming the addresses it listens on and the host name
+        (``app.engine.certificates``: the joiner pins its authority's)."""
+        key, crt = make_certificate(self.data, addresses or self._addresses().split(","))
         self._give(key)
         self._give(crt)
+
+    def _name_addresses(self) -> None:
+        """Before a start: a certificate that does not name every address the server listens
+        on (an earlier teamdeck's, or one from before ``--listen`` changed) is made again by
+        the server's authority, so the joiners' pins still check it."""
+        crt = self.data / "server.crt"
+        conf = (self.data / "postgresql.conf").read_text(encoding="utf-8")
+        if not crt.is_file() or "\nssl = on" not in conf:
+            return
+        listening = self.listen_addresses()
+        if not all(names(crt, address) for address in listening if address not in WILDCARDS):
+            self._certificate(listening)
 
     # ------------------------------------------------------------------ run
 
@@ -244,6 +258,7 @@ class LocalServer:
         self.log.touch()
         self._give(self.log)
         self._drop_dead_lock()
+        self._name_addresses()
         if self.child:
             return self._start_child(timeout)
         argv = [
@@ -368,8 +383,13 @@ class LocalServer:
         return int(lines[3]) if len(lines) > 3 else self.port
 
     def listen_address(self) -> str:
-        address = "127.0.0.1"
+        """The address the server listens on for other machines (127.0.0.1: none)."""
+        return self.listen_addresses()[-1]
+
+    def listen_addresses(self) -> list[str]:
+        addresses = ["127.0.0.1"]
         for line in (self.data / "postgresql.conf").read_text(encoding="utf-8").splitlines():
             if line.startswith("listen_addresses"):  # the last one is in force
-                address = line.split("=", 1)[1].strip().strip("'").split(",")[-1]
-        return address
+                value = line.split("=", 1)[1].strip().strip("'")
+                addresses = [a.strip() for a in value.split(",") if a.strip()]
+        return addresses

@@ -3,17 +3,23 @@ them: two homes on one box, the second joining over loopback with a one-time URL
 
 from __future__ import annotations
 
+import base64
 import shutil
+import socket
 import stat
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import psycopg
 import pytest
 
 from app.cli.main import main
 from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
+from app.engine.certificates import authority, make_certificate, names
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.server import INSTALL_HINT, find_bin
@@ -110,7 +116,7 @@ def test_invite_to_a_managed_server_off_loopback_pins_the_ca_given(
     try:
         assert main(["--home", str(provider), "server", "init", "--listen", address]) == 0
         ca = folder / "provider-ca.pem"
-        shutil.copy(provider / "engine" / "server" / "data" / "server.crt", ca)
+        shutil.copy(provider / "engine" / "server" / "data" / "ca.crt", ca)  # its CA
         managed = settings_url(provider).replace("@127.0.0.1:", f"@{address}:")
         managed += "?sslmode=require"
         capsys.readouterr()
@@ -130,3 +136,64 @@ def test_invite_to_a_managed_server_off_loopback_pins_the_ca_given(
     finally:
         main(["--home", str(provider), "server", "stop"])
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_join_over_tls_checks_the_servers_name_and_a_wrong_certificate_is_one_line(
+    homes: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The home's own server, listening beside loopback, presents a certificate naming its
+    addresses and its host name: a join to 127.0.0.1 checks them (``verify-full``) over TLS;
+    a join URL carrying another certificate is refused in one line."""
+    first, second = homes
+    assert main(["--home", str(first), "server", "init", "--listen", "127.0.0.2"]) == 0
+    crt = first / "engine" / "server" / "data" / "server.crt"
+    for host in ("127.0.0.1", "127.0.0.2", socket.gethostname(), "localhost"):
+        assert names(crt, host), host
+    assert not names(crt, "127.0.0.3")
+    invite = ["--home", str(first), "invite", "alpha", "--host", "127.0.0.1", "--name"]
+    capsys.readouterr()
+    assert main([*invite, "gpu"]) == 0
+    url = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "@127.0.0.1:" in url and "sslmode=verify-full" in url and "td_cert=" in url
+    assert main(["--home", str(second), "join", url, "--register-only"]) == 0
+    kept = (second / "engine" / "alpha.gpu.url").read_text().strip()
+    assert "sslmode=verify-full" in kept
+    with psycopg.connect(kept) as conn:
+        row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+    assert row == (True,)
+
+    # An invitation whose certificate is another server's: refused, in one line, and the
+    # one-time password is not spent on the wrong server.
+    assert main([*invite, "cpu"]) == 0
+    url = capsys.readouterr().out.strip().splitlines()[-1]
+    other = second / "other"
+    other.mkdir()
+    make_certificate(other, ["127.0.0.1"])  # another server's, naming the same address
+    forged = base64.urlsafe_b64encode(authority(other).read_bytes()).decode()
+    query = dict(parse_qsl(urlsplit(url).query)) | {"td_cert": forged}
+    bad = urlunsplit(urlsplit(url)._replace(query=urlencode(query)))
+    assert main(["--home", str(second / "c"), "join", bad, "--register-only"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "not signed by the one the invitation carries" in err
+    assert main(["--home", str(second / "c"), "join", url, "--register-only"]) == 0
+
+    # An earlier teamdeck's server: one self-signed certificate naming no address, which its
+    # joiners pinned. `server start` makes a certificate naming the addresses, signed by that
+    # one: the old pin checks it, host name included.
+    data = crt.parent
+    assert main(["--home", str(first), "server", "stop"]) == 0
+    for name in ("ca.crt", "ca.key", "server.crt", "server.key"):
+        (data / name).unlink()
+    subprocess.run(["openssl", "req", "-new", "-x509", "-days", "1", "-nodes", "-newkey",
+                    "rsa:2048", "-subj", "/CN=old", "-keyout", str(data / "server.key"),
+                    "-out", str(crt)], check=True, capture_output=True)  # fmt: skip
+    pinned = second / "pinned-before.pem"
+    shutil.copy(crt, pinned)
+    assert not names(crt, "127.0.0.1")
+    assert main(["--home", str(first), "server", "start"]) == 0
+    assert names(crt, "127.0.0.1") and names(crt, "127.0.0.2")
+    cpu_url = (second / "c" / "engine" / "alpha.cpu.url").read_text().strip()
+    assert "sslmode=verify-full" in cpu_url
+    with psycopg.connect(cpu_url, sslrootcert=str(pinned)) as conn:  # as a joiner pinned it
+        row = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchone()
+    assert row == (True,)

@@ -12,9 +12,13 @@ passed with ``pass_fds`` when it is exec'd, sent in the fork server's request ot
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +100,24 @@ class ProcessRunner(ExternalRunner):
             if held is not None:
                 held.close()
 
+    def _finish(self) -> None:
+        super()._finish()
+        self._collect()
+
+    def _collect(self) -> None:
+        """Wait for the process in a thread of its own once the teammate is finished. Its exit
+        line comes before its end (a teammate killed mid-turn writes it as it stops), and
+        nothing polls it after that line: without this wait it would stay a zombie for as
+        long as this process runs (``join``, the dashboard). A killed one still running once
+        the kill's grace is over is killed for good, its commands too."""
+        popen = self.popen
+        if popen is None or popen.poll() is not None:
+            return
+        name = f"collect {self.spec.name}"
+        threading.Thread(
+            target=_collect, args=(popen, self._kill_at), name=name, daemon=True
+        ).start()
+
     def kill(self) -> None:
         if self.forked is not None and self.forks is not None:
             self.forks.cancel(self.forked)  # not started yet: it never runs
@@ -127,3 +149,16 @@ class ProcessRunner(ExternalRunner):
             return False
         super().process_alive()
         return True
+
+
+def _collect(popen: subprocess.Popen[bytes], kill_at: float | None) -> None:
+    """``waitpid`` on a finished teammate's process (``kill_at``: when a kill asked of it turns
+    into SIGKILL)."""
+    if kill_at is not None:
+        try:
+            popen.wait(max(0.0, kill_at - time.monotonic()))
+            return
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):  # it leads its session's group (not reaped yet)
+                os.killpg(popen.pid, signal.SIGKILL)
+    popen.wait()

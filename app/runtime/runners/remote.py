@@ -7,8 +7,8 @@ local teammate process (:class:`~app.runtime.runners.external.ExternalRunner`): 
 shows its panel, status, transcript and requests, answered by the same keys. What differs is
 liveness and steering: it is alive while the engine counts its machine alive (a member silent
 past the heartbeat timeout is gone, its tasks back on the board), and it has no pid here to
-signal: ``K`` reaches its machine as the desk's request through the engine, and the person's
-messages reach it through its inbox.
+signal: ``K`` and the palette's "Interrupt" reach its machine as the desk's requests through
+the engine, and the person's messages reach it through its inbox.
 """
 
 from __future__ import annotations
@@ -71,4 +71,8 @@ class RemoteRunner(ExternalRunner):
         self._reap(f"killed (its machine, {self.machine}, is told to stop it)", status="killed")
 
     def interrupt(self) -> None:
-        """Not available across machines (no signal reaches the other machine)."""
+        """No process here to signal: the engine carries the desk's request to its machine,
+        whose ``join`` interrupts the process there as a local one is (SIGINT: the turn ends,
+        the teammate stays and takes its next message)."""
+        if not self._finished:
+            self.relay.interrupt(self.spec.name)

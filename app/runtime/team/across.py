@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,8 @@ class Across:
     taken: set[str] = field(default_factory=set)
     """Members chosen for a spawn (spawns run at once: each takes a different one)."""
     _kills: set[asyncio.Future[None]] = field(default_factory=set)
-    """Kill requests on their way to the engine (awaited before the relay closes)."""
+    """Kill and interrupt requests on their way to the engine (awaited before the relay
+    closes)."""
     _choosing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One choice at a time, in the order the spawns asked (the lead's first teammate takes
     the first joined machine)."""
@@ -88,10 +90,19 @@ class Across:
     def kill(self, name: str) -> None:
         """Ask the joined machine running teammate ``name`` to stop its process: sent off the
         loop; a refusal or a link down past its deadline is kept in the relay's ``error``."""
+        if self.relay is not None:
+            self._ask(self.relay.kill, name)
+
+    def interrupt(self, name: str) -> None:
+        """Ask the joined machine running teammate ``name`` to end its current turn (sent as
+        :meth:`kill` is)."""
+        if self.relay is not None:
+            self._ask(self.relay.interrupt, name)
+
+    def _ask(self, call: Callable[[str], None], name: str) -> None:
         relay = self.relay
-        if relay is None:
-            return
-        sent = asyncio.ensure_future(asyncio.to_thread(relay.kill, name))
+        assert relay is not None
+        sent = asyncio.ensure_future(asyncio.to_thread(call, name))
         self._kills.add(sent)
 
         def done(future: asyncio.Future[None]) -> None:
@@ -102,7 +113,7 @@ class Across:
         sent.add_done_callback(done)
 
     async def kills_sent(self) -> None:
-        """Until every kill asked so far reached the engine (or failed)."""
+        """Until every kill and interrupt asked so far reached the engine (or failed)."""
         if self._kills:
             await asyncio.gather(*self._kills, return_exceptions=True)
 

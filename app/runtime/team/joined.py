@@ -8,9 +8,11 @@ member's entry, its own team key: keys never leave their home) and the teammate 
 teammate process of this home (``process`` mode), whose inbox, tasks and event log the relay
 keeps in step with the engine, and so with the lead's machine. The teammate's requests are
 signed with this home's key and cross as the engine's word; the desk's answers come back the
-same way (``app.engine.projection``). It ends when the teammate leaves the team, or when the
-desk's role asks its process stopped (the lead's ``K``: :meth:`Relay.kill`), which it then
-kills as a local teammate process is killed.
+same way (``app.engine.projection``). The desk's role may ask its current turn ended (the
+palette's "Interrupt": :meth:`Relay.interrupt`), which it interrupts as a local teammate
+process is (SIGINT). It ends when the teammate leaves the team, or when the desk's role asks
+its process stopped (the lead's ``K``: :meth:`Relay.kill`), which it then kills as a local
+teammate process is killed.
 """
 
 from __future__ import annotations
@@ -104,12 +106,17 @@ class Joined:
             self.runner = self._place(data)
             self.runner.start()
             killing = False
+            interrupts = relay.interrupts()  # the ones asked before it started are past
             while not self.runner.finished:
                 self.runner.on_log()
                 try:
                     await asyncio.to_thread(relay.one_pass)
                 except (EngineError, OSError) as exc:  # said, tried again
                     relay.error = str(exc)
+                if relay.interrupts() > interrupts:  # the desk's interrupt (its role only)
+                    interrupts = relay.interrupts()
+                    self.said.append(f"{self.member}'s turn interrupted from the lead's dashboard")
+                    self.runner.interrupt()
                 if relay.killed() and not killing:  # the desk's K (only its role may ask)
                     killing = True
                     self.said.append(f"{self.member} killed from the lead's dashboard")
