@@ -126,6 +126,14 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION teamdeck.caller(text) FROM PUBLIC;
 
+-- Whether the caller may send as p_sender: its own member name; the desk's also the person.
+-- (Version 5 widens the desk's to the teammates its machine hosts.)
+CREATE FUNCTION teamdeck.may_send_as(me teamdeck.identities, p_team text, p_sender text)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT me.member IS NULL OR p_sender = me.member OR (p_sender = 'user' AND me.desk)
+$$;
+REVOKE ALL ON FUNCTION teamdeck.may_send_as(teamdeck.identities, text, text) FROM PUBLIC;
+
 -- A send: the inbox's number and the message's seq, and whether it is new (false: this uuid
 -- was delivered before, a retry after a lost acknowledgement: the first delivery's numbers,
 -- or none if that uuid is another sender's). The seq is taken under the counter row's lock,
@@ -137,8 +145,7 @@ DECLARE
   me teamdeck.identities := teamdeck.caller(p_team);
   was teamdeck.messages;
 BEGIN
-  IF me.member IS NOT NULL AND p_sender IS DISTINCT FROM me.member
-     AND NOT (p_sender = 'user' AND me.desk) THEN
+  IF NOT coalesce(teamdeck.may_send_as(me, p_team, p_sender), false) THEN
     RAISE EXCEPTION 'role % may not send as %', session_user, p_sender
       USING ERRCODE = 'insufficient_privilege';
   END IF;

@@ -24,7 +24,15 @@ REVOKE ALL ON FUNCTION teamdeck.desk_hosts(text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION teamdeck.desk_hosts(text, text) TO teamdeck_agent, teamdeck_desk;
 
 -- The sender is the role's own member name; the desk's may also be the person ("user") or a
--- teammate its machine hosts (checked last: an agent's own sends never reach the call).
+-- teammate its machine hosts (checked last: an agent's own sends never reach the call). The
+-- same rule for a send made through teamdeck.send (version 4), and for a direct INSERT.
+CREATE OR REPLACE FUNCTION teamdeck.may_send_as(me teamdeck.identities, p_team text,
+                                                p_sender text)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT me.member IS NULL OR p_sender = me.member
+    OR (me.desk AND (p_sender = 'user' OR teamdeck.desk_hosts(p_team, p_sender)))
+$$;
+
 ALTER POLICY send ON teamdeck.messages WITH CHECK (
   team = (SELECT teamdeck.my_team())
   AND (sender = (SELECT teamdeck.my_member())
