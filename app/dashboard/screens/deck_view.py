@@ -132,8 +132,10 @@ class DeckView(Screen[None]):
 
     @property
     def typing(self) -> bool:
-        """The compose box (or the search box) has focus: keys are text, not commands."""
-        return isinstance(self.focused, (Input, ComposeBox))
+        """The compose box (or the search box) has focus: keys are text, not commands. A box
+        that has just closed (esc, its ``Left`` not handled yet) takes no text."""
+        focused = self.focused
+        return isinstance(focused, Input) or (isinstance(focused, ComposeBox) and focused.is_open)
 
     def input_widget(self) -> ComposeBox | None:
         """The view's compose box (``None`` when it has none or it is disabled)."""
@@ -167,6 +169,9 @@ class DeckView(Screen[None]):
         letter that is no command here is ignored. Each with a hint, never silently."""
         if self.typing:
             return
+        focused = self.focused
+        if isinstance(focused, ComposeBox):  # it has just closed: typing has just ended
+            self.guard_keys()
         letter = alt_letter(event.key)
         if letter is not None:
             event.stop()
@@ -278,17 +283,19 @@ class DeckView(Screen[None]):
         self.close_compose()
 
     def close_compose(self) -> None:
-        """Close the compose box (its text is kept) and give the focus back to the keys."""
+        """Close the compose box (its text is kept) and give the focus back to the keys.
+        Typing ended (esc, or the text was sent): the letters typed right after it were
+        meant as text, never as commands, so the key guard starts."""
         for box in self.view_widgets(ComposeBox):
             box.close()
-        if self.typing or self.focused is None:
+        self.guard_keys()
+        if self.typing or isinstance(self.focused, ComposeBox) or self.focused is None:
             self.focus_keys()
 
     @on(ComposeBox.Left)
     def _left_compose(self, event: ComposeBox.Left) -> None:
         event.stop()
-        if event.box.is_open:
-            self.close_compose()
+        self.close_compose()  # the box closed itself; the focus comes back to the keys
         self.refresh_bindings()
         if event.dropped:
             self.guard_keys()
