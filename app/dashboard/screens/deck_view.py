@@ -12,6 +12,7 @@ import time
 from typing import Any, TypeVar, cast
 
 from textual import events, on
+from textual._time import get_time as read_clock  # the clock of an event's ``time``
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
@@ -150,11 +151,22 @@ class DeckView(Screen[None]):
     #: typing into no box): a key meant for the old screen, or a word, never acts.
     KEY_GUARD = 0.3
     _guard_until = 0.0
+    _changed_at = 0.0  # when the guard last started, on the clock of a key's ``time``
     _hinted_at = 0.0
 
     def guard_keys(self) -> None:
-        """The view changed: single-letter commands wait ``KEY_GUARD`` seconds."""
+        """The view changed: single-letter commands wait ``KEY_GUARD`` seconds, and one read
+        before the change (``_read_before_the_change``) is ignored however late it comes."""
         self._guard_until = time.monotonic() + self.KEY_GUARD
+        self._changed_at = read_clock()
+
+    def _read_before_the_change(self, event: events.Key) -> bool:
+        """The key was read from the terminal before the view changed: typed for the view
+        before (``esc 3 a enter`` then a sentence, all read at once). A busy dashboard takes
+        such keys in turn, and by the time it came to them the 0.3 s had passed (a loaded
+        machine: 0.75 s between two keys of one read), so the guard's clock alone let the
+        sentence's letters act."""
+        return event.time < self._changed_at
 
     def _hint(self, text: str) -> None:
         """One hint at a time: a word typed into no box gives one toast, not one a letter."""
@@ -186,7 +198,7 @@ class DeckView(Screen[None]):
         if not (len(key) == 1 and key.isalnum()):
             return
         now = time.monotonic()
-        if now < self._guard_until:
+        if now < self._guard_until or self._read_before_the_change(event):
             event.stop()
             event.prevent_default()
             self.guard_keys()
