@@ -1,4 +1,4 @@
-"""How the dashboard reads ``esc`` pressed right before a digit or ``enter``.
+"""How the dashboard reads ``esc`` pressed right before a digit.
 
 A terminal sends ``esc`` and a key pressed within a few milliseconds of it as one sequence,
 which Textual reads as ``alt+<key>``: the views and the compose box take ``alt+letter`` as
@@ -10,11 +10,6 @@ it ran as commands. Without those entries the sequence is ``alt+3``, which the v
 read as ``esc`` (the digit ignored, with a hint to press it again). The cost: in WezTerm on
 macOS, Option and a digit no longer types "£" and the like (other terminals send the
 character itself, which is typed as before).
-
-``esc`` then ``enter`` read together was ``enter`` alone (the esc dropped): in the compose box
-that sent the half-written message, the newcomer's "esc to use a key, then enter to type again"
-(issue 30, H1). It is read as the two keys pressed: ``esc`` leaves the box, its text kept; the
-``enter``, read before the view took the keys back, opens nothing (press it again to type).
 """
 
 from __future__ import annotations
@@ -22,16 +17,13 @@ from __future__ import annotations
 from typing import cast
 
 from textual import _ansi_sequences
-from textual.keys import Keys
 
 #: ``esc`` followed by a digit: the sequences Textual maps to a character.
 ESC_DIGITS = tuple(f"\x1b{digit}" for digit in "0123456789")
 
 
 def read_esc_and_digit_as_alt() -> None:
-    """Make ``esc`` + a digit read as ``alt+<digit>``, and ``esc`` + ``enter`` as the two keys
-    (see the module docstring)."""
+    """Make ``esc`` + a digit read as ``alt+<digit>`` (see the module docstring)."""
     table = cast("dict[str, object]", _ansi_sequences.ANSI_SEQUENCES_KEYS)  # a dict at run time
     for sequence in ESC_DIGITS:
         table.pop(sequence, None)
-    table["\x1b\r"] = (Keys.Escape, Keys.Enter)

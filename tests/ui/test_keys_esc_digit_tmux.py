@@ -54,30 +54,3 @@ def test_h1_esc_3_a_enter_in_the_box_sends_nothing_and_answers_nothing(tmp_path:
         nothing_acted(tmp_path, screen)
     finally:
         tmux.kill()
-
-
-def test_h1_esc_and_enter_read_together_send_nothing_and_keep_the_text(tmp_path: Path) -> None:
-    """H1's first case typed fast: ``esc`` (to use a key), then ``enter`` (to type again),
-    read together. Textual read them as ``enter`` alone, which sent the half-written "hi".
-    Now esc leaves the box with its text; nothing is sent and nothing answered."""
-    tmux = Tmux(tmp_path, 80, 24)
-    tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
-    try:
-        open_researchers_view(tmux)
-        tmux.keys("Enter")
-        tmux.wait_for(lambda s: TYPING in s, "the compose box")
-        tmux.keys("-l", "hi")
-        tmux.wait_for(lambda s: "1 line · 2 chars" in s, "the text in the box")
-        tmux.keys("Escape", "Enter")  # one read
-        tmux.keys("-l", "please summarize")
-        tmux.wait_for(lambda s: TYPING not in s or "› you:" in s, "the box to close")
-        time.sleep(1.5)
-        screen = tmux.screen()
-        assert "› you:" not in screen and '"hi' not in inbox(tmp_path, "researcher"), screen
-        nothing_acted(tmp_path, screen)
-        time.sleep(0.5)
-        tmux.keys("i")
-        screen = tmux.wait_for(lambda s: TYPING in s, "the compose box again")
-        assert "1 line · 2 chars" in screen, screen  # "hi", kept
-    finally:
-        tmux.kill()

@@ -29,7 +29,6 @@ def test_esc_and_a_digit_read_as_alt_digit() -> None:
     assert keys_read("\x1b3a\r") == ["alt+3", "a", "enter"]  # was "pound_sign" ("£")
     assert keys_read("\x1b1") == ["alt+1"]
     assert keys_read("£") == ["pound_sign"]  # a "£" typed is still one
-    assert keys_read("\x1b\r") == ["escape", "enter"]  # was "enter" alone: it sent the text
 
 
 async def test_a_letter_right_after_a_message_was_sent_answers_nothing(
