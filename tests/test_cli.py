@@ -968,6 +968,9 @@ def test_inbox_clear(run: Any, home_dir: Path) -> None:
         (["histroy"], "teamdeck: error: unknown command 'histroy': did you mean 'history'?"),
         (["task", "lsit"], "teamdeck task: error: unknown command 'lsit': did you mean 'list'?"),
         (["run", "--headles", "a goal"], "--headles"),  # never taken for --headless
+        # ... and named, wherever it is ("unrecognized arguments" after the goal)
+        (["run", "a goal", "--headles"], "unknown option --headles (did you mean --headless?)"),
+        (["run", "--headles", "a goal"], "unknown option --headles (did you mean --headless?)"),
     ],
 )
 def test_typos_are_one_line_errors_never_guessed(

@@ -117,11 +117,18 @@ class ComposeBox(TextArea):
     # ------------------------------------------------------------------ keys
 
     async def _on_key(self, event: events.Key) -> None:
+        if not self.is_open:
+            # Left already (esc 3 a enter, sent as one read): the keys that came with the
+            # esc were read before the view took the focus back; they are the view's keys,
+            # never text (``prevent_default``: not TextArea's; not stopped: up to the view).
+            event.prevent_default()
+            return
         key = event.key
         letter = alt_letter(key)
         if key == "escape" or letter is not None:
             event.stop()
             event.prevent_default()
+            self.close()  # at once: the keys read with this one are not typed
             self.post_message(self.Left(self, letter or ""))
             return
         if key == "enter":

@@ -40,12 +40,14 @@ LINE_LIMIT = 400
 
 
 _HEADING = re.compile(r"^#{1,6}\s+", re.MULTILINE)
+#: ``**bold**``: a pair of marks around words. A lone ``**`` is text (a glob: ``app/**/*.py``).
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 
 
 def _plain(markdown: str) -> str:
     """Model text on one line: emphasis and code marks and heading hashes dropped (names such
-    as ``__init__`` are kept as written)."""
-    return _HEADING.sub("", markdown).replace("**", "").replace("`", "")
+    as ``__init__`` and globs such as ``app/**/*.py`` are kept as written)."""
+    return _BOLD.sub(r"\1", _HEADING.sub("", markdown)).replace("`", "")
 
 
 def _flat(text: str) -> str:

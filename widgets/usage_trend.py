@@ -23,6 +23,9 @@ from app.runtime.model.pricing import format_usd
 
 LABEL = 11  # cells for an agent's name
 MAX_LINES = 8
+#: The view classes in which a line not the selected agent's is hidden (``-short`` here,
+#: ``-strip`` in ``styles/deck.tcss``).
+HIDING_VIEWS = ("-short", "-strip")
 """Agents' lines at most: a team of fifty drew fifty lines, which pushed the roster off a
 120x40 screen and were all laid out and drawn again on every key press."""
 
@@ -70,6 +73,13 @@ class UsageTrend(Vertical):
         if (bar.total, bar.progress) != (max(progress.total, 1), progress.done):
             bar.update(total=max(progress.total, 1), progress=progress.done)
         rows = {row.agent: row for row in self.children if isinstance(row, TrendRow)}
+        # "-other" (not the selected agent's line) hides a line only in a view of one of
+        # HIDING_VIEWS' classes; in any other the class is kept without restyling the line
+        # (Textual restyles a line and its parts at once: two lines a selection move were
+        # the most of a key press's ~10 ms with a team working, bench/live.py). The view
+        # taking such a class restyles all of it, these lines with their classes then.
+        screen = self.screen
+        hides = any(screen.has_class(name) for name in HIDING_VIEWS)
         shown = shown_lines(trends, selected)
         names = {trend.name for trend in shown}
         # A row whose agent left the lines is given to one that joined them, in its place:
@@ -86,7 +96,7 @@ class UsageTrend(Vertical):
                 row = TrendRow(trend.name)
                 self.mount(row)
             row.show(trend)
-            row.set_class(trend.name != selected, "-other")
+            row.set_class(trend.name != selected, "-other", update=hides)
         for gone in spare:
             gone.remove()
 

@@ -149,10 +149,7 @@ def unknown_option(parser: argparse.ArgumentParser, tokens: Sequence[str]) -> st
         name, has_value = (token.split("=", 1)[0], "=" in token)
         if not name.startswith("--") and len(name) > 2:  # -oFILE
             name, has_value = name[:2], True
-        action = actions.get(name)
-        if action is None and name.startswith("--"):
-            matches = [known for known in longs if known.startswith(name)]
-            action = actions[matches[0]] if len(matches) == 1 else None
+        action = actions.get(name)  # never a prefix: --headles is no --headless
         if action is None:
             close = difflib.get_close_matches(name, longs, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""

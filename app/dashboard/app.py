@@ -50,6 +50,7 @@ from app.dashboard.store import Store, StoreDelta  # (defined in store_delta)
 from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
 from app.dashboard.team_source import TeamSource
+from app.dashboard.terminal_keys import read_esc_and_digit_as_alt
 from app.dashboard.toasts import ToastBatch, request_kind
 from app.dashboard.view_beat import ViewBeat
 from app.display.values import (
@@ -117,6 +118,7 @@ class TeamDeckApp(DeckState):
         bridge: BridgeLink | None = None,
     ) -> None:
         super().__init__()
+        read_esc_and_digit_as_alt()  # esc 3 is esc then 3, never a "£" typed
         #: a viewer's end of the hook bridge (``claude_bridge``): its hooks' requests join the queue
         self.bridge = bridge
         self._file_pending: tuple[Approval, ...] = ()  # a viewer: the requests in the files
@@ -418,9 +420,17 @@ class TeamDeckApp(DeckState):
             self.run_worker(ask_quit(self, team), group="ui", exit_on_error=False)
 
     def _show(self, notices: Iterable[Notice]) -> None:
+        """What the team did, as toasts of the team shown: a request's goes once it was
+        answered, any once another team is shown (``toast_still_news``). They were shown as a
+        key's answers, which nothing takes back: "writer asks you to approve a plan" stayed
+        its five seconds after ``a`` approved it."""
         for n in notices:
-            self.notify(
-                agent_markup(n.message), title=n.title, severity=n.severity, timeout=n.timeout
+            self.notify_background(
+                agent_markup(n.message),
+                title=n.title,
+                severity=n.severity,
+                team=self.files.team,
+                timeout=n.timeout,
             )
 
     # ------------------------------------------------------------------ DeckState's part

@@ -119,7 +119,11 @@ def timeout_notice(agent: str, limit: float | None = None) -> Notice:
     """A permission request nobody answered in time: it was denied (``limit``: the seconds it
     waited, the run's ``--permission-timeout``, when known)."""
     after = f" after {clock_text(limit)}" if limit else ""
-    return Notice(f"{agent}'s permission request timed out{after}: denied", "Permission", "warning")
+    return Notice(  # not "Permission": that toast goes once no permission request waits
+        f"{agent}'s permission request timed out{after}: denied",
+        "Permission timed out",
+        "warning",
+    )
 
 
 def task_notice(task: Task) -> Notice:

@@ -178,7 +178,8 @@ HELP = key("?", "this help", Binding("question_mark", "help", "Help", id="help")
 GUARD = key(
     "(any other key)",
     "ignored, with a hint; a single-letter key is also ignored for 0.3 s after the view opens"
-    " or changes or a dialog closes, and esc + a letter pressed together count as esc",
+    " or changes, a dialog closes or the compose box closes, and esc + a letter or digit"
+    " pressed together count as esc",
 )
 QUIT = key("ctrl+q", "quit (with a live team: asks whether to shut it down)")
 CTRL_C = key(

@@ -102,10 +102,11 @@ class HoldsToasts(App[None]):
         title: str = "",
         severity: SeverityLevel = "information",
         team: str | None = None,
+        timeout: float | None = None,
     ) -> None:
         """A toast of something the team did (``team``, shown then): it waits its turn behind
         the others, and is dropped if it is no longer true by then."""
-        self._hold(_Held(message, title, severity, None, True, answer=False, team=team))
+        self._hold(_Held(message, title, severity, timeout, True, answer=False, team=team))
 
     def _hold(self, toast: _Held) -> None:
         if threading.current_thread() is not threading.main_thread() and self.is_running:

@@ -12,6 +12,7 @@ import time
 from typing import Any, TypeVar, cast
 
 from textual import events, on
+from textual._time import get_time as read_clock  # the clock of an event's ``time``
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
@@ -132,8 +133,10 @@ class DeckView(Screen[None]):
 
     @property
     def typing(self) -> bool:
-        """The compose box (or the search box) has focus: keys are text, not commands."""
-        return isinstance(self.focused, (Input, ComposeBox))
+        """The compose box (or the search box) has focus: keys are text, not commands. A box
+        that has just closed (esc, its ``Left`` not handled yet) takes no text."""
+        focused = self.focused
+        return isinstance(focused, Input) or (isinstance(focused, ComposeBox) and focused.is_open)
 
     def input_widget(self) -> ComposeBox | None:
         """The view's compose box (``None`` when it has none or it is disabled)."""
@@ -148,11 +151,22 @@ class DeckView(Screen[None]):
     #: typing into no box): a key meant for the old screen, or a word, never acts.
     KEY_GUARD = 0.3
     _guard_until = 0.0
+    _changed_at = 0.0  # when the guard last started, on the clock of a key's ``time``
     _hinted_at = 0.0
 
     def guard_keys(self) -> None:
-        """The view changed: single-letter commands wait ``KEY_GUARD`` seconds."""
+        """The view changed: single-letter commands wait ``KEY_GUARD`` seconds, and one read
+        before the change (``_read_before_the_change``) is ignored however late it comes."""
         self._guard_until = time.monotonic() + self.KEY_GUARD
+        self._changed_at = read_clock()
+
+    def _read_before_the_change(self, event: events.Key) -> bool:
+        """The key was read from the terminal before the view changed: typed for the view
+        before (``esc 3 a enter`` then a sentence, all read at once). A busy dashboard takes
+        such keys in turn, and by the time it came to them the 0.3 s had passed (a loaded
+        machine: 0.75 s between two keys of one read), so the guard's clock alone let the
+        sentence's letters act."""
+        return event.time < self._changed_at
 
     def _hint(self, text: str) -> None:
         """One hint at a time: a word typed into no box gives one toast, not one a letter."""
@@ -167,6 +181,9 @@ class DeckView(Screen[None]):
         letter that is no command here is ignored. Each with a hint, never silently."""
         if self.typing:
             return
+        focused = self.focused
+        if isinstance(focused, ComposeBox):  # it has just closed: typing has just ended
+            self.guard_keys()
         letter = alt_letter(event.key)
         if letter is not None:
             event.stop()
@@ -181,7 +198,7 @@ class DeckView(Screen[None]):
         if not (len(key) == 1 and key.isalnum()):
             return
         now = time.monotonic()
-        if now < self._guard_until:
+        if now < self._guard_until or self._read_before_the_change(event):
             event.stop()
             event.prevent_default()
             self.guard_keys()
@@ -278,17 +295,19 @@ class DeckView(Screen[None]):
         self.close_compose()
 
     def close_compose(self) -> None:
-        """Close the compose box (its text is kept) and give the focus back to the keys."""
+        """Close the compose box (its text is kept) and give the focus back to the keys.
+        Typing ended (esc, or the text was sent): the letters typed right after it were
+        meant as text, never as commands, so the key guard starts."""
         for box in self.view_widgets(ComposeBox):
             box.close()
-        if self.typing or self.focused is None:
+        self.guard_keys()
+        if self.typing or isinstance(self.focused, ComposeBox) or self.focused is None:
             self.focus_keys()
 
     @on(ComposeBox.Left)
     def _left_compose(self, event: ComposeBox.Left) -> None:
         event.stop()
-        if event.box.is_open:
-            self.close_compose()
+        self.close_compose()  # the box closed itself; the focus comes back to the keys
         self.refresh_bindings()
         if event.dropped:
             self.guard_keys()
