@@ -124,6 +124,12 @@ class ComposeBox(TextArea):
             event.prevent_default()
             return
         key = event.key
+        if key == "alt+enter":
+            # esc and enter in one read: left, and back to typing (``app.dashboard.
+            # terminal_keys``). The box stays open with its text; nothing is sent.
+            event.stop()
+            event.prevent_default()
+            return
         letter = alt_letter(key)
         if key == "escape" or letter is not None:
             event.stop()

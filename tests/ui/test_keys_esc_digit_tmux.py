@@ -54,3 +54,27 @@ def test_h1_esc_3_a_enter_in_the_box_sends_nothing_and_answers_nothing(tmp_path:
         nothing_acted(tmp_path, screen)
     finally:
         tmux.kill()
+
+
+def test_h1_esc_and_enter_typed_fast_keep_the_text_and_send_nothing(tmp_path: Path) -> None:
+    """esc then enter a few milliseconds apart (one read) with text in the box: the parser read
+    them as enter alone and sent the text; now the box stays open with it, still typing."""
+    tmux = Tmux(tmp_path, 80, 24)
+    tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
+    try:
+        open_researchers_view(tmux)
+        tmux.keys("Enter")  # the compose box
+        tmux.wait_for(lambda s: TYPING in s, "the compose box")
+        tmux.keys("-l", "hi")
+        tmux.wait_for(lambda s: "1 line · 2 chars" in s, "the text in the box")
+        tmux.keys("Escape", "Enter")  # one read, as typed fast
+        tmux.keys("-l", " please summarize")
+        screen = tmux.wait_for(lambda s: "hi please summarize" in s, "the sentence in the box")
+        assert TYPING in screen, screen
+        time.sleep(1.0)  # whatever the keys could have done has been done
+        screen = tmux.screen()
+        nothing_acted(tmp_path, screen)
+        assert "› you:" not in screen, screen  # nothing was sent
+        assert '"hi' not in inbox(tmp_path, "researcher")
+    finally:
+        tmux.kill()

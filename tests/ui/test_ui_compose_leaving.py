@@ -50,3 +50,29 @@ async def test_a_letter_right_after_a_message_was_sent_answers_nothing(
         guard.now += 0.31  # a moment later the key acts
         await pilot.press("a")
         await wait_for(pilot, lambda: answers(runtime) != [])
+
+
+def test_esc_and_enter_in_one_read_is_alt_enter() -> None:
+    read_esc_and_digit_as_alt()
+    assert keys_read("\x1b\rhi") == ["alt+enter", "h", "i"]  # was "enter": the esc dropped
+    assert keys_read("\r") == ["enter"]
+    assert keys_read("\x1b") == ["escape"]
+
+
+async def test_esc_and_enter_together_keep_the_text_in_the_box_and_send_nothing(
+    deck: TeamDeckApp,
+    runtime: FakeRuntime,
+    guard: FrozenClock,  # noqa: F811
+) -> None:
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        guard.now += 1
+        await pilot.press("i", "h", "i")
+        box = deck.screen.query_one("#prompt", ComposeBox)
+        await wait_for(pilot, lambda: box.text == "hi")
+        await pilot.press("alt+enter")  # esc, then enter to type again, read as one
+        await pilot.press("space", "a")  # typed on: text
+        await pilot.pause()
+        assert box.is_open and box.text == "hi a", box.text
+        assert not [call for call in runtime.calls if call[0] == "submit"], runtime.calls
+        assert answers(runtime) == []
