@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -165,8 +167,17 @@ def test_the_hostile_lead_cannot_reach_the_bridge_nor_the_keys(
 ) -> None:
     """The lead model, in bypassPermissions (the person's flag), tries the bridge's socket and
     a team's signing key in teamdeck's home, here inside the project (where the sandbox would
-    otherwise show it): the socket refuses, the keys folder is empty inside."""
-    project = tmp_path / "project"
+    otherwise show it): the socket refuses, the keys folder is empty inside. The project is
+    in a short folder: a socket's path holds at most 107 bytes, and pytest's grows with its
+    run count (``pytest-1023/popen-gw0/test_the_hostile_lead_cannot_r0/…`` was 108)."""
+    short = Path(tempfile.mkdtemp(prefix="nd-"))
+    try:
+        _hostile_lead_and_the_bridge(api, tmp_path, short / "project")
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def _hostile_lead_and_the_bridge(api: MessagesServer, tmp_path: Path, project: Path) -> None:
     home = project / "td-home"
     (home / "bridge").mkdir(parents=True)
     (home / "keys").mkdir()
