@@ -24,7 +24,9 @@ from tests.ui.test_keys_tmux import TYPING, inbox, nothing_acted, open_researche
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
-def test_h1_esc_3_a_enter_in_the_box_sends_nothing_and_answers_nothing(tmp_path: Path) -> None:
+def hi_in_the_researchers_box(tmp_path: Path) -> Tmux:
+    """The demo at 80x24, in the researcher's view with its request pending, "hi" typed in
+    the compose box."""
     tmux = Tmux(tmp_path, 80, 24)
     tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
     try:
@@ -33,6 +35,15 @@ def test_h1_esc_3_a_enter_in_the_box_sends_nothing_and_answers_nothing(tmp_path:
         tmux.wait_for(lambda s: TYPING in s, "the compose box")
         tmux.keys("-l", "hi")
         tmux.wait_for(lambda s: "1 line · 2 chars" in s, "the text in the box")
+    except BaseException:
+        tmux.kill()
+        raise
+    return tmux
+
+
+def test_h1_esc_3_a_enter_in_the_box_sends_nothing_and_answers_nothing(tmp_path: Path) -> None:
+    tmux = hi_in_the_researchers_box(tmp_path)
+    try:
         tmux.keys("Escape", "3", "a", "Enter")  # one read, as typed fast
         tmux.keys("-l", "add a line about calc.div")
         tmux.wait_for(lambda s: "Key ignored" in s or "› you:" in s, "a hint (or the message)")
@@ -59,14 +70,8 @@ def test_h1_esc_3_a_enter_in_the_box_sends_nothing_and_answers_nothing(tmp_path:
 def test_h1_esc_and_enter_typed_fast_keep_the_text_and_send_nothing(tmp_path: Path) -> None:
     """esc then enter a few milliseconds apart (one read) with text in the box: the parser read
     them as enter alone and sent the text; now the box stays open with it, still typing."""
-    tmux = Tmux(tmp_path, 80, 24)
-    tmux.start(_teamdeck() + " demo; echo EXIT=$?", demo_env(tmp_path))
+    tmux = hi_in_the_researchers_box(tmp_path)
     try:
-        open_researchers_view(tmux)
-        tmux.keys("Enter")  # the compose box
-        tmux.wait_for(lambda s: TYPING in s, "the compose box")
-        tmux.keys("-l", "hi")
-        tmux.wait_for(lambda s: "1 line · 2 chars" in s, "the text in the box")
         tmux.keys("Escape", "Enter")  # one read, as typed fast
         tmux.keys("-l", " please summarize")
         screen = tmux.wait_for(lambda s: "hi please summarize" in s, "the sentence in the box")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from app.runtime.env_numbers import positive_from_env
 from app.runtime.model.credentials import (
     API_KEY_ENV,
     AUTH_TOKEN_ENV,
@@ -88,12 +88,7 @@ before every answer; long tool inputs (a Write of a whole file) need room too.""
 
 
 def read_timeout() -> float:
-    raw = os.environ.get(READ_TIMEOUT_ENV, "").strip()
-    try:
-        value = float(raw) if raw else READ_TIMEOUT
-    except ValueError:
-        return READ_TIMEOUT
-    return value if value > 0 else READ_TIMEOUT
+    return positive_from_env(READ_TIMEOUT_ENV, READ_TIMEOUT, float)
 
 
 def api_timeout(read: float | None = None) -> httpx2.Timeout:

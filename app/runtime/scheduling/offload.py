@@ -48,6 +48,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
+from app.runtime.env_numbers import positive_from_env
+
 log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
@@ -87,12 +89,7 @@ def set_enabled(flag: bool | None) -> None:
 
 def workers() -> int:
     """``$TEAMDECK_IO_THREADS`` if a positive integer, else ``DEFAULT_WORKERS``."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    try:
-        value = int(raw) if raw else DEFAULT_WORKERS
-    except ValueError:
-        return DEFAULT_WORKERS
-    return value if value > 0 else DEFAULT_WORKERS
+    return positive_from_env(WORKERS_ENV, DEFAULT_WORKERS, int)
 
 
 def executor() -> concurrent.futures.ThreadPoolExecutor:

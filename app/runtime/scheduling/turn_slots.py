@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator
 from types import TracebackType
+
+from app.runtime.env_numbers import positive_from_env
 
 TURNS_ENV = "TEAMDECK_IN_PROCESS_TURNS"
 DEFAULT_TURNS = 3
@@ -34,12 +35,7 @@ enough that the dashboard's thread is one of four or so asking for the interpret
 
 def turns_at_once() -> int:
     """``$TEAMDECK_IN_PROCESS_TURNS`` if a positive integer, else ``DEFAULT_TURNS``."""
-    raw = os.environ.get(TURNS_ENV, "").strip()
-    try:
-        value = int(raw) if raw else DEFAULT_TURNS
-    except ValueError:
-        return DEFAULT_TURNS
-    return value if value > 0 else DEFAULT_TURNS
+    return positive_from_env(TURNS_ENV, DEFAULT_TURNS, int)
 
 
 class TurnGate:
