@@ -42,6 +42,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -60,6 +61,7 @@ from app.engine.tasks import EngineTasks  # noqa: E402
 from app.engine.watch import EngineFeed  # noqa: E402
 
 CLAIMERS = 8
+T = TypeVar("T")
 
 
 def pct(values: list[float], p: float) -> float:
@@ -158,9 +160,14 @@ async def file_delivery(root: Path, count: int) -> list[float]:
 
 
 def claims(
-    make: Callable[[str], tuple[Callable[[str], object], Callable[[], None]]], names: list[str]
+    make: Callable[[str], tuple[Callable[[str], object], Callable[[], None]]],
+    names: list[str],
+    admin_url: str | None = None,
 ) -> tuple[float, list[str]]:
-    """Run the claimers; (seconds, every claimed id)."""
+    """Run the claimers; (seconds, every claimed id). With ``admin_url``, the server's
+    transactions and flushes per claim over the run are kept in ``counts['claims']``."""
+    if admin_url is not None:
+        before = server_counts(admin_url)
     claimed: list[str] = []
     lock = threading.Lock()
     barrier = threading.Barrier(len(names) + 1)
@@ -185,10 +192,15 @@ def claims(
     start = time.perf_counter()
     for t in threads:
         t.join()
-    return time.perf_counter() - start, claimed
+    seconds = time.perf_counter() - start
+    if admin_url is not None:
+        counts["claims"] = per_item(before, server_counts(admin_url), len(claimed))
+    return seconds, claimed
 
 
 def engine_claims(admin_url: str, tasks: int) -> tuple[float, bool]:
+    """A teammate's cycle: the task in hand completed and the next claimed, in one call
+    (``EngineTasks.claim_next(..., done=...)``); the last call completes the last task."""
     names = [f"w{i}" for i in range(CLAIMERS)]
     team, urls = make_team(admin_url, names)
     with Link(urls["desk"]) as desk:
@@ -198,18 +210,19 @@ def engine_claims(admin_url: str, tasks: int) -> tuple[float, bool]:
     def make(name: str) -> tuple[Callable[[str], object], Callable[[], None]]:
         link = Link(urls[name], max_size=1)
         board = EngineTasks(link, team)
+        held: list[str | None] = [None]
 
         def claim(agent: str) -> object:
-            got = board.claim_next(agent)
-            if got is None or not got.task:
-                return None
-            board.update(got.task.id, status="completed")
-            return got.task.id
+            got = board.claim_next(agent, status="in_progress", done=held[0])
+            held[0] = got.task.id if got is not None and got.success and got.task else None
+            return held[0]
 
         return claim, link.close
 
-    seconds, claimed = claims(make, names)
-    return seconds, sorted(claimed, key=int) == ids
+    seconds, claimed = claims(make, names, admin_url)
+    with Link(urls["desk"]) as desk:
+        finished = all(t.status == "completed" for t in EngineTasks(desk, team).list())
+    return seconds, finished and sorted(claimed, key=int) == ids
 
 
 def file_claims(root: Path, tasks: int) -> tuple[float, bool]:
@@ -265,7 +278,7 @@ def bare_claims(admin_url: str, tasks: int) -> tuple[float, bool]:
 
         return claim, conn.close
 
-    seconds, claimed = claims(make, [f"w{i}" for i in range(CLAIMERS)])
+    seconds, claimed = claims(make, [f"w{i}" for i in range(CLAIMERS)], admin_url)
     return seconds, sorted(claimed, key=int) == [str(i) for i in range(1, tasks + 1)]
 
 
@@ -414,6 +427,41 @@ def commit_cost(admin_url: str, args: argparse.Namespace) -> tuple[list[float], 
     return ms, secs
 
 
+# ----------------------------------------------------------------------------- counts
+
+
+def server_counts(admin_url: str) -> tuple[int, int]:
+    """(transactions committed, WAL flushes to disk) by the whole server so far. Every
+    statement of an autocommit connection is a transaction: the first is the round trips.
+    Read after the measured connections closed (a backend reports its counts as it ends)."""
+    time.sleep(0.5)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT (SELECT sum(xact_commit) FROM pg_stat_database),"
+            " (SELECT wal_sync FROM pg_stat_wal)"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
+counts: dict[str, str] = {}
+"""The last measure's "transactions / flushes" per item (``claims``)."""
+
+
+def per_item(before: tuple[int, int], after: tuple[int, int], items: int) -> str:
+    """ "transactions / flushes" per item between two ``server_counts`` (the second count's
+    own connection, a few transactions, is left out)."""
+    xacts, flushes = (a - b for a, b in zip(after, before, strict=True))
+    return f"{max(0, xacts - 3) / items:.1f} / {flushes / items:.2f}"
+
+
+def counted(admin_url: str, per: int, run: Callable[[], T]) -> tuple[T, str]:
+    """``run()``'s result, and "transactions / flushes" per item (``per`` items)."""
+    before = server_counts(admin_url)
+    result = run()
+    return result, per_item(before, server_counts(admin_url), per)
+
+
 # ----------------------------------------------------------------------------- set-up
 
 _teams = [0]
@@ -450,15 +498,23 @@ def main() -> int:
         print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
         _, urls = make_team(admin_url, ["alice", "bob"])
         name = f"b{_teams[0]}"
-        engine_ms = asyncio.run(engine_delivery(urls, name, args.messages))
+        engine_ms, e_dcount = counted(
+            admin_url,
+            args.messages,
+            lambda: asyncio.run(engine_delivery(urls, name, args.messages)),
+        )
         print("  delivery: engine done", flush=True)
         file_ms = asyncio.run(file_delivery(folder / "home-delivery", args.messages))
         print("  delivery: files done", flush=True)
         e_secs, e_once = engine_claims(admin_url, args.tasks)
+        e_ccount = counts["claims"]
         f_secs, f_once = file_claims(folder / "home-claims", args.file_tasks)
         print("  claims done", flush=True)
-        bare_ms = asyncio.run(bare_delivery(admin_url, args.messages))
+        bare_ms, b_dcount = counted(
+            admin_url, args.messages, lambda: asyncio.run(bare_delivery(admin_url, args.messages))
+        )
         b_secs, b_once = bare_claims(admin_url, args.tasks)
+        b_ccount = counts["claims"]
         print("  bare PostgreSQL done", flush=True)
         nosync_ms, nosync_secs = commit_cost(admin_url, args)
         e_fill, e_read = engine_read(admin_url, args.read)
@@ -487,6 +543,15 @@ def main() -> int:
             f"{f'{statistics.median(bare_ms):.2f} / {args.tasks / b_secs:.0f}':>16}"
             f"{'-':>16}{'':>18}"
         )
+        ratio = (
+            f"{statistics.median(engine_ms) / statistics.median(bare_ms):.2f}"
+            f" / {b_secs / e_secs:.2f}"
+        )
+        print(f"{'  engine / bare: p50 / claims/s':<34}{ratio:>16}{'-':>16}{'':>18}")
+        print(f"{'  per message: xacts / flushes':<34}{e_dcount:>16}{'-':>16}{'':>18}")
+        print(f"{'    bare PostgreSQL':<34}{b_dcount:>16}{'-':>16}{'':>18}")
+        print(f"{'  per claim cycle: xacts / flushes':<34}{e_ccount:>16}{'-':>16}{'':>18}")
+        print(f"{'    bare PostgreSQL':<34}{b_ccount:>16}{'-':>16}{'':>18}")
         print(
             f"{'  without the flush: p50 / claims/s':<34}"
             f"{f'{statistics.median(nosync_ms):.2f} / {args.tasks / nosync_secs:.0f}':>16}"

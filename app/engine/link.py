@@ -114,7 +114,7 @@ def wake(conn: psycopg.Connection, *payloads: str) -> None:
     if len(payloads) == 1:
         conn.execute(f"SELECT pg_notify('{CHANNEL}', %s)", payloads, prepare=True)
     elif payloads:
-        conn.execute(WAKE, (list(payloads),))
+        conn.execute(WAKE, (list(payloads),), prepare=True)
 
 
 def first_contact(url: str) -> None:

@@ -105,10 +105,11 @@ class EngineMailbox:
         return [_message(body, read) for _, body, read in rows]
 
     def since(self, agent: str, cursor: int) -> list[tuple[int, InboxMessage]]:
-        """The messages after ``cursor`` (a seq), with their seq: what a watcher catches up."""
+        """The messages after ``cursor`` (a seq), with their seq: what a watcher reads when a
+        wake says the inbox grew (one prepared statement, by the inbox's key)."""
         rows = self.link.run(
             lambda c: c.execute(
-                _READ + " AND seq > %s ORDER BY seq", (self.team, agent, cursor)
+                _READ + " AND seq > %s ORDER BY seq", (self.team, agent, cursor), prepare=True
             ).fetchall()
         )
         return [(seq, _message(body, read)) for seq, body, read in rows]

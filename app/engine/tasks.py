@@ -4,8 +4,10 @@
 unowned task whose ``blockedBy`` are all resolved, if the claimer owns no open task, locked
 with ``FOR UPDATE SKIP LOCKED`` so racing claimers each take a different row and none waits.
 Each claim carries a token: a claim repeated after a lost acknowledgement finds the task it
-took instead of taking a second one. Each write then wakes the watchers with the ids it
-returned (``app.engine.link.wake``).
+took instead of taking a second one. A teammate that finishes its task and takes the next
+passes the finished one (``done``, schema version 6): both in the same call, one commit instead
+of two. Each write then wakes the watchers with the ids it changed, in one statement
+(``app.engine.link.wake``).
 Updates bump ``version``; ``update(..., version=N)`` changes the task only if nobody else has.
 """
 
@@ -43,10 +45,12 @@ def _unblocked(task: str) -> str:
 
 
 CLAIM_NEXT = (
-    f"SELECT {_COLUMNS} FROM teamdeck.claim_next(%(team)s, %(agent)s, %(status)s, %(token)s)"
+    f"SELECT {_COLUMNS} FROM teamdeck.claim_next(%(team)s, %(agent)s, %(status)s, %(token)s,"
+    " %(done)s)"
 )
-"""The claim (schema version 4's ``teamdeck.claim_next``): the claim this token made before if
-any (a repeat after a lost link), else the next available task, in one call."""
+"""The claim (schema version 6's ``teamdeck.claim_next``): the task ``done`` completed if given,
+then the claim this token made before if any (a repeat after a lost link), else the next
+available task, in one call and one transaction."""
 
 
 class VersionConflictError(EngineError):
@@ -81,13 +85,17 @@ class EngineTasks:
 
         return self.link.run(query)
 
-    def _write(self, sql: str, params: Any) -> list[dict[str, Any]]:
-        """The rows of one write (each with its ``id``); the watchers are woken for them."""
+    def _write(
+        self, sql: str, params: Any, *, also: str | None = None, prepare: bool | None = None
+    ) -> list[dict[str, Any]]:
+        """The rows of one write (each with its ``id``); the watchers are woken for them (and
+        for the task ``also``, which the write changed without returning it)."""
 
         def query(conn: psycopg.Connection) -> list[dict[str, Any]]:
             with conn.cursor(row_factory=dict_row) as cur:
-                rows = cur.execute(sql, params).fetchall()
-            wake(conn, *(f"t:{row['id']}" for row in rows))
+                rows = cur.execute(sql, params, prepare=prepare).fetchall()
+            ids = [f"t:{also}"] if also is not None else []
+            wake(conn, *ids, *(f"t:{row['id']}" for row in rows))
             return rows
 
         return self.link.run(query)
@@ -249,9 +257,13 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
         ]
         return ClaimResult(False, "agent_busy", task, busy_with=mine)
 
-    def claim_next(self, agent: str, *, status: str | None = None) -> ClaimResult | None:
+    def claim_next(
+        self, agent: str, *, status: str | None = None, done: str | None = None
+    ) -> ClaimResult | None:
         """The next available task for ``agent`` in one statement; ``None`` if there is
-        none, ``agent_busy`` if ``agent`` owns an open task."""
+        none, ``agent_busy`` if ``agent`` owns an open task. With ``done``, ``agent``'s task
+        of that id is completed first, in the same transaction (``AccessRefusedError`` if it
+        is not ``agent``'s)."""
         if status is not None:
             check_status(status)
         params = {
@@ -259,8 +271,9 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
             "status": status,
             "team": self.team,
             "token": str(uuidlib.uuid4()),
+            "done": int(done) if done is not None else None,
         }
-        rows = self._write(CLAIM_NEXT, params)
+        rows = self._write(CLAIM_NEXT, params, also=done, prepare=True)
         if rows:
             return ClaimResult(True, None, _task(rows[0]))
         mine = self._rows(
