@@ -12,7 +12,10 @@ it) and reaps the silent ones; a joined machine waits for its placement
 (:meth:`Relay.placement`) and stops or interrupts its teammate when asked.
 
 The passes are blocking calls (the link retries while the server is away): run them in a
-worker thread, one at a time (:meth:`Relay.run` does).
+worker thread, one at a time (:meth:`Relay.run` does). Between two passes :meth:`Relay.pause`
+waits ``interval`` seconds at most: the engine's feed (``LISTEN``: a message, a task, a member
+changed) and this home's files (a teammate here wrote a message or changed a task) start the
+next pass at once, so a message crosses machines in about two passes, not two intervals.
 """
 
 from __future__ import annotations
@@ -29,16 +32,19 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from app.core.authority import TeamKey
+from app.core.events import AgentLogChanged, ChangeEvent
 from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import parse_frame
+from app.core.watch import Watcher
 from app.engine.board import Board
 from app.engine.errors import AccessRefusedError, EngineError
 from app.engine.link import Link
 from app.engine.logs import pull_logs, push_log
 from app.engine.members import EngineTeams
 from app.engine.projection import Projection
+from app.engine.watch import EngineFeed
 
 PLACED = "teamdeckPlacedOn"
 """The member data's field naming the machine the lead placed the teammate on."""
@@ -116,6 +122,8 @@ class Relay:
         self._beaten = 0.0
         self._known: set[str] = set()
         """Members :meth:`_know_members` added (or tried to) to this home's config."""
+        self._woken: asyncio.Event | None = None
+        self._watching: list[EngineFeed | Watcher] = []
 
     # ------------------------------------------------------------------ members
 
@@ -304,13 +312,52 @@ class Relay:
 
     async def run(self) -> None:
         """Passes until cancelled (a failing pass is logged in ``error`` and tried again)."""
-        while True:
+        try:
+            while True:
+                try:
+                    await asyncio.to_thread(self.one_pass)
+                    self.error = None
+                except (EngineError, OSError) as exc:
+                    self.error = str(exc)
+                await self.pause()
+        finally:
+            await self.unwatch()
+
+    async def pause(self) -> None:
+        """Until the next pass is due: ``interval`` seconds, or sooner when the engine's feed
+        or this home's files say something of the team changed (a change made by the last
+        pass itself wakes one more pass, which finds nothing to do)."""
+        if self._woken is None:
+            self._woken = asyncio.Event()
+            await self._watch()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._woken.wait(), self.interval)
+        self._woken.clear()
+
+    async def _watch(self) -> None:
+        def on(events: list[ChangeEvent]) -> None:
+            if self._woken is not None and any(
+                e.team == self.team and not isinstance(e, AgentLogChanged) for e in events
+            ):
+                self._woken.set()
+
+        feed = EngineFeed(self.link.url, self.team)
+        files = Watcher(self.home, agent_logs=False)
+        for source in (feed, files):
+            source.subscribe(on)
             try:
-                await asyncio.to_thread(self.one_pass)
-                self.error = None
-            except (EngineError, OSError) as exc:
-                self.error = str(exc)
-            await asyncio.sleep(self.interval)
+                await source.start()
+            except (psycopg.Error, OSError) as exc:  # the interval alone paces the passes
+                self.error = f"passes paced by the interval only: {exc}"
+                continue
+            self._watching.append(source)
+
+    async def unwatch(self) -> None:
+        """Stop the feed and the files' watcher :meth:`pause` started."""
+        watching, self._watching, self._woken = self._watching, [], None
+        for source in watching:
+            with contextlib.suppress(Exception):
+                await source.stop()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -101,7 +101,7 @@ class Joined:
                 await asyncio.to_thread(relay.one_pass)
                 data = await asyncio.to_thread(relay.placement)
                 if data is None:
-                    await asyncio.sleep(relay.interval)
+                    await relay.pause()
             await asyncio.to_thread(relay.one_pass)  # its first messages and tasks, first
             self.runner = self._place(data)
             self.runner.start()
@@ -122,11 +122,12 @@ class Joined:
                     self.said.append(f"{self.member} killed from the lead's dashboard")
                     self.runner.tell_lead = False  # the lead's dashboard told the lead
                     self.runner.kill()
-                await asyncio.sleep(relay.interval)
+                await relay.pause()
             await asyncio.to_thread(relay.one_pass)  # its last words
             return 0
         finally:
             if self.runner is not None and not self.runner.finished:
                 self.runner.detach()
+            await relay.unwatch()
             with contextlib.suppress(Exception):
                 relay.close()

@@ -1,0 +1,55 @@
+"""The runtime's relays pass when something changes, not only every ``interval``: a message
+a teammate writes on one machine reaches its recipient's file on another through the engine's
+wake (``LISTEN``) and the files' watcher, with the interval set to an hour, so the path a
+message takes between teammates is the one ``bench/engine.py`` measures (a send, its wake,
+one read) plus a pass on each side."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from app.core.models import InboxMessage
+from app.engine.relay import Relay
+from tests.engine.pg import Engine, team_home
+
+
+async def _until(check: object, seconds: float = 60) -> None:
+    assert callable(check)
+    give_up = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < give_up, "timed out"
+        await asyncio.sleep(0.02)
+
+
+async def test_relays_pass_on_a_change_not_on_the_interval(engine: Engine, tmp_path: Path) -> None:
+    team = engine.team(["gpu"])
+    first = team_home(tmp_path / "first", team.name, "gpu")
+    second = team_home(tmp_path / "second", team.name, "gpu")
+    desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
+                 machine="desk-box", interval=3600)  # fmt: skip
+    gpu = Relay(second, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
+                machine="gpu-box", interval=3600)  # fmt: skip
+    desk.place("gpu", {"name": "gpu"}, "gpu-box")
+    runs = [asyncio.create_task(r.run()) for r in (desk, gpu)]
+    try:
+        # Both relays made their first pass and wait, their watches started.
+        await _until(lambda: desk.passes and gpu.passes and desk._watching and gpu._watching)
+        passes = (desk.passes, gpu.passes)
+        first.mailbox(team.name).send("gpu", InboxMessage(sender="team-lead", text="train it"))
+        await _until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
+        second.mailbox(team.name).send("team-lead", InboxMessage(sender="gpu", text="done"))
+        await _until(lambda: len(first.mailbox(team.name).read("team-lead")) == 1)
+        assert desk.passes > passes[0] and gpu.passes > passes[1]
+        task = first.tasks(team.name).create("ship it")
+        await _until(lambda: second.tasks(team.name).get(task.id) is not None)
+    finally:
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+        for relay in (desk, gpu):
+            assert relay._watching == []  # the feed and the watcher stopped with the run
+            relay.close()
+    assert [m.text for m in second.mailbox(team.name).read("gpu")] == ["train it"]
+    assert [m.text for m in first.mailbox(team.name).read("team-lead")] == ["done"]
