@@ -7,9 +7,15 @@
   inbox's number, no read; the files: ``Watcher`` through inotify, the writer using another ``Home``
   so nothing reaches it in-process) hears of it and reads it. Latency = just before the
   append -> the message read by the watcher. N messages one after the other.
-* **claims**: 8 claimers (threads; in the engine each on its own role and connection) run
-  ``claim_next`` + complete until the board is empty; claims per second, and whether every
-  task was claimed exactly once.
+* **claims**: 8 claimers (threads; in the engine each on its own role and connection) run a
+  teammate's cycle until the board is empty: the task in hand completed and the next claimed
+  (the engine: one call, ``claim_next(..., done=...)``, schema version 6; the files and bare
+  PostgreSQL: a claim, then the completion); claims per second, and whether every task was
+  claimed exactly once (and, in the engine, completed).
+* **per message / per claim cycle**: the server's committed transactions (every statement of
+  an autocommit connection is one, and a listener's read of a notification too) and WAL
+  flushes to disk (``pg_stat_wal.wal_sync``: concurrent commits share one), counted over the
+  measure, per item.
 * **read**: one inbox of N messages read whole (``read``: every message built). The engine's
   inbox is filled by the administrator in one statement (each message numbered in place, the
   counter set once); the fill's time is shown too.
