@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -45,6 +46,11 @@ from app.engine.logs import pull_logs, push_log
 from app.engine.members import EngineTeams
 from app.engine.projection import Projection
 from app.engine.watch import EngineFeed
+
+log = logging.getLogger(__name__)
+
+WATCH_START = 5.0
+"""Seconds the relay's feed or watcher may take to start, and to wait before another try."""
 
 PLACED = "teamdeckPlacedOn"
 """The member data's field naming the machine the lead placed the teammate on."""
@@ -124,6 +130,7 @@ class Relay:
         """Members :meth:`_know_members` added (or tried to) to this home's config."""
         self._woken: asyncio.Event | None = None
         self._watching: list[EngineFeed | Watcher] = []
+        self._watch_again = 0.0
 
     # ------------------------------------------------------------------ members
 
@@ -329,26 +336,38 @@ class Relay:
         pass itself wakes one more pass, which finds nothing to do)."""
         if self._woken is None:
             self._woken = asyncio.Event()
+        if len(self._watching) < 2 and time.monotonic() >= self._watch_again:
             await self._watch()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._woken.wait(), self.interval)
         self._woken.clear()
 
     async def _watch(self) -> None:
+        """Start the feed and the files' watcher not started yet. One that cannot start (the
+        engine away, no inotify) is tried again later; meanwhile the interval paces the
+        passes. Started, the feed reconnects by itself."""
+
         def on(events: list[ChangeEvent]) -> None:
             if self._woken is not None and any(
                 e.team == self.team and not isinstance(e, AgentLogChanged) for e in events
             ):
                 self._woken.set()
 
-        feed = EngineFeed(self.link.url, self.team)
-        files = Watcher(self.home, agent_logs=False)
-        for source in (feed, files):
+        started = {type(source) for source in self._watching}
+        wanted: list[EngineFeed | Watcher] = []
+        if EngineFeed not in started:
+            wanted.append(EngineFeed(self.link.url, self.team))
+        if Watcher not in started:
+            wanted.append(Watcher(self.home, agent_logs=False))
+        for source in wanted:
             source.subscribe(on)
             try:
-                await source.start()
-            except (psycopg.Error, OSError) as exc:  # the interval alone paces the passes
-                self.error = f"passes paced by the interval only: {exc}"
+                await asyncio.wait_for(source.start(), WATCH_START)
+            except (psycopg.Error, OSError, TimeoutError) as exc:
+                log.info("relay of %s: passes paced by the interval for now: %s", self.team, exc)
+                with contextlib.suppress(Exception):
+                    await source.stop()
+                self._watch_again = time.monotonic() + WATCH_START
                 continue
             self._watching.append(source)
 

@@ -18,7 +18,9 @@ TASKS = 160
 @pytest.mark.parametrize("via", ["agents", "desk"])
 def test_eight_claimers_claim_every_task_exactly_once(engine: Engine, via: str) -> None:
     """Each claimer on its own role ("agents"), or all on the desk's, which row-level security
-    does not hold back (the lead may assign to anyone): there only the row locks decide."""
+    does not hold back (the lead may assign to anyone): there only the row locks decide. The
+    agents finish each task in the call that claims the next (schema version 6), the desk's
+    claimers with an update of their own."""
     names = [f"w{i}" for i in range(CLAIMERS)]
     team = engine.team(names)
     with Link(team.desk_url) as desk:
@@ -32,13 +34,17 @@ def test_eight_claimers_claim_every_task_exactly_once(engine: Engine, via: str) 
         with Link(url, max_size=1) as link:
             tasks = EngineTasks(link, team.name)
             start.wait()
+            held: str | None = None
             while True:
-                result = tasks.claim_next(name, status="in_progress")
+                result = tasks.claim_next(name, status="in_progress", done=held)
                 if result is None:
                     return
                 assert result.success and result.task is not None, result
                 claimed[name].append(result.task.id)
-                tasks.update(result.task.id, status="completed")
+                if via == "agents":
+                    held = result.task.id
+                else:
+                    tasks.update(result.task.id, status="completed")
 
     threads = [threading.Thread(target=work, args=(n,)) for n in names]
     for t in threads:
