@@ -105,12 +105,13 @@ async def test_leave_attach_finish_is_one_run_with_its_goal_and_earlier_tasks(
 
     conn = connect(home.root / "history.db")
     runs = conn.execute("SELECT id, goal, outcome FROM runs").fetchall()
-    attached = conn.execute(
-        "SELECT count(*) FROM events WHERE kind = 'team' AND frame = 'attached'"
-    ).fetchone()[0]
+    attached, created = conn.execute(
+        "SELECT count(*) FILTER (WHERE frame = 'attached'), count(*) FILTER (WHERE frame ="
+        " 'created') FROM events WHERE kind = 'team'"
+    ).fetchone()
     conn.close()
     assert len(runs) == 1 and runs[0][1:] == (GOAL, "finished"), runs
-    assert attached == 1
+    assert attached == 1 and created == 1, (attached, created)  # the attach: not a creation
     # What each agent did before the attach is in the run once: its spawn prompt once, and
     # its tokens as its running totals say (the attach re-recorded every teammate's log and
     # the lead's totals as one more model call: the work before it counted twice).
