@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
-import shutil
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from app.core.paths import LEAD_NAME, default_home
 from app.dashboard.screens.host import DeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
 from app.dashboard.screens.quit import QuitScreen, ShuttingDownScreen
+from app.display.program import program_name
 from app.display.values import teammates
 from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.runners.external import KILL_GRACE
@@ -95,11 +94,7 @@ def resume_line(home: Path, team: str, running: bool) -> str:
     """The exit line for a team left behind: the exact command that resumes it, as this
     teamdeck was started (``.venv/bin/teamdeck`` after ``make run``, where ``teamdeck`` is not
     on PATH) and with ``--home`` unless it is the default home."""
-    argv0 = Path(sys.argv[0])
-    on_path = shutil.which("teamdeck")
-    program = "teamdeck"
-    if argv0.name == "teamdeck" and (on_path is None or Path(on_path).resolve() != argv0.resolve()):
-        program = str(argv0)
+    program = program_name()
     where = (
         "" if home.resolve() == default_home().resolve() else f" --home {shlex.quote(str(home))}"
     )
