@@ -258,6 +258,7 @@ class Recorder:
 
         def op(conn: sqlite3.Connection) -> None:
             rows.end_run(conn, at, outcome, reason)
+            rows.drop_if_empty(conn)
 
         self.writer.submit(op)
         self.closed = True
