@@ -31,6 +31,8 @@ def write_seen(log_path: Path, offset: int) -> None:
     is gone (a deleted team is never attached)."""
     try:
         atomic_write_json(seen_path(log_path), {"offset": offset}, make_dirs=False)
+    except FileNotFoundError:
+        pass  # the team was deleted meanwhile: nothing to attach to
     except OSError as exc:
         log.warning("cannot note how much of %s was shown: %s", log_path, exc)
 
