@@ -26,6 +26,9 @@ from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
+#: The cells ``^p palette`` takes at the footer's right edge.
+PALETTE_CELLS = 14
+
 
 def fit_keys(
     app: App[Any],
@@ -44,7 +47,7 @@ def fit_keys(
         return found
     shown = [(k, a) for k, a in found.items() if a.binding.show]
     shown.sort(key=lambda item: rank(item[1].binding))
-    room = width - (14 if palette else 0)
+    room = width - (PALETTE_CELLS if palette else 0)
     for key, active in shown:
         binding = active.binding
         label = len(app.get_key_display(binding)) + 1 + len(binding.description)
@@ -54,6 +57,17 @@ def fit_keys(
         else:
             found[key] = active._replace(binding=replace(binding, show=False))
     return found
+
+
+def palette_fits(app: App[Any], found: dict[str, ActiveBinding]) -> bool:
+    """Whether ``^p palette`` fits beside the compact footer's shown keys: at 80 columns it was
+    hidden even where two keys left the row empty (issue 30, M5: ``^p`` disappeared)."""
+    used = sum(
+        len(app.get_key_display(a.binding)) + 2 + len(a.binding.description)
+        for a in found.values()
+        if a.binding.show
+    )
+    return app.size.width - used >= PALETTE_CELLS
 
 
 class KeyFooter(Footer):

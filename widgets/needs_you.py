@@ -62,13 +62,22 @@ class NeedsYou(Static):
         if label is None:
             line.append(idle)
         else:
+            head = f"▶ {label} waiting {waited(now - since)} — "
+            room = self.content_region.width
+            extra = f"  (+{more} more)" if more else ""
+            if room and len(head) + len(keys) + len(extra) > room:
+                extra = ""  # a narrow row drops whole keys, last first, never a word of one
+                parts = keys.split(" · ")
+                while len(parts) > 1 and len(head) + len(" · ".join(parts)) > room:
+                    parts.pop()
+                keys = " · ".join(parts)
             line.append("▶ ", style="bold yellow")
             line.append(label, style="bold")
             line.append(f" waiting {waited(now - since)}")
             line.append(" — ")
             line.append(keys, style="bold")
-            if more:
-                line.append(f"  (+{more} more)", style="dim")
+            if extra:
+                line.append(extra, style="dim")
         if line != self._shown:
             self._shown = line
             self.update(line, layout=False)

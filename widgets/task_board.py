@@ -208,6 +208,10 @@ class TaskBoard(DataTable[Text]):
             self._add_chunk()
         self._subtitle()  # the current task may have changed
 
+    def is_open(self, task_id: str) -> bool:
+        """Whether ``task_id`` is still to be done (what a task waiting for it waits on)."""
+        return self._is_open(task_id)
+
     def _is_open(self, task_id: str) -> bool:
         """A blocker still to be done (unknown ids count as open: better shown than hidden)."""
         blocker = self._tasks.get(task_id) or self._backlog.get(task_id)

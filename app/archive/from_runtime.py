@@ -57,6 +57,12 @@ class RuntimeEvents:
         """A new run starts: its agents' rows are filled in again (what the runtime says)."""
         self._seen_agents.clear()
 
+    def resume_usage(self, counted: dict[str, tuple[int, int, int, int, int]]) -> None:
+        """An attach goes on with a run: its agents' running totals (the lead's restored
+        conversation, a teammate process's log) start from what the run recorded, so the
+        first total after the attach is not recorded again as one model call."""
+        self._usage.update(counted)
+
     def handle(self, kind: str, at: float, f: dict[str, Any]) -> None:
         """One converted event (``adapter.runtime_event``) of ``kind``, other than "team"."""
         self._handlers[kind](at, f)

@@ -68,6 +68,9 @@ class Recorder:
         #: The goal the person typed before the first team (a run started with one keeps it).
         self.typed_goal = ""
         self._unsubscribers: list[Callable[[], None]] = []
+        #: The team an attach goes on with, until its runtime says it leads it ("created"):
+        #: the run holds that team's creation already; the attach is its own event.
+        self._continued: str | None = None
         self.rows = Rows(run_id)
         self.files = FileReads(writer, self.rows, home, clock)
         self.tasks = self.files.tasks
@@ -127,6 +130,7 @@ class Recorder:
         states come back from the archive, then what the files hold now is recorded (what
         changed in between, once)."""
         self.set_team(team)
+        self._continued = team
         self.files.resume_tasks(team)
         self.files.sweep_existing(team)
 
@@ -196,6 +200,9 @@ class Recorder:
 
     def _on_team(self, at: float, f: dict[str, Any]) -> None:
         team, what = f["team"], f["event"]
+        if what == "created" and team == self._continued:
+            self._continued = None
+            return
         if what == "created":
             if self.team_deleted and self.team is not None:  # a new goal (its name may repeat)
                 self._next_run(at, team)
@@ -251,6 +258,7 @@ class Recorder:
 
         def op(conn: sqlite3.Connection) -> None:
             rows.end_run(conn, at, outcome, reason)
+            rows.drop_if_empty(conn)
 
         self.writer.submit(op)
         self.closed = True

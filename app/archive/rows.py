@@ -117,6 +117,16 @@ class Rows:
             (at, outcome, reason, self.run_id),
         )
 
+    def drop_if_empty(self, conn: sqlite3.Connection) -> None:
+        """A run that never had a team, a goal or an event (a dashboard opened and closed, the
+        first thing a newcomer does after ``make run``) is not kept: ``teamdeck history``
+        listed it as a run with goal "-", no agent and nothing done."""
+        conn.execute(
+            "DELETE FROM runs WHERE id = ? AND coalesce(team, '') = '' AND coalesce(goal, '')"
+            " = '' AND NOT EXISTS (SELECT 1 FROM events WHERE run_id = ?)",
+            (self.run_id, self.run_id),
+        )
+
     def first_goal(self, conn: sqlite3.Connection, goal: str, before: str) -> None:
         """The run's goal, typed by the person into a dashboard started without one (a run
         started with its goal keeps it; ``before``: the one typed earlier, replaced):

@@ -117,8 +117,10 @@ def start_run(
         try:
             conn.execute("BEGIN IMMEDIATE")
             continued = left is not None and _reopen(conn, left[1], continue_team or "")
+            counted: dict[str, tuple[int, int, int, int, int]] = {}
             if left is not None and continued:
                 run_id = left[1]
+                counted = _counted(conn, run_id)
             else:
                 run_id = _insert_run(conn, runtime, home, source, goal, model, offline, budget)
             conn.execute("COMMIT")
@@ -141,6 +143,7 @@ def start_run(
         if team:
             recorder.set_team(team)
     if continue_team and continued:
+        recorder.runtime_events.resume_usage(counted)
         recorder.continue_team(continue_team)
     elif continue_team:
         recorder.set_team(continue_team)
@@ -175,6 +178,17 @@ def left_run(paths: list[Path], team: str, home: Home) -> tuple[Path, int] | Non
         if row is not None:
             return path, int(row[0])
     return None
+
+
+def _counted(conn: sqlite3.Connection, run_id: int) -> dict[str, tuple[int, int, int, int, int]]:
+    """Each agent's tokens (input, output, cache read, cache write) and model calls recorded in
+    the run so far: an attached team's agents go on counting from there."""
+    found = conn.execute(
+        "SELECT agent, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens),"
+        " sum(cache_write_tokens), count(*) FROM model_calls WHERE run_id = ? GROUP BY agent",
+        (run_id,),
+    )
+    return {str(a): (int(i), int(o), int(r), int(w), int(n)) for a, i, o, r, w, n in found}
 
 
 def _reopen(conn: sqlite3.Connection, run_id: int, team: str) -> bool:

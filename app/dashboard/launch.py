@@ -228,7 +228,9 @@ def demo_home(keep: bool) -> Iterator[DemoHome]:
         yield kept
     finally:
         if kept.keep:
-            print(f"teamdeck: the demo's files are kept in {root} (teamdeck --home {root})")
+            from app.display.program import program_name
+
+            print(f"teamdeck: the demo's files are kept in {root} ({program_name()} --home {root})")
         else:
             try:
                 shutil.rmtree(root)

@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
-import shutil
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from app.core.paths import LEAD_NAME, default_home
 from app.dashboard.screens.host import DeckApp
 from app.dashboard.screens.left_teams import LeftTeamsScreen
 from app.dashboard.screens.quit import QuitScreen, ShuttingDownScreen
+from app.display.program import program_name
 from app.display.values import teammates
 from app.runtime.events import TERMINAL_STATUSES, RuntimeEvent, StatusChanged, TeamLifecycle
 from app.runtime.runners.external import KILL_GRACE
@@ -95,19 +94,20 @@ def resume_line(home: Path, team: str, running: bool) -> str:
     """The exit line for a team left behind: the exact command that resumes it, as this
     teamdeck was started (``.venv/bin/teamdeck`` after ``make run``, where ``teamdeck`` is not
     on PATH) and with ``--home`` unless it is the default home."""
-    argv0 = Path(sys.argv[0])
-    on_path = shutil.which("teamdeck")
-    program = "teamdeck"
-    if argv0.name == "teamdeck" and (on_path is None or Path(on_path).resolve() != argv0.resolve()):
-        program = str(argv0)
+    command = resume_command(home, team, running)
+    if running:
+        return f"teamdeck: team {team} left running; resume it with: {command}"
+    return f"teamdeck: team {team} left on disk; resume it with: {command}"
+
+
+def resume_command(home: Path, team: str, running: bool) -> str:
+    """The command that resumes ``team`` of ``home``, as this teamdeck was started."""
     where = (
         "" if home.resolve() == default_home().resolve() else f" --home {shlex.quote(str(home))}"
     )
     if running:
-        command = f"{program}{where} attach {shlex.quote(team)}"
-        return f"teamdeck: team {team} left running; resume it with: {command}"
-    command = f"{program}{where} tui --team {shlex.quote(team)}"
-    return f"teamdeck: team {team} left on disk; resume it with: {command}"
+        return f"{program_name()}{where} attach {shlex.quote(team)}"
+    return f"{program_name()}{where} tui --team {shlex.quote(team)}"
 
 
 async def shut_team_down(app: DeckApp, team: str) -> None:
@@ -169,9 +169,12 @@ async def offer_cleanup(app: DeckApp, teams: list[str]) -> None:
     run in processes of their own are not offered: they are said to be running instead."""
     running = set(await asyncio.to_thread(running_teams, app.home))
     for team in sorted(running & set(teams)):
-        app.notify(agent_markup(f"teamdeck attach {team} opens it"), title=f"{team} is running")
+        opens = resume_command(app.home.root, team, True)
+        app.notify(agent_markup(f"{opens} opens it"), title=f"{team} is running")
     teams = [t for t in teams if t not in running]
-    if not teams or not await app.push_screen_wait(LeftTeamsScreen(teams)):
+    if not teams or not await app.push_screen_wait(
+        LeftTeamsScreen(teams, resume=resume_command(app.home.root, teams[0], False))
+    ):
         return
     runtime = app.runtime
     led = runtime.team if runtime is not None else None

@@ -98,15 +98,38 @@ async def test_leave_attach_finish_is_one_run_with_its_goal_and_earlier_tasks(
         adopted.approve_plan(plan.request_id)
         await _until(pilot, lambda: second.recorder.team_deleted, "the team never finished")
     finish_dashboard_recording(second)
+    totals = {  # (after the lead's final report)
+        a.name: (a.input_tokens, a.output_tokens, a.cache_read_tokens, a.cache_write_tokens)
+        for a in adopted.snapshot()
+    }
 
     conn = connect(home.root / "history.db")
     runs = conn.execute("SELECT id, goal, outcome FROM runs").fetchall()
-    attached = conn.execute(
-        "SELECT count(*) FROM events WHERE kind = 'team' AND frame = 'attached'"
-    ).fetchone()[0]
+    attached, created = conn.execute(
+        "SELECT count(*) FILTER (WHERE frame = 'attached'), count(*) FILTER (WHERE frame ="
+        " 'created') FROM events WHERE kind = 'team'"
+    ).fetchone()
     conn.close()
     assert len(runs) == 1 and runs[0][1:] == (GOAL, "finished"), runs
-    assert attached == 1
+    assert attached == 1 and created == 1, (attached, created)  # the attach: not a creation
+    # What each agent did before the attach is in the run once: its spawn prompt once, and
+    # its tokens as its running totals say (the attach re-recorded every teammate's log and
+    # the lead's totals as one more model call: the work before it counted twice).
+    conn = connect(home.root / "history.db")
+    prompts = conn.execute(
+        "SELECT agent, count(*) FROM events WHERE kind = 'transcript' AND frame = 'user'"
+        " AND text LIKE '%You are the %' GROUP BY agent"
+    ).fetchall()
+    recorded = {
+        agent: (i, o, r, w)
+        for agent, i, o, r, w in conn.execute(
+            "SELECT agent, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens),"
+            " sum(cache_write_tokens) FROM model_calls GROUP BY agent"
+        )
+    }
+    conn.close()
+    assert prompts and all(n == 1 for _, n in prompts), prompts
+    assert recorded == {name: t for name, t in totals.items() if any(t)}, (recorded, totals)
 
     monkeypatch.setenv("TEAMDECK_HOME", str(home.root))
     assert cli.main(["history", "--json"]) == 0

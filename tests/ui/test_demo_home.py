@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.text import Text
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from app.cli.main import main
 from app.dashboard.app import TeamDeckApp
@@ -84,12 +86,20 @@ def test_leaving_the_team_on_disk_keeps_the_demo_home_and_says_where(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """ "Leave on disk" is true in a demo too: its home is not deleted as the demo ends."""
+    """ "Leave on disk" is true in a demo too: its home is not deleted as the demo ends. The
+    dialog and the exit lines name the command as it was started (after ``make run`` it is
+    ``.venv/bin/teamdeck``, not on PATH: the "files are kept" line and the dialog said
+    ``teamdeck`` where the resume line said ``.venv/bin/teamdeck``)."""
+    monkeypatch.setattr("sys.argv", [".venv/bin/teamdeck", "demo"])
+    monkeypatch.setattr("app.display.program.shutil.which", lambda name: None)
+    dialog: list[str] = []
 
     async def leave(pilot: Pilot[Any]) -> None:
         await team_at_work(pilot, scratch)
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, QuitScreen))
+        question = pilot.app.screen.query_one(".dialog-question", Static).content
+        dialog.append(question.plain if isinstance(question, Text) else str(question))
         await pilot.press("l")
 
     run_headless(monkeypatch, leave)
@@ -97,7 +107,13 @@ def test_leaving_the_team_on_disk_keeps_the_demo_home_and_says_where(
     [home] = demo_homes(scratch)
     assert [p.name for p in (home / "teams").iterdir()]  # the team is there
     out = capsys.readouterr().out
-    assert f"teamdeck: the demo's files are kept in {home} (teamdeck --home {home})" in out
+    kept = f"the demo's files are kept in {home} (.venv/bin/teamdeck --home {home})"
+    assert f"teamdeck: {kept}" in out, out
+    assert "resume it with: .venv/bin/teamdeck --home" in out, out
+    assert (
+        f"kept (not deleted as the demo ends); .venv/bin/teamdeck --home {home} lists"
+        in (dialog[0])
+    ), dialog
 
 
 def test_keep_leaves_the_demo_home_and_says_where(

@@ -50,3 +50,20 @@ async def test_each_view_has_a_footer_of_its_own(deck: TeamDeckApp) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, AgentScreen))
         await wait_for(pilot, lambda: bool(shown_keys(app.screen.query_one(Footer))))
         assert app.screen.query_one(Footer) is not app.screen_stack[0].query_one(Footer)
+
+
+async def test_a_narrow_footer_shows_the_palette_key_where_the_keys_leave_room(
+    deck: TeamDeckApp,
+) -> None:
+    """At 80x24 ``^p palette`` was never shown, even where two keys left the row empty (the
+    compose box's footer; after a run): issue 30, M5 "^p disappears"."""
+    async with deck.run_test(size=(80, 24)) as pilot:
+        app = await ready(pilot)
+        footer = app.screen.query_one(Footer)
+        await wait_for(pilot, lambda: "a" in {key.key for key in shown_keys(footer)})
+        assert "ctrl+p" not in {key.key for key in shown_keys(footer)}  # a full row: no room
+        await pilot.press("i")  # the compose box: f1 and esc only
+        await wait_for(pilot, lambda: "ctrl+p" in {key.key for key in shown_keys(footer)})
+        assert footer.compact
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "ctrl+p" not in {key.key for key in shown_keys(footer)})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -226,7 +227,11 @@ async def test_a_team_left_on_disk_is_offered_for_cleanup(tmp_path: Path) -> Non
         assert not (tmp_path / "tasks" / TEAM).exists()
 
 
-async def test_a_left_team_can_be_kept(tmp_path: Path) -> None:
+async def test_a_left_team_can_be_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept, the dialog's command resumes it as typed: ``teamdeck --team alpha`` looked in the
+    default home and named a ``teamdeck`` not on PATH after ``make run``."""
+    monkeypatch.setattr("sys.argv", [".venv/bin/teamdeck", "tui"])
+    monkeypatch.setattr("app.display.program.shutil.which", lambda name: None)
     build_home(tmp_path)
     lead = AgentSnapshot(name="team-lead", color="blue", status="idle", is_lead=True, started_at=T0)
     runtime = FakeRuntime(team=None, agents=[lead])
@@ -235,6 +240,10 @@ async def test_a_left_team_can_be_kept(tmp_path: Path) -> None:
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, LeftTeamsScreen))
+        shown = app.screen.resume  # type: ignore[attr-defined]
+        assert shown == f".venv/bin/teamdeck --home {tmp_path} tui --team {TEAM}", shown
+        question = app.screen.query_one(".dialog-question", Static).content
+        assert isinstance(question, Text) and shown in question.plain, question
         await pilot.press("enter")
         await wait_for(pilot, lambda: not isinstance(app.screen, LeftTeamsScreen))
         assert app.home.teams.get(TEAM) is not None

@@ -38,7 +38,7 @@ from app.runtime.api import Approval
 from app.runtime.events import TERMINAL_STATUSES
 from app.runtime.steering import READ_ONLY, Outcome, describe_request
 from widgets.agent_text import agent_markup
-from widgets.footer import fit_keys
+from widgets.footer import fit_keys, palette_fits
 from widgets.needs_you import NeedsYou
 
 #: The "needs you" line of ``--claude`` while Claude Code's home has no team: what to do, in
@@ -203,13 +203,18 @@ class DeckScreen(DeckView):
     def _fit(self, found: dict[str, ActiveBinding], narrow: bool) -> dict[str, ActiveBinding]:
         """Hide the keys that do not fit the footer's width, least needed first."""
         rank = {name: i for i, name in enumerate(FOOTER_PRIORITY)}
-        return fit_keys(
+        fitted = fit_keys(
             self.app,
             found,
             lambda binding: rank.get(binding.id or "", len(rank)),
             compact=narrow,
             palette=not narrow,
         )
+        if narrow:  # ``^p palette`` where the keys leave it room (after a run, in a dialog's)
+            palette = palette_fits(self.app, fitted)
+            for footer in self.query(Footer):
+                footer.show_command_palette = palette
+        return fitted
 
     def select(self, name: str) -> None:
         super().select(name)

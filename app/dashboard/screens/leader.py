@@ -319,9 +319,10 @@ class LeaderScreen(DeckScreen):
     @on(DataTable.RowSelected, "#board")
     def _open_task(self, event: DataTable.RowSelected) -> None:
         """``enter`` on the board: the task's detail."""
-        task = self.query_one(TaskBoard).task_of(str(event.row_key.value))
+        board = self.query_one(TaskBoard)
+        task = board.task_of(str(event.row_key.value))
         if task is not None:
-            self.app.push_screen(TaskScreen(task))
+            self.app.push_screen(TaskScreen(task, is_open=board.is_open))
 
     @on(MessageFeed.Opened)
     def _read_message(self, event: MessageFeed.Opened) -> None:

@@ -27,9 +27,13 @@ class LeftTeamsScreen(ModalScreen[bool]):
         keys.LEFT_KEEP.binding(),
     ]
 
-    def __init__(self, teams: list[str]) -> None:
+    def __init__(self, teams: list[str], *, resume: str = "") -> None:
         super().__init__(classes="dialog-screen")
         self.teams = teams
+        #: The command that resumes the first one, as the person can type it (with ``--home``
+        #: and ``.venv/bin/`` where they are needed: ``teamdeck --team beta`` looked in the
+        #: default home).
+        self.resume = resume or f"teamdeck --team {teams[0]}"
 
     def compose(self) -> ComposeResult:
         many = len(self.teams) != 1
@@ -40,7 +44,7 @@ class LeftTeamsScreen(ModalScreen[bool]):
             text.append(f"  • {name}\n", style="bold")
         text.append("\nDelete removes their config, inboxes and tasks. Kept, they stay reachable ")
         text.append("with ctrl+p → Switch team; ")
-        text.append(f"teamdeck --team {self.teams[0]}", style="bold")
+        text.append(self.resume, style="bold")
         text.append(" resumes one (its lead carries on with its tasks).")
         with Vertical(classes="dialog", id="left-teams"):
             yield Static(text, classes="dialog-question")

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from app.dashboard import keys
+from app.display.program import program_name
 from widgets.agent_text import agent_text
 from widgets.footer import KeyFooter
 
@@ -52,17 +53,18 @@ class QuitScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         home = f"--home {self.demo_home} " if self.demo_home else ""
+        program = program_name()  # as the exit line will say it
         left: tuple[str | tuple[str, str], ...]
         if self.running:
             left = (
                 "Left running, its teammates keep working; ",
-                (f"teamdeck {home}attach {self.team}", "bold"),
+                (f"{program} {home}attach {self.team}", "bold"),
                 " opens it again.",
             )
         elif self.demo_home:
             left = (
                 "Left on disk, the demo's home is kept (not deleted as the demo ends); ",
-                (f"teamdeck {home}".rstrip(), "bold"),
+                (f"{program} {home}".rstrip(), "bold"),
                 " lists it.",
             )
         else:

@@ -1,7 +1,11 @@
 """One task in full (``enter`` on the task board): its subject, status, owner, what it blocks
-and waits for, and its whole description (the board cuts the subject to its column)."""
+and waits for, and its whole description (the board cuts the subject to its column). "waits
+for" names the blockers still open, as the board's column does, and the finished ones as done
+(it listed a completed blocker as one the task still waited for)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.table import Table
 from rich.text import Text
@@ -21,9 +25,10 @@ class TaskScreen(ModalScreen[None]):
     AUTO_FOCUS = ".dialog-body"
     BINDINGS = [keys.MESSAGE_CLOSE.binding()]
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task, *, is_open: Callable[[str], bool] = lambda _: True) -> None:
         super().__init__(classes="dialog-screen")
         self.task_shown = task
+        self.is_open = is_open
 
     def compose(self) -> ComposeResult:
         task = self.task_shown
@@ -36,7 +41,7 @@ class TaskScreen(ModalScreen[None]):
         if task.active_form:
             fields.add_row("doing", Text(task.active_form))
         if task.blocked_by:
-            fields.add_row("waits for", Text(", ".join(f"#{t}" for t in task.blocked_by)))
+            fields.add_row("waits for", Text(self._waits_for(task.blocked_by)))
         if task.blocks:
             fields.add_row("blocks", Text(", ".join(f"#{t}" for t in task.blocks)))
         with Vertical(classes="dialog wide", id="task"):
@@ -46,6 +51,12 @@ class TaskScreen(ModalScreen[None]):
                 yield Static(Text(task.description or "(no description)"), id="task-text")
             yield Static(Text("esc to close", style="dim"), classes="dialog-hint")
         yield KeyFooter()
+
+    def _waits_for(self, blockers: list[str]) -> str:
+        """``#1 (#2 done)``: the open blockers, then the finished ones."""
+        waiting = ", ".join(f"#{t}" for t in blockers if self.is_open(t)) or "nothing now"
+        done = ", ".join(f"#{t}" for t in blockers if not self.is_open(t))
+        return f"{waiting} ({done} done)" if done else waiting
 
     def action_close(self) -> None:
         self.dismiss(None)

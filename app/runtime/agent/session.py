@@ -107,7 +107,6 @@ class AgentSession:
         self.shutdown_approved = False
         #: Task ids this agent marked completed during the current turn.
         self.completed_this_turn: list[str] = []
-        self.cache_creation_tokens = 0
         #: Awaited before each model call (the run's budget holds new calls while it is spent).
         self.gate: Callable[[AgentSession], Awaitable[None]] | None = None
         #: Model calls this agent shares with the process's other in-process teammates (a few
@@ -216,7 +215,6 @@ class AgentSession:
             snap.output_tokens += counts[1]
             snap.cache_read_tokens += counts[2]
             snap.cache_write_tokens += counts[3]
-            self.cache_creation_tokens += counts[3]
             snap.model_calls += 1
             cost = call_cost(self.model, *counts, offline=self._offline)
             if cost is None:
@@ -230,7 +228,7 @@ class AgentSession:
                 snap.input_tokens,
                 snap.output_tokens,
                 snap.cache_read_tokens,
-                self.cache_creation_tokens,
+                snap.cache_write_tokens,  # (a resumed lead's total includes its earlier calls)
                 snap.tool_calls,
                 snap.model_calls,
                 snap.cost_usd,

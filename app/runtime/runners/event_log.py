@@ -202,11 +202,17 @@ class LogReader:
         self.offset = 0
         self._partial = b""
 
-    def read_new(self) -> list[dict[str, Any]]:
+    @property
+    def consumed(self) -> int:
+        """The bytes of whole lines read so far (an unfinished last line not counted)."""
+        return self.offset - len(self._partial)
+
+    def read_new(self, upto: int | None = None) -> list[dict[str, Any]]:
+        """The whole lines appended since the last call (``upto``: none past that byte)."""
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(self.offset)
-                chunk = handle.read()
+                chunk = handle.read() if upto is None else handle.read(max(0, upto - self.offset))
         except FileNotFoundError:
             return []
         except OSError as exc:

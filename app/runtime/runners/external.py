@@ -35,12 +35,14 @@ from app.runtime.api import AgentSnapshot, Approval
 from app.runtime.events import (
     TERMINAL_STATUSES,
     AgentStatus,
+    ApprovalChanged,
     RuntimeEvent,
     StatusChanged,
     TranscriptEntry,
 )
 from app.runtime.runners.base import TeammateSpec
 from app.runtime.runners.event_log import LoggedAgent, LogReader, append_lines, exit_line
+from app.runtime.runners.log_seen import read_seen, write_seen
 from app.runtime.runners.process_record import AgentRecord, is_alive, pid_exists, read_record
 
 if TYPE_CHECKING:
@@ -124,7 +126,14 @@ class ExternalRunner:
         self._watch()
 
     def adopt(self) -> None:
-        """Watch a process an earlier dashboard started (``teamdeck attach``)."""
+        """Watch a process an earlier dashboard started (``teamdeck attach``). What that
+        dashboard showed of its log is folded in without being emitted again (it was recorded
+        then: ``app.runtime.runners.log_seen``); an answer the log says was given still closes
+        its request in the queue."""
+        for line in self.reader.read_new(upto=read_seen(self.reader.path)):
+            for event in self.agent.apply(line):
+                if isinstance(event, ApprovalChanged) and event.resolved:
+                    self._emit(event)
         self.on_log()
         if not self._finished:
             self._check()
@@ -132,10 +141,13 @@ class ExternalRunner:
             self._watch()
 
     def detach(self) -> None:
-        """Stop watching; the process goes on."""
+        """Stop watching; the process goes on (how much of its log was shown is noted for the
+        next ``attach``)."""
         if self._monitor is not None:
             self._monitor.cancel()
             self._monitor = None
+        if not self._finished:
+            write_seen(self.reader.path, self.reader.consumed)
 
     def team_deleted(self) -> None:
         """The team was deleted (its folder, logs included, is gone): the teammate had left

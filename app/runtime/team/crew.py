@@ -31,11 +31,15 @@ class Crew:
         self.departed: dict[str, AgentSnapshot] = {}
         self._gone: dict[str, Runner] = {}
         self._colored = 0  # colours handed out in this team (spawns still starting included)
+        #: The order teammates were added in: spawns (or adoptions) in one millisecond share
+        #: a start time, and departing must not reorder them (the panels' digits would change).
+        self._added: dict[str, int] = {}
 
     def clear(self) -> None:
         """A new team starts: the previous team's teammates are history."""
         self.departed.clear()
         self._gone.clear()
+        self._added.clear()
         self._colored = 0
 
     def next_color(self) -> str:
@@ -46,6 +50,7 @@ class Crew:
 
     def add(self, runner: Runner) -> None:
         self.runners[runner.spec.name] = runner
+        self._added.setdefault(runner.spec.name, len(self._added))
 
     def left(self, runner: Runner) -> bool:
         """``runner``'s teammate left the team; False if it was not (or no longer) here."""
@@ -77,7 +82,8 @@ class Crew:
     def snapshots(self) -> list[AgentSnapshot]:
         """Present and departed teammates, in spawn order."""
         snaps = [r.snapshot() for r in self.runners.values()] + list(self.departed.values())
-        snaps.sort(key=lambda snap: snap.started_at)
+        added = self._added
+        snaps.sort(key=lambda snap: (snap.started_at, added.get(snap.name, len(added))))
         return snaps
 
     def transcript(self, name: str) -> list[TranscriptEntry]:
