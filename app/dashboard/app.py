@@ -283,10 +283,13 @@ class TeamDeckApp(DeckState):
         if not self.screen_stack or not self.leader.is_mounted:  # quitting: the views are gone
             return False
         drew = bool(deltas) or self.relay.pending > 0
+        began = time.perf_counter()
         with self.batch_update():
             for delta in deltas:
                 self._apply_store(delta)
             self.flush_runtime()
+        if drew:  # the time budget: how long until these changes were on the screen
+            self.call_after_refresh(lambda: self.beat.spent(time.perf_counter() - began))
         return drew
 
     def _apply_store(self, delta: StoreDelta) -> None:
