@@ -24,13 +24,13 @@ team that changes things faster than that waits, at most until the next token.
   Changes that already waited a whole ``gap`` are not held again: keys held down do not hold
   the team's drawing back.
 
-* ``spent(seconds)``: a time budget for the team's drawing. The app says how long a beat's
-  changes took to reach the screen (applied, laid out, drawn). A beat that took more than
-  ``SHARE`` of a gap costs more than one token, in proportion, so the team's drawing keeps to
-  about that share of the loop and the rest is the person's: on a loaded machine a frame of
-  the team's changes took 40-60 ms, ten times a second, and a key waited behind them.
-  Quiet, a beat's frame takes a few ms and this changes nothing. The next beat never waits
-  more than ``MAX_WAIT``.
+* ``spent(seconds)``: a time budget for the team's drawing. The app says how much of the
+  loop's CPU a beat's changes took to reach the screen (applied, laid out, drawn). A beat that
+  took more than ``SHARE`` of a gap costs more than one token, in proportion, so the team's
+  drawing keeps to about that share of the loop and the rest is the person's: a frame of a
+  busy team's changes can take tens of ms, ten times a second, and a key waits behind them.
+  A beat's frame of a few ms changes nothing. The next beat never waits more than
+  ``MAX_WAIT``.
 
 Deltas are applied in the order they came, each exactly once; nothing is dropped. A beat that
 had nothing to draw costs no token.

@@ -1,7 +1,7 @@
 """A key press's own frame stays small while the team works: moving the selection through the
 roster scrolls it a page at a time, not on every press past the view's edge (a scroll
 arranges the visible screen again and repaints the whole roster). The team's frames keep to a
-time budget: each beat reports how long its changes took to reach the screen
+time budget: each beat reports the CPU its changes took to reach the screen
 (``ViewBeat.spent``; the pacing itself is tested in test_view_beat.py)."""
 
 from __future__ import annotations
