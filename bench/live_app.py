@@ -5,7 +5,8 @@ offline model at pace 0: its teammates are Textual workers on the app's loop, as
 dashboard. Once they work, ``shift+down`` (select the next agent) is handed to the app every
 80-120 ms exactly as the terminal driver hands it a key; latency = that moment -> the first
 screen refresh after the selection moved (``call_after_refresh`` from the action). A 10 ms
-timer on the same loop records its lag meanwhile.
+timer on the same loop records its lag meanwhile, and the CPU time of each screen update
+(its thread's, far less sensitive to the machine's load than the latencies) is summed.
 """
 
 from __future__ import annotations
@@ -44,9 +45,44 @@ class Presses:
     spawn_s: float = 0.0  # spawning the whole team (the spawns overlap, as one response's)
     wall_s: float | None = None  # spawn start -> every task completed (None: not in time)
     rss_mb: float = 0.0  # the dashboard process's resident memory at the end
+    frames: int = 0  # screen updates while the keys were pressed
+    frame_cpu_ms: float = 0.0  # their CPU time (the loop thread's)
 
     def lag(self) -> tuple[float, float, float]:
         return pct(self.stalls, 0.5), pct(self.stalls, 0.99), max(self.stalls, default=0.0)
+
+    @property
+    def frame_cpu(self) -> float:
+        """CPU ms per screen update (nan: none)."""
+        return self.frame_cpu_ms / self.frames if self.frames else float("nan")
+
+
+class FrameCounter:
+    """Counts the screen updates and their CPU time into ``result`` while ``on``. Installed
+    before the app starts: a screen's update timer keeps the method it was made with."""
+
+    def __init__(self, result: Presses) -> None:
+        from textual.screen import Screen
+
+        self.on = False
+        self._update = update = Screen._on_timer_update
+
+        def counted(screen: Screen[Any]) -> None:
+            if not self.on:
+                return update(screen)
+            began = time.thread_time()
+            try:
+                update(screen)
+            finally:
+                result.frames += 1
+                result.frame_cpu_ms += (time.thread_time() - began) * 1000
+
+        Screen._on_timer_update = counted  # type: ignore[method-assign]
+
+    def close(self) -> None:
+        from textual.screen import Screen
+
+        Screen._on_timer_update = self._update  # type: ignore[method-assign]
 
 
 async def keypresses(
@@ -69,6 +105,7 @@ async def keypresses(
     offload.set_enabled(offloading)
     result = Presses()
     root = Path(tempfile.mkdtemp(prefix="teamdeck-live-app-"))
+    frames = FrameCounter(result)
     try:
         workdir = make_workspace(root)
         home = Home(root / "home")
@@ -126,6 +163,7 @@ async def keypresses(
             watching = asyncio.create_task(watch_board())
             rng = random.Random(5)
             deadline = time.perf_counter() + time_limit
+            frames.on = True
             while time.perf_counter() < deadline:
                 await asyncio.sleep(rng.uniform(0.08, 0.12))
                 done = finished.is_set()
@@ -135,6 +173,7 @@ async def keypresses(
                 key.set_sender(app)
                 sent.append(time.perf_counter())
                 app._driver.send_message(key)  # as the terminal driver does
+            frames.on = False
             stop.set()
             await tick
             with contextlib.suppress(TimeoutError):  # the team's speed, keys or not
@@ -149,6 +188,7 @@ async def keypresses(
             await runtime.stop()
             _kill(pids)
     finally:
+        frames.close()
         offload.set_enabled(None)
         shutil.rmtree(root, ignore_errors=True)
     return result

@@ -8,11 +8,20 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.geometry import Region
 from textual.message import Message
 
 from app.runtime.api import AgentSnapshot
 from widgets.teammate_panel import TeammatePanel
+
+
+def _page_to(top: int, height: int, scrolled: int, view: int) -> int | None:
+    """The scroll offset that shows rows ``top``..``top + height`` a page at a time (``None``:
+    they are in view): at the view's top if they are below it, at its bottom if above."""
+    if top < scrolled:
+        return top + height - view if height <= view else top
+    if top + height > scrolled + view:
+        return top
+    return None
 
 
 def jump_key(index: int, agent: AgentSnapshot) -> str:
@@ -98,7 +107,12 @@ class Roster(VerticalScroll, can_focus=True):
             self._bring_into_view(panel)
 
     def _bring_into_view(self, panel: TeammatePanel) -> None:
-        """Scroll ``panel`` into view, in the frame that shows it selected.
+        """Scroll ``panel`` into view, in the frame that shows it selected, a page at a time:
+        a panel below the view comes in at its top, one above at its bottom, so the next
+        presses in the same direction select panels already in view. Scrolling one panel
+        per press (Textual's nearest edge) made every key press past the view's edge a
+        scroll, which arranges the visible screen again and repaints the whole roster: most
+        key frames while 8 teammates worked (bench/live.py's ``keypress`` row).
 
         Its place is the panels' heights above it, not Textual's answer: asking Textual where
         a widget out of view is (``scroll_to_widget``) arranges the whole screen again and
@@ -117,10 +131,13 @@ class Roster(VerticalScroll, can_focus=True):
                 top += other.outer_size.height
         else:
             return
-        size = panel.outer_size
-        self.scroll_to_region(
-            Region(0, top, size.width, size.height), animate=False, immediate=True
-        )
+        y = _page_to(top, panel.outer_size.height, self.scroll_offset.y, self._view_height)
+        if y is not None:
+            self.scroll_to(y=min(max(0, y), self.max_scroll_y), animate=False, immediate=True)
+
+    @property
+    def _view_height(self) -> int:
+        return max(1, self.scrollable_content_region.height)
 
     def tick(self) -> None:
         """Redraw elapsed times (the lines that show them) on the panels in view; the others
@@ -136,7 +153,7 @@ class Roster(VerticalScroll, can_focus=True):
     def _in_view(self) -> set[TeammatePanel]:
         """The panels in view (and those not laid out yet), from the panels' heights."""
         top = self.scroll_offset.y
-        bottom = top + max(1, self.scrollable_content_region.height)
+        bottom = top + self._view_height
         shown = set(self._panels.values())
         found: set[TeammatePanel] = set()
         y = 0

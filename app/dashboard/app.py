@@ -283,10 +283,13 @@ class TeamDeckApp(DeckState):
         if not self.screen_stack or not self.leader.is_mounted:  # quitting: the views are gone
             return False
         drew = bool(deltas) or self.relay.pending > 0
-        with self.batch_update():
+        began = time.thread_time()  # the loop's CPU, not the clock: a loaded machine's
+        with self.batch_update():  # waits are not the dashboard's cost
             for delta in deltas:
                 self._apply_store(delta)
             self.flush_runtime()
+        if drew:  # the time budget: the CPU it took to put these changes on the screen
+            self.call_after_refresh(lambda: self.beat.spent(time.thread_time() - began))
         return drew
 
     def _apply_store(self, delta: StoreDelta) -> None:

@@ -24,6 +24,14 @@ team that changes things faster than that waits, at most until the next token.
   Changes that already waited a whole ``gap`` are not held again: keys held down do not hold
   the team's drawing back.
 
+* ``spent(seconds)``: a time budget for the team's drawing. The app says how much of the
+  loop's CPU a beat's changes took to reach the screen (applied, laid out, drawn). A beat that
+  took more than ``SHARE`` of a gap costs more than one token, in proportion, so the team's
+  drawing keeps to about that share of the loop and the rest is the person's: a frame of a
+  busy team's changes can take tens of ms, ten times a second, and a key waits behind them.
+  A beat's frame of a few ms changes nothing. The next beat never waits more than
+  ``MAX_WAIT``.
+
 Deltas are applied in the order they came, each exactly once; nothing is dropped. A beat that
 had nothing to draw costs no token.
 """
@@ -38,6 +46,10 @@ D = TypeVar("D")
 
 BURST = 2.0
 """Beats available at once after a quiet spell."""
+SHARE = 0.3
+"""The share of the loop's time the team's drawing may take (``spent``)."""
+MAX_WAIT = 0.5
+"""Seconds an expensive beat may make the next one wait, at most (``spent``)."""
 _ONE = 1 - 1e-9  # a whole beat, give or take the clock's rounding
 
 
@@ -99,6 +111,15 @@ class ViewBeat(Generic[D]):
         now = self._clock()
         if self._since is None or now - self._since < self.gap:
             self._held_until = max(self._held_until, now + seconds)
+
+    def spent(self, seconds: float) -> None:
+        """The last beat's changes took ``seconds`` to reach the screen: beyond ``SHARE`` of a
+        gap, the beat costs that many gaps' tokens more (the next one waits that much longer,
+        ``MAX_WAIT`` at most)."""
+        extra = seconds / (SHARE * self.gap) - 1
+        if extra > 0:
+            self._available()
+            self._tokens = max(1 - MAX_WAIT / self.gap, self._tokens - extra)
 
     def beat(self) -> None:
         """Apply everything now."""

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.dashboard.view_beat import BURST, ViewBeat
+from app.dashboard.view_beat import BURST, MAX_WAIT, SHARE, ViewBeat
 
 GAP = 0.1
 
@@ -122,6 +122,34 @@ def test_keys_held_down_do_not_hold_the_team_back() -> None:
     assert len(applied) >= 1 + 0.6 / (GAP + 0.05)  # a beat a gap and a hold at most
     clock.advance(1)
     assert [d for b in applied for d in b] == [1] + [2] * 20
+
+
+def test_a_beat_that_took_long_to_draw_makes_the_next_wait_in_proportion() -> None:
+    """The time budget: a beat whose changes took four times ``SHARE`` of a gap to reach the
+    screen costs four tokens; a cheap one costs one (the next is drawn at once)."""
+    beat, applied, clock = make()
+    beat.store(1)
+    beat.spent(SHARE * GAP / 2)  # a cheap frame
+    beat.store(2)  # the burst's second token: at once
+    assert applied == [[1], [2]]
+    clock.advance(1.0)  # quiet: the bucket is full again
+    beat.store(3)
+    beat.spent(SHARE * GAP * 4)
+    beat.store(4)
+    assert applied[-1] == [3] and beat.kept == 1  # waits three gaps more than it would
+    clock.advance(3 * GAP - 0.001)
+    assert applied[-1] == [3]
+    clock.advance(0.002)
+    assert applied[-1] == [4] and beat.kept == 0
+
+
+def test_however_long_a_beat_took_the_next_waits_at_most_max_wait() -> None:
+    beat, applied, clock = make()
+    beat.store(1)
+    beat.spent(60.0)  # a machine stalled for a minute
+    beat.store(2)
+    clock.advance(MAX_WAIT + 0.001)
+    assert applied == [[1], [2]]
 
 
 @given(

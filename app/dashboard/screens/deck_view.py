@@ -22,6 +22,7 @@ from app.dashboard.messages import FilterFeed, SelectAgent, ToggleBoard
 from app.dashboard.screens import modes
 from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.host import DeckHost
+from app.dashboard.screens.row_paint import RowCompositor
 from app.dashboard.screens.view_search import Searchable, ViewSearch
 from app.dashboard.streams import HookLines, RunEnded, Streamed, TranscriptGrew
 from app.display.values import FeedItem, HeaderInfo, teammates
@@ -58,6 +59,7 @@ class DeckView(Screen[None]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._compositor = RowCompositor()  # repaints only the rows that changed (row_paint)
         self._fit_breakpoints()
 
     def _fit_breakpoints(self) -> None:
