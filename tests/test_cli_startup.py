@@ -292,3 +292,16 @@ def test_a_teammate_process_loads_the_model_sdk_at_its_first_model_call(tmp_path
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"held": [], "called": True}
+
+
+def test_a_run_on_this_machine_loads_no_postgresql_driver() -> None:
+    """The engine's relay (and psycopg with it) loads only for a run across machines."""
+    probe = (
+        "import json, sys, app.cli.headless, app.runtime.team.runtime; "
+        "print(json.dumps([m for m in ('psycopg', 'app.engine.relay') if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
