@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from pytest_subtests import SubTests
+from textual.command import CommandList, CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
 from app.core import Home
 from app.dashboard.app import TeamDeckApp
@@ -45,6 +46,18 @@ async def the_selected_teammate_is_marked(pilot: Pilot[None], deck: TeamDeckApp)
         # (the needs-you line has its own ▶); the roster redraws in a later frame
         await wait_for(pilot, lambda name=name: any(name in r for r in marked(deck)))
         assert len(marked(deck)) == 1, marked(deck)
+
+
+def searched(deck: TeamDeckApp, words: str) -> bool:
+    """The command palette is open on ``words`` and has gathered every command that matches
+    them (its search runs in a worker, the hits added as they come)."""
+    palette = deck.screen
+    if not isinstance(palette, CommandPalette) or palette.query_one(Input).value != words:
+        return False
+    group = CommandPalette._GATHER_COMMANDS_GROUP
+    gathering = [w for w in deck.workers if w.node is palette and w.group == group]
+    hits = palette.query_one(CommandList).option_count
+    return hits > 0 and all(w.is_finished for w in gathering)
 
 
 async def say_sandbox(pilot: Pilot[None], deck: TeamDeckApp, state: str) -> str:
@@ -88,10 +101,10 @@ async def test_what_the_person_reads_at_120x40(tmp_path: Path, subtests: SubTest
 
         async with step("the palette lists theme once and shows team switching"):
             await pilot.press("ctrl+p")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: searched(deck, ""))
             assert "Switch team: beta" in screen_text(deck)  # on the first page, no scrolling
             await pilot.press(*"theme")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: searched(deck, "theme"))
             palette = deck.screen
             hits = [str(o.prompt) for o in palette.query_one(OptionList).options]
             assert len([h for h in hits if "theme" in h.lower()]) == 1, hits
