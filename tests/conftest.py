@@ -40,12 +40,15 @@ SLOW_FIRST = (
     "tests/claude_code/",  # the real Claude Code binary
     "tests/ui/test_modes_tmux.py",
     "tests/engine/",  # a throwaway PostgreSQL, two homes, kill -9 rounds
+    "tests/security/test_lead_flood.py",  # one test: a lead under a flood of mail
+    "tests/ui/test_serve_browser.py",  # a headless browser
     "tests/ui/test_goals_tmux.py",
     "tests/runtime/test_teammate_modes.py",
     "tests/security/test_orphans.py",
     "tests/ui/test_quit_process_teammates.py",
     "tests/security/test_sandboxed_agents.py",
     "tests/security/test_no_door.py",
+    "tests/security/test_signed_answers.py",  # a tmux team among them
     "_tmux.py",  # a dashboard in a real terminal
     "tests/archive/test_archive_safety.py",
     "tests/archive/test_archive_dashboard.py",
@@ -53,9 +56,15 @@ SLOW_FIRST = (
     "tests/runtime/test_forkserver.py",
     "tests/conformance/test_conformance_headless.py",
     "tests/ui/test_ui_claude_steering.py",
+    "tests/ui/test_ui_permission_timeout.py",  # a real runtime under the dashboard
+    "tests/security/test_board_memory.py",  # 5,000 tasks
+    "tests/archive/test_archive_two_goals.py",
+    "tests/test_cli_startup.py",  # fresh interpreters
     # one dashboard each for many named steps: seconds a test, not tenths
     "tests/ui/test_ui_keys.py",
     "tests/ui/test_ui_transcript.py",
+    "tests/ui/test_ui_readable.py",
+    "tests/ui/test_ui_focus.py",
 )
 
 

@@ -64,9 +64,13 @@ def test_help_loads_no_model_sdk_textual_sqlite_or_models(home_dir: Path) -> Non
         (("task", "list", "--team", "alpha"), {"pydantic"}),
         (("history",), {"pydantic", "sqlite3"}),
         (("approvals",), {"pydantic"}),
+        (("send", "--team", "alpha", "--to", "team-lead", "done"), {"pydantic"}),
+        (("inbox", "--team", "alpha", "--agent", "team-lead"), {"pydantic"}),
+        (("ps",), {"pydantic"}),
+        (("permissions", "check", "--tool", "Bash", "--input", "{}"), {"pydantic"}),
     ],
 )
-def test_commands_that_only_look_load_no_model_sdk(
+def test_commands_that_do_not_call_the_model_load_no_model_sdk(
     home_dir: Path, argv: tuple[str, ...], allowed: set[str]
 ) -> None:
     code, loaded = loaded_by(home_dir, *argv)
@@ -232,3 +236,72 @@ def test_dashboard_first_frame_is_drawn_before_the_model_sdk_loads(tmp_path: Pat
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"at_first_frame": [], "later": True}  # loaded by the runtime, afterwards
+
+
+TEAMMATE = """
+import asyncio, json, sys, time
+from pathlib import Path
+from app.core import Home, TeamMember
+from app.runtime.runners.hold import clear_hold, set_hold
+from app.runtime.runners.teammate_process import run_agent
+
+home, team = Home(Path(sys.argv[1])), "alpha"
+home.teams.create(team)
+member = TeamMember(agent_id="worker@alpha", name="worker", prompt="Say hello.", cwd=sys.argv[2])
+home.teams.add_member(team, member)
+set_hold(home, team, "paused: budget")  # the run's budget spent: it waits before its call
+log = home.layout.agent_log_path(team, "worker")
+seen = {}
+
+async def until(condition):
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+
+async def main():
+    agent = asyncio.ensure_future(run_agent(home, team, "worker", offline=True))
+    await until(lambda: log.exists() and "paused: budget" in log.read_text())
+    seen["held"] = [m for m in ("anthropic", "textual") if m in sys.modules]
+    clear_hold(home, team)
+    await until(lambda: "anthropic" in sys.modules)
+    await until(lambda: '"assistant"' in log.read_text())  # it answered: the client works
+    seen["called"] = "anthropic" in sys.modules
+    agent.cancel()
+    await asyncio.gather(agent, return_exceptions=True)
+
+asyncio.run(main())
+print(json.dumps(seen))
+"""
+
+
+def test_a_teammate_process_loads_the_model_sdk_at_its_first_model_call(tmp_path: Path) -> None:
+    """A teammate process held before its first model call (the run's budget spent) has not
+    imported the SDK (a second of CPU each); its first call imports it, and is answered."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", TEAMMATE, str(tmp_path / "home"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"held": [], "called": True}
+
+
+def test_a_run_on_this_machine_loads_no_postgresql_driver() -> None:
+    """The engine's relay (and psycopg with it) loads only for a run across machines."""
+    probe = (
+        "import json, sys, app.cli.headless, app.runtime.team.runtime; "
+        "print(json.dumps([m for m in ('psycopg', 'app.engine.relay') if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []

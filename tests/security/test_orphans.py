@@ -30,6 +30,7 @@ from app.runtime.runners.process_record import (
     pid_exists,
     proc_start,
     read_record,
+    same_process,
     write_record,
 )
 from app.runtime.team.runtime import TeamRuntime
@@ -160,6 +161,25 @@ async def test_a_led_or_attached_team_is_not_shut_down(
     assert completed == set(pids)
     said = [e.text for e in seen.of(TranscriptEntry)]
     assert not [text for text in said if "no dashboard attached" in text]
+
+
+def test_an_ended_teammate_left_a_zombie_no_longer_runs() -> None:
+    """A ``process`` teammate exec'd by its lead (the fork server could not take it) is the
+    lead's child: the lead killed, init adopts it, and an init that does not reap (a
+    container's pid 1) keeps it a zombie once it has ended -- which ``kill(pid, 0)`` still
+    finds. The test above then waited its whole guard for teammates that had long ended."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    running = subprocess.Popen(["sleep", "60"])
+    try:
+        os.waitid(os.P_PID, ended.pid, os.WEXITED | os.WNOWAIT)  # ended, left unreaped
+        assert not pid_exists(ended.pid)
+        record = AgentRecord("worker", "t", ended.pid, "process", proc_start=proc_start(ended.pid))
+        assert not same_process(record)
+        assert pid_exists(running.pid)
+    finally:
+        running.kill()
+        running.wait()
+        ended.wait()
 
 
 def test_a_dashboard_attaching_to_a_team_whose_lead_died_becomes_its_lead(tmp_path: Path) -> None:

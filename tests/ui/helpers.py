@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import time
 from collections.abc import AsyncIterator, Callable
@@ -71,7 +72,9 @@ class Steps:
     """The checks of one scenario, run in one app (starting the dashboard is the costly part
     of a UI test): each ``async with steps("name"):`` is a subtest that passes or fails under
     its own name, and a failing one does not stop the next. Each step starts from
-    :func:`at_the_leader`, after ``before_each`` (e.g. emptying a FakeRuntime's call record)."""
+    :func:`at_the_leader`, after ``before_each`` (e.g. emptying a FakeRuntime's call record;
+    a coroutine function is awaited, e.g. to wait until requests answered before are pending
+    again)."""
 
     def __init__(
         self,
@@ -86,5 +89,7 @@ class Steps:
         with self.subtests.test(name):
             await at_the_leader(self.pilot)
             if self.before_each is not None:
-                self.before_each()
+                done = self.before_each()
+                if inspect.isawaitable(done):
+                    await done
             yield

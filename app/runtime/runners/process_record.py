@@ -115,6 +115,10 @@ def read_record(path: Path) -> tuple[AgentRecord, float] | None:
 
 
 def pid_exists(pid: int) -> bool:
+    """Whether process ``pid`` still runs. A zombie (ended, not yet reaped by its parent)
+    does not: a teammate process whose lead was killed is handed to init, and an init that
+    does not reap (a container's pid 1 often does not) keeps it a zombie for good -- it would
+    look alive for ever to the lead's files, to ``attach`` and to the team's other checks."""
     if pid <= 0:
         return False
     try:
@@ -122,8 +126,19 @@ def pid_exists(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # someone else's process: it exists
-        return True
-    return True
+        pass
+    return not _ended(pid)
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``/proc`` says process ``pid`` is a zombie (``Z``) or dead (``X``); False where
+    it cannot be read (no ``/proc``: ``kill`` alone answers)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        # Field 3; the command name (field 2) may hold spaces and parentheses: after the last ")".
+        return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] in (b"Z", b"X")
+    except (OSError, ValueError):
+        return False
 
 
 def proc_start(pid: int) -> int | None:

@@ -144,7 +144,9 @@ async def run_agent(
         rules.add_allow(rule)
     for rule in deny:
         rules.add_deny(rule)
-    client = make_client(handler=default_offline_handler() if offline else None)
+    # The SDK is imported at the first model call (a second of CPU), not at the start: a
+    # teammate stopped or held before it calls the model never loads it. The same client.
+    client = make_client(handler=default_offline_handler() if offline else None, deferred=True)
     teammate = build_teammate(
         spec,
         home=home,

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from app.core.errors import NotFoundError
 from app.core.paths import LEAD_NAME
-from app.engine.relay import Relay
 
 if TYPE_CHECKING:
     from app.core import Home
     from app.core.authority import TeamKey
+    from app.engine.relay import Relay
     from app.runtime.api import AgentSnapshot
 
 
@@ -53,6 +53,8 @@ class Across:
     def start(self, home: Home, key: TeamKey | None) -> None:
         if self.relay is not None:
             return
+        from app.engine.relay import Relay  # PostgreSQL's driver: only a run across machines
+
         self.relay = Relay(
             home, self.team, self.url, member=LEAD_NAME, desk=True, key=key, machine=self.machine
         )
