@@ -397,11 +397,11 @@ class TeamDeckApp(DeckState):
         if approvals is not None:
             self.approvals = approvals
 
-    def request_hint(self, agent: str) -> str:
-        """The keys that answer ``agent``'s request from where the person is now."""
+    def request_hint(self, agent: str, kind: str) -> str:
+        """The keys that answer ``agent``'s request of ``kind`` from where the person is now."""
         views = [s for s in self.screen_stack if isinstance(s, DeckScreen)]
         # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
-        return views[-1].request_hint(agent) if views else ""
+        return views[-1].request_hint(agent, kind) if views else ""
 
     def toast_still_news(self, title: str, team: str | None) -> bool:
         """A toast of the team's is dropped once another team is shown; a request's, once no

@@ -88,18 +88,26 @@ class Notice:
     timeout: float | None = None
 
 
-#: The keys that answer ``agent``'s request from where the person is (the screen knows).
-KeyHint = Callable[[str], str]
+#: The keys that answer ``agent``'s request of a kind from where the person is (the screen knows).
+KeyHint = Callable[[str, str], str]
 
 
-def _default_hint(agent: str) -> str:
-    return f"select {agent}, then a approve · r reject · v review"
+def answer_keys(kind: str) -> str:
+    """The answer keys' words for a request of ``kind``: one wording in the needs-you line and
+    the toasts (a permission is allowed once or denied, a plan approved or rejected)."""
+    if kind == "permission":
+        return "a allow once · r deny · v review"
+    return "a approve · r reject · v review"
+
+
+def _default_hint(agent: str, kind: str) -> str:
+    return f"select {agent}, then {answer_keys(kind)}"
 
 
 def request_notice(agent: str, kind: str, keys: KeyHint | None = None) -> Notice | None:
     """A new plan or permission request for the person (shutdowns are not theirs), naming
     the keys that answer it (``keys``)."""
-    hint = (keys or _default_hint)(agent)
+    hint = (keys or _default_hint)(agent, kind)
     if kind == "plan":
         return Notice(f"{agent} asks you to approve a plan: {hint}", "Plan")
     if kind == "permission":

@@ -293,7 +293,8 @@ async def test_typing_selecting_and_answering(
             runtime.add_approval(Approval("perm-9@tester", "permission", "tester", "tester: Bash"))
             await wait_for(pilot, lambda: new_toast(deck, before, "tester asks"))
             toast = new_toast(deck, before, "tester asks")
-            assert toast.endswith("asks for a permission: a approve · r reject · v review")
+            # the needs-you line's words for a permission, in the toast too
+            assert toast.endswith("asks for a permission: a allow once · r deny · v review")
 
 
 def new_toast(deck: TeamDeckApp, before: list[str], words: str) -> str:

@@ -396,6 +396,15 @@ def test_digest_sorts_runtime_events_by_what_they_change() -> None:
     assert not quiet.agents_changed and quiet.approvals_changed and not quiet.notices
 
 
+def test_a_permission_toast_names_its_keys_as_the_needs_you_line_does() -> None:
+    """A permission is allowed once or denied; its toast said "a approve · r reject" where the
+    needs-you line said "a allow once · r deny" (issue 30, found in the newcomer pass)."""
+    news = digest([ApprovalChanged("perm-1", "permission", "tester", False)])
+    assert [n.message for n in news.notices] == [
+        "tester asks for a permission: select tester, then a allow once · r deny · v review"
+    ]
+
+
 def test_the_runtimes_messages_join_the_feed_once_even_when_the_files_go_first(
     tmp_path: Path,
 ) -> None:

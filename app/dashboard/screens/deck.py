@@ -18,6 +18,7 @@ from textual.binding import ActiveBinding
 from textual.widgets import Footer
 
 from app.dashboard import keys
+from app.dashboard.event_burst import answer_keys
 from app.dashboard.messages import (
     ApprovalSettled,
     AskInterrupt,
@@ -123,9 +124,7 @@ class DeckScreen(DeckView):
                     idle = NO_CLAUDE_TEAM  # what to do, not an empty dashboard (issue 30)
                 line.show(None, idle=idle or "nothing needs you")
                 continue
-            keys = "a approve · r reject · v review"
-            if target.kind == "permission":
-                keys = "a allow once · r deny · v review"
+            keys = answer_keys(target.kind)
             others = sum(1 for a in self.host.approvals if a.kind != "shutdown") - 1
             line.show(
                 request_label(target, detail=0 if self.narrow else 24),
@@ -141,8 +140,8 @@ class DeckScreen(DeckView):
             return
         self.notify("No pending request to answer.", severity="warning")
 
-    def request_hint(self, agent: str) -> str:
-        """The keys that answer ``agent``'s request from where the person is now."""
+    def request_hint(self, agent: str, kind: str) -> str:
+        """The keys that answer ``agent``'s request of ``kind`` from where the person is now."""
         steps: list[str] = []
         if self.typing:
             steps.append("esc")
@@ -151,7 +150,7 @@ class DeckScreen(DeckView):
             others = teammates(self.host.agents)
             number = next((i for i, a in enumerate(others, 1) if a.name == agent), 0)
             steps.append(f"press {number} ({agent})" if 1 <= number <= 9 else f"select {agent}")
-        keys = "a approve · r reject · v review"
+        keys = answer_keys(kind)
         return f"{', then '.join(steps)}, then {keys}" if steps else keys
 
     #: Below this many columns the footer takes its short form (``fit_footer``).
