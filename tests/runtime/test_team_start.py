@@ -115,3 +115,32 @@ def _ended(pid: int) -> bool:
     except ChildProcessError:  # reaped already
         return True
     return done == pid
+
+
+#: In a fresh process: freeze as the fork server does, fork, and report from the child what
+#: it inherited frozen and when its thaw period started.
+FORK_FROZEN = """
+import gc, os, time
+from app.runtime.scheduling import gc_pauses
+assert gc_pauses.freeze_long_lived()
+gc_pauses._thawed_at -= gc_pauses.THAW_SECONDS  # a server started long before its children
+before = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    fresh = gc_pauses._thawed_at >= before
+    print(gc.get_freeze_count() > 0, fresh, flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_forked_teammate_keeps_its_servers_heap_frozen_for_its_own_thaw_period() -> None:
+    """The fork server freezes its imported heap before forking (``gc_pauses``): a child's
+    collections then neither walk it nor write to it (each write copies a shared page), and
+    the first of them does not thaw it just because the server is older than the period."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_FROZEN], cwd=ROOT, capture_output=True, text=True,
+        timeout=GUARD, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "True"]

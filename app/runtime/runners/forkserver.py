@@ -337,8 +337,10 @@ def serve(control_fd: int) -> int:
     for name in (AGENT_MAIN, *PRELOAD):
         importlib.import_module(name)
     from app.runtime.model.warm_up import warm_up
+    from app.runtime.scheduling.gc_pauses import freeze_long_lived
 
     warm_up()  # the SDK's first response, once for every child (model.warm_up)
+    freeze_long_lived()  # the children's collections leave the shared heap alone (gc_pauses)
     if threading.active_count() != 1:
         control.answer({"ready": False, "error": "a thread started while importing"})
         return 1
