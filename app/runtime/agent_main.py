@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:  # `teamdeck --help` adds this module's options without loadin
     from app.core.home import Home
 
 PROG = "teamdeck agent"
+#: A folder: each teammate process writes its ``cProfile`` stats there (:func:`profiled`).
+PROFILE_ENV = "TEAMDECK_PROFILE_DIR"
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -74,21 +77,45 @@ def run(home: Home, args: argparse.Namespace) -> int:
         refuse_same_user_readers()
     team = existing_team(home.layout, args.team)
     find_member(home, team, args.name)  # one line before anything is started
-    return asyncio.run(
-        run_agent(
-            home,
-            team,
-            args.name,
-            backend=args.backend,
-            offline=args.offline,
-            allow=args.allow,
-            deny=args.deny,
-            permission_timeout=args.permission_timeout,
-            print_to=sys.stdout if args.print else None,
-            sandbox=sandbox_config(args),
-            team_key=team_key,
+    with profiled(args.name):
+        return asyncio.run(
+            run_agent(
+                home,
+                team,
+                args.name,
+                backend=args.backend,
+                offline=args.offline,
+                allow=args.allow,
+                deny=args.deny,
+                permission_timeout=args.permission_timeout,
+                print_to=sys.stdout if args.print else None,
+                sandbox=sandbox_config(args),
+                team_key=team_key,
+            )
         )
-    )
+
+
+@contextlib.contextmanager
+def profiled(name: str) -> Iterator[None]:
+    """With ``$TEAMDECK_PROFILE_DIR`` set, the run's main thread under ``cProfile``, its stats
+    written to ``DIR/{name}.{pid}.prof`` at the end (bench/live_sizes.py ``--profile``: where a
+    teammate process spends its CPU; a sampling profiler does not follow the fork server's
+    children). Unset, nothing is loaded."""
+    folder = os.environ.get(PROFILE_ENV, "").strip()
+    if not folder:
+        yield
+        return
+    import cProfile
+    import time
+
+    profile = cProfile.Profile(time.process_time)  # CPU: a busy machine's waits are not work
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        with contextlib.suppress(OSError):
+            profile.dump_stats(os.path.join(folder, f"{name}.{os.getpid()}.prof"))
 
 
 def build_parser() -> argparse.ArgumentParser:

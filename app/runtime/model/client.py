@@ -140,8 +140,10 @@ def make_client(
     import anthropic
     import httpx2
 
+    from app.runtime.model.warm_up import hold_parsed_classes
     from app.runtime.offline import OfflineTransport
 
+    hold_parsed_classes()
     if handler is None:
         key = api_key or credential(API_KEY_ENV)
         token = None if key else credential(AUTH_TOKEN_ENV)

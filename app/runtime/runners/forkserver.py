@@ -173,6 +173,14 @@ class ForkServer:
                     held.close()  # the server has its copy (or none: it is gone)
         return forked
 
+    def start(self) -> None:
+        """Start the server now, before the first request: its imports (a second of CPU, at
+        the teammates' priority) then overlap whatever comes before the first teammate (the
+        lead's turn after it made the team) instead of delaying every teammate of the first
+        spawn. OSError if it cannot start (each spawn then says so, and is exec'd)."""
+        with self._lock:
+            self._started()
+
     def cancel(self, forked: Forked) -> None:
         """A child killed before it was started must never run (it is SIGKILLed if the server
         starts it after all)."""
@@ -328,6 +336,11 @@ def serve(control_fd: int) -> int:
 
     for name in (AGENT_MAIN, *PRELOAD):
         importlib.import_module(name)
+    from app.runtime.model.warm_up import warm_up
+    from app.runtime.scheduling.gc_pauses import freeze_long_lived
+
+    warm_up()  # the SDK's first response, once for every child (model.warm_up)
+    freeze_long_lived()  # the children's collections leave the shared heap alone (gc_pauses)
     if threading.active_count() != 1:
         control.answer({"ready": False, "error": "a thread started while importing"})
         return 1

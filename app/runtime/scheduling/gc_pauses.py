@@ -16,12 +16,15 @@ collection is frozen too: it has proved long-lived, and the next full collection
 what was made since (a few ms). Frozen objects that later become garbage in a reference cycle
 are not freed until they are thawed: every ``THAW_SECONDS`` the next full collection walks
 everything once (one long pause every few minutes instead of several a second) and frees them.
-Installed once per process, when the first runtime starts.
+Installed once per process, when the first runtime starts; in the fork server before it forks
+(``runners.forkserver``), so that its teammates' collections never walk -- nor write to, and so
+copy -- the imported heap they share with it (what ``gc.freeze`` is for).
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from typing import Any
@@ -46,6 +49,16 @@ def freeze_long_lived() -> bool:
     _thawed_at = time.monotonic()
     gc.callbacks.append(_after_collection)
     return True
+
+
+def _forked() -> None:
+    """A forked child (a teammate of the fork server) starts its own thaw period: what it
+    inherited frozen stays frozen for ``THAW_SECONDS`` from its start, not from its server's."""
+    global _thawed_at
+    _thawed_at = time.monotonic()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def _after_collection(phase: str, info: dict[str, Any]) -> None:

@@ -81,10 +81,12 @@ def enabled() -> bool:
     return os.environ.get(ENABLED_ENV, "").strip().lower() not in ("0", "off", "false", "no")
 
 
-def set_enabled(flag: bool | None) -> None:
-    """Force offloading on or off for this process (``None``: back to the environment)."""
+def set_enabled(flag: bool | None) -> bool | None:
+    """Force offloading on or off for this process (``None``: back to the environment);
+    returns what was forced before (``None``: nothing), to put it back."""
     global _enabled
-    _enabled = flag
+    previous, _enabled = _enabled, flag
+    return previous
 
 
 def workers() -> int:

@@ -98,8 +98,9 @@ class TeamProcesses:
         self.backend = backend
         self.keeper: LeadKeeper | None = None
         self._unsubscribe: Callable[[], None] | None = None
-        #: Forks ``process`` teammates (started with the first one, stopped with the runtime).
+        #: Forks ``process`` teammates (started with the runtime, stopped with it).
         self.forks: ForkServer | None = None
+        self._adopting = False
 
     def _external(self) -> list[ExternalRunner]:
         runners = self.runtime.crew.runners.values()
@@ -127,14 +128,31 @@ class TeamProcesses:
 
     # ------------------------------------------------------------------ the runtime's steps
 
+    def start(self) -> None:
+        """The runtime starts (not to attach): in ``process`` mode the fork server starts now,
+        its second of imports at the teammates' priority while the person writes the goal and
+        the lead makes the team, so that the first teammates are forked at once
+        (bench/live.py ``--sizes``: the first spawn used to wait for those imports)."""
+        self._fork_server(start=True)
+
     def make_runner(self, spec: TeammateSpec) -> ExternalRunner:
         rt = self.runtime
-        if self.forks is None and self.backend == "process" and supported():
-            self.forks = ForkServer(AgentLaunch.base_environment())
         return external_runner(
             self.backend, spec, home=rt.home, emit=self.from_teammate, on_exit=rt._runner_exited,
-            launch=self._launch(), forks=self.forks,
+            launch=self._launch(), forks=self._fork_server(),
         )  # fmt: skip
+
+    def _fork_server(self, *, start: bool = False) -> ForkServer | None:
+        """The team's fork server (``process`` mode, where it can run); ``start``: its
+        process now rather than at the first teammate's request."""
+        if self.forks is None and self.backend == "process" and supported():
+            self.forks = ForkServer(AgentLaunch.base_environment())
+        if start and self.forks is not None:
+            try:
+                self.forks.start()
+            except OSError as exc:  # each teammate is exec'd instead (``ProcessRunner``)
+                log.info("fork server not started: %s", exc)
+        return self.forks
 
     def team_created(self, team: str) -> None:
         """The team may outlive this runtime: keep the lead resumable."""
@@ -144,6 +162,8 @@ class TeamProcesses:
         rt.settings_watch.keep_for(team)  # its teammates use the run's hooks and rules
         self.keeper = keeper
         self._unsubscribe = rt.subscribe(keeper.on_event)
+        if not self._adopting:  # its teammates come next: the server imports meanwhile
+            self._fork_server(start=True)
 
     def team_deleted(self) -> None:
         self._drop_keeper()
@@ -183,7 +203,11 @@ class TeamProcesses:
         a refusal, e.g. another dashboard leads it, changes nothing)."""
         rt = self.runtime
         config = rt.home.teams.require(team)
-        rt.team_created(team)
+        self._adopting = True  # its teammates run already: no fork server until one is new
+        try:
+            rt.team_created(team)
+        finally:
+            self._adopting = False
         if self.keeper is not None:
             self.keeper.restore()
         for member in config.teammates:

@@ -187,6 +187,8 @@ class TeamRuntime(PersonControls, TeamEvents):
             if self.processes is None:
                 raise ValueError("only a team of teammate processes can be attached to")
             self.processes.adopt(self.attach_team)
+        elif self.processes is not None:
+            self.processes.start()
         if not self.watcher.running:
             await self.watcher.start()
         self._unwatch = self.watcher.subscribe(self._on_watch_batch)
