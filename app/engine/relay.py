@@ -318,14 +318,24 @@ class Relay:
             self.passes += 1
 
     async def run(self) -> None:
-        """Passes until cancelled (a failing pass is logged in ``error`` and tried again)."""
+        """Passes until cancelled (a failing pass is logged in ``error`` and tried again).
+
+        Cancelled during a pass, it returns only once that pass's thread has ended: a thread
+        cannot be stopped, and a pass still using the link when the caller closes it (or makes
+        its last pass) left its thread waiting on a closed connection, which then held the
+        interpreter's exit (the executor's shutdown joins it) with no CPU used."""
         try:
             while True:
+                current = asyncio.ensure_future(asyncio.to_thread(self.one_pass))
                 try:
-                    await asyncio.to_thread(self.one_pass)
+                    await asyncio.shield(current)
                     self.error = None
                 except (EngineError, OSError) as exc:
                     self.error = str(exc)
+                except asyncio.CancelledError:
+                    with contextlib.suppress(Exception):
+                        await current
+                    raise
                 await self.pause()
         finally:
             await self.unwatch()

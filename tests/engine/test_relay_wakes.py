@@ -7,8 +7,12 @@ one read) plus a pass on each side."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from app.core.models import InboxMessage
 from app.engine.relay import Relay
@@ -48,8 +52,42 @@ async def test_relays_pass_on_a_change_not_on_the_interval(engine: Engine, tmp_p
         for run in runs:
             run.cancel()
         await asyncio.gather(*runs, return_exceptions=True)
+        watching = [relay._watching for relay in (desk, gpu)]
         for relay in (desk, gpu):
-            assert relay._watching == []  # the feed and the watcher stopped with the run
             relay.close()
+        assert watching == [[], []]  # the feed and the watcher stopped with the run
     assert [m.text for m in second.mailbox(team.name).read("gpu")] == ["train it"]
     assert [m.text for m in first.mailbox(team.name).read("team-lead")] == ["done"]
+
+
+async def test_a_relay_cancelled_during_a_pass_returns_once_the_pass_has_ended(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass runs in a thread, which a cancel cannot stop: ``run`` returned at once while the
+    pass still used the link, and the caller's last pass and ``close`` raced it (a full suite
+    run hung at the end of the test above, in the executor's shutdown)."""
+    team = engine.team(["gpu"])
+    home = team_home(tmp_path / "second", team.name, "gpu")
+    gpu = Relay(home, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
+                machine="gpu-box", interval=3600)  # fmt: skip
+    entered, release = threading.Event(), threading.Event()
+    ended: list[bool] = []
+
+    def held_pass() -> None:
+        entered.set()
+        release.wait(30)
+        ended.append(True)
+
+    monkeypatch.setattr(gpu, "one_pass", held_pass)
+    run = asyncio.create_task(gpu.run())
+    assert await asyncio.to_thread(entered.wait, 30)
+    run.cancel()
+    await asyncio.wait({run}, timeout=0.5)
+    try:
+        assert not run.done() and ended == []  # waiting for the pass's thread
+    finally:
+        release.set()
+    with contextlib.suppress(asyncio.CancelledError):
+        await run
+    assert ended == [True] and gpu._watching == []
+    gpu.close()

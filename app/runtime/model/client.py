@@ -140,7 +140,7 @@ def make_client(
     import anthropic
     import httpx2
 
-    from app.runtime.model.warm_up import hold_parsed_classes
+    from app.runtime.model.parsed_classes import hold_parsed_classes
     from app.runtime.offline import OfflineTransport
 
     hold_parsed_classes()

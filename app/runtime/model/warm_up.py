@@ -28,9 +28,6 @@ from app.runtime.scheduling import offload
 
 log = logging.getLogger(__name__)
 
-#: The SDK's generic classes each streamed response is parsed into, held while the process
-#: runs (see :func:`hold_parsed_classes`).
-_held: list[type] = []
 
 #: What the response is asked for (any model name: the offline transport answers it).
 PARAMS: dict[str, Any] = {
@@ -66,28 +63,6 @@ async def _one_response() -> object:
             return stream.current_message_snapshot
     finally:
         await client.close()
-
-
-def hold_parsed_classes() -> None:
-    """Keep the classes the SDK parametrises for every streamed response alive.
-
-    The SDK writes ``ParsedMessage[ResponseFormatT]`` (and the message-stop event's class) in
-    the functions that assemble a stream. pydantic caches a parametrised class weakly, and
-    nothing else holds it once the response's snapshot is dropped: each garbage collection
-    freed it and the next response built it again, schema and all (~1 ms of CPU per model call,
-    in profiles of teammate processes, whose previous response is not kept). Held here, every
-    response finds them in the cache. Without these SDK internals (another SDK version) this
-    does nothing."""
-    if _held:
-        return
-    try:
-        from anthropic.lib._parse._response import ResponseFormatT
-        from anthropic.lib.streaming._types import ParsedMessageStopEvent
-        from anthropic.types.parsed_message import ParsedMessage
-    except ImportError:
-        return
-    generics: tuple[Any, ...] = (ParsedMessage, ParsedMessageStopEvent)
-    _held.extend(generic[ResponseFormatT] for generic in generics)
 
 
 def warm_up() -> bool:
