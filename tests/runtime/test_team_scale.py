@@ -23,6 +23,7 @@ from app.core.mailbox import Mailbox
 from app.core.models import TeamMember
 from app.core.paths import LEAD_NAME
 from app.core.teams import COLORS
+from app.runtime.agent import teammate as teammate_module
 from app.runtime.offline import ModelRequest, reply, text
 from app.runtime.offline.plans import tool_use
 from app.runtime.team.runtime import IN_PROCESS_CALLS, TeamRuntime
@@ -116,9 +117,16 @@ async def _idle_team(make_runtime: Any, home: Home, project: Path, size: int) ->
 
 
 async def test_a_new_task_wakes_one_idle_teammate_not_the_whole_team(
-    make_runtime: Any, home: Home, project: Path
+    make_runtime: Any, home: Home, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # An idle teammate also looks at the board every FALLBACK_POLL seconds: on a loaded
+    # machine that look could claim the task before the wake did, and then nobody is woken.
+    # Here only the wake may find the task.
+    monkeypatch.setattr(teammate_module, "FALLBACK_POLL", 3600.0)
     runtime = await _idle_team(make_runtime, home, project, 8)
+    await until(  # each teammate past its last look at the board, waiting on its wake
+        lambda: all(t.wake.waiting for t in runtime.teammates.values()), "every teammate parked"
+    )
     wakes: Counter[str] = Counter()
     for name, teammate in runtime.teammates.items():
         original = teammate.wake.set

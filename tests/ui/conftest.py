@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import pickle
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pytest_textual_snapshot import node_to_report_path
 
 from app.dashboard.app import TeamDeckApp
 from tests.ui.data import make_app, make_runtime
 from tests.ui.fake_runtime import FakeRuntime
+from tests.ui.snapshot_text import explain
 
 os.environ["TZ"] = "UTC"  # feed timestamps are drawn in local time
 time.tzset()
@@ -41,3 +46,18 @@ def _no_key_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     from app.dashboard.screens.deck_view import DeckView
 
     monkeypatch.setattr(DeckView, "KEY_GUARD", 0.0)
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool], request: pytest.FixtureRequest) -> Any:
+    """The plugin's ``snap_compare``, whose mismatch says what differs (the rows of text
+    expected and drawn) instead of a bare ``False``: a CI log shows no HTML report."""
+
+    def compare(*args: Any, **kwargs: Any) -> bool:
+        if snap_compare(*args, **kwargs):
+            return True
+        data = pickle.loads(node_to_report_path(request.node).read_bytes())
+        expected, actual = data[1], data[2]  # the plugin's report record
+        raise AssertionError(explain(expected, actual))
+
+    return compare

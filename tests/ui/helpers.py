@@ -7,6 +7,7 @@ import inspect
 import io
 import time
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from pytest_subtests import SubTests
 from rich.console import Console
@@ -28,6 +29,21 @@ async def wait_for(
             raise AssertionError("condition not met in time")
         await pilot.pause(0.02)
     await pilot.pause()
+
+
+async def steady(pilot: Pilot[Any], within: float = 10.0, quiet: int = 3) -> None:
+    """Let the app run until what it draws stops changing: the same text ``quiet`` looks in a
+    row, 0.1 s apart (a snapshot taken on a loaded machine must not catch a frame half way).
+    AssertionError if the screen is still changing after ``within`` s."""
+    deadline = time.monotonic() + scaled(within)
+    last, same = None, 0
+    while same < quiet:
+        if time.monotonic() > deadline:
+            raise AssertionError("the screen kept changing")
+        await pilot.pause(0.1)
+        text = screen_text(pilot.app)
+        same = same + 1 if text == last else 0
+        last = text
 
 
 def screen_text(app: App[object]) -> str:

@@ -19,7 +19,7 @@ from app.dashboard.screens.work_review import WorkReviewScreen
 from app.runtime.api import Approval
 from tests.ui.data import make_app, make_runtime
 from tests.ui.fake_runtime import T0, FakeRuntime
-from tests.ui.helpers import ready, screen_text, wait_for
+from tests.ui.helpers import ready, screen_text, steady, wait_for
 from widgets.diff_view import DiffView
 
 SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
@@ -73,7 +73,7 @@ async def open_request(pilot: Pilot[Any], request_id: str, screen: type) -> None
     approval = next(a for a in app.approvals if a.request_id == request_id)
     app.leader.open_approval(approval)
     await wait_for(pilot, lambda: isinstance(app.screen, screen))
-    await pilot.pause(0.3)
+    await steady(pilot)
 
 
 @SIZES

@@ -20,7 +20,7 @@ from app.dashboard.screens.help import HelpScreen
 from app.dashboard.screens.permission import PermissionScreen
 from app.dashboard.screens.plan_review import PlanReviewScreen
 from tests.ui.data import make_app, make_runtime
-from tests.ui.helpers import wait_for
+from tests.ui.helpers import steady, wait_for
 from widgets.approvals import ApprovalsQueue
 
 SIZES = pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
@@ -36,7 +36,7 @@ async def settle(pilot: Pilot[Any]) -> None:
     await wait_for(pilot, lambda: app.loaded)
     for widget in app.screen.query(Input):
         widget.cursor_blink = False  # a blinking cursor would make the pictures flaky
-    await pilot.pause(0.3)
+    await steady(pilot)
 
 
 async def open_queue_item(pilot: Pilot[Any], index: int, screen: type) -> None:
@@ -46,7 +46,7 @@ async def open_queue_item(pilot: Pilot[Any], index: int, screen: type) -> None:
     queue.highlighted = index
     await pilot.press("enter")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, screen))
-    await pilot.pause(0.3)
+    await steady(pilot)
 
 
 @pytest.mark.parametrize(
@@ -89,6 +89,6 @@ def test_help(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
         await settle(pilot)
         await pilot.press("escape", "question_mark")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
-        await pilot.pause(0.3)
+        await steady(pilot)
 
     assert snap_compare(deck(tmp_path), terminal_size=size, run_before=run_before)

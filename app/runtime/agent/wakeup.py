@@ -16,6 +16,7 @@ class Wakeup:
         self._event = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
+        self.waiting = 0  # callers inside ``wait`` now (tests see a teammate parked)
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -33,10 +34,14 @@ class Wakeup:
 
     async def wait(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """True if woken, False on timeout."""
-        if timeout is None:
-            await self._event.wait()
-            return True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), timeout)
-            return True
-        return False
+        self.waiting += 1
+        try:
+            if timeout is None:
+                await self._event.wait()
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._event.wait(), timeout)
+                return True
+            return False
+        finally:
+            self.waiting -= 1
