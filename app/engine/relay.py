@@ -135,7 +135,7 @@ class Relay:
     # ------------------------------------------------------------------ members
 
     def _read_states(self) -> dict[str, MemberState]:
-        rows = self.link.run(
+        rows = self.link.read(
             lambda c: c.execute(
                 "SELECT name, machine, state, data->>%s, data ? %s, data->%s"
                 " FROM teamdeck.members WHERE team = %s",
@@ -287,35 +287,41 @@ class Relay:
     # ------------------------------------------------------------------ a pass
 
     def one_pass(self) -> None:
-        """Messages, the board and the logs, once; the heartbeat when due."""
+        """Messages, the board and the logs, once; the heartbeat when due. All the pass's
+        changes go to the engine in one transaction (``Link.batch``: one commit, one flush to
+        disk, then one wake for all), however many teammates wrote here since the last pass."""
         with self._lock:
-            self.states = self._read_states()
-            if self.desk:
-                self._enlist()
-            remote = self.remote() if self.desk else (set(self.states) | {LEAD_NAME, USER_NAME})
-            remote -= self.local
-            # The board and the logs first: a message saying a task is done finds it done in
-            # the files, one saying a teammate stopped finds its log's last lines there.
-            self.board.step()
-            if self.desk:
-                pull_logs(self.home, self.team, self.remote(), self.link)
-            else:
-                push_log(self.home, self.team, self.member, self.link)
-            self.projection.pull()
-            self.projection.push(remote)
-            if self.desk:
-                self.projection.mirror(self.remote())
-            else:
-                self._know_members()
-            if time.monotonic() - self._beaten >= self.heartbeat:
-                self._beaten = time.monotonic()
-                if self.desk:
-                    self.members.reap(self.team)
-                else:
-                    self.members.heartbeat(
-                        self.team, self.member, machine=self.machine, pid=os.getpid()
-                    )
+            with self.link.batch():
+                self._pass()
             self.passes += 1
+
+    def _pass(self) -> None:
+        self.states = self._read_states()
+        if self.desk:
+            self._enlist()
+        remote = self.remote() if self.desk else (set(self.states) | {LEAD_NAME, USER_NAME})
+        remote -= self.local
+        # The board and the logs first: a message saying a task is done finds it done in
+        # the files, one saying a teammate stopped finds its log's last lines there.
+        self.board.step()
+        if self.desk:
+            pull_logs(self.home, self.team, self.remote(), self.link)
+        else:
+            push_log(self.home, self.team, self.member, self.link)
+        self.projection.pull()
+        self.projection.push(remote)
+        if self.desk:
+            self.projection.mirror(self.remote())
+        else:
+            self._know_members()
+        if time.monotonic() - self._beaten >= self.heartbeat:
+            self._beaten = time.monotonic()
+            if self.desk:
+                self.members.reap(self.team)
+            else:
+                self.members.heartbeat(
+                    self.team, self.member, machine=self.machine, pid=os.getpid()
+                )
 
     async def run(self) -> None:
         """Passes until cancelled (a failing pass is logged in ``error`` and tried again).
