@@ -8,7 +8,9 @@ One pass (:meth:`Board.step`) compares three things per task: the engine's row (
 * Only the engine changed: the file takes the engine's task.
 * Only the file changed (a claim, a completion, the lead's assignment): the change goes to the
   engine as a conditional ``UPDATE`` on the version it was based on, through this machine's
-  role (row-level security: an agent changes only tasks that are nobody's or its own).
+  role (row-level security: an agent changes only tasks that are nobody's or its own). A
+  member's plain claim, with the task it finished, goes as the engine's own claim when the
+  engine would give it the same task (``app.engine.board_claims``).
 * Both changed, or the engine refused the change: the engine wins. The file is put back to the
   engine's task, and a local member whose claim was undone is told, by a message in its inbox:
   Claude Code's teammates and teamdeck's own claim through their local files, so a claim made
@@ -39,6 +41,7 @@ from app.core.files import atomic_write_json
 from app.core.home import Home
 from app.core.models import InboxMessage, Task
 from app.core.paths import LEAD_NAME
+from app.engine.board_claims import plain_claims
 from app.engine.errors import AccessRefusedError
 from app.engine.link import Link
 
@@ -326,6 +329,7 @@ class Board:
         changed = self._made_here(state)
         engine = self._engine()
         files = {t.id: t for t in self.home.tasks(self.team).list(include_internal=True)}
+        changed += plain_claims(self, engine, files, state)
         for task_id in sorted(set(engine) | set(files), key=int):
             row, task, last = engine.get(task_id), files.get(task_id), state.get(task_id)
             if row is None and task is not None:

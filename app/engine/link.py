@@ -204,6 +204,11 @@ class Link:
         else:
             then()
 
+    @property
+    def in_batch(self) -> bool:
+        """Whether this thread's calls go to a :meth:`batch` (woken after its commit)."""
+        return self._held() is not None
+
     def _held(self) -> Batch | None:
         return getattr(self._local, "batch", None)
 
