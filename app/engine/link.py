@@ -45,6 +45,9 @@ writer (a crash between the commit and the wake) is found by the watchers' sweep
 
 _REFUSALS = (pg_errors.InsufficientPrivilege, pg_errors.CheckViolation)
 
+BATCH_WAIT = 1.0
+"""Seconds a batch waits for a pooled connection before it connects on its own."""
+
 
 def refusal(exc: psycopg.Error) -> EngineError:
     """The one line a refusal by the server is shown as."""
@@ -171,7 +174,7 @@ class Link:
         if self._held() is not None:
             raise EngineError("a batch is already open in this thread")
         try:
-            with self.pool.connection(timeout=self.deadline) as conn:
+            with self._batch_connection() as conn:
                 batch = Batch(conn)
                 self._local.batch = batch
                 try:
@@ -194,6 +197,20 @@ class Link:
             ) from None
         for then in batch.after:
             then()
+
+    @contextlib.contextmanager
+    def _batch_connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection, or one of its own when the pool has none to give soon: after
+        the engine was away, the pool reconnects with a growing pause (up to half a minute),
+        and a relay's pass connects as soon as the engine takes connections again."""
+        try:
+            with self.pool.connection(timeout=BATCH_WAIT) as conn:
+                yield conn
+                return
+        except PoolTimeout:
+            pass
+        with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+            yield conn
 
     def settled(self, then: Callable[[], None]) -> None:
         """``then()`` once what this thread wrote so far is committed: at once outside a

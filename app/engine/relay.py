@@ -50,7 +50,9 @@ from app.engine.watch import EngineFeed
 log = logging.getLogger(__name__)
 
 WATCH_START = 5.0
-"""Seconds the relay's feed or watcher may take to start, and to wait before another try."""
+"""Seconds the relay's feed or watcher may take to start."""
+WATCH_AGAIN = 5.0
+"""Seconds before a feed or watcher that could not start is tried again."""
 
 PLACED = "teamdeckPlacedOn"
 """The member data's field naming the machine the lead placed the teammate on."""
@@ -349,13 +351,20 @@ class Relay:
     async def pause(self) -> None:
         """Until the next pass is due: ``interval`` seconds, or sooner when the engine's feed
         or this home's files say something of the team changed (a change made by the last
-        pass itself wakes one more pass, which finds nothing to do)."""
+        pass itself wakes one more pass, which finds nothing to do). While the feed or the
+        watcher is not started, no longer than until it is tried again: a long interval must
+        not leave a relay whose feed was down at its start without it once the engine is
+        back."""
         if self._woken is None:
             self._woken = asyncio.Event()
-        if len(self._watching) < 2 and time.monotonic() >= self._watch_again:
-            await self._watch()
+        wait = self.interval
+        if len(self._watching) < 2:
+            if time.monotonic() >= self._watch_again:
+                await self._watch()
+            if len(self._watching) < 2:
+                wait = min(wait, max(0.0, self._watch_again - time.monotonic()))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._woken.wait(), self.interval)
+            await asyncio.wait_for(self._woken.wait(), wait)
         self._woken.clear()
 
     async def _watch(self) -> None:
@@ -383,7 +392,7 @@ class Relay:
                 log.info("relay of %s: passes paced by the interval for now: %s", self.team, exc)
                 with contextlib.suppress(Exception):
                     await source.stop()
-                self._watch_again = time.monotonic() + WATCH_START
+                self._watch_again = time.monotonic() + WATCH_AGAIN
                 continue
             self._watching.append(source)
 
