@@ -33,6 +33,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from app.core.authority import TeamKey
+from app.core.errors import TeamdeckError
 from app.core.events import AgentLogChanged, ChangeEvent
 from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
@@ -338,8 +339,10 @@ class Relay:
                 try:
                     await asyncio.shield(current)
                     self.error = None
-                except (EngineError, OSError) as exc:
-                    self.error = str(exc)
+                except (TeamdeckError, psycopg.Error, OSError) as exc:
+                    # Kept and tried again at the next pass: a relay that stopped here would
+                    # leave its machine's teammates cut off for the rest of the run.
+                    self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                 except asyncio.CancelledError:
                     with contextlib.suppress(Exception):
                         await current
