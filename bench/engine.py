@@ -3,9 +3,10 @@
     .venv/bin/python bench/engine.py [--messages N] [--tasks N] [--read N] [--rounds N]
 
 * **delivery**: a sender appends one message; a watcher of the recipient's inbox on another
-  connection (the engine: ``EngineFeed``, woken by the sender after its commit with the
-  inbox's number, no read; the files: ``Watcher`` through inotify, the writer using another ``Home``
-  so nothing reaches it in-process) hears of it and reads it. Latency = just before the
+  connection (the engine: ``EngineFeed``, woken after the send's commit with the inbox's
+  number, in the send's round trip (schema version 7), no read; the files: ``Watcher``
+  through inotify, the writer using another ``Home`` so nothing reaches it in-process) hears
+  of it and reads it. Latency = just before the
   append -> the message read by the watcher. N messages one after the other.
 * **claims**: 8 claimers (threads; in the engine each on its own role and connection) run a
   teammate's cycle until the board is empty: the task in hand completed and the next claimed
@@ -15,7 +16,9 @@
 * **per message / per claim cycle**: the server's committed transactions (every statement of
   an autocommit connection is one, and a listener's read of a notification too) and WAL
   flushes to disk (``pg_stat_wal.wal_sync``: concurrent commits share one), counted over the
-  measure, per item.
+  measure, per item; and the round trips the sender (the claimer) waits for, counted on the
+  wire in a pass of their own (``bench/roundtrips.py``: a loopback relay in front of the
+  server, left out of the timed measures).
 * **read**: one inbox of N messages read whole (``read``: every message built). The engine's
   inbox is filled by the administrator in one statement (each message numbered in place, the
   counter set once); the fill's time is shown too.
@@ -65,6 +68,7 @@ from app.engine.messages import EngineMailbox  # noqa: E402
 from app.engine.server import LocalServer, find_bin  # noqa: E402
 from app.engine.tasks import EngineTasks  # noqa: E402
 from app.engine.watch import EngineFeed  # noqa: E402
+from bench.roundtrips import RoundTrips  # noqa: E402
 
 CLAIMERS = 8
 T = TypeVar("T")
@@ -468,6 +472,52 @@ def counted(admin_url: str, per: int, run: Callable[[], T]) -> tuple[T, str]:
     return result, per_item(before, server_counts(admin_url), per)
 
 
+def wire_counts(admin_url: str, count: int = 100) -> dict[str, float]:
+    """Round trips a sender waits for per message, and a claimer per claim cycle, counted on
+    the wire (``bench/roundtrips.py``), the engine's and bare PostgreSQL's harness."""
+    info = psycopg.conninfo.conninfo_to_dict(admin_url)
+    wire = RoundTrips(str(info["host"]), int(str(info["port"])))
+    out: dict[str, float] = {}
+    try:
+        team, urls = make_team(admin_url, ["alice", "bob", "w0"])
+        with Link(wire.url(urls["alice"]), max_size=1) as link:
+            box = EngineMailbox(link, team)
+            box.append("bob", InboxMessage(sender="alice", text="warm"))
+            before = wire.count
+            for i in range(count):
+                box.append("bob", InboxMessage(sender="alice", text=f"m{i}"))
+            out["engine message"] = (wire.count - before) / count
+        with Link(urls["desk"]) as desk:
+            board = EngineTasks(desk, team)
+            for i in range(count + 1):
+                board.create(f"t{i}")
+        with Link(wire.url(urls["w0"]), max_size=1) as link:
+            board = EngineTasks(link, team)
+            got = board.claim_next("w0", status="in_progress")
+            held = got.task.id if got and got.task else None
+            before = wire.count
+            for _ in range(count):
+                got = board.claim_next("w0", status="in_progress", done=held)
+                held = got.task.id if got and got.task else None
+            out["engine claim"] = (wire.count - before) / count
+        with psycopg.connect(wire.url(admin_url), autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS bench_messages (id bigserial PRIMARY KEY, body jsonb)"
+            )
+            before = wire.count
+            for i in range(count):
+                conn.execute(
+                    "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
+                    " SELECT pg_notify('bench', id::text) FROM m",
+                    (Jsonb({"text": f"m{i}"}),),
+                )
+            out["bare message"] = (wire.count - before) / count
+            out["bare claim"] = 2.0  # the harness's claim, then its completion: two statements
+    finally:
+        wire.close()
+    return out
+
+
 # ----------------------------------------------------------------------------- set-up
 
 _teams = [0]
@@ -522,6 +572,7 @@ def main() -> int:
         b_secs, b_once = bare_claims(admin_url, args.tasks)
         b_ccount = counts["claims"]
         print("  bare PostgreSQL done", flush=True)
+        wires = wire_counts(admin_url)
         nosync_ms, nosync_secs = commit_cost(admin_url, args)
         e_fill, e_read = engine_read(admin_url, args.read)
         f_read = file_read(folder / "home-read", args.read)
@@ -556,8 +607,12 @@ def main() -> int:
         print(f"{'  engine / bare: p50 / claims/s':<34}{ratio:>16}{'-':>16}{'':>18}")
         print(f"{'  per message: xacts / flushes':<34}{e_dcount:>16}{'-':>16}{'':>18}")
         print(f"{'    bare PostgreSQL':<34}{b_dcount:>16}{'-':>16}{'':>18}")
+        trips = f"{wires['engine message']:.2f} / {wires['bare message']:.2f}"
+        print(f"{'    sender round trips: / bare':<34}{trips:>16}{'-':>16}{'':>18}")
         print(f"{'  per claim cycle: xacts / flushes':<34}{e_ccount:>16}{'-':>16}{'':>18}")
         print(f"{'    bare PostgreSQL':<34}{b_ccount:>16}{'-':>16}{'':>18}")
+        trips = f"{wires['engine claim']:.2f} / {wires['bare claim']:.2f}"
+        print(f"{'    claimer round trips: / bare':<34}{trips:>16}{'-':>16}{'':>18}")
         print(
             f"{'  without the flush: p50 / claims/s':<34}"
             f"{f'{statistics.median(nosync_ms):.2f} / {args.tasks / nosync_secs:.0f}':>16}"

@@ -8,7 +8,9 @@ One pass (:meth:`Board.step`) compares three things per task: the engine's row (
 * Only the engine changed: the file takes the engine's task.
 * Only the file changed (a claim, a completion, the lead's assignment): the change goes to the
   engine as a conditional ``UPDATE`` on the version it was based on, through this machine's
-  role (row-level security: an agent changes only tasks that are nobody's or its own).
+  role (row-level security: an agent changes only tasks that are nobody's or its own). A
+  member's plain claim, with the task it finished, goes as the engine's own claim when the
+  engine would give it the same task (``app.engine.board_claims``).
 * Both changed, or the engine refused the change: the engine wins. The file is put back to the
   engine's task, and a local member whose claim was undone is told, by a message in its inbox:
   Claude Code's teammates and teamdeck's own claim through their local files, so a claim made
@@ -39,8 +41,9 @@ from app.core.files import atomic_write_json
 from app.core.home import Home
 from app.core.models import InboxMessage, Task
 from app.core.paths import LEAD_NAME
+from app.engine.board_claims import plain_claims
 from app.engine.errors import AccessRefusedError
-from app.engine.link import Link, wake
+from app.engine.link import Link
 
 FIELDS = ("subject", "description", "active_form", "status", "owner", "blocks", "blocked_by",
           "metadata")  # fmt: skip
@@ -117,32 +120,24 @@ class Board:
                     (self.team,),
                 ).fetchall()
 
-        return {str(r["id"]): r for r in self.link.run(query)}
+        return {str(r["id"]): r for r in self.link.read(query)}
 
     def _insert(self, task: Task) -> dict[str, Any] | None:
+        """The desk's task under the id its files gave it (the engine's row if it has one)."""
         f = fields_of(task)
-
-        def insert(conn: psycopg.Connection) -> list[dict[str, Any]]:
-            with conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(
-                    "INSERT INTO teamdeck.tasks (team, id, " + ", ".join(FIELDS) + ")"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT (team, id) DO NOTHING",
-                    (self.team, int(task.id), f["subject"], f["description"], f["active_form"],
-                     f["status"], f["owner"], f["blocks"], f["blocked_by"],
-                     Jsonb(f["metadata"]) if f["metadata"] is not None else None),
-                )  # fmt: skip
-                made = cur.rowcount == 1
-                rows = cur.execute(
-                    "SELECT id, version, " + ", ".join(FIELDS) + " FROM teamdeck.tasks"
-                    " WHERE team = %s AND id = %s",
-                    (self.team, int(task.id)),
-                ).fetchall()
-            if made:
-                wake(conn, f"t:{task.id}")
-            return rows
-
-        rows = self.link.run(insert)
+        cols = ", ".join(FIELDS)
+        rows = self.link.write(
+            f"WITH made AS (INSERT INTO teamdeck.tasks (team, id, {cols})"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            f" ON CONFLICT (team, id) DO NOTHING RETURNING id, version, {cols})"
+            f" SELECT * FROM made UNION ALL SELECT id, version, {cols} FROM teamdeck.tasks"
+            " WHERE team = %s AND id = %s AND NOT EXISTS (SELECT 1 FROM made)",
+            (self.team, int(task.id), f["subject"], f["description"], f["active_form"],
+             f["status"], f["owner"], f["blocks"], f["blocked_by"],
+             Jsonb(f["metadata"]) if f["metadata"] is not None else None,
+             self.team, int(task.id)),
+            row_factory=dict_row,
+        )  # fmt: skip
         return rows[0] if rows else None
 
     def _send_new(self, task: Task) -> dict[str, Any] | None:
@@ -156,25 +151,18 @@ class Board:
             uuid.NAMESPACE_URL, f"{self.team}/{sorted(self.local)}/{task.id}/{_stamp(f)}"
         )
         cols = ", ".join(FIELDS)
-
-        def insert(conn: psycopg.Connection) -> list[dict[str, Any]]:
-            with conn.cursor(row_factory=dict_row) as cur:
-                rows = cur.execute(
-                    f"WITH made AS (INSERT INTO teamdeck.tasks (team, {cols}, create_key)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                    f" ON CONFLICT (create_key) DO NOTHING RETURNING id, version, {cols})"
-                    f" SELECT * FROM made UNION ALL SELECT id, version, {cols} FROM teamdeck.tasks"
-                    " WHERE create_key = %s AND NOT EXISTS (SELECT 1 FROM made)",
-                    (self.team, f["subject"], f["description"], f["active_form"], f["status"],
-                     f["owner"], f["blocks"], f["blocked_by"],
-                     Jsonb(f["metadata"]) if f["metadata"] is not None else None, key, key),
-                ).fetchall()  # fmt: skip
-            if rows:
-                wake(conn, f"t:{rows[0]['id']}")
-            return rows
-
         try:
-            rows = self.link.run(insert)
+            rows = self.link.write(
+                f"WITH made AS (INSERT INTO teamdeck.tasks (team, {cols}, create_key)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                f" ON CONFLICT (create_key) DO NOTHING RETURNING id, version, {cols})"
+                f" SELECT * FROM made UNION ALL SELECT id, version, {cols} FROM teamdeck.tasks"
+                " WHERE create_key = %s AND NOT EXISTS (SELECT 1 FROM made)",
+                (self.team, f["subject"], f["description"], f["active_form"], f["status"],
+                 f["owner"], f["blocks"], f["blocked_by"],
+                 Jsonb(f["metadata"]) if f["metadata"] is not None else None, key, key),
+                row_factory=dict_row,
+            )  # fmt: skip
         except AccessRefusedError:
             return None
         return rows[0] if rows else None
@@ -282,20 +270,13 @@ class Board:
         if params["metadata"] is not None:
             params["metadata"] = Jsonb(params["metadata"])
         sets = ", ".join(f"{name} = %({name})s" for name in FIELDS)
-
-        def update(conn: psycopg.Connection) -> list[dict[str, Any]]:
-            with conn.cursor(row_factory=dict_row) as cur:
-                rows = cur.execute(
-                    f"UPDATE teamdeck.tasks SET {sets} WHERE team = %(team)s AND id = %(id)s"
-                    " AND version = %(version)s RETURNING id, version, " + ", ".join(FIELDS),
-                    params,
-                ).fetchall()
-            if rows:
-                wake(conn, f"t:{task_id}")
-            return rows
-
         try:
-            rows = self.link.run(update)
+            rows = self.link.write(
+                f"UPDATE teamdeck.tasks SET {sets} WHERE team = %(team)s AND id = %(id)s"
+                " AND version = %(version)s RETURNING id, version, " + ", ".join(FIELDS),
+                params,
+                row_factory=dict_row,
+            )
         except AccessRefusedError:
             return None
         return rows[0] if rows else None
@@ -348,6 +329,7 @@ class Board:
         changed = self._made_here(state)
         engine = self._engine()
         files = {t.id: t for t in self.home.tasks(self.team).list(include_internal=True)}
+        changed += plain_claims(self, engine, files, state)
         for task_id in sorted(set(engine) | set(files), key=int):
             row, task, last = engine.get(task_id), files.get(task_id), state.get(task_id)
             if row is None and task is not None:
@@ -378,5 +360,7 @@ class Board:
                 task = self._write(row, task)
                 changed += 1
             state[task_id] = {"v": row["version"], "f": _stamp(fields_of(task))}
-        atomic_write_json(self._path, state)
+        # What the engine holds as of this pass, once it holds it: saved before the commit, a
+        # pass whose commit failed would take the file's changes for the engine's.
+        self.link.settled(lambda: atomic_write_json(self._path, state))
         return changed

@@ -10,13 +10,16 @@ become ``AccessRefusedError`` at once.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 from urllib.parse import quote, urlencode
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg.rows import RowFactory, tuple_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from app.engine.errors import AccessRefusedError, EngineError, EngineUnavailableError
@@ -29,7 +32,21 @@ RETRY_DEADLINE = 60.0
 CHANNEL = "teamdeck"
 """The ``LISTEN`` channel of every watcher (``app.engine.watch``)."""
 
-WAKE = f"SELECT pg_notify('{CHANNEL}', p) FROM unnest(%s::text[]) p"
+WAKE_DUE = "SELECT teamdeck.wake()"
+"""Wake the watchers (``app.engine.watch``) for what this session's writes changed, once they
+committed: schema version 7's triggers record it (``m:<inbox>:<seq>``, ``t:<task id>``; ids
+only), ``teamdeck.wake()`` notifies it in a transaction of its own.
+
+Not a notifying trigger in the write's transaction: PostgreSQL holds one lock per database
+from a notifying transaction's commit to its end, the flush to disk included, so notifying
+writes reach the disk one after the other where others share a flush (schema version 3 dropped
+those triggers). A transaction that only notifies has nothing to flush. A wake lost with its
+writer (a crash between the commit and the wake) is found by the watchers' sweep."""
+
+_REFUSALS = (pg_errors.InsufficientPrivilege, pg_errors.CheckViolation)
+
+BATCH_WAIT = 1.0
+"""Seconds a batch waits for a pooled connection before it connects on its own."""
 
 
 def refusal(exc: psycopg.Error) -> EngineError:
@@ -52,6 +69,7 @@ class Link:
         self.url = url
         self.role = str(psycopg.conninfo.conninfo_to_dict(url).get("user") or "")
         self.deadline = deadline
+        self._local = threading.local()
         self.pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -76,17 +94,18 @@ class Link:
     def run(self, call: Callable[[psycopg.Connection], T]) -> T:
         """``call(conn)`` on a pooled connection (autocommit: open a transaction inside when
         more than one statement must hold together), again on a fresh one while the link is
-        down, until the deadline."""
+        down, until the deadline. In this thread's :meth:`batch`, on the batch's connection
+        inside a savepoint: a refused write leaves the batch's other writes standing."""
+        held = self._held()
+        if held is not None:
+            return self._in_batch(lambda: held.run(call, savepoint=True))
         give_up = time.monotonic() + self.deadline
         pause = 0.02
         while True:
             try:
                 with self.pool.connection(timeout=max(0.1, give_up - time.monotonic())) as conn:
                     return call(conn)
-            except (
-                pg_errors.InsufficientPrivilege,
-                pg_errors.CheckViolation,
-            ) as exc:
+            except _REFUSALS as exc:
                 raise refusal(exc) from None
             except (psycopg.OperationalError, PoolTimeout) as exc:
                 if time.monotonic() >= give_up:
@@ -96,25 +115,163 @@ class Link:
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
 
+    def read(self, call: Callable[[psycopg.Connection], T]) -> T:
+        """:meth:`run` for a call that only reads (in a batch: no savepoint around it)."""
+        held = self._held()
+        if held is not None:
+            return self._in_batch(lambda: held.run(call, savepoint=False))
+        return self.run(call)
 
-def wake(conn: psycopg.Connection, *payloads: str) -> None:
-    """Tell the watchers what changed (``m:<inbox>:<seq>``, ``t:<task id>``; ids only), once
-    it committed.
+    def write(
+        self,
+        sql: str,
+        params: Sequence[Any] | Mapping[str, Any],
+        *,
+        row_factory: RowFactory[Any] = tuple_row,
+    ) -> list[Any]:
+        """The rows of one write statement, committed, and the watchers woken for what it
+        changed (schema version 7: the triggers record it, ``teamdeck.wake()`` notifies it):
+        the write, its commit and the wake go to the server as one message (the simple query
+        protocol, the parameters bound here by psycopg), so the sender waits for one round
+        trip, and the wake, a transaction of its own, is run by the server right after the
+        commit. In this thread's :meth:`batch`: inside a savepoint of the batch's transaction,
+        woken after the batch's commit.
 
-    The writer notifies, in a transaction of its own, rather than a trigger in the write's:
-    PostgreSQL holds one lock per database from a notifying transaction's commit to its end,
-    the flush to disk included, so notifying writes reach the disk one after the other where
-    others share a flush (schema version 3 dropped those triggers). A transaction that only
-    notifies has nothing to flush. A wake lost with its writer (a crash between the two) is
-    found by the watchers' sweep.
+        psycopg's pipeline mode also sends both at once; measured beside this on the delivery
+        path (``bench/engine.py``'s harness, alternating message by message), it was slower
+        than two round trips, and this faster than both."""
+        held = self._held()
+        if held is not None:
+            return self._in_batch(lambda: held.write(sql, params, row_factory))
 
-    A round trip of its own after the write's, whose result names what to wake: psycopg's
-    pipeline mode, which sent both at once, cost more (client time, and wall time on
-    loopback) than the second round trip it saved (``bench/engine.py``)."""
-    if len(payloads) == 1:
-        conn.execute(f"SELECT pg_notify('{CHANNEL}', %s)", payloads, prepare=True)
-    elif payloads:
-        conn.execute(WAKE, (list(payloads),), prepare=True)
+        def call(conn: psycopg.Connection) -> list[Any]:
+            try:
+                with psycopg.ClientCursor(conn, row_factory=row_factory) as cur:
+                    cur.execute(f"BEGIN; {sql}; COMMIT; {WAKE_DUE}", params)
+                    cur.nextset()  # past BEGIN's
+                    return cur.fetchall()
+            except psycopg.Error:
+                if not conn.closed:
+                    conn.rollback()  # the explicit BEGIN's block, aborted by the error
+                raise
+
+        return self.run(call)
+
+    def wake_again(self, *payloads: str) -> None:
+        """Wake the watchers for changes committed before (a retried write that finds its
+        first attempt done: that attempt's wake may have been lost with the link), as a
+        write's wake: after the commit of the batch it is in."""
+        self.write("SELECT teamdeck.wake_later(%s)", (",".join(payloads),))
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Batch]:
+        """One transaction for every call this thread makes through this link until the block
+        ends (a relay's pass: one commit, one flush to disk, for all its changes), then one
+        wake for all of them. Each write is in a savepoint of its own; what must wait for the
+        commit (a cursor saying what reached the engine) goes to :meth:`settled`. A lost link
+        fails the block at once (``EngineUnavailableError``): nothing of it was committed, and
+        the caller's next batch does it again (every write is keyed or conditional)."""
+        if self._held() is not None:
+            raise EngineError("a batch is already open in this thread")
+        try:
+            with self._batch_connection() as conn:
+                batch = Batch(conn)
+                self._local.batch = batch
+                try:
+                    conn.execute("BEGIN")
+                    yield batch
+                    with psycopg.ClientCursor(conn) as cur:
+                        cur.execute(f"COMMIT; {WAKE_DUE}")
+                except BaseException:
+                    if not conn.closed:
+                        with contextlib.suppress(psycopg.Error):
+                            conn.rollback()
+                    raise
+                finally:
+                    self._local.batch = None
+        except _REFUSALS as exc:
+            raise refusal(exc) from None
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise EngineUnavailableError(
+                f"the engine at {safe_url(self.url)} did not answer: {one_line(exc)}"
+            ) from None
+        for then in batch.after:
+            then()
+
+    @contextlib.contextmanager
+    def _batch_connection(self) -> Iterator[psycopg.Connection]:
+        """A pooled connection, or one of its own when the pool has none to give soon: after
+        the engine was away, the pool reconnects with a growing pause (up to half a minute),
+        and a relay's pass connects as soon as the engine takes connections again."""
+        try:
+            with self.pool.connection(timeout=BATCH_WAIT) as conn:
+                yield conn
+                return
+        except PoolTimeout:
+            pass
+        with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
+            yield conn
+
+    def settled(self, then: Callable[[], None]) -> None:
+        """``then()`` once what this thread wrote so far is committed: at once outside a
+        batch, after the batch's commit inside one (never, if it does not commit)."""
+        held = self._held()
+        if held is not None:
+            held.after.append(then)
+        else:
+            then()
+
+    @property
+    def in_batch(self) -> bool:
+        """Whether this thread's calls go to a :meth:`batch` (woken after its commit)."""
+        return self._held() is not None
+
+    def _held(self) -> Batch | None:
+        return getattr(self._local, "batch", None)
+
+    def _in_batch(self, call: Callable[[], T]) -> T:
+        """A call in a batch: a refusal is ``AccessRefusedError`` (the batch goes on), a lost
+        link ``EngineUnavailableError`` (the batch is lost: no retry inside it)."""
+        try:
+            return call()
+        except _REFUSALS as exc:
+            raise refusal(exc) from None
+        except psycopg.OperationalError as exc:
+            raise EngineUnavailableError(
+                f"the engine at {safe_url(self.url)} did not answer: {one_line(exc)}"
+            ) from None
+
+
+class Batch:
+    """The connection and the transaction of one :meth:`Link.batch`."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+        self.after: list[Callable[[], None]] = []
+        self.writes = 0
+
+    def run(self, call: Callable[[psycopg.Connection], T], *, savepoint: bool) -> T:
+        if not savepoint:
+            return call(self.conn)
+        with self.conn.transaction():
+            return call(self.conn)
+
+    def write(
+        self,
+        sql: str,
+        params: Sequence[Any] | Mapping[str, Any],
+        row_factory: RowFactory[Any],
+    ) -> list[Any]:
+        self.writes += 1
+        try:
+            with psycopg.ClientCursor(self.conn, row_factory=row_factory) as cur:
+                cur.execute(f"SAVEPOINT teamdeck_write; {sql}; RELEASE teamdeck_write", params)
+                cur.nextset()  # past SAVEPOINT's
+                return cur.fetchall()
+        except psycopg.Error as exc:
+            if not self.conn.closed and not isinstance(exc, psycopg.OperationalError):
+                self.conn.execute("ROLLBACK TO SAVEPOINT teamdeck_write")
+            raise
 
 
 def first_contact(url: str) -> None:

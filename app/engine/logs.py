@@ -39,7 +39,7 @@ def push_log(home: Home, team: str, name: str, link: Link) -> int:
         ).fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
-    start = link.run(last)
+    start = link.read(last)
     rows = []
     offset = start
     while offset < len(data):
@@ -80,7 +80,7 @@ def pull_logs(home: Home, team: str, names: set[str], desk: Link) -> int:
         cursor = 0
     except (OSError, ValueError, AttributeError) as exc:
         raise CorruptFileError(path, str(exc)) from None
-    rows = desk.run(
+    rows = desk.read(
         lambda c: c.execute(
             "SELECT id, actor, body->>'line' FROM teamdeck.events WHERE team = %s"
             " AND kind = 'log' AND id > %s AND actor = ANY (%s) ORDER BY id",

@@ -12,7 +12,7 @@ from psycopg.types.json import Jsonb
 
 from app.core.errors import NotFoundError
 from app.core.models import TeamConfig, TeamMember
-from app.engine.link import Link, wake
+from app.engine.link import Link
 
 HEARTBEAT_TIMEOUT = 30.0
 """Seconds without a heartbeat after which a member counts as gone."""
@@ -109,28 +109,15 @@ class EngineTeams:
 
     def reap(self, team: str, timeout: float = HEARTBEAT_TIMEOUT) -> list[str]:
         """The desk's sweep: members silent for ``timeout`` seconds are marked gone and their
-        open tasks go back to the board (unowned, pending). The names marked gone."""
-
-        def sweep(conn: psycopg.Connection) -> list[str]:
-            with conn.transaction():
-                gone = [
-                    r[0]
-                    for r in conn.execute(
-                        "UPDATE teamdeck.members SET state = 'gone' WHERE team = %s"
-                        " AND state = 'running'"
-                        " AND heartbeat < now() - make_interval(secs => %s) RETURNING name",
-                        (team, timeout),
-                    ).fetchall()
-                ]
-                freed = []
-                if gone:
-                    freed = conn.execute(
-                        "UPDATE teamdeck.tasks SET owner = NULL, status = 'pending',"
-                        " claim_token = NULL WHERE team = %s AND owner = ANY (%s)"
-                        " AND status NOT IN ('completed', 'deleted') RETURNING id",
-                        (team, gone),
-                    ).fetchall()
-            wake(conn, *(f"t:{row[0]}" for row in freed))
-            return gone
-
-        return self.link.run(sweep)
+        open tasks go back to the board (unowned, pending), in one statement. The names marked
+        gone."""
+        rows = self.link.write(
+            "WITH gone AS (UPDATE teamdeck.members SET state = 'gone' WHERE team = %(team)s"
+            " AND state = 'running' AND heartbeat < now() - make_interval(secs => %(secs)s)"
+            " RETURNING name), freed AS (UPDATE teamdeck.tasks SET owner = NULL,"
+            " status = 'pending', claim_token = NULL WHERE team = %(team)s"
+            " AND owner IN (SELECT name FROM gone) AND status NOT IN ('completed', 'deleted')"
+            " RETURNING id) SELECT name, (SELECT count(*) FROM freed) FROM gone",
+            {"team": team, "secs": timeout},
+        )
+        return [r[0] for r in rows]

@@ -3,8 +3,9 @@
 A send is one call of ``teamdeck.send`` (schema version 4) with a fresh uuid, repeated with
 the same uuid while the link is down (``ON CONFLICT DO NOTHING``): delivered once however often
 it is retried. The server sets the inbox's order (``seq``) and checks the sender is the role's
-own member name; it answers with the inbox's number and the seq, which the wake carries (a
-watcher learns which inbox grew without a read).
+own member name; the wake carries the inbox's number and the seq (a watcher learns which inbox
+grew without a read) and leaves in the send's round trip, after its commit
+(``Link.write``, schema version 7).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from app.core.errors import UnknownRecipientError
 from app.core.mailbox import addressed_name
 from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
-from app.engine.link import Link, wake
+from app.engine.link import Link
 
 _READ = "SELECT seq, body::text, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
 """The body as text: pydantic parses it and builds the message in one pass (psycopg's jsonb
@@ -81,20 +82,16 @@ class EngineMailbox:
         """Deliver to ``agent`` (no membership check here: the server checks it); ``False``
         if this uuid was delivered before (a retry after a lost acknowledgement)."""
         key = uuid or str(uuidlib.uuid4())
-        body = message.to_json_dict()
-
-        def insert(conn: psycopg.Connection) -> bool:
-            row = conn.execute(
-                "SELECT inbox, seq, fresh FROM teamdeck.send(%s, %s, %s, %s, %s)",
-                (self.team, agent, key, message.sender, Jsonb(body)),
-                prepare=True,
-            ).fetchone()
-            if row is None or row[0] is None:  # this uuid is another sender's: not delivered
-                return False
-            wake(conn, f"m:{row[0]}:{row[1]}")
-            return bool(row[2])
-
-        return self.link.run(insert)
+        rows = self.link.write(
+            "SELECT inbox, seq, fresh FROM teamdeck.send(%s, %s, %s, %s, %s)",
+            (self.team, agent, key, message.sender, Jsonb(message.to_json_dict())),
+        )
+        if not rows or rows[0][0] is None:  # this uuid is another sender's: not delivered
+            return False
+        inbox, seq, fresh = rows[0]
+        if not fresh:  # delivered before: its wake may have been lost with the link
+            self.link.wake_again(f"m:{inbox}:{seq}")
+        return bool(fresh)
 
     # ------------------------------------------------------------------ read
 
@@ -107,7 +104,7 @@ class EngineMailbox:
     def since(self, agent: str, cursor: int) -> list[tuple[int, InboxMessage]]:
         """The messages after ``cursor`` (a seq), with their seq: what a watcher reads when a
         wake says the inbox grew (one prepared statement, by the inbox's key)."""
-        rows = self.link.run(
+        rows = self.link.read(
             lambda c: c.execute(
                 _READ + " AND seq > %s ORDER BY seq", (self.team, agent, cursor), prepare=True
             ).fetchall()

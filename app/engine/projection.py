@@ -10,10 +10,10 @@ local tools read and write. ``Projection`` keeps them and the engine in step for
   timestamp and text) is not appended twice.
 * **push**: what this machine's agents wrote into the inbox file of a member who runs
   elsewhere is sent to the engine, with a uuid derived from the team, the recipient and the
-  entry's index in the file: pushing again (after a crash, or by another pass) sends nothing
-  twice. Each entry goes out on its sender's own link (``links``): the server checks that the
-  sender is the role's own member, so an entry written in another's name is not forwarded
-  (it is counted in ``refused``).
+  entry's index in the file: pushing again (after a crash, a failed commit, or by another
+  pass) sends nothing twice. Each entry goes out on its sender's own link (``links``): the
+  server checks that the sender is the role's own member, so an entry written in another's
+  name is not forwarded (it is counted in ``refused``).
 
 Signed frames cross machines as the engine's word, never as a signature: each home signs with
 its own team key (``app.core.authority``), which never leaves it. A frame this home's key
@@ -26,6 +26,7 @@ raised it (the sender is the role's own). Anything else arrives as the plain tex
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid as uuidlib
 from collections.abc import Callable, Mapping
@@ -117,6 +118,14 @@ class Projection:
     def _save(self, cursors: dict[str, dict[str, int]]) -> None:
         atomic_write_json(self._cursor_path, cursors)
 
+    def _save_pushed(self, name: str, count: int) -> None:
+        """The push cursor of ``name`` moved to ``count``, the file's other cursors as they
+        are now (this runs once the sends are committed: a pull or a mirror may have moved
+        theirs meanwhile)."""
+        cursors = self._cursors()
+        cursors["pushed"][name] = count
+        self._save(cursors)
+
     # ------------------------------------------------------------------ pull
 
     def pull(self) -> int:
@@ -182,6 +191,8 @@ class Projection:
         for name in sorted(remote - self.local):
             entries = files.read(name)
             start = cursors["pushed"].get(name, 0)
+            if start >= len(entries):
+                continue
             for index in range(start, len(entries)):
                 message = entries[index]
                 link = self.links.get(message.sender)
@@ -197,6 +208,7 @@ class Projection:
                             sent += 1
                     except AccessRefusedError:
                         self.refused += 1
-                cursors["pushed"][name] = index + 1
-                self._save(cursors)
+            # Once the sends are committed (a relay's pass sends in one transaction): a cursor
+            # saved before would skip entries a failed commit never delivered.
+            self.reader.settled(functools.partial(self._save_pushed, name, len(entries)))
         return sent

@@ -33,6 +33,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from app.core.authority import TeamKey
+from app.core.errors import TeamdeckError
 from app.core.events import AgentLogChanged, ChangeEvent
 from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
@@ -50,7 +51,9 @@ from app.engine.watch import EngineFeed
 log = logging.getLogger(__name__)
 
 WATCH_START = 5.0
-"""Seconds the relay's feed or watcher may take to start, and to wait before another try."""
+"""Seconds the relay's feed or watcher may take to start."""
+WATCH_AGAIN = 5.0
+"""Seconds before a feed or watcher that could not start is tried again."""
 
 PLACED = "teamdeckPlacedOn"
 """The member data's field naming the machine the lead placed the teammate on."""
@@ -135,7 +138,7 @@ class Relay:
     # ------------------------------------------------------------------ members
 
     def _read_states(self) -> dict[str, MemberState]:
-        rows = self.link.run(
+        rows = self.link.read(
             lambda c: c.execute(
                 "SELECT name, machine, state, data->>%s, data ? %s, data->%s"
                 " FROM teamdeck.members WHERE team = %s",
@@ -287,35 +290,41 @@ class Relay:
     # ------------------------------------------------------------------ a pass
 
     def one_pass(self) -> None:
-        """Messages, the board and the logs, once; the heartbeat when due."""
+        """Messages, the board and the logs, once; the heartbeat when due. All the pass's
+        changes go to the engine in one transaction (``Link.batch``: one commit, one flush to
+        disk, then one wake for all), however many teammates wrote here since the last pass."""
         with self._lock:
-            self.states = self._read_states()
-            if self.desk:
-                self._enlist()
-            remote = self.remote() if self.desk else (set(self.states) | {LEAD_NAME, USER_NAME})
-            remote -= self.local
-            # The board and the logs first: a message saying a task is done finds it done in
-            # the files, one saying a teammate stopped finds its log's last lines there.
-            self.board.step()
-            if self.desk:
-                pull_logs(self.home, self.team, self.remote(), self.link)
-            else:
-                push_log(self.home, self.team, self.member, self.link)
-            self.projection.pull()
-            self.projection.push(remote)
-            if self.desk:
-                self.projection.mirror(self.remote())
-            else:
-                self._know_members()
-            if time.monotonic() - self._beaten >= self.heartbeat:
-                self._beaten = time.monotonic()
-                if self.desk:
-                    self.members.reap(self.team)
-                else:
-                    self.members.heartbeat(
-                        self.team, self.member, machine=self.machine, pid=os.getpid()
-                    )
+            with self.link.batch():
+                self._pass()
             self.passes += 1
+
+    def _pass(self) -> None:
+        self.states = self._read_states()
+        if self.desk:
+            self._enlist()
+        remote = self.remote() if self.desk else (set(self.states) | {LEAD_NAME, USER_NAME})
+        remote -= self.local
+        # The board and the logs first: a message saying a task is done finds it done in
+        # the files, one saying a teammate stopped finds its log's last lines there.
+        self.board.step()
+        if self.desk:
+            pull_logs(self.home, self.team, self.remote(), self.link)
+        else:
+            push_log(self.home, self.team, self.member, self.link)
+        self.projection.pull()
+        self.projection.push(remote)
+        if self.desk:
+            self.projection.mirror(self.remote())
+        else:
+            self._know_members()
+        if time.monotonic() - self._beaten >= self.heartbeat:
+            self._beaten = time.monotonic()
+            if self.desk:
+                self.members.reap(self.team)
+            else:
+                self.members.heartbeat(
+                    self.team, self.member, machine=self.machine, pid=os.getpid()
+                )
 
     async def run(self) -> None:
         """Passes until cancelled (a failing pass is logged in ``error`` and tried again).
@@ -330,8 +339,10 @@ class Relay:
                 try:
                     await asyncio.shield(current)
                     self.error = None
-                except (EngineError, OSError) as exc:
-                    self.error = str(exc)
+                except (TeamdeckError, psycopg.Error, OSError) as exc:
+                    # Kept and tried again at the next pass: a relay that stopped here would
+                    # leave its machine's teammates cut off for the rest of the run.
+                    self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                 except asyncio.CancelledError:
                     with contextlib.suppress(Exception):
                         await current
@@ -343,13 +354,20 @@ class Relay:
     async def pause(self) -> None:
         """Until the next pass is due: ``interval`` seconds, or sooner when the engine's feed
         or this home's files say something of the team changed (a change made by the last
-        pass itself wakes one more pass, which finds nothing to do)."""
+        pass itself wakes one more pass, which finds nothing to do). While the feed or the
+        watcher is not started, no longer than until it is tried again: a long interval must
+        not leave a relay whose feed was down at its start without it once the engine is
+        back."""
         if self._woken is None:
             self._woken = asyncio.Event()
-        if len(self._watching) < 2 and time.monotonic() >= self._watch_again:
-            await self._watch()
+        wait = self.interval
+        if len(self._watching) < 2:
+            if time.monotonic() >= self._watch_again:
+                await self._watch()
+            if len(self._watching) < 2:
+                wait = min(wait, max(0.0, self._watch_again - time.monotonic()))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._woken.wait(), self.interval)
+            await asyncio.wait_for(self._woken.wait(), wait)
         self._woken.clear()
 
     async def _watch(self) -> None:
@@ -377,7 +395,7 @@ class Relay:
                 log.info("relay of %s: passes paced by the interval for now: %s", self.team, exc)
                 with contextlib.suppress(Exception):
                     await source.stop()
-                self._watch_again = time.monotonic() + WATCH_START
+                self._watch_again = time.monotonic() + WATCH_AGAIN
                 continue
             self._watching.append(source)
 

@@ -6,8 +6,8 @@ with ``FOR UPDATE SKIP LOCKED`` so racing claimers each take a different row and
 Each claim carries a token: a claim repeated after a lost acknowledgement finds the task it
 took instead of taking a second one. A teammate that finishes its task and takes the next
 passes the finished one (``done``, schema version 6): both in the same call, one commit instead
-of two. Each write then wakes the watchers with the ids it changed, in one statement
-(``app.engine.link.wake``).
+of two. Each write wakes the watchers with the ids it changed in the same round trip, after its
+commit (``Link.write``, schema version 7).
 Updates bump ``version``; ``update(..., version=N)`` changes the task only if nobody else has.
 """
 
@@ -26,7 +26,7 @@ from app.core.models import Task
 from app.core.task_claims import ClaimResult
 from app.core.task_files import check_status
 from app.engine.errors import EngineError
-from app.engine.link import Link, wake
+from app.engine.link import Link
 
 _COLUMNS = (
     "id, subject, description, active_form, status, owner, blocks, blocked_by, metadata, version"
@@ -85,20 +85,10 @@ class EngineTasks:
 
         return self.link.run(query)
 
-    def _write(
-        self, sql: str, params: Any, *, also: str | None = None, prepare: bool | None = None
-    ) -> list[dict[str, Any]]:
-        """The rows of one write (each with its ``id``); the watchers are woken for them (and
-        for the task ``also``, which the write changed without returning it)."""
-
-        def query(conn: psycopg.Connection) -> list[dict[str, Any]]:
-            with conn.cursor(row_factory=dict_row) as cur:
-                rows = cur.execute(sql, params, prepare=prepare).fetchall()
-            ids = [f"t:{also}"] if also is not None else []
-            wake(conn, *ids, *(f"t:{row['id']}" for row in rows))
-            return rows
-
-        return self.link.run(query)
+    def _write(self, sql: str, params: Any) -> list[dict[str, Any]]:
+        """The rows of one write (each with its ``id``); the watchers are woken for every task
+        it changed (the ones it returns, and a finished task a claim completed)."""
+        return self.link.write(sql, params, row_factory=dict_row)
 
     def create(
         self,
@@ -273,7 +263,7 @@ o.owner = %(agent)s AND o.id <> t.id AND o.{_OPEN})"
             "token": str(uuidlib.uuid4()),
             "done": int(done) if done is not None else None,
         }
-        rows = self._write(CLAIM_NEXT, params, also=done, prepare=True)
+        rows = self._write(CLAIM_NEXT, params)
         if rows:
             return ClaimResult(True, None, _task(rows[0]))
         mine = self._rows(

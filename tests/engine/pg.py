@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import psycopg
 
 from app.core import Home
 from app.core.models import TeamMember
@@ -53,3 +58,66 @@ def team_home(root: Path, team: str, *members: str) -> Home:
     for name in members:
         home.teams.add_member(team, TeamMember(agent_id=f"{name}@{team}", name=name))
     return home
+
+
+@dataclass
+class Commits:
+    """What :func:`commits` counted: transactions that changed teamdeck's tables (``data``)
+    and transactions that wrote nothing but their commit (``bare``: a wake)."""
+
+    data: int = 0
+    bare: int = 0
+
+
+@contextmanager
+def commits(admin_url: str) -> Iterator[Commits]:
+    """Count the commits made while the block runs, from the server's write-ahead log
+    (``pg_walinspect``): a COMMIT record whose transaction, or one of its savepoints, wrote a
+    row of the ``teamdeck`` schema is ``data``; one whose transaction wrote nothing else,
+    ``bare``. Other commits (autovacuum's statistics) are left out. Counted once the block
+    ends, by the records, not by time."""
+    counted = Commits()
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_walinspect")
+        start = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
+        assert start is not None
+        yield counted
+        end = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()
+        assert end is not None
+        if end[0] == start[0]:
+            return  # nothing was written
+        give_up = time.monotonic() + 30
+        while not conn.execute("SELECT pg_current_wal_flush_lsn() >= %s", end).fetchone()[0]:  # type: ignore[index]
+            assert time.monotonic() < give_up, "the server did not flush its log"
+            time.sleep(0.05)
+        ours = {
+            str(r[0])
+            for r in conn.execute(
+                "SELECT pg_relation_filenode(c.oid) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'teamdeck'"
+                " AND pg_relation_filenode(c.oid) IS NOT NULL"
+            )
+        }
+        records = conn.execute(
+            "SELECT xid::text, resource_manager, record_type, description, block_ref"
+            " FROM pg_get_wal_records_info(%s, %s)",
+            (start[0], end[0]),
+        ).fetchall()
+    wrote: dict[str, bool] = {}  # xid -> wrote a teamdeck row
+    for xid, manager, _, _, refs in records:
+        if manager != "Transaction":
+            touched = any(f"/{node} " in f"{refs} " for node in ours) if refs else False
+            wrote[xid] = wrote.get(xid, False) or touched
+    for xid, manager, kind, description, _ in records:
+        if manager != "Transaction" or not kind.startswith("COMMIT"):
+            continue
+        subs = (
+            description.split("subxacts:")[1].split(";")[0].split()
+            if "subxacts:" in description
+            else []
+        )
+        xids = [xid, *subs]
+        if any(wrote.get(x) for x in xids):
+            counted.data += 1
+        elif not any(x in wrote for x in xids):
+            counted.bare += 1

@@ -1,0 +1,72 @@
+"""Schema version 7's wakes: a write records what it changed in its own session, and
+``teamdeck.wake()`` notifies it after the commit, in the write's round trip. What one session
+records never reaches another's wake (a hostile agent cannot make the desk's wake carry its
+payloads), a write that rolls back leaves nothing to wake, and the wake is never notified
+inside the write's transaction (the notify lock would be held through the commit's flush)."""
+
+from __future__ import annotations
+
+import psycopg
+
+from app.core.models import InboxMessage
+from app.engine.link import Link
+from app.engine.messages import EngineMailbox
+from tests.engine.pg import Engine, commits
+
+
+def _due(conn: psycopg.Connection) -> str:
+    row = conn.execute("SELECT current_setting('teamdeck.wake', true)").fetchone()
+    return str(row[0] or "") if row else ""
+
+
+def test_a_hostile_sessions_wakes_stay_its_own_and_a_rolled_back_write_wakes_nothing(
+    engine: Engine,
+) -> None:
+    team = engine.team(["alice", "mallory"])
+    with (
+        psycopg.connect(team.urls["mallory"], autocommit=True) as mallory,
+        psycopg.connect(team.desk_url, autocommit=True) as desk,
+    ):
+        mallory.execute("SELECT teamdeck.wake_later('t:1,m:1:999999')")
+        mallory.execute("SELECT set_config('teamdeck.wake', 'p:,t:2', false)")
+        assert _due(desk) == ""
+        row = desk.execute("SELECT teamdeck.wake()").fetchone()
+        assert row is not None and row[0] == 0  # nothing of mallory's
+        # A send refused by the server (a forged sender) records nothing in the session.
+        with mallory.transaction():
+            mallory.execute("SELECT set_config('teamdeck.wake', '', false)")
+        try:
+            mallory.execute(
+                "SELECT teamdeck.send(%s, 'alice', gen_random_uuid(), 'alice', '{}'::jsonb)",
+                (team.name,),
+            )
+        except psycopg.errors.InsufficientPrivilege:
+            pass
+        else:
+            raise AssertionError("a forged sender was accepted")
+        assert _due(mallory) == ""
+        # A send that rolls back after it was made wakes nothing either.
+        with mallory.transaction(force_rollback=True):
+            mallory.execute(
+                "SELECT teamdeck.send(%s, 'alice', gen_random_uuid(), 'mallory', '{}'::jsonb)",
+                (team.name,),
+            )
+            assert _due(mallory).startswith("m:")
+        assert _due(mallory) == ""
+
+
+def test_a_send_wakes_after_its_commit_in_a_transaction_of_its_own(engine: Engine) -> None:
+    team = engine.team(["alice", "bob"])
+    with (
+        Link(team.urls["alice"], max_size=1) as link,
+        psycopg.connect(team.urls["bob"], autocommit=True) as bob,
+    ):
+        bob.execute("LISTEN teamdeck")
+        box = EngineMailbox(link, team.name)
+        with commits(engine.admin_url) as counted:
+            box.append("bob", InboxMessage(sender="alice", text="one"))
+        notes = list(bob.notifies(timeout=10, stop_after=1))
+        assert len(notes) == 1 and notes[0].payload.startswith("m:")
+        # The send's commit wrote the message; the wake's, nothing: two transactions.
+        assert (counted.data, counted.bare) == (1, 1)
+        assert link.run(_due) == ""  # nothing left to wake on the sender's session
