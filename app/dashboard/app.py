@@ -159,7 +159,9 @@ class TeamDeckApp(TeamNews):
         )
         self._unsubscribe: Callable[[], None] | None = None
         self.beat = ViewBeat[StoreDelta](self.FLUSH_SECONDS, self._on_beat, self.set_timer)
-        self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
+        self.toasts = ToastBatch(
+            self._toast, lambda delay, done: self.set_timer(delay, done), tag=self._toast_team
+        )
         self._left_checked = False
 
     def get_default_screen(self) -> LeaderScreen:

@@ -23,6 +23,7 @@ from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.state import DeckState
 from app.dashboard.store import StoreDelta
 from app.dashboard.team_source import TeamSource
+from app.dashboard.toast_hold import HeldToast
 from app.dashboard.toasts import Severity, ToastBatch, request_kind
 from app.display.values import TeamFiles
 from app.runtime.api import Approval
@@ -73,7 +74,8 @@ class TeamNews(DeckState):
     def _announce(self, known: set[str]) -> None:
         """A notice for each request not in ``known`` (the ids pending before)."""
         new = [a for a in self.approvals if a.request_id not in known]
-        self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
+        hint = self.request_hint
+        self._show(n for a in new if (n := request_notice(a.agent, a.kind, hint, a.request_id)))
 
     def request_hint(self, agent: str, kind: str) -> str:
         """The keys that answer ``agent``'s request of ``kind`` from where the person is now."""
@@ -102,16 +104,23 @@ class TeamNews(DeckState):
             self.toasts.add(agent_markup(notice.message), notice.title)
         self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
 
-    def toast_still_news(self, title: str, team: str | None) -> bool:
-        """A toast of the team's is dropped once another team is shown; a request's, once no
-        such request is pending (it was answered)."""
-        if team != self.files.team:
+    def toast_still_news(self, toast: HeldToast) -> bool:
+        """A toast of the team's is dropped once another team is shown; a request's, once its
+        request was answered (one of them, for a toast of several; a toast naming no request:
+        once no request of its kind is pending)."""
+        if toast.team != self.files.team:
             return False
-        kind = request_kind(title)
+        if toast.requests:
+            return toast.requests <= {a.request_id for a in self.approvals}
+        kind = request_kind(toast.title)
         return kind is None or any(a.kind == kind for a in self.approvals)
 
-    def _toast(self, message: str, title: str, severity: Severity) -> None:
-        self.notify_background(message, title=title, severity=severity, team=self.files.team)
+    def _toast_team(self) -> str | None:
+        return self.files.team
+
+    def _toast(self, message: str, title: str, severity: Severity, team: str | None) -> None:
+        """A burst of the ``ToastBatch``'s: of the team shown when its first toast came."""
+        self.notify_background(message, title=title, severity=severity, team=team)
 
     def _show(self, notices: Iterable[Notice]) -> None:
         """What the team did, as toasts of the team shown: a request's goes once it was
@@ -125,4 +134,5 @@ class TeamNews(DeckState):
                 severity=n.severity,
                 team=self.files.team,
                 timeout=n.timeout,
+                requests=frozenset({n.request_id} if n.request_id else ()),
             )
