@@ -13,7 +13,9 @@ Now:
 
 - a toast shown for ``GIVE_WAY`` seconds makes room for a newer one (it was read by then);
 - toasts of the team's that wait together become one summary toast ("3 updates"), requests
-  apart from the rest (a request's toast goes once it is answered);
+  apart from the rest (a request's toast goes once it is answered); the team's toasts raised
+  within ``BURST`` seconds of each other wait for each other (Claude Code's hooks say "worker
+  finished its turn" and "worker is idle" at once: one toast, not two);
 - a toast of the team's that would show more than ``LATE`` seconds after it was raised (it
   waited behind a dialog) is dropped: the feed, the board and the needs-you line have it. An
   error is not dropped (it is shown late rather than never).
@@ -46,6 +48,8 @@ from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets._toast import ToastRack
 
+from app.dashboard.toasts import request_kind
+
 #: Toasts shown at once: on a terminal of fewer rows than ``TALL``, one.
 AT_ONCE = 2
 TALL = 32
@@ -53,6 +57,8 @@ TALL = 32
 GIVE_WAY = 1.5
 #: Seconds after which a team's toast not shown yet is old news: dropped.
 LATE = 4.0
+#: Seconds the team's first toast waits for the others of its burst (real time).
+BURST = 0.2
 #: Lines of a summary toast; the rest are counted ("…and 2 more").
 SUMMARY_LINES = 4
 _LOUDNESS = {"information": 0, "warning": 1, "error": 2}
@@ -112,6 +118,7 @@ class HoldsToasts(App[None]):
     _waiting: deque[HeldToast] | None = None
     _shown: list[_Shown] | None = None  # the toasts shown by ``release_toasts``, oldest first
     _release: Timer | None = None  # the next ``release_toasts`` while toasts wait
+    _burst: Timer | None = None  # the end of the team's burst of toasts
 
     def toast_still_news(self, toast: HeldToast) -> bool:
         """Whether a toast of the team's is still true (the app's rule)."""
@@ -201,14 +208,23 @@ class HoldsToasts(App[None]):
             waiting.insert(sum(1 for t in waiting if t.answer), toast)
         else:
             waiting.append(toast)
+            if self._burst is None:  # the first of a burst: the others come with it
+                self._burst = self.set_timer(BURST, self._burst_ended)
+            return
         self.release_toasts()
 
-    def _still_waiting(self, now: float) -> tuple[list[HeldToast], ...]:
-        """The toasts waiting that are still worth showing: the answers, the team's requests,
-        the team's other toasts."""
+    def _burst_ended(self) -> None:
+        self._burst = None
+        self.release_toasts()
+
+    def _still_waiting(self, now: float) -> tuple[list[HeldToast], list[list[HeldToast]]]:
+        """The toasts waiting that are still worth showing: the answers, and the team's in
+        groups shown as one toast each (the requests, the rest; a request's toast that names
+        no request goes alone: it goes when no request of its kind waits)."""
         answers: list[HeldToast] = []
         requests: list[HeldToast] = []
         others: list[HeldToast] = []
+        alone: list[list[HeldToast]] = []
         for toast in self._waiting or ():
             if toast.answer:
                 answers.append(toast)
@@ -216,9 +232,13 @@ class HoldsToasts(App[None]):
                 continue  # e.g. a request's toast, its request answered while it waited
             elif now - toast.raised > LATE and toast.severity != "error":
                 continue  # old news: the feed, the board, the needs-you line have it
+            elif toast.requests:
+                requests.append(toast)
+            elif request_kind(toast.title) is None:
+                others.append(toast)
             else:
-                (requests if toast.requests else others).append(toast)
-        return answers, requests, others
+                alone.append([toast])
+        return answers, [requests, others, *alone]
 
     def release_toasts(self) -> None:
         """Show the toasts waiting, as far as there is room; called again when a dialog closes
@@ -232,8 +252,8 @@ class HoldsToasts(App[None]):
             if s.until > now and not s.notification.has_expired  # not timed out
         ]
         room = AT_ONCE if self.size.height >= TALL else 1
-        answers, requests, others = self._still_waiting(now)
-        while answers or requests or others:
+        answers, groups = self._still_waiting(now)
+        while answers or any(groups):
             if len(shown) >= room:
                 ready = [s for s in shown if now - s.since >= GIVE_WAY]
                 if answers:  # the team's toasts give way to a key's answer at once
@@ -245,8 +265,8 @@ class HoldsToasts(App[None]):
                 self._take_off(gone.notification)
             if answers:
                 toast = answers.pop(0)
-            else:  # the team's: the older group, in one toast
-                group = min((g for g in (requests, others) if g), key=lambda g: g[0].raised)
+            else:  # the team's: the oldest group, in one toast
+                group = min((g for g in groups if g), key=lambda g: g[0].raised)
                 toast = summary(group) if len(group) > 1 else group[0]
                 group.clear()
             timeout = self.NOTIFICATION_TIMEOUT if toast.timeout is None else toast.timeout
@@ -256,7 +276,8 @@ class HoldsToasts(App[None]):
             shown.append(_Shown(notification, toast, now, now + timeout))
             self.post_message(Notify(notification))
         self._shown = shown
-        self._waiting = deque(answers + sorted(requests + others, key=lambda t: t.raised))
+        rest = sorted((t for group in groups for t in group), key=lambda t: t.raised)
+        self._waiting = deque(answers + rest)
         if self._waiting:  # once the oldest shown may give way (or times out)
             due = min(min(s.since + GIVE_WAY, s.until) for s in shown)
             if self._release is not None:

@@ -10,23 +10,33 @@ under test take a toast off).
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from app.core import Home
 from app.dashboard import toast_hold
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.claude_bridge import BridgeEventArrived
+from app.dashboard.launch import build_dashboard
 from app.dashboard.screens.help import HelpScreen
 from app.runtime.api import Approval
+from app.runtime.bridge.hold import Sender
+from app.runtime.bridge.state import HookEvent
+from tests import claude_home as ch
 from tests.ui.fake_runtime import T0, FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
 from tests.ui.test_ui_toasts import FakeClock, toasts
 
 RESEARCHER_PERMISSION = "perm-1767225650000@researcher"  # pending from the start (tests/ui/data)
-TESTER_PERMISSION = Approval(
-    "perm-1767225700000@tester", "permission", "tester", "tester: Bash",
-    body='{\n  "command": "pytest -q"\n}', tool_name="Bash",
-    tool_input={"command": "pytest -q"}, created_at=T0 + 100,
-)  # fmt: skip
+
+
+def tester_permission(request_id: str = "perm-1767225700000@tester") -> Approval:
+    """A new permission request of the tester's (a new object: answering one marks it)."""
+    return Approval(
+        request_id, "permission", "tester", "tester: Bash", body='{\n  "command": "pytest -q"\n}',
+        tool_name="Bash", tool_input={"command": "pytest -q"}, created_at=T0 + 100,
+    )  # fmt: skip
 
 
 @pytest.fixture
@@ -137,9 +147,10 @@ async def test_a_requests_toast_goes_when_that_request_is_answered_not_another(
     toast stayed after it was answered, because the researcher's was still pending."""
     async with deck.run_test(size=(120, 40), notifications=True) as pilot:
         app = await ready(pilot)
-        runtime.add_approval(TESTER_PERMISSION)
+        asking = tester_permission()
+        runtime.add_approval(asking)
         await wait_for(pilot, lambda: shown(app, "tester asks for a permission"))
-        runtime.answer_permission(TESTER_PERMISSION.request_id, True)
+        runtime.answer_permission(asking.request_id, True)
         await wait_for(pilot, lambda: not shown(app, "tester asks for a permission"))
         assert any(a.request_id == RESEARCHER_PERMISSION for a in app.approvals)  # still waits
 
@@ -149,12 +160,13 @@ async def test_requests_raised_together_are_one_toast_that_goes_when_one_is_answ
 ) -> None:
     """Several teammates asking at once: one toast names them all (the needs-you line and
     the Approvals box take them one by one); once one is answered it is no longer true."""
-    second = replace(TESTER_PERMISSION, request_id="perm-1767225710000@engineer", agent="engineer")
+    first = tester_permission()
+    second = replace(tester_permission("perm-1767225710000@engineer"), agent="engineer")
     async with deck.run_test(size=(80, 24), notifications=True) as pilot:
         app = await ready(pilot)
         team_toast(app, "#4 Write expiry tests by tester", "Task completed")
         await wait_for(pilot, lambda: shown(app, "#4 Write expiry tests"))
-        runtime.add_approval(TESTER_PERMISSION)
+        runtime.add_approval(first)
         runtime.add_approval(second)
         await wait_for(pilot, lambda: len(app.waiting_toasts) == 2)
         clock.now += toast_hold.GIVE_WAY
@@ -173,7 +185,7 @@ async def test_toasts_taken_off_early_leave_nothing_behind(
     async with deck.run_test(size=(80, 24), notifications=True) as pilot:
         app = await ready(pilot)
         for n in range(4):
-            asking = replace(TESTER_PERMISSION, request_id=f"perm-17672257{n}0000@tester")
+            asking = tester_permission(f"perm-17672257{n}0000@tester")
             runtime.add_approval(asking)  # its toast goes once it is answered
             await wait_for(pilot, lambda: shown(app, "tester asks for a permission"))
             runtime.answer_permission(asking.request_id, True)
@@ -185,3 +197,53 @@ async def test_toasts_taken_off_early_leave_nothing_behind(
         await wait_for(pilot, lambda: "#9 Write the changelog" in screen_text(app))
         rack = app.screen.query_one("ToastRack")
         assert len(rack.children) == 1, rack.children
+
+
+async def test_claude_codes_hook_events_at_once_are_one_toast_and_another_teams_none(
+    tmp_path: Path,
+) -> None:
+    """By hand (``teamdeck --claude``, 120x40): "worker finished its turn" and "worker is idle"
+    came as two toasts at once, shown as answers to a key (they jumped ahead of the team's
+    news and made it give way), and a session of another team had its toast over this one."""
+    app = build_dashboard(Home(ch.build(tmp_path / "claude"), lock_style="mkdir"), viewer=True)
+    FakeClock(app)
+    app.NOTIFICATION_TIMEOUT = 600
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.loaded and app.files.team == ch.TEAM)
+        await pilot.press("escape")
+        writer = Sender("writer", ch.TEAM, "session-writer", in_process=True)
+        other = Sender("team-lead", "session-0ther000", "session-other")
+        for event in (
+            HookEvent("SubagentStop", {}, writer),
+            HookEvent("TeammateIdle", {}, writer),
+            HookEvent("SessionStart", {}, other),
+        ):
+            app.post_message(BridgeEventArrived(event))
+        await wait_for(pilot, lambda: shown(app, "2 updates"))
+        (toast,) = toasts(app)
+        assert "writer finished its turn" in toast and "writer is idle" in toast
+        await pilot.pause(toast_hold.BURST + 0.2)
+        assert not shown(app, "session started") and not app.waiting_toasts
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_every_line_of_a_toast_is_on_the_screen(
+    deck: TeamDeckApp, clock: FakeClock, size: tuple[int, int]
+) -> None:
+    """By hand (80x24, ``teamdeck --claude``): the summary "worker finished its turn" / "worker
+    is idle" showed without its last line. A line as wide as the toast was measured on one row
+    and drawn on two (the toast's width was a share of a rack whose scrollbar came and went),
+    and the rack cut the toast to the rows it had measured."""
+    async with deck.run_test(size=size, notifications=True) as pilot:
+        app = await ready(pilot)
+        width = app.screen.query_one("ToastRack").size.width or size[0]
+        for first in ("Claude Code: worker finished its turn", "x" * (width // 2 - 4)):
+            team_toast(app, f"{first}\nClaude Code: worker is idle", "2 updates")
+            await wait_for(pilot, lambda: shown(app, "2 updates"))
+            await pilot.pause(0.1)
+            text = screen_text(app)
+            assert "2 updates" in text and "worker is idle" in text, text
+            clock.now += toast_hold.GIVE_WAY
+            for notification in list(app._notifications):
+                app._take_off(notification)
+            await pilot.pause(0.1)
