@@ -11,7 +11,8 @@ its whole timeout: at 80x24 (one at a time) "Task completed #1 … by researcher
 seconds after the key's answer that took its place, and the run's end five seconds after that.
 Now:
 
-- a toast shown for ``GIVE_WAY`` seconds makes room for a newer one (it was read by then);
+- a toast shown long enough to be read (``reading_time``: ``GIVE_WAY`` seconds for a few
+  words, up to ``READ_MAX`` for a long one) makes room for a newer one;
 - toasts of the team's that wait together become one summary toast ("3 updates"), requests
   apart from the rest (a request's toast goes once it is answered); the team's toasts raised
   within ``BURST`` seconds of each other wait for each other (Claude Code's hooks say "worker
@@ -53,10 +54,12 @@ from app.dashboard.toasts import request_kind
 #: Toasts shown at once: on a terminal of fewer rows than ``TALL``, one.
 AT_ONCE = 2
 TALL = 32
-#: Seconds a toast is shown before it makes room for a newer one.
+#: Seconds a toast of a few words is shown before it makes room for a newer one.
 GIVE_WAY = 1.5
+#: ... and one of many words ("the lead approves worker's plan by itself: …"), at most.
+READ_MAX = 4.0
 #: Seconds after which a team's toast not shown yet is old news: dropped.
-LATE = 4.0
+LATE = 5.0
 #: Seconds the team's first toast waits for the others of its burst (real time).
 BURST = 0.2
 #: Lines of a summary toast; the rest are counted ("…and 2 more").
@@ -86,6 +89,12 @@ class _Shown:
     toast: HeldToast
     since: float  # toast_clock
     until: float  # toast_clock
+
+
+def reading_time(toast: HeldToast) -> float:
+    """Seconds ``toast`` keeps its place: ``GIVE_WAY`` for eight words, 0.2 s a word more."""
+    words = len(toast.title.split()) + len(toast.message.split())
+    return min(READ_MAX, GIVE_WAY + 0.2 * max(0, words - 8))
 
 
 def summary(toasts: Sequence[HeldToast]) -> HeldToast:
@@ -144,6 +153,7 @@ class HoldsToasts(App[None]):
         toasts had given way the next ones were drawn outside it, cut to one row, then not
         at all (by hand, 80x24, ``teamdeck --claude``)."""
         self._unnotify(notification, refresh=False)
+        self._shown = [s for s in self._shown or [] if s.notification is not notification]
         toast_id = ToastRack._toast_id(notification)
         for screen in self.screen_stack:
             try:
@@ -255,7 +265,7 @@ class HoldsToasts(App[None]):
         answers, groups = self._still_waiting(now)
         while answers or any(groups):
             if len(shown) >= room:
-                ready = [s for s in shown if now - s.since >= GIVE_WAY]
+                ready = [s for s in shown if now - s.since >= reading_time(s.toast)]
                 if answers:  # the team's toasts give way to a key's answer at once
                     ready += [s for s in shown if not s.toast.answer]
                 if not ready:
@@ -279,7 +289,7 @@ class HoldsToasts(App[None]):
         rest = sorted((t for group in groups for t in group), key=lambda t: t.raised)
         self._waiting = deque(answers + rest)
         if self._waiting:  # once the oldest shown may give way (or times out)
-            due = min(min(s.since + GIVE_WAY, s.until) for s in shown)
+            due = min(min(s.since + reading_time(s.toast), s.until) for s in shown)
             if self._release is not None:
                 self._release.stop()
             self._release = self.set_timer(max(0.05, due - now + 0.02), self.release_toasts)

@@ -247,3 +247,28 @@ async def test_every_line_of_a_toast_is_on_the_screen(
             for notification in list(app._notifications):
                 app._take_off(notification)
             await pilot.pause(0.1)
+
+
+async def test_a_long_answer_is_read_before_news_takes_its_place(
+    deck: TeamDeckApp, clock: FakeClock
+) -> None:
+    """By hand (80x24, a Claude Code teammate's plan): `a`'s answer says the lead approves the
+    plan by itself, four lines; the teammate's next request replaced it 1.5 s later, unread.
+    A toast keeps its place for its reading time; the news still shows (before ``LATE``)."""
+    long = (
+        "approved worker's plan cc-6016-1: the lead approves worker's plan by itself: Claude"
+        " Code 2.1.332 gives no other door"
+    )
+    async with deck.run_test(size=(80, 24), notifications=True) as pilot:
+        app = await ready(pilot)
+        app.notify(long)
+        await wait_for(pilot, lambda: shown(app, "no other door"))
+        team_toast(app, "#4 Write expiry tests by tester", "Task completed")
+        await wait_for(pilot, lambda: len(app.waiting_toasts) == 1)
+        clock.now += toast_hold.GIVE_WAY
+        app.release_toasts()
+        await pilot.pause(0.2)
+        assert shown(app, "no other door") and not shown(app, "#4 Write expiry tests")
+        clock.now += toast_hold.READ_MAX - toast_hold.GIVE_WAY
+        await wait_for(pilot, lambda: shown(app, "#4 Write expiry tests"))
+        assert toast_hold.READ_MAX < toast_hold.LATE
