@@ -171,8 +171,9 @@ def digest(
                 out.stream.append(event)
             case ApprovalChanged(resolved=resolved, kind=kind, agent=agent, outcome=outcome):
                 out.approvals_changed = True
-                asks = request_notice(agent, kind, keys, event.request_id)
-                notice = None if resolved else asks
+                notice = None
+                if not resolved:
+                    notice = request_notice(agent, kind, keys, event.request_id)
                 if resolved and kind == "permission" and outcome == "timed out":
                     notice = timeout_notice(agent, limit)
                 if notice is not None:
