@@ -38,7 +38,8 @@ def cmd_setup(home: Home, args: argparse.Namespace) -> int:
         print(install.remove(target, own))
         return 0
     print(install.install(target, own))
-    print("next: start Claude Code, then `teamdeck --claude` (or `teamdeck claude listen`)")
+    # The dashboard first: a hook with nobody listening lets Claude Code ask in its own terminal.
+    print("next: `teamdeck --claude` (or `teamdeck claude listen`), then start Claude Code")
     return 0
 
 

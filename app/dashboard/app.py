@@ -9,7 +9,7 @@ publishes text and transcript entries to the views (``streamed``, a Textual ``Si
 
 What the views show lives in the reactives below; screens watch them and post messages
 (``app.dashboard.messages``) to change them. Steering goes through ``steering``
-(``app.runtime.steering``).
+(``app.runtime.steering``); the requests pending and the team's toasts are ``team_news``'s.
 Only the store's incremental parts (board rows, feed lines) and streamed text are handed to
 the screens directly, because they are streams, not state.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -27,15 +27,13 @@ from textual import on, work
 from textual.app import App
 from textual.css.query import NoMatches
 from textual.message import Message
-from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.worker import Worker, WorkerState
 
 import styles
 from app.core import ChangeEvent, Home
 from app.core.watch import Watcher
-from app.dashboard.claude_bridge import BridgeChanged, BridgeEventArrived, BridgeLink
-from app.dashboard.event_burst import Notice, request_notice, task_notice
+from app.dashboard.claude_bridge import BridgeLink
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
 from app.dashboard.first_frame import report_first_frame
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
@@ -45,13 +43,13 @@ from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.screens.host import ModeChoices
 from app.dashboard.screens.leader import LeaderScreen
 from app.dashboard.session_transcripts import AgentUsage, SessionFiles
-from app.dashboard.state import DeckState
 from app.dashboard.store import Store, StoreDelta  # (defined in store_delta)
 from app.dashboard.store_feeder import StoreFeeder
 from app.dashboard.streams import TranscriptGrew
+from app.dashboard.team_news import TeamNews
 from app.dashboard.team_source import TeamSource
 from app.dashboard.terminal_keys import read_esc_and_digit_as_alt
-from app.dashboard.toasts import ToastBatch, request_kind
+from app.dashboard.toasts import ToastBatch
 from app.dashboard.view_beat import ViewBeat
 from app.display.values import (
     HeaderInfo,
@@ -61,7 +59,7 @@ from app.display.values import (
     since_goal,
     with_usage,
 )
-from app.runtime.api import AgentSnapshot, Approval, RuntimeAPI
+from app.runtime.api import AgentSnapshot, RuntimeAPI
 from app.runtime.bridge.steering import BridgeSteering
 from app.runtime.events import TranscriptEntry
 from app.runtime.steering import Steering
@@ -78,7 +76,7 @@ class StoreUpdated(Message):
     delta: StoreDelta
 
 
-class TeamDeckApp(DeckState):
+class TeamDeckApp(TeamNews):
     """The dashboard.
 
     Args:
@@ -119,9 +117,7 @@ class TeamDeckApp(DeckState):
     ) -> None:
         super().__init__()
         read_esc_and_digit_as_alt()  # esc 3 is esc then 3, never a "£" typed
-        #: a viewer's end of the hook bridge (``claude_bridge``): its hooks' requests join the queue
         self.bridge = bridge
-        self._file_pending: tuple[Approval, ...] = ()  # a viewer: the requests in the files
         self.home = home
         self.source = source
         self.clock = clock
@@ -163,8 +159,9 @@ class TeamDeckApp(DeckState):
         )
         self._unsubscribe: Callable[[], None] | None = None
         self.beat = ViewBeat[StoreDelta](self.FLUSH_SECONDS, self._on_beat, self.set_timer)
-        #: Completed tasks come in bursts: one toast per burst ("3 tasks completed").
-        self.toasts = ToastBatch(self._toast, lambda delay, done: self.set_timer(delay, done))
+        self.toasts = ToastBatch(
+            self._toast, lambda delay, done: self.set_timer(delay, done), tag=self._toast_team
+        )
         self._left_checked = False
 
     def get_default_screen(self) -> LeaderScreen:
@@ -296,10 +293,7 @@ class TeamDeckApp(DeckState):
         if delta.reset:
             gc.unfreeze()  # the previous team's objects may be garbage now
         known = {a.request_id for a in self.approvals}
-        pending = self.source.file_approvals(delta)  # a viewer's requests are in the files
-        if pending is not None:
-            self._file_pending = pending
-            pending = self._viewer_approvals()
+        pending = self.store_requests(delta)
         try:  # inside the beat's batch_update
             self.leader.apply_store(delta)
             self.files = self._dated(delta.files(self.files), fresh=True)
@@ -307,9 +301,7 @@ class TeamDeckApp(DeckState):
                 self.approvals = pending
         except NoMatches:  # the views are being torn down: we are quitting
             return
-        for notice in map(task_notice, delta.completed):
-            self.toasts.add(agent_markup(notice.message), notice.title)
-        self._show(Notice(e, "Unreadable file", "error", 10) for e in delta.new_errors)
+        self.store_news(delta)
         if pending is not None and self.loaded:
             self._announce(known)
         if not self._left_checked and delta.reset:
@@ -323,28 +315,6 @@ class TeamDeckApp(DeckState):
             from app.dashboard.screens.team_picker import open_team_picker
 
             open_team_picker(self)
-
-    def _viewer_approvals(self) -> tuple[Approval, ...]:
-        held = self.bridge.pending() if self.bridge is not None else ()
-        return held + self._file_pending
-
-    def _announce(self, known: set[str]) -> None:
-        """A notice for each request not in ``known`` (the ids pending before)."""
-        new = [a for a in self.approvals if a.request_id not in known]
-        self._show(n for a in new if (n := request_notice(a.agent, a.kind, self.request_hint)))
-
-    # ------------------------------------------------------------------ hooks -> views
-
-    def on_bridge_changed(self, _: BridgeChanged) -> None:
-        known = {a.request_id for a in self.approvals}
-        self.approvals = self._viewer_approvals()
-        self._announce(known)
-        self.files = self._dated(self.files)  # who awaits approval
-
-    def on_bridge_event_arrived(self, message: BridgeEventArrived) -> None:
-        if self.bridge is not None:
-            self.files = self._dated(self.files)  # the statuses the event implies
-            self.bridge.arrived(self, message.event)
 
     # ------------------------------------------------------------------ session files -> views
 
@@ -391,29 +361,6 @@ class TeamDeckApp(DeckState):
             self._runtime_approvals()
         self._show(news.notices)
 
-    def _runtime_approvals(self) -> None:
-        """Take the runtime's pending requests (a viewer's come with the files)."""
-        approvals = self.source.approvals()
-        if approvals is not None:
-            self.approvals = approvals
-
-    def request_hint(self, agent: str, kind: str) -> str:
-        """The keys that answer ``agent``'s request of ``kind`` from where the person is now."""
-        views = [s for s in self.screen_stack if isinstance(s, DeckScreen)]
-        # Over a dialog the toast waits for it to close (``toast_hold``): the view's keys.
-        return views[-1].request_hint(agent, kind) if views else ""
-
-    def toast_still_news(self, title: str, team: str | None) -> bool:
-        """A toast of the team's is dropped once another team is shown; a request's, once no
-        such request is pending (it was answered)."""
-        if team != self.files.team:
-            return False
-        kind = request_kind(title)
-        return kind is None or any(a.kind == kind for a in self.approvals)
-
-    def _toast(self, message: str, title: str, severity: SeverityLevel) -> None:
-        self.notify_background(message, title=title, severity=severity, team=self.files.team)
-
     async def action_quit(self) -> None:
         """ctrl+q: with a live team, ask first (see ``app.dashboard.leaving``)."""
         team = live_team(self)
@@ -421,20 +368,6 @@ class TeamDeckApp(DeckState):
             self.exit()
         elif not isinstance(self.screen, ModalScreen):
             self.run_worker(ask_quit(self, team), group="ui", exit_on_error=False)
-
-    def _show(self, notices: Iterable[Notice]) -> None:
-        """What the team did, as toasts of the team shown: a request's goes once it was
-        answered, any once another team is shown (``toast_still_news``). They were shown as a
-        key's answers, which nothing takes back: "writer asks you to approve a plan" stayed
-        its five seconds after ``a`` approved it."""
-        for n in notices:
-            self.notify_background(
-                agent_markup(n.message),
-                title=n.title,
-                severity=n.severity,
-                team=self.files.team,
-                timeout=n.timeout,
-            )
 
     # ------------------------------------------------------------------ DeckState's part
 
@@ -444,13 +377,6 @@ class TeamDeckApp(DeckState):
     def pull_agents(self) -> None:
         agents = since_goal(merge_agents(self.source.snapshot(), self.files), self._lead_base)
         self.agents = with_usage(agents, self.usage) if self.usage else agents
-
-    def _dated(self, files: TeamFiles, *, fresh: bool = False) -> TeamFiles:
-        """``files`` with ``stale`` as of now (a viewer: only it knows the last activity), and
-        what Claude Code's hooks say of the statuses (``fresh``: the store's new word)."""
-        if self.bridge is not None:
-            files = self.bridge.overlay(files, fresh=fresh)
-        return self.source.dated(files, self.clock)
 
     def show_team(self, team: str | None) -> None:
         self.feeder.switch_team(team)

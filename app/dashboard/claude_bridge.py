@@ -180,7 +180,8 @@ class BridgeLink:
         """An event reached the app: a toast for a few, a feed line, a row of the archive."""
         text = toast_text(event)
         if text:
-            app.notify(agent_markup(text), title="Claude Code", timeout=4)
+            team = event.sender.team  # what the team did: not over another team's view
+            app.notify_background(agent_markup(text), title="Claude Code", team=team, timeout=4)
         line = feed_text(event)
         if line:
             # a held request is only ever answered by the person: credited as everywhere else

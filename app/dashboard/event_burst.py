@@ -86,6 +86,7 @@ class Notice:
     title: str = ""
     severity: Literal["information", "warning", "error"] = "information"
     timeout: float | None = None
+    request_id: str = ""  # the request it announces (its toast goes once it is answered)
 
 
 #: The keys that answer ``agent``'s request of a kind from where the person is (the screen knows).
@@ -104,14 +105,17 @@ def _default_hint(agent: str, kind: str) -> str:
     return f"select {agent}, then {answer_keys(kind)}"
 
 
-def request_notice(agent: str, kind: str, keys: KeyHint | None = None) -> Notice | None:
+def request_notice(
+    agent: str, kind: str, keys: KeyHint | None = None, request_id: str = ""
+) -> Notice | None:
     """A new plan or permission request for the person (shutdowns are not theirs), naming
     the keys that answer it (``keys``)."""
     hint = (keys or _default_hint)(agent, kind)
     if kind == "plan":
-        return Notice(f"{agent} asks you to approve a plan: {hint}", "Plan")
+        return Notice(f"{agent} asks you to approve a plan: {hint}", "Plan", request_id=request_id)
     if kind == "permission":
-        return Notice(f"{agent} asks for a permission: {hint}", "Permission")
+        words = f"{agent} asks for a permission: {hint}"
+        return Notice(words, "Permission", request_id=request_id)
     return None
 
 
@@ -167,7 +171,9 @@ def digest(
                 out.stream.append(event)
             case ApprovalChanged(resolved=resolved, kind=kind, agent=agent, outcome=outcome):
                 out.approvals_changed = True
-                notice = None if resolved else request_notice(agent, kind, keys)
+                notice = None
+                if not resolved:
+                    notice = request_notice(agent, kind, keys, event.request_id)
                 if resolved and kind == "permission" and outcome == "timed out":
                     notice = timeout_notice(agent, limit)
                 if notice is not None:

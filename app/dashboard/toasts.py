@@ -3,6 +3,8 @@
 The app's own answers to a key press are notified at once; what happens in the team (tasks
 completed, requests arriving) comes in bursts, so those go through :class:`ToastBatch`: the
 first of a kind waits ``window`` seconds for the others, then one toast tells them all.
+A burst is of one team (``tag``, read when each toast comes): a team shown after the first
+toast never gets the previous team's burst as its own.
 No Textual here: the app passes how to schedule and how to show.
 """
 
@@ -37,6 +39,7 @@ def request_kind(title: str) -> str | None:
 class _Pending:
     title: str
     severity: Severity
+    tag: str | None
     lines: list[str] = field(default_factory=list)
 
 
@@ -44,38 +47,42 @@ class ToastBatch:
     """Collects toasts by title for ``window`` seconds; see the module docstring.
 
     Args:
-        show: ``show(message, title, severity)`` draws one toast (markup already escaped).
+        show: ``show(message, title, severity, tag)`` draws one toast (markup already escaped).
         schedule: ``schedule(delay, callback)`` runs ``callback`` once after ``delay`` seconds.
+        tag: whose toasts come now (the team shown): a burst is of one tag.
     """
 
     def __init__(
         self,
-        show: Callable[[str, str, Severity], object],
+        show: Callable[[str, str, Severity, str | None], object],
         schedule: Callable[[float, Callable[[], None]], object],
         window: float = 0.3,
+        tag: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.show = show
         self.schedule = schedule
         self.window = window
-        self._pending: dict[str, _Pending] = {}
+        self.tag = tag
+        self._pending: dict[tuple[str | None, str], _Pending] = {}
 
     def add(self, message: str, title: str, severity: Severity = "information") -> None:
-        pending = self._pending.get(title)
+        key = (self.tag(), title)
+        pending = self._pending.get(key)
         if pending is None:
-            pending = self._pending[title] = _Pending(title, severity)
-            self.schedule(self.window, lambda: self._flush(title))
+            pending = self._pending[key] = _Pending(title, severity, key[0])
+            self.schedule(self.window, lambda: self._flush(key))
         pending.lines.append(message)
 
-    def _flush(self, title: str) -> None:
-        pending = self._pending.pop(title, None)
+    def _flush(self, key: tuple[str | None, str]) -> None:
+        pending = self._pending.pop(key, None)
         if pending is None:
             return
-        lines = pending.lines
+        lines, title = pending.lines, pending.title
         if len(lines) == 1:
-            self.show(lines[0], title, pending.severity)
+            self.show(lines[0], title, pending.severity, pending.tag)
             return
         plural = PLURALS.get(title, lambda n: f"{title} ×{n}")
         shown = lines[:MAX_LINES]
         if len(lines) > MAX_LINES:
             shown.append(f"…and {len(lines) - MAX_LINES} more")
-        self.show("\n".join(shown), plural(len(lines)), pending.severity)
+        self.show("\n".join(shown), plural(len(lines)), pending.severity, pending.tag)

@@ -18,6 +18,7 @@ from app.runtime.events import RunFinished, StatusChanged, TeamLifecycle, UsageC
 from tests.ui.data import TEAM, build_home, ts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import wait_for
+from tests.ui.test_ui_toasts import FakeClock
 from widgets.task_board import TaskBoard
 
 
@@ -74,6 +75,7 @@ async def test_tab_shows_where_the_focus_is(deck: TeamDeckApp) -> None:
 
 
 async def test_ctrl_c_says_how_to_quit(deck: TeamDeckApp) -> None:
+    FakeClock(deck)  # the first answer stays: the second waits (counted), not replaces it
     async with deck.run_test(size=(80, 24)) as pilot:
         await loaded(pilot)
         for where in ("keys", "typing"):

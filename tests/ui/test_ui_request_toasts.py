@@ -19,10 +19,14 @@ from tests.ui.helpers import ready, wait_for
 from tests.ui.test_ui_toasts import toasts
 
 PLAN_ID = "plan_approval-1767225630000@engineer"
-NEW_PLAN = Approval(
-    "plan_approval-1767225690000@tester", "plan", "tester", "tester: plan approval requested",
-    body="1. test it", created_at=T0 + 90,
-)  # fmt: skip
+
+
+def new_plan() -> Approval:
+    """The tester's plan request, a new object each time (answering one marks it answered)."""
+    return Approval(
+        "plan_approval-1767225690000@tester", "plan", "tester",
+        "tester: plan approval requested", body="1. test it", created_at=T0 + 90,
+    )  # fmt: skip
 
 
 def asks(app: TeamDeckApp) -> bool:
@@ -37,9 +41,10 @@ async def test_a_new_requests_toast_goes_once_it_was_answered(
         app = await ready(pilot)
         runtime.approve_plan(PLAN_ID)  # the plan waiting from the start: answered
         await wait_for(pilot, lambda: all(a.kind != "plan" for a in app.approvals))
-        runtime.add_approval(NEW_PLAN)  # as the runtime raises a request
+        asking = new_plan()
+        runtime.add_approval(asking)  # as the runtime raises a request
         await wait_for(pilot, lambda: asks(app))
-        runtime.approve_plan(NEW_PLAN.request_id)
+        runtime.approve_plan(asking.request_id)
         await wait_for(pilot, lambda: not asks(app))
 
 
@@ -49,7 +54,7 @@ async def test_a_requests_toast_goes_once_another_team_is_shown(
     deck.NOTIFICATION_TIMEOUT = 600
     async with deck.run_test(size=(120, 40), notifications=True) as pilot:
         app = await ready(pilot)
-        runtime.add_approval(NEW_PLAN)
+        runtime.add_approval(new_plan())
         await wait_for(pilot, lambda: asks(app))
         app.files = replace(app.files, team="beta")  # the next goal's team
         await wait_for(pilot, lambda: not asks(app))

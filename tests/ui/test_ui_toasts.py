@@ -19,6 +19,18 @@ def toasts(app: TeamDeckApp) -> list[str]:
     return [str(t.render()) for t in app.screen.query("Toast") if t.display]
 
 
+class FakeClock:
+    """The app's ``toast_clock``: time moves only when the test says (a toast waiting past
+    ``toast_hold.GIVE_WAY`` or ``LATE`` would be merged or dropped on a slow machine)."""
+
+    def __init__(self, app: TeamDeckApp) -> None:
+        self.now = 1000.0
+        app.toast_clock = self  # type: ignore[method-assign]
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @SIZES
 async def test_a_toast_waits_while_the_help_is_open(
     deck: TeamDeckApp, size: tuple[int, int]
@@ -55,14 +67,17 @@ async def test_toasts_stay_off_the_board(deck: TeamDeckApp, size: tuple[int, int
 async def test_a_keys_answer_is_shown_at_once_however_many_team_toasts_wait(
     deck: TeamDeckApp, size: tuple[int, int]
 ) -> None:
-    """What the team did waits its turn; the answer to a key never waits behind it (a finished
-    run left five toasts queued, and ``s`` on a finished teammate said nothing for 20 s)."""
+    """What the team did may wait a moment (``toast_hold.GIVE_WAY``); the answer to a key never
+    waits behind it (a finished run left five toasts queued, and ``s`` on a finished teammate
+    said nothing for 20 s)."""
+    FakeClock(deck)
     async with deck.run_test(size=size, notifications=True) as pilot:
         app = await ready(pilot)
         for title in ("Task completed", "Plan", "Permission", "Run finished", "Worktree kept"):
             app.toasts.add(f"what the team did: {title}", title)
-        await wait_for(pilot, lambda: bool(toasts(app)))
-        assert len(app.waiting_toasts) >= 3  # the team's toasts wait their turn
+        room = 1 if size[1] < 32 else 2
+        await wait_for(pilot, lambda: len(toasts(app)) == room)  # the team's toasts fill it
+        assert app.waiting_toasts  # and more wait (the clock stands: none gives way by itself)
         await pilot.press("ctrl+c")
         await pilot.pause(0.3)
         assert any("ctrl+c does not quit" in t for t in toasts(app)), toasts(app)
@@ -73,6 +88,7 @@ async def test_a_requests_toast_that_waited_is_dropped_once_it_was_answered(
 ) -> None:
     """A request's toast waits while a dialog is open; answered meanwhile (in that dialog), it
     is not shown afterwards ("writer asks you to approve a plan" after it was approved)."""
+    FakeClock(deck)
     async with deck.run_test(size=(120, 40), notifications=True) as pilot:
         app = await ready(pilot)
         await pilot.press("question_mark")
