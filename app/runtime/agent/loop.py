@@ -30,6 +30,7 @@ from app.runtime.agent.compaction import compact
 from app.runtime.agent.refused import forget_refused_inputs
 from app.runtime.agent.response import ResponseFailed, stream_response
 from app.runtime.agent.session import AgentSession
+from app.runtime.agent.shared_text import share
 from app.runtime.agent.team_hooks import hooks_of
 from app.runtime.events import TurnOutcome
 from app.runtime.model.budget import wait_for_budget
@@ -377,15 +378,17 @@ async def execute_tool(session: AgentSession, block: dict[str, Any]) -> dict[str
     else:
         session.set_activity(tool.describe(tool_input))
         result = await _checked_call(session, tool, tool_input, block["id"])
+    # Teammates reading the same board or files hold one copy of the text (shared_text).
+    content = share(result.content)
     preview = (
-        result.content
-        if len(result.content) <= RESULT_PREVIEW
-        else (result.content[:RESULT_PREVIEW] + f"\n... ({len(result.content)} chars)")
+        content
+        if len(content) <= RESULT_PREVIEW
+        else share(content[:RESULT_PREVIEW] + f"\n... ({len(content)} chars)")
     )
     session.record(
         "tool_result", preview, tool=name, tool_use_id=block["id"], is_error=result.is_error
     )
-    return _result_block(block["id"], result)
+    return _result_block(block["id"], ToolResult(content, result.is_error))
 
 
 async def _checked_call(
