@@ -98,9 +98,9 @@ def run(home: Home, args: argparse.Namespace) -> int:
 @contextlib.contextmanager
 def profiled(name: str) -> Iterator[None]:
     """With ``$TEAMDECK_PROFILE_DIR`` set, the run's main thread under ``cProfile``, its stats
-    written to ``DIR/{name}.{pid}.prof`` at the end (bench/live_sizes.py ``--profile``: where a
-    teammate process spends its CPU; a sampling profiler does not follow the fork server's
-    children). Unset, nothing is loaded."""
+    written to ``DIR/{name}.{pid}.prof`` at the end (set it for a ``bench/live.py --sizes`` run:
+    where a teammate process spends its CPU; a sampling profiler does not follow the fork
+    server's children). Unset, nothing is loaded."""
     folder = os.environ.get(PROFILE_ENV, "").strip()
     if not folder:
         yield
