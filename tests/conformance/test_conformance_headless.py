@@ -90,18 +90,24 @@ def run_here(
     from app.cli.main import main
     from app.runtime.model import credentials
 
-    with monkeypatch.context() as patch:
-        for name in set(os.environ) - set(env):
-            patch.delenv(name)
-        for name, value in env.items():
-            patch.setenv(name, value)
-        patch.chdir(project)
-        patch.setattr(credentials, "_held", {})
-        patch.setattr(credentials, "scrub_initial_environ", lambda name: False)
-        patch.setattr(credentials, "refuse_same_user_readers", lambda: False)
-        capsys.readouterr()
-        code = main(command(home, goal, *flags)[3:])
-        out, err = capsys.readouterr()
+    before = dict(os.environ)  # as it was, whatever the command sets (e.g. the offline pace)
+    try:
+        with monkeypatch.context() as patch:
+            for name in set(os.environ) - set(env):
+                patch.delenv(name)
+            for name, value in env.items():
+                patch.setenv(name, value)
+            patch.chdir(project)
+            patch.setattr(credentials, "_held", {})
+            patch.setattr(credentials, "scrub_initial_environ", lambda name: False)
+            patch.setattr(credentials, "refuse_same_user_readers", lambda: False)
+            capsys.readouterr()
+            code = main(command(home, goal, *flags)[3:])
+            out, err = capsys.readouterr()
+    finally:
+        if os.environ != before:
+            os.environ.clear()
+            os.environ.update(before)
     return subprocess.CompletedProcess(command(home, goal, *flags), code, out, err)
 
 
