@@ -37,10 +37,10 @@ pytest_plugins = ["tests.cpu_report"]
 #: Modules (paths from the repository, or endings of them) whose tests start real processes,
 #: roughly longest first.
 SLOW_FIRST = (
+    "tests/security/test_lead_flood.py",  # one test, the longest: a lead under a flood of mail
     "tests/claude_code/",  # the real Claude Code binary
     "tests/ui/test_modes_tmux.py",
     "tests/engine/",  # a throwaway PostgreSQL, two homes, kill -9 rounds
-    "tests/security/test_lead_flood.py",  # one test: a lead under a flood of mail
     "tests/ui/test_serve_browser.py",  # a headless browser
     "tests/ui/test_goals_tmux.py",
     "tests/runtime/test_teammate_modes.py",

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from app.runtime.bridge import client as bridge_client
 from app.runtime.bridge import wire
 from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.server import Rule, call
@@ -56,6 +57,15 @@ def teamdeck(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
         timeout=120,
         check=False,
     )
+
+
+def held(env: dict[str, str]) -> list[dict[str, Any]]:
+    """The requests the teamdeck listening in ``env``'s home holds, asked over its socket from
+    this process: what ``teamdeck approvals --json`` lists, without starting a ``teamdeck``
+    (a quarter of a second of CPU each look). Waits poll this; what a test then checks is read
+    once through the CLI."""
+    found = bridge_client.pending_requests(wire.socket_path(Path(env["TEAMDECK_HOME"])))
+    return found or []
 
 
 def wait_until(predicate: Callable[[], Any], what: str, within: float = 60.0) -> Any:
@@ -178,7 +188,19 @@ class Session:
         command += ["--debug-file", str(self.home.debug_log), prompt]
         self.terminals.start("claude", command, env, self.home.project)
 
+    def held(self) -> list[dict[str, Any]]:
+        """:func:`held`: cheap to poll."""
+        return held(self.env)
+
+    def first_pending(self, what: str) -> dict[str, Any]:
+        """The first request ``teamdeck approvals --json`` lists, listed once one is held."""
+        found: dict[str, Any] = wait_until(
+            lambda: self.held() and next(iter(self.pending()), None), what
+        )
+        return found
+
     def pending(self) -> list[dict[str, Any]]:
+        """The requests ``teamdeck approvals --json`` lists."""
         done = teamdeck(self.env, "approvals", "--json")
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)  # type: ignore[no-any-return]

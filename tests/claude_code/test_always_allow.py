@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.claude_code.conftest import ClaudeHome
-from tests.claude_code.interactive import Session, teamdeck, wait_until
+from tests.claude_code.interactive import Session, held, teamdeck, wait_until
 from tests.claude_code.server import Rule, Turn, call, say
 from tests.claude_code.test_bridge import bridge_env, listening, pending, start_claude, tool_results
 from tests.timing import deadline
@@ -60,13 +60,13 @@ def in_turn(calls: list[Turn]) -> Callable[[dict[str, Any]], Turn]:
 def next_request(
     env: dict[str, str], claude: subprocess.Popen[str], seen: set[str], model: Rule
 ) -> Any:
-    """The next held request not in ``seen`` (``None`` once Claude Code ended). Looked for
-    only once the scripted model has made a call past those already asked about (``model``
-    fired more often than ``seen`` holds): each look runs a teamdeck process, and Claude Code
-    takes seconds to start."""
+    """The next held request not in ``seen`` (``None`` once Claude Code ended). Listed by
+    ``teamdeck approvals`` only once the scripted model has made a call past those already
+    asked about (``model`` fired more often than ``seen`` holds) and the listener holds a new
+    request (:func:`held`): each listing runs a teamdeck process."""
     end = deadline(120)
     while time.monotonic() < end:
-        if model.fired > len(seen):
+        if model.fired > len(seen) and any(r["requestId"] not in seen for r in held(env)):
             fresh = [r for r in pending(env) if r["requestId"] not in seen]
             if fresh:
                 seen.add(fresh[0]["requestId"])

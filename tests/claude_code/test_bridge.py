@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.claude_code.conftest import ClaudeHome
-from tests.claude_code.interactive import teamdeck
+from tests.claude_code.interactive import held, teamdeck
 from tests.claude_code.server import Rule, call
 from tests.timing import deadline, scaled
 
@@ -74,11 +74,12 @@ def pending(env: dict[str, str]) -> list[dict[str, Any]]:
 def wait_for_request(
     env: dict[str, str], claude: subprocess.Popen[str], asked: Rule
 ) -> dict[str, Any]:
-    """The first pending request. Looked for only once the scripted API has given Claude Code
-    the call it asks about (``asked`` fired): each look runs a teamdeck process."""
+    """The first pending request. Listed by ``teamdeck approvals`` only once the scripted API
+    has given Claude Code the call it asks about (``asked`` fired) and the listener holds a
+    request (:func:`held`): each listing runs a teamdeck process."""
     end = deadline(120)
     while time.monotonic() < end:
-        found = pending(env) if asked.fired else []
+        found = pending(env) if asked.fired and held(env) else []
         if found:
             return found[0]
         assert claude.poll() is None, "Claude Code ended without asking"
@@ -271,8 +272,10 @@ def test_two_sessions_on_one_home_are_each_themselves(
     end = deadline(120)
     requests: list[dict[str, Any]] = []
     while time.monotonic() < end and len(requests) < 2:
-        # each look runs a teamdeck process: none before both sessions were given their call
-        requests = pending(env) if all(rule.fired for rule in asked) else []
+        # each listing runs a teamdeck process: none before both sessions were given their
+        # call and the listener holds both requests
+        fired = all(rule.fired for rule in asked)
+        requests = pending(env) if fired and len(held(env)) >= 2 else []
         time.sleep(0.2)
     assert len(requests) == 2, requests
     by_folder = {r["folder"]: r for r in requests}

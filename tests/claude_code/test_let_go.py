@@ -24,7 +24,7 @@ def test_a_request_answered_in_claude_codes_prompt_leaves_teamdeck(session: Sess
 
     deck = session.terminals
     deck.wait_for("deck", lambda s: "by-lead)" in s, "the request in Approvals")
-    request = wait_until(lambda: next(iter(session.pending()), None), "the request")
+    request = session.first_pending("the request")
     assert request["agent"] == "team-lead" and request["input"] == command
     assert not target.exists()
 
@@ -32,7 +32,7 @@ def test_a_request_answered_in_claude_codes_prompt_leaves_teamdeck(session: Sess
     deck.keys("claude", "1")  # the person answers "1. Yes" in Claude Code
     wait_until(target.exists, "the command to run")
 
-    wait_until(lambda: session.pending() == [], "the request to leave teamdeck")
+    wait_until(lambda: not session.held() and session.pending() == [], "the request to leave")
     deck.wait_for("deck", lambda s: "answered in Claude Code" in s, "the feed line")
     late = teamdeck(session.env, "approve", request["requestId"])
     assert late.returncode == 1

@@ -32,6 +32,8 @@ def start(session: Session, calls: list[Turn]) -> None:
 
 def next_request(session: Session, seen: set[str]) -> dict[str, Any]:
     def fresh() -> dict[str, Any] | None:
+        if all(r["requestId"] in seen for r in session.held()):
+            return None  # the listing runs a teamdeck process: only once one is held
         return next((r for r in session.pending() if r["requestId"] not in seen), None)
 
     request: dict[str, Any] = wait_until(fresh, "the worker's request")

@@ -84,7 +84,7 @@ def a_pane_teammates_plan(session: Session) -> tuple[Terminals, dict[str, Any]]:
     # The Approvals box first (a look at the screen is cheap; each look at the pending
     # requests runs a teamdeck process), then the request as the CLI lists it.
     deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
-    request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
+    request = session.first_pending("the plan request")
     assert (request["agent"], request["kind"]) == ("worker", "plan")
     return deck, request
 
@@ -118,7 +118,7 @@ def test_an_in_process_teammates_plan_reaches_the_person(session: Session) -> No
     answer_yes(session)
 
     deck.wait_for("deck", lambda s: "plan worker" in s, "the plan in Approvals")
-    request = wait_until(lambda: next(iter(session.pending()), None), "the plan request")
+    request = session.first_pending("the plan request")
     assert (request["agent"], request["kind"]) == ("worker", "plan")
     assert request["planContent"] == PLAN
     deck.keys("deck", "r")

@@ -95,7 +95,7 @@ def test_a_pane_teammates_request_is_answered_from_the_cli(session: Session) -> 
     # The panel first (a look at the screen is cheap; each look at the pending requests runs
     # a teamdeck process), then the request as the CLI lists it.
     deck.wait_for("deck", lambda s: panel_status(s, "worker") == "awaiting approval", "awaiting")
-    request = wait_until(lambda: next(iter(session.pending()), None), "the request")
+    request = session.first_pending("the request")
     assert request["agent"] == "worker" and request["source"] == "hook PreToolUse"
     assert request["input"]["command"] == f"touch {target}"
     config = session.team_config()
@@ -149,7 +149,7 @@ def test_always_allow_for_a_pane_teammate_keeps_its_word(session: Session) -> No
     session.start_dashboard()
     session.start_claude("Please spawn a worker.")
 
-    request = wait_until(lambda: next(iter(session.pending()), None), "the first request")
+    request = session.first_pending("the first request")
     assert request["agent"] == "worker" and request["input"]["command"] == f"touch {first}"
     approved = teamdeck(session.env, "approve", "--always", request["requestId"])
     assert approved.returncode == 0, approved.stderr

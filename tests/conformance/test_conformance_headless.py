@@ -1,8 +1,13 @@
-"""``teamdeck run GOAL --headless`` as a separate process against the conformance server,
-configured only through the environment, as a person runs it: the lead that answers itself,
-``--json``'s report, the credentials never reaching a Bash command (not even through the
-parent's ``/proc/<pid>/environ``) nor any file, ``ANTHROPIC_AUTH_TOKEN`` alone, the offline
-model named in the output, and SIGINT stopping the team cleanly."""
+"""``teamdeck run GOAL --headless`` against the conformance server, configured only through the
+environment, as a person runs it: the lead that answers itself, ``--json``'s report, the
+credentials never reaching a Bash command (not even through the parent's
+``/proc/<pid>/environ``) nor any file, ``ANTHROPIC_AUTH_TOKEN`` alone, the offline model named
+in the output, and SIGINT stopping the team cleanly.
+
+A separate process where the process is what is checked (the entry point's exit codes, what a
+command can read of its parent, SIGINT); the entry function in this process (:func:`run_here`,
+the same environment) where only the output is: each process imports the model SDK, two
+seconds of CPU."""
 
 from __future__ import annotations
 
@@ -56,6 +61,7 @@ def command(home: Path, goal: str, *flags: str) -> list[str]:
 
 
 def run(home: Path, project: Path, env: dict[str, str], goal: str, *flags: str) -> Any:
+    """``teamdeck run GOAL --headless FLAGS`` as a separate process, in ``project``."""
     return subprocess.run(
         command(home, goal, *flags),
         cwd=project,
@@ -65,6 +71,44 @@ def run(home: Path, project: Path, env: dict[str, str], goal: str, *flags: str) 
         timeout=RUN_LIMIT,
         check=False,
     )
+
+
+def run_here(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    home: Path,
+    project: Path,
+    env: dict[str, str],
+    goal: str,
+    *flags: str,
+) -> Any:
+    """What :func:`run` does, through ``teamdeck``'s entry function in this process: its
+    environment made ``env`` for the call, in ``project``. The credentials the command holds
+    stay the test's (``hold_credentials`` keeps them process-wide, and would mark the test's
+    process undumpable): that hold itself is checked in a separate process,
+    :func:`test_the_key_never_reaches_a_command_nor_a_file`."""
+    from app.cli.main import main
+    from app.runtime.model import credentials
+
+    before = dict(os.environ)  # as it was, whatever the command sets (e.g. the offline pace)
+    try:
+        with monkeypatch.context() as patch:
+            for name in set(os.environ) - set(env):
+                patch.delenv(name)
+            for name, value in env.items():
+                patch.setenv(name, value)
+            patch.chdir(project)
+            patch.setattr(credentials, "_held", {})
+            patch.setattr(credentials, "scrub_initial_environ", lambda name: False)
+            patch.setattr(credentials, "refuse_same_user_readers", lambda: False)
+            capsys.readouterr()
+            code = main(command(home, goal, *flags)[3:])
+            out, err = capsys.readouterr()
+    finally:
+        if os.environ != before:
+            os.environ.clear()
+            os.environ.update(before)
+    return subprocess.CompletedProcess(command(home, goal, *flags), code, out, err)
 
 
 def test_the_lead_answering_itself_ends_the_run_with_its_answer(
@@ -79,10 +123,15 @@ def test_the_lead_answering_itself_ends_the_run_with_its_answer(
 
 
 def test_json_output_carries_the_lead_report(
-    api: MessagesServer, home: Home, project: Path
+    api: MessagesServer,
+    home: Home,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     api.script("team-lead", [say("The answer is 4.")])
-    done = run(home.root, project, child_env(api), "What is 2 + 2?", "--json")
+    env = child_env(api)
+    done = run_here(monkeypatch, capsys, home.root, project, env, "What is 2 + 2?", "--json")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["event"] == "start" and events[0]["offline"] is False
@@ -146,13 +195,17 @@ def test_the_key_never_reaches_a_command_nor_a_file(
 
 
 def test_an_auth_token_alone_uses_the_real_api(
-    api: MessagesServer, home: Home, project: Path
+    api: MessagesServer,
+    home: Home,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     api.script("team-lead", [say("Hello with a token.")])
     env = child_env(api)
     del env["ANTHROPIC_API_KEY"]
     env["ANTHROPIC_AUTH_TOKEN"] = FAKE_KEY
-    done = run(home.root, project, env, "hello")
+    done = run_here(monkeypatch, capsys, home.root, project, env, "hello")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "Hello with a token."
     [request] = api.requests_of("team-lead")
@@ -257,7 +310,7 @@ def test_sigint_stops_the_team_and_gives_its_tasks_back(
 @pytest.mark.parametrize(
     ("steps", "key", "line"),
     [
-        pytest.param(
+        pytest.param(  # a separate process: the entry point's exit code and stderr
             [], "sk-ant-wrong", "teamdeck: error: API error 401: invalid x-api-key", id="401"
         ),
         pytest.param(
@@ -275,10 +328,22 @@ def test_sigint_stops_the_team_and_gives_its_tasks_back(
     ],
 )
 def test_a_failed_run_is_one_line_on_stderr(
-    api: MessagesServer, home: Home, project: Path, steps: list[Any], key: str, line: str
+    api: MessagesServer,
+    home: Home,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+    steps: list[Any],
+    key: str,
+    line: str,
 ) -> None:
     api.script("team-lead", steps)
-    done = run(home.root, project, child_env(api, ANTHROPIC_API_KEY=key), "hello")
+    env = child_env(api, ANTHROPIC_API_KEY=key)
+    if request.node.callspec.id == "401":
+        done = run(home.root, project, env, "hello")
+    else:
+        done = run_here(monkeypatch, capsys, home.root, project, env, "hello")
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(line), done.stderr
     assert "Traceback" not in done.stdout + done.stderr

@@ -27,6 +27,7 @@ from app.runtime.agent import teammate as teammate_module
 from app.runtime.offline import ModelRequest, reply, text
 from app.runtime.offline.plans import tool_use
 from app.runtime.team.runtime import IN_PROCESS_CALLS, TeamRuntime
+from tests.conformance.test_conformance_headless import run_here
 from tests.runtime.conftest import Router, Script, call_tool, settle, until
 
 TEAM = "scale"
@@ -209,13 +210,18 @@ async def test_a_refused_oversized_message_is_not_sent_back_to_the_model(
     assert home.mailbox(TEAM).read("quiet") == []
 
 
-def test_a_headless_run_takes_its_team_size_and_task_count(home: Home, project: Path) -> None:
+def test_a_headless_run_takes_its_team_size_and_task_count(
+    home: Home,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """``teamdeck run --teammates N --tasks M``: the offline lead makes that team and that
-    many tasks, and the run ends when all are done."""
-    teamdeck = Path(sys.executable).parent / "teamdeck"
-    argv = [str(teamdeck), "--home", str(home.root), "run", "Describe the python files"]
-    argv += ["--headless", "--json", "--teammates", "5", "--tasks", "12"]
-    done = subprocess.run(argv, cwd=project, capture_output=True, text=True, timeout=300)
+    many tasks, and the run ends when all are done. Through the entry function in this
+    process (the usage errors below run the console script)."""
+    flags = ["--json", "--teammates", "5", "--tasks", "12"]
+    goal = "Describe the python files"
+    done = run_here(monkeypatch, capsys, home.root, project, dict(os.environ), goal, *flags)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     finished = {e["agent"] for e in lines if e.get("status") == "completed"}

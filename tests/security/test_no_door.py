@@ -2,7 +2,8 @@
 where there was none, and no command at all where the sandbox cannot run.
 
 The attacks come from a scripted hostile lead (the conformance server) driving a headless
-``teamdeck run`` as a person starts it, or from the Bash tool an agent calls."""
+``teamdeck run`` as a person starts it (its entry function with the person's arguments and
+environment, in the test's process: ``run_here``), or from the Bash tool an agent calls."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from app.runtime.tools.workspace import Bash
 from tests.conformance import conftest as conformance
 from tests.conformance.conftest import FAKE_KEY, blocks
 from tests.conformance.server import MessagesServer, call, say
-from tests.conformance.test_conformance_headless import child_env, command
+from tests.conformance.test_conformance_headless import child_env, run_here
 
 api = conformance.api  # the scripted hostile model's server (a fixture)
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"{bwrap_problem()}")
@@ -132,17 +133,31 @@ async def test_an_allowlist_opens_only_the_listed_socket(tmp_path: Path) -> None
 
 
 def _headless(
-    api: MessagesServer, tmp_path: Path, project: Path, *flags: str, **env: str
+    api: MessagesServer,
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *flags: str,
+    **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(tmp_path / "home", "Do it.", "--json", *flags),
-        cwd=project,
-        env=child_env(api, **env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    """``teamdeck run "Do it." --headless --json FLAGS`` with ``env`` added to the person's
+    environment. Whether bwrap can run is looked up again for it and after it (``PATH`` may
+    name no bwrap here, and the answer is kept per process)."""
+    bwrap_problem.cache_clear()
+    try:
+        return run_here(
+            monkeypatch,
+            capsys,
+            tmp_path / "home",
+            project,
+            child_env(api, **env),
+            "Do it.",
+            "--json",
+            *flags,
+        )
+    finally:
+        bwrap_problem.cache_clear()
 
 
 def _results(api: MessagesServer) -> list[str]:
@@ -163,7 +178,10 @@ def _results(api: MessagesServer) -> list[str]:
 
 @needs_bwrap
 def test_the_hostile_lead_cannot_reach_the_bridge_nor_the_keys(
-    api: MessagesServer, tmp_path: Path
+    api: MessagesServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The lead model, in bypassPermissions (the person's flag), tries the bridge's socket and
     a team's signing key in teamdeck's home, here inside the project (where the sandbox would
@@ -172,12 +190,18 @@ def test_the_hostile_lead_cannot_reach_the_bridge_nor_the_keys(
     run count (``pytest-1023/popen-gw0/test_the_hostile_lead_cannot_r0/…`` was 108)."""
     short = Path(tempfile.mkdtemp(prefix="nd-"))
     try:
-        _hostile_lead_and_the_bridge(api, tmp_path, short / "project")
+        _hostile_lead_and_the_bridge(api, tmp_path, short / "project", monkeypatch, capsys)
     finally:
         shutil.rmtree(short, ignore_errors=True)
 
 
-def _hostile_lead_and_the_bridge(api: MessagesServer, tmp_path: Path, project: Path) -> None:
+def _hostile_lead_and_the_bridge(
+    api: MessagesServer,
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     home = project / "td-home"
     (home / "bridge").mkdir(parents=True)
     (home / "keys").mkdir()
@@ -193,7 +217,13 @@ def _hostile_lead_and_the_bridge(api: MessagesServer, tmp_path: Path, project: P
     )
     with _listen(str(bridge)):
         done = _headless(
-            api, tmp_path, project, "--dangerously-skip-permissions", TEAMDECK_HOME=str(home)
+            api,
+            tmp_path,
+            project,
+            monkeypatch,
+            capsys,
+            "--dangerously-skip-permissions",
+            TEAMDECK_HOME=str(home),
         )
     assert done.returncode == 0, done.stderr
     first, second = _results(api)[:2]
@@ -205,7 +235,12 @@ def _hostile_lead_and_the_bridge(api: MessagesServer, tmp_path: Path, project: P
 
 
 @needs_bwrap
-def test_absent_protected_names_cannot_be_created(api: MessagesServer, tmp_path: Path) -> None:
+def test_absent_protected_names_cannot_be_created(
+    api: MessagesServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """A project that is no repository: ``git init && git config core.fsmonitor ./x`` (then
     the person's ``git status`` would run ``x``), a new ``.mcp.json`` and ``.gitmodules``
     all fail, and nothing of the sandbox's stand-ins stays behind."""
@@ -225,7 +260,7 @@ def test_absent_protected_names_cannot_be_created(api: MessagesServer, tmp_path:
             say("Done."),
         ],
     )
-    done = _headless(api, tmp_path, project, "--dangerously-skip-permissions")
+    done = _headless(api, tmp_path, project, monkeypatch, capsys, "--dangerously-skip-permissions")
     assert done.returncode == 0, done.stderr
     results = _results(api)
     assert "GIT=0" not in results[0] and "MCP=0" not in results[1] and "SUB=0" not in results[2]
@@ -247,7 +282,11 @@ def _path_without_bwrap(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("off", [False, True])
 def test_without_bwrap_bash_refuses_in_one_line(
-    api: MessagesServer, tmp_path: Path, off: bool
+    api: MessagesServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    off: bool,
 ) -> None:
     """No bwrap on PATH: the hostile lead's command does not run; the tool's answer is one
     line naming the fix, and so is the warning at start. ``--no-sandbox`` (the person's
@@ -256,7 +295,8 @@ def test_without_bwrap_bash_refuses_in_one_line(
     project.mkdir()
     api.script("team-lead", [call("Bash", {"command": "touch pwned"}), say("Done.")])
     flags = ["--dangerously-skip-permissions", *(["--no-sandbox"] if off else [])]
-    done = _headless(api, tmp_path, project, *flags, PATH=_path_without_bwrap(tmp_path))
+    path = _path_without_bwrap(tmp_path)
+    done = _headless(api, tmp_path, project, monkeypatch, capsys, *flags, PATH=path)
     assert done.returncode == 0, done.stderr
     [result] = _results(api)
     if off:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from app.runtime.permissions.settings import HookCommand
 from app.runtime.sandbox import SandboxConfig, bwrap_problem
 from app.runtime.tools.base import AgentIdentity, ToolContext
 from app.runtime.tools.workspace import Bash
+from tests.conformance.test_conformance_headless import run_here
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"{bwrap_problem()}")
 PROBE = "echo in > made.txt; (echo out > {outside}) 2>/dev/null || echo REFUSED; env"
@@ -71,10 +71,13 @@ async def test_hooks_run_in_the_sandbox(project: Path, monkeypatch: pytest.Monke
     assert f"CLAUDE_PROJECT_DIR={project}" in result.stdout
 
 
-def test_a_missing_bwrap_is_one_line_saying_how_to_install_it(tmp_path: Path) -> None:
+def test_a_missing_bwrap_is_one_line_saying_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`teamdeck run --headless` where no bwrap is on PATH: one warning line naming the
     package and saying that commands and hooks will not run unconfined; the run itself goes
-    on (its Bash calls refuse: tests/security/test_no_door.py)."""
+    on (its Bash calls refuse: tests/security/test_no_door.py). Through the entry function in
+    this process, bwrap looked up again for the run and after it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("git", "sh", "bash", "wc", "ls", "cat"):
@@ -85,14 +88,14 @@ def test_a_missing_bwrap_is_one_line_saying_how_to_install_it(tmp_path: Path) ->
         "PATH": str(bin_dir),
         "HOME": str(tmp_path),
         "TEAMDECK_OFFLINE_PACE": "0",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli.main", "--home", str(tmp_path / "home"), "run",
-         "Summarize the Python files", "--headless", "--no-history"],
-        cwd=Path(__file__).resolve().parents[2] / "app" / "core",
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    core = Path(__file__).resolve().parents[2] / "app" / "core"
+    goal = "Summarize the Python files"
+    bwrap_problem.cache_clear()
+    try:
+        done = run_here(monkeypatch, capsys, tmp_path / "home", core, env, goal, "--no-history")
+    finally:
+        bwrap_problem.cache_clear()
     warnings = [line for line in done.stderr.splitlines() if "sandbox" in line]
     assert warnings == [
         "teamdeck: warning: no sandbox: bwrap not found: install bubblewrap "
