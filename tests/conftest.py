@@ -21,6 +21,12 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests judge their inputs, never the machine's speed: no deadline per example and no
+# "input generation is slow" failure when the suite's other workers keep the cores busy.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 # Bytecode caches (``__pycache__``, gitignored) even where ``PYTHONDONTWRITEBYTECODE`` is set,
 # as it is in some containers and CI images. Without them every xdist worker parses, rewrites

@@ -23,8 +23,13 @@ time.tzset()
 
 @pytest.fixture(autouse=True)
 def _own_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """teamdeck's own home under ``tmp_path``: a viewer records its runs there."""
+    """teamdeck's own home under ``tmp_path``: a viewer records its runs there. The hook
+    processes a test starts wait up to 10 s for the dashboard's acknowledgement (1 s in use,
+    ``hook_client.ACK_WAIT``): a Pilot app on a loaded machine is slower to answer than a
+    person's dashboard, and a request let go would close its dialog under the test. The
+    let-go itself is tested with the real Claude Code (``tests/claude_code/test_stall.py``)."""
     monkeypatch.setenv("TEAMDECK_HOME", str(tmp_path / "teamdeck-home"))
+    monkeypatch.setenv("TEAMDECK_HOOK_ACK_WAIT", "10")
 
 
 @pytest.fixture

@@ -41,8 +41,21 @@ SECRET_NAME = "secret"
 LOG_NAME = "hook.log"
 #: Longest path ``AF_UNIX`` takes on Linux (108 bytes with the terminating NUL).
 MAX_SUN_PATH = 107
+
+
+def _seconds(name: str, default: float) -> float:
+    """A positive number of seconds from ``$name``, else ``default`` (a bad value too: the
+    hook never fails on its settings)."""
+    try:
+        value = float(os.environ.get(name) or default)
+    except ValueError:
+        return default
+    return value if 0 < value < 3600 else default
+
+
 #: Seconds to wait for the listening teamdeck's acknowledgement (the first, and each next one).
-ACK_WAIT = 1.0
+#: ``$TEAMDECK_HOOK_ACK_WAIT`` sets it: the UI tests give a dashboard on a loaded machine longer.
+ACK_WAIT = _seconds("TEAMDECK_HOOK_ACK_WAIT", 1.0)
 #: Seconds between the listening teamdeck's acknowledgements of a held request.
 HEARTBEAT = 0.3
 #: Seconds a held request waits at most (below the hook's own timeout in Claude Code's settings).
