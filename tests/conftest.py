@@ -103,3 +103,15 @@ def _own_teamdeck_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     none writes into the real ``~/.teamdeck`` -- e.g. the note of an answer given in a Claude
     Code home (``app.core.answer_credits``). A folder's conftest may name another."""
     monkeypatch.setenv("TEAMDECK_HOME", str(tmp_path / "teamdeck-home"))
+
+
+@pytest.fixture(autouse=True)
+def _no_key_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilot presses keys microseconds apart, far inside the 0.3 s during which a
+    single-letter key is ignored after a view changes (``DeckView.KEY_GUARD``): off here,
+    except in the tests of the guard itself (they set it back); tmux tests run with it. For
+    every Pilot test, not only tests/ui's: a test elsewhere that pressed esc then a letter
+    lost the letter to the guard when it ran fast, and passed when it ran slow."""
+    from app.dashboard.screens.deck_view import DeckView
+
+    monkeypatch.setattr(DeckView, "KEY_GUARD", 0.0)

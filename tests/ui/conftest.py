@@ -43,16 +43,6 @@ def deck(tmp_path: Path, runtime: FakeRuntime) -> TeamDeckApp:
     return make_app(tmp_path, runtime)
 
 
-@pytest.fixture(autouse=True)
-def _no_key_guard(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pilot presses keys microseconds apart, far inside the 0.3 s during which a
-    single-letter key is ignored after a view changes (``DeckView.KEY_GUARD``): off here,
-    except in the tests of the guard itself (they set it back); tmux tests run with it."""
-    from app.dashboard.screens.deck_view import DeckView
-
-    monkeypatch.setattr(DeckView, "KEY_GUARD", 0.0)
-
-
 @pytest.fixture
 def snap_compare(snap_compare: Callable[..., bool], request: pytest.FixtureRequest) -> Any:
     """The plugin's ``snap_compare``, whose mismatch says what differs (the rows of text
