@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from app.dashboard.app import TeamDeckApp
 from tests.ui.data import TEAM, agents, make_app, transcripts
@@ -16,6 +17,7 @@ from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.roster import Roster
 from widgets.teammate_panel import TeammatePanel
+from widgets.usage_trend import UsageTrend
 
 
 async def test_the_roster_scrolls_a_page_at_a_time(tmp_path: Path) -> None:
@@ -54,3 +56,45 @@ async def test_a_beat_reports_how_long_its_changes_took_to_reach_the_screen(
         await wait_for(pilot, lambda: spent)
         assert len(spent) == 1 and spent[0] > 0
         assert "a line for the lead's pane" in screen_text(deck)
+
+
+async def test_a_total_that_changes_length_lays_nothing_out(tmp_path: Path) -> None:
+    """The trend's totals are one right-aligned column as wide as the longest so far: a total
+    growing from 0 to 950 tokens, and the key presses that redraw the trend, lay nothing out
+    (each length change laid the screen out twice, on the key's frame); a total longer than
+    any before widens the column once."""
+    runtime = FakeRuntime(TEAM, agents(), [], transcripts())
+    deck = make_app(tmp_path, runtime)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        screen = deck.screen
+        layouts: list[bool] = []
+        original = screen._refresh_layout
+
+        def counted(*args: Any, **kwargs: Any) -> None:
+            layouts.append(True)
+            original(*args, **kwargs)
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        tester = runtime.agents[3]
+        for tokens in (9, 95, 950):  # "0 $0" -> "950 $0": shorter than "14.3k $0"
+            tester.input_tokens = tokens
+            deck.pull_agents()
+            await pilot.press("shift+down")
+            await pilot.pause()
+        await wait_for(pilot, lambda: "950 $0" in screen_text(deck))
+        assert layouts == []
+        trend = screen.query_one(UsageTrend)
+        assert trend._total_width == len("14.3k $0")
+        tester.input_tokens = 2_500_000  # "2.5M $0": no longer, still nothing to lay out
+        deck.pull_agents()
+        await pilot.press("shift+down")
+        await wait_for(pilot, lambda: "2.5M $0" in screen_text(deck))
+        assert layouts == []
+        tester.cost_usd = 1.5  # "2.5M $1.50" is the longest: the column widens, once
+        deck.pull_agents()
+        await pilot.press("shift+down")
+        await wait_for(pilot, lambda: "2.5M $1.50" in screen_text(deck))
+        await pilot.pause(0.1)
+        assert trend._total_width == len("2.5M $1.50") and 1 <= len(layouts) <= 2
