@@ -22,6 +22,7 @@ from app.display.trends import AgentTrend, Progress
 from app.runtime.model.pricing import format_usd
 
 LABEL = 11  # cells for an agent's name
+COUNT_CELLS = len("999.9k")  # a token count's cells, at most (below a billion)
 MAX_LINES = 8
 #: The view classes in which a line not the selected agent's is hidden (``-short`` here,
 #: ``-strip`` in ``styles/deck.tcss``).
@@ -83,8 +84,8 @@ class UsageTrend(Vertical):
         hides = any(screen.has_class(name) for name in HIDING_VIEWS)
         shown = shown_lines(trends, selected)
         names = {trend.name for trend in shown}
-        widest = max((len(total_text(trend)) for trend in shown), default=0)
-        if widest > self._total_width:  # the column grows, at most a few times a run
+        widest = max((total_width(trend) for trend in shown), default=0)
+        if widest > self._total_width:  # the column grows: with the costs only, rarely
             self._total_width = widest
             for each in rows.values():
                 each.widen(widest)
@@ -181,5 +182,14 @@ class TrendRow(Horizontal):
 
 def total_text(trend: AgentTrend) -> str:
     """An agent's total tokens and cost, as its line ends with them."""
-    cost = "" if trend.cost is None else f" {format_usd(trend.cost)}"
-    return f"{format_count(trend.total_tokens)}{cost}"
+    return f"{format_count(trend.total_tokens)}{_cost(trend)}"
+
+
+def total_width(trend: AgentTrend) -> int:
+    """The cells ``trend``'s total may need before its cost changes: room for any count up
+    to "999.9M" ("999.9k" is as wide), so that counting tokens never widens the column."""
+    return max(COUNT_CELLS, len(format_count(trend.total_tokens))) + len(_cost(trend))
+
+
+def _cost(trend: AgentTrend) -> str:
+    return "" if trend.cost is None else f" {format_usd(trend.cost)}"

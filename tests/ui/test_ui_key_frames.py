@@ -59,10 +59,10 @@ async def test_a_beat_reports_how_long_its_changes_took_to_reach_the_screen(
 
 
 async def test_a_total_that_changes_length_lays_nothing_out(tmp_path: Path) -> None:
-    """The trend's totals are one right-aligned column as wide as the longest so far: a total
-    growing from 0 to 950 tokens, and the key presses that redraw the trend, lay nothing out
-    (each length change laid the screen out twice, on the key's frame); a total longer than
-    any before widens the column once."""
+    """The trend's totals are one right-aligned column with room for any token count: a total
+    growing from 0 to 2.5M tokens, and the key presses that redraw the trend, lay nothing out
+    (each length change laid the screen out twice, on the key's frame); a longer cost widens
+    the column once."""
     runtime = FakeRuntime(TEAM, agents(), [], transcripts())
     deck = make_app(tmp_path, runtime)
     async with deck.run_test(size=(120, 40)) as pilot:
@@ -78,7 +78,7 @@ async def test_a_total_that_changes_length_lays_nothing_out(tmp_path: Path) -> N
 
         screen._refresh_layout = counted  # type: ignore[method-assign]
         tester = runtime.agents[3]
-        for tokens in (9, 95, 950):  # "0 $0" -> "950 $0": shorter than "14.3k $0"
+        for tokens in (9, 95, 950):  # "0 $0" -> "950 $0"
             tester.input_tokens = tokens
             deck.pull_agents()
             await pilot.press("shift+down")
@@ -86,15 +86,15 @@ async def test_a_total_that_changes_length_lays_nothing_out(tmp_path: Path) -> N
         await wait_for(pilot, lambda: "950 $0" in screen_text(deck))
         assert layouts == []
         trend = screen.query_one(UsageTrend)
-        assert trend._total_width == len("14.3k $0")
+        assert trend._total_width == len("999.9k $0")
         tester.input_tokens = 2_500_000  # "2.5M $0": no longer, still nothing to lay out
         deck.pull_agents()
         await pilot.press("shift+down")
         await wait_for(pilot, lambda: "2.5M $0" in screen_text(deck))
         assert layouts == []
-        tester.cost_usd = 1.5  # "2.5M $1.50" is the longest: the column widens, once
+        tester.cost_usd = 1.5  # "$1.50" is a longer cost: the column widens, once
         deck.pull_agents()
         await pilot.press("shift+down")
         await wait_for(pilot, lambda: "2.5M $1.50" in screen_text(deck))
         await pilot.pause(0.1)
-        assert trend._total_width == len("2.5M $1.50") and 1 <= len(layouts) <= 2
+        assert trend._total_width == len("999.9k $1.50") and 1 <= len(layouts) <= 2
