@@ -17,7 +17,7 @@ from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.roster import Roster
 from widgets.teammate_panel import TeammatePanel
-from widgets.usage_trend import UsageTrend
+from widgets.usage_trend import TrendRow, UsageTrend
 
 
 async def test_the_roster_scrolls_a_page_at_a_time(tmp_path: Path) -> None:
@@ -98,3 +98,32 @@ async def test_a_total_that_changes_length_lays_nothing_out(tmp_path: Path) -> N
         await wait_for(pilot, lambda: "2.5M $1.50" in screen_text(deck))
         await pilot.pause(0.1)
         assert trend._total_width == len("999.9k $1.50") and 1 <= len(layouts) <= 2
+
+
+async def test_a_selection_move_draws_the_trend_totals_as_they_were(tmp_path: Path) -> None:
+    """A key press that moves the selection redraws the trend's selection, not every line's
+    newer total: those come with the next tick (they made most key frames repaint eight totals
+    while a team worked)."""
+    runtime = FakeRuntime(TEAM, agents(), [], transcripts())
+    deck = make_app(tmp_path, runtime)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        leader = deck.leader
+        tick = leader.tick
+        leader.tick = lambda: None  # type: ignore[method-assign]  # the app's ticks wait
+        trend = leader.query_one(UsageTrend)
+        row = next(r for r in trend.query(TrendRow) if r.agent == "researcher")
+        assert row._shown_total == "14.3k $0"
+        runtime.agents[1].input_tokens += 100_000
+        deck.pull_agents()
+        before = deck.selected
+        await pilot.press("shift+down")
+        await pilot.pause()
+        assert deck.selected != before
+        assert "114.3k tok" in screen_text(deck)  # the roster has it ...
+        assert row._shown_total == "14.3k $0"  # ... the trend, at its tick
+        assert [r.has_class("-other") for r in trend.query(TrendRow)] == [
+            r.agent != deck.selected for r in trend.query(TrendRow)
+        ]
+        tick()
+        assert row._shown_total == "114.3k $0"
