@@ -21,8 +21,11 @@ team that changes things faster than that waits, at most until the next token.
   own, and the team's changes wait until then (``seconds`` at most). A key that came while a
   beat's changes were being drawn waited for that whole frame too (bench/live.py's
   ``keypress`` row: a frame with the team's changes costs several times one with a key's).
-  Changes that already waited a whole ``gap`` are not held again: keys held down do not hold
-  the team's drawing back.
+  Then one beat draws what waited, and while keys follow each other (within ``HOLD_LIMIT``)
+  the team's next changes wait for the next key's beat: drawn right after a key's frame, a
+  beat's frame is over before the next key comes, where one drawn between two keys was what
+  the slowest presses waited behind. Changes are never held more than ``HOLD_LIMIT`` in all:
+  keys held down do not hold the team's drawing back.
 
 * ``spent(seconds)``: a time budget for the team's drawing. The app says how much of the
   loop's CPU a beat's changes took to reach the screen (applied, laid out, drawn). A beat that
@@ -50,6 +53,8 @@ SHARE = 0.3
 """The share of the loop's time the team's drawing may take (``spent``)."""
 MAX_WAIT = 0.5
 """Seconds an expensive beat may make the next one wait, at most (``spent``)."""
+HOLD_LIMIT = 0.2
+"""Seconds the keys may hold a change back, at most (``hold``)."""
 _ONE = 1 - 1e-9  # a whole beat, give or take the clock's rounding
 
 
@@ -72,8 +77,10 @@ class ViewBeat(Generic[D]):
         self._kept: list[D] = []
         self._tokens = BURST
         self._at = clock()  # when ``_tokens`` was counted
-        self._timer = False  # a beat is scheduled
+        self._timer_at: float | None = None  # when the earliest beat scheduled is due
         self._held_until = 0.0  # no beat before this (``hold``)
+        self._key_at: float | None = None  # the last key press (``hold``)
+        self._beat_after_key = False  # the last key's beat was drawn
         self._since: float | None = None  # when what waits for a beat began waiting
 
     @property
@@ -90,27 +97,25 @@ class ViewBeat(Generic[D]):
         now = self._clock()
         if self._since is None:
             self._since = now
-        if now < self._held_until:
-            if not self._timer:
-                self._timer = True
-                self._schedule(self._held_until - now, self._scheduled)
-        elif self._available() >= _ONE:
+        due = self._due(now)
+        if due <= now:
             self.beat()
-        elif not self._timer:
-            self._timer = True
-            self._schedule((1 - self._tokens) * self.gap, self._scheduled)
+        else:
+            self._at_time(now, due)
 
     def tick(self) -> None:
         """The interval: apply what is kept and what streamed, if a beat is available."""
-        if self._clock() >= self._held_until and self._available() >= _ONE:
+        if self._due(self._clock()) <= self._clock():
             self.beat()
 
     def hold(self, seconds: float) -> None:
-        """A key was pressed: no beat for ``seconds`` -- unless what waits already waited a
-        whole gap."""
+        """A key was pressed: no beat for ``seconds``, then one (``HOLD_LIMIT`` in all)."""
         now = self._clock()
-        if self._since is None or now - self._since < self.gap:
-            self._held_until = max(self._held_until, now + seconds)
+        self._key_at = now
+        self._beat_after_key = False
+        self._held_until = max(self._held_until, now + seconds)
+        if self._since is not None:  # what waits: the beat after this key's frame
+            self._at_time(now, self._due(now))
 
     def spent(self, seconds: float) -> None:
         """The last beat's changes took ``seconds`` to reach the screen: beyond ``SHARE`` of a
@@ -128,10 +133,30 @@ class ViewBeat(Generic[D]):
         if self._apply(kept):
             self._available()
             self._tokens -= 1
+            self._beat_after_key = True
 
-    def _scheduled(self) -> None:  # a beat is available now, or the hold is over
-        self._timer = False
-        self.runtime()
+    def _due(self, now: float) -> float:
+        """When the next beat may be: a token, after the key's hold and, while keys follow
+        each other, after the next key's (what waits is held ``HOLD_LIMIT`` at most)."""
+        tokens = now + max(0.0, (1 - self._available()) * self.gap)
+        held = self._held_until
+        if self._key_at is not None and self._beat_after_key:
+            held = max(held, self._key_at + HOLD_LIMIT)  # until the next key's beat
+        if self._since is not None:
+            held = min(held, self._since + HOLD_LIMIT)
+        return max(tokens, held)
+
+    def _at_time(self, now: float, due: float) -> None:
+        """A beat at ``due``, unless one is scheduled before (one is enough)."""
+        if self._timer_at is None or due < self._timer_at - 1e-9:
+            self._timer_at = due
+            self._schedule(due - now, lambda: self._scheduled(due))
+
+    def _scheduled(self, due: float) -> None:  # a beat may be available now
+        if self._timer_at == due:
+            self._timer_at = None
+        if self._since is not None:  # (a timer replaced by an earlier one finds nothing)
+            self.runtime()
 
     def _available(self) -> float:
         now = self._clock()
