@@ -39,6 +39,7 @@ from app.dashboard.event_burst import Notice, request_notice, task_notice
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
 from app.dashboard.first_frame import report_first_frame
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
+from app.dashboard.loop_turns import favour_the_loop
 from app.dashboard.palette.commands import DeckCommands
 from app.dashboard.screens import modes
 from app.dashboard.screens.deck import DeckScreen
@@ -211,6 +212,7 @@ class TeamDeckApp(DeckState):
 
     def on_mount(self) -> None:
         self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
+        self._switch_back = favour_the_loop()  # the team's threads yield the GIL sooner
         self.set_interval(self.FLUSH_SECONDS, self.beat.tick)
         self.set_interval(1.0, self._tick)
         files = self.session_files
@@ -244,6 +246,7 @@ class TeamDeckApp(DeckState):
         except Exception:  # quitting anyway: say why in the log, not on a closing screen
             log.exception("stopping the runtime failed")
         await self.watcher.stop()
+        self._switch_back()
 
     @work(group="runtime", exit_on_error=False, name="runtime")
     async def _start_runtime(self) -> None:

@@ -7,11 +7,13 @@ time budget: each beat reports the CPU its changes took to reach the screen
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.loop_turns import INTERVAL
 from tests.ui.data import TEAM, agents, make_app, transcripts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
@@ -127,3 +129,16 @@ async def test_a_selection_move_draws_the_trend_totals_as_they_were(tmp_path: Pa
         ]
         tick()
         assert row._shown_total == "114.3k $0"
+
+
+async def test_the_team_threads_yield_the_interpreter_sooner_while_the_dashboard_runs(
+    deck: TeamDeckApp,
+) -> None:
+    """The loop gets the GIL back from a computing thread within ``INTERVAL``, not CPython's
+    5 ms, while the dashboard runs; then the process's own interval is back."""
+    before = sys.getswitchinterval()
+    assert before > INTERVAL
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert sys.getswitchinterval() == INTERVAL
+    assert sys.getswitchinterval() == before
