@@ -214,7 +214,7 @@ class TeamDeckApp(DeckState):
         self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
         self._switch_back = favour_the_loop()  # the team's threads yield the GIL sooner
         self.set_interval(self.FLUSH_SECONDS, self.beat.tick)
-        self.set_interval(1.0, self._tick)
+        self.set_interval(1.0, lambda: self.beat.after_keys(self._tick))  # not between keys
         files = self.session_files
         if files is not None:
             self.set_interval(

@@ -16,6 +16,8 @@ team that changes things faster than that waits, at most until the next token.
   time).
 * ``tick()`` (the app's interval, every ``gap``): applies what is kept, and the runtime's
   streamed text (which asks for no prompt flush).
+* ``after_keys(callback)``: the app's once-a-second redraw (elapsed times, the trend's sample:
+  a frame of ~10-20 ms with 25 teammates) keeps out of the keys' way as the team's beats do.
 
 * ``hold(seconds)``: input first. A key was pressed: what it changes is drawn on a frame of its
   own, and the team's changes wait until then (``seconds`` at most). A key that came while a
@@ -82,6 +84,8 @@ class ViewBeat(Generic[D]):
         self._key_at: float | None = None  # the last key press (``hold``)
         self._beat_after_key = False  # the last key's beat was drawn
         self._since: float | None = None  # when what waits for a beat began waiting
+        self._after: list[Callable[[], None]] = []  # ``after_keys``' callbacks, waiting
+        self._after_since = 0.0  # since when the first of them waits
 
     @property
     def kept(self) -> int:
@@ -116,6 +120,28 @@ class ViewBeat(Generic[D]):
         self._held_until = max(self._held_until, now + seconds)
         if self._since is not None:  # what waits: the beat after this key's frame
             self._at_time(now, self._due(now))
+        if self._after:  # and the app's redraw
+            self._schedule(self._free_at(now) - now, self._call_after)
+
+    def after_keys(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (a redraw of the app's own, e.g. once a second) now, or while keys
+        follow each other with the next beat, like the team's changes (``HOLD_LIMIT`` at
+        most); not held back by the time budget."""
+        now = self._clock()
+        if self._free_at(now) <= now:
+            callback()
+            return
+        if not self._after:
+            self._after_since = now
+        self._after.append(callback)
+        self._schedule(self._free_at(now) - now, self._call_after)
+
+    def _free_at(self, now: float) -> float:
+        """When what ``after_keys`` keeps may run (the beat's wait without its tokens)."""
+        until = self._held_until
+        if self._key_at is not None and self._beat_after_key:
+            until = max(until, self._key_at + HOLD_LIMIT)
+        return min(until, (self._after_since if self._after else now) + HOLD_LIMIT)
 
     def spent(self, seconds: float) -> None:
         """The last beat's changes took ``seconds`` to reach the screen: beyond ``SHARE`` of a
@@ -134,6 +160,17 @@ class ViewBeat(Generic[D]):
             self._available()
             self._tokens -= 1
             self._beat_after_key = True
+        self._run_after()
+
+    def _call_after(self) -> None:  # ``after_keys``' timer: a key's hold may have ended
+        now = self._clock()
+        if self._after and self._free_at(now) <= now + 1e-9:
+            self._run_after()
+
+    def _run_after(self) -> None:
+        callbacks, self._after = self._after, []
+        for callback in callbacks:
+            callback()
 
     def _due(self, now: float) -> float:
         """When the next beat may be: a token, after the key's hold and, while keys follow

@@ -140,7 +140,7 @@ def test_while_keys_follow_each_other_the_teams_changes_are_drawn_after_each_key
     beat._apply = lambda kept: bool(beats.append(clock.now) or apply(kept))  # type: ignore[func-returns-value]
     delta = 0
     keys = [clock.now + 0.1 * k for k in range(10)]
-    for key in keys:
+    for _key in keys:
         beat.hold(0.05)
         for _ in range(10):
             delta += 1
@@ -183,7 +183,9 @@ def test_however_long_a_beat_took_the_next_waits_at_most_max_wait() -> None:
 
 
 @given(
-    st.lists(st.tuples(st.sampled_from(["store", "runtime", "tick", "hold"]), st.floats(0, 0.3)))
+    st.lists(
+        st.tuples(st.sampled_from(["store", "runtime", "tick", "hold", "after"]), st.floats(0, 0.3))
+    )
 )
 def test_every_delta_is_applied_once_in_order_about_once_a_gap(
     steps: list[tuple[str, float]],
@@ -191,6 +193,8 @@ def test_every_delta_is_applied_once_in_order_about_once_a_gap(
     beat, applied, clock = make()
     start = clock.now
     stored = 0
+    asked: list[float] = []
+    ran: list[tuple[float, float]] = []
     for what, wait in steps:
         clock.advance(wait)
         if what == "store":
@@ -200,6 +204,9 @@ def test_every_delta_is_applied_once_in_order_about_once_a_gap(
             beat.runtime()
         elif what == "hold":
             beat.hold(0.05)
+        elif what == "after":
+            asked.append(clock.now)
+            beat.after_keys(lambda at=clock.now: ran.append((at, clock.now)))
         else:
             beat.tick()
         done = [d for b in applied for d in b]
@@ -210,3 +217,39 @@ def test_every_delta_is_applied_once_in_order_about_once_a_gap(
             assert min(t for t, _ in clock.timers) <= clock.now + max(GAP, HOLD_LIMIT) + 1e-9
     clock.advance(1)
     assert [d for b in applied for d in b] == list(range(1, stored + 1))
+    assert [at for at, _ in ran] == asked  # each redraw once, in order
+    assert all(done - at <= HOLD_LIMIT + 1e-9 for at, done in ran)
+
+
+def test_the_apps_own_redraw_waits_for_the_keys_beat_as_the_teams_changes_do() -> None:
+    """``after_keys``: at once with no key pressed; during a key's hold, with the key's beat,
+    in the same turn as the team's changes; while keys follow each other, with the next key's
+    beat; never later than ``HOLD_LIMIT``."""
+    beat, applied, clock = make(events=False)
+    order: list[object] = []
+    apply = beat._apply
+    beat._apply = lambda kept: bool(order.append(kept) or apply(kept))  # type: ignore[func-returns-value]
+    beat.after_keys(lambda: order.append("tick"))
+    assert order == ["tick"]
+    clock.advance(1)
+    beat.hold(0.05)
+    beat.store(1)
+    beat.after_keys(lambda: order.append("tick"))
+    assert order == ["tick"]
+    clock.advance(0.05)
+    assert order == ["tick", [1], "tick"]  # after the key's hold, with its beat
+    beat.after_keys(lambda: order.append("tick"))  # between two keys: waits for the next
+    clock.advance(0.05)
+    assert order[-1] == "tick" and len(order) == 3
+    beat.hold(0.05)
+    clock.advance(0.05)
+    assert order[-1] == "tick" and len(order) == 4  # after the next key's hold
+    beat.hold(0.05)
+    beat.store(2)
+    clock.advance(0.05)
+    assert order[-1] == [2]
+    beat.after_keys(lambda: order.append("late"))  # no key comes: HOLD_LIMIT after the last
+    clock.advance(HOLD_LIMIT - 0.05 - 0.001)
+    assert "late" not in order
+    clock.advance(0.001)
+    assert order[-1] == "late"
