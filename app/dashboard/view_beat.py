@@ -57,6 +57,8 @@ MAX_WAIT = 0.5
 """Seconds an expensive beat may make the next one wait, at most (``spent``)."""
 HOLD_LIMIT = 0.2
 """Seconds the keys may hold a change back, at most (``hold``)."""
+MIN_DELAY = 0.001
+"""Seconds a timer is set for, at least (``_timer``)."""
 _ONE = 1 - 1e-9  # a whole beat, give or take the clock's rounding
 
 
@@ -121,7 +123,7 @@ class ViewBeat(Generic[D]):
         if self._since is not None:  # what waits: the beat after this key's frame
             self._at_time(now, self._due(now))
         if self._after:  # and the app's redraw
-            self._schedule(self._free_at(now) - now, self._call_after)
+            self._timer(self._free_at(now) - now, self._call_after)
 
     def after_keys(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (a redraw of the app's own, e.g. once a second) now, or while keys
@@ -134,7 +136,7 @@ class ViewBeat(Generic[D]):
         if not self._after:
             self._after_since = now
         self._after.append(callback)
-        self._schedule(self._free_at(now) - now, self._call_after)
+        self._timer(self._free_at(now) - now, self._call_after)
 
     def _free_at(self, now: float) -> float:
         """When what ``after_keys`` keeps may run (the beat's wait without its tokens)."""
@@ -187,7 +189,12 @@ class ViewBeat(Generic[D]):
         """A beat at ``due``, unless one is scheduled before (one is enough)."""
         if self._timer_at is None or due < self._timer_at - 1e-9:
             self._timer_at = due
-            self._schedule(due - now, lambda: self._scheduled(due))
+            self._timer(due - now, lambda: self._scheduled(due))
+
+    def _timer(self, delay: float, callback: Callable[[], None]) -> None:
+        """``schedule``, never with a delay of zero or less: a Textual timer set so (a beat
+        due already, its timer late on a loaded machine) spins the loop forever."""
+        self._schedule(max(delay, MIN_DELAY), callback)
 
     def _scheduled(self, due: float) -> None:  # a beat may be available now
         if self._timer_at == due:
