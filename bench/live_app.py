@@ -4,7 +4,9 @@ The real ``TeamDeckApp`` (headless ``run_test``, 120x40) drives a ``TeamRuntime`
 offline model at pace 0: its teammates are Textual workers on the app's loop, as in the
 dashboard. Once they work, ``shift+down`` (select the next agent) is handed to the app every
 80-120 ms exactly as the terminal driver hands it a key; latency = that moment -> the first
-screen refresh after the selection moved (``call_after_refresh`` from the action). A 10 ms
+screen refresh after the selection moved (``call_after_refresh`` from the action), and the
+loop thread's CPU time meanwhile (``key_cpu``: what the key waited behind and its own frame,
+without the waits a loaded machine adds). A 10 ms
 timer on the same loop records its lag meanwhile, and the CPU time of each screen update
 (its thread's, far less sensitive to the machine's load than the latencies) is summed.
 """
@@ -41,6 +43,7 @@ MAX_PRESSES = 200  # and stop after this many, even if it is not
 @dataclass
 class Presses:
     latencies: list[float] = field(default_factory=list)  # ms
+    key_cpu: list[float] = field(default_factory=list)  # ms, the loop's CPU in each latency
     stalls: list[float] = field(default_factory=list)  # ms, the app loop's 10 ms timer
     spawn_s: float = 0.0  # spawning the whole team (the spawns overlap, as one response's)
     wall_s: float | None = None  # spawn start -> every task completed (None: not in time)
@@ -132,12 +135,18 @@ async def keypresses(
             screen = app.screen
             assert isinstance(screen, DeckScreen), screen
             sent: list[float] = []
+            sent_cpu: list[float] = []
             original = screen.action_select
 
             def select(step: int) -> None:
                 original(step)
-                t0 = sent[-1]
-                app.call_after_refresh(lambda: result.latencies.append(_since(t0)))
+                t0, c0 = sent[-1], sent_cpu[-1]
+
+                def landed() -> None:
+                    result.latencies.append(_since(t0))
+                    result.key_cpu.append((time.thread_time() - c0) * 1000)
+
+                app.call_after_refresh(landed)
 
             screen.action_select = select  # type: ignore[method-assign]
             stop = asyncio.Event()
@@ -172,6 +181,7 @@ async def keypresses(
                 key = events.Key(KEY, None)
                 key.set_sender(app)
                 sent.append(time.perf_counter())
+                sent_cpu.append(time.thread_time())
                 app._driver.send_message(key)  # as the terminal driver does
             frames.on = False
             stop.set()

@@ -15,7 +15,9 @@ pressed every 80-120 ms. One line per run:
 * RSS (MB): the dashboard process's resident memory at the end (each run is a process of its
   own, so this is that run's alone);
 * frame (ms): CPU time per screen update while the keys were pressed (the loop thread's: much
-  less sensitive to the machine's load than the latencies).
+  less sensitive to the machine's load than the latencies);
+* keyCPU (ms): the loop thread's CPU time within a key press's latency, p95 (what the key
+  waited behind and its own frame, without the waits a loaded machine adds).
 
 The baseline, measured in the same run: the same sizes with offloading off
 (``TEAMDECK_OFFLOAD=0``: every file operation on the dashboard's loop). The machine's load
@@ -52,6 +54,7 @@ class SizeRow:
     rss_mb: float
     load: float  # the 1-minute load average when the run ended
     frame_cpu_ms: float = float("nan")  # CPU per screen update
+    key_cpu_p95_ms: float = float("nan")  # the loop's CPU within a key press's latency, p95
 
 
 async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
@@ -78,6 +81,7 @@ async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> Si
         run.rss_mb,
         os.getloadavg()[0],
         run.frame_cpu,
+        pct(run.key_cpu, 0.95),
     )
 
 
@@ -105,7 +109,7 @@ def _line(r: SizeRow) -> str:
     return (
         f"{r.backend:<10} {r.teammates:>4} {'on ' if r.offloading else 'off'}  "
         f"{r.key_p95_ms:>6.0f} {r.lag_p99_ms:>6.0f} {r.spawn_s:>6.2f} {speed:>8} "
-        f"{r.rss_mb:>6.0f}  {r.load:>5.2f} {r.frame_cpu_ms:>6.1f}"
+        f"{r.rss_mb:>6.0f}  {r.load:>5.2f} {r.frame_cpu_ms:>6.1f} {r.key_cpu_p95_ms:>6.0f}"
     )
 
 
@@ -114,7 +118,7 @@ def table(rows: list[SizeRow]) -> str:
     head = (
         f"{os.cpu_count()} CPUs, load average now {load}; offloading off is the baseline\n"
         f"{'mode':<10} {'size':>4} {'offl':<4} {'key95':>6} {'lag99':>6} {'spawn':>6} "
-        f"{'tasks/s':>8} {'RSS MB':>6}  {'load':>5} {'frame':>6}"
+        f"{'tasks/s':>8} {'RSS MB':>6}  {'load':>5} {'frame':>6} {'keyCPU':>6}"
     )
     return "\n".join([head, *(_line(r) for r in rows), f"targets: {TARGETS}"])
 

@@ -22,6 +22,7 @@ from app.display.trends import AgentTrend, Progress
 from app.runtime.model.pricing import format_usd
 
 LABEL = 11  # cells for an agent's name
+COUNT_CELLS = len("999.9k")  # a token count's cells, at most (below a billion)
 MAX_LINES = 8
 #: The view classes in which a line not the selected agent's is hidden (``-short`` here,
 #: ``-strip`` in ``styles/deck.tcss``).
@@ -40,7 +41,7 @@ class UsageTrend(Vertical):
     UsageTrend .trend-label {
         width: 12; padding-right: 1; text-wrap: nowrap; text-overflow: ellipsis;
     }
-    UsageTrend .trend-total { width: auto; min-width: 6; padding-left: 1; }
+    UsageTrend .trend-total { width: auto; min-width: 6; padding-left: 1; text-align: right; }
     UsageTrend #trend-tasks-label { width: auto; min-width: 12; }
     UsageTrend Sparkline { width: 1fr; height: 1; }
     UsageTrend ProgressBar { width: 1fr; height: 1; }
@@ -50,6 +51,7 @@ class UsageTrend(Vertical):
     """
 
     _shown_tasks: str | None = None
+    _total_width = 0  # cells of the totals' column: the longest total shown so far
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="trend-row", id="trend-tasks"):
@@ -82,6 +84,11 @@ class UsageTrend(Vertical):
         hides = any(screen.has_class(name) for name in HIDING_VIEWS)
         shown = shown_lines(trends, selected)
         names = {trend.name for trend in shown}
+        widest = max((total_width(trend) for trend in shown), default=0)
+        if widest > self._total_width:  # the column grows: with the costs only, rarely
+            self._total_width = widest
+            for each in rows.values():
+                each.widen(widest)
         # A row whose agent left the lines is given to one that joined them, in its place:
         # the selection moving past the first lines changes one agent, not the rows (a
         # mount and a removal lay out the whole screen, on each key press).
@@ -94,6 +101,7 @@ class UsageTrend(Vertical):
                 row.agent = trend.name
             elif row is None:
                 row = TrendRow(trend.name)
+                row.widen(self._total_width)
                 self.mount(row)
             row.show(trend)
             row.set_class(trend.name != selected, "-other", update=hides)
@@ -156,10 +164,32 @@ class TrendRow(Horizontal):
         data = [0, *trend.tokens] if any(trend.tokens) else []
         if data != self._line.data:
             self._line.data = data
-        cost = "" if trend.cost is None else f" {format_usd(trend.cost)}"
-        total = f"{format_count(trend.total_tokens)}{cost}"
+        total = total_text(trend)
         if total != self._shown_total:
-            # its width follows the text: a layout only when that width changes
-            layout = len(total) != len(self._shown_total or "")
+            # the column's width is the view's (``widen``): the text lays nothing out
             self._shown_total = total
-            self._total.update(total, layout=layout)
+            self._total.update(total, layout=False)
+
+    def widen(self, cells: int) -> None:
+        """The totals are one column as wide as the longest total shown so far, right-aligned.
+        Each row's was as wide as its text, and a total's length changes often while a team
+        works (950 -> 1.0k -> 10.0k, on any row, on a key press's frame too): each change laid
+        the screen out, and the sparkline it resized asked for a second layout (bench/live.py's
+        ``keypress`` row: most of its slowest presses waited behind those two frames)."""
+        if cells:
+            self._total.styles.width = cells + 1  # and the padding before it
+
+
+def total_text(trend: AgentTrend) -> str:
+    """An agent's total tokens and cost, as its line ends with them."""
+    return f"{format_count(trend.total_tokens)}{_cost(trend)}"
+
+
+def total_width(trend: AgentTrend) -> int:
+    """The cells ``trend``'s total may need before its cost changes: room for any count up
+    to "999.9M" ("999.9k" is as wide), so that counting tokens never widens the column."""
+    return max(COUNT_CELLS, len(format_count(trend.total_tokens))) + len(_cost(trend))
+
+
+def _cost(trend: AgentTrend) -> str:
+    return "" if trend.cost is None else f" {format_usd(trend.cost)}"

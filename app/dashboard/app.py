@@ -37,6 +37,7 @@ from app.dashboard.claude_bridge import BridgeLink
 from app.dashboard.event_relay import RuntimeFlush, RuntimeRelay
 from app.dashboard.first_frame import report_first_frame
 from app.dashboard.leaving import SHUTDOWN_WAIT, ask_quit, live_team, offer_cleanup
+from app.dashboard.loop_turns import favour_the_loop
 from app.dashboard.palette.commands import DeckCommands
 from app.dashboard.screens import modes
 from app.dashboard.screens.deck import DeckScreen
@@ -208,8 +209,9 @@ class TeamDeckApp(TeamNews):
 
     def on_mount(self) -> None:
         self.call_after_refresh(report_first_frame)  # the start-up figure (bench/startup.py)
+        self._switch_back = favour_the_loop()  # the team's threads yield the GIL sooner
         self.set_interval(self.FLUSH_SECONDS, self.beat.tick)
-        self.set_interval(1.0, self._tick)
+        self.set_interval(1.0, lambda: self.beat.after_keys(self._tick))  # not between keys
         files = self.session_files
         if files is not None:
             self.set_interval(
@@ -241,6 +243,7 @@ class TeamDeckApp(TeamNews):
         except Exception:  # quitting anyway: say why in the log, not on a closing screen
             log.exception("stopping the runtime failed")
         await self.watcher.stop()
+        self._switch_back()
 
     @work(group="runtime", exit_on_error=False, name="runtime")
     async def _start_runtime(self) -> None:

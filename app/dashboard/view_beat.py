@@ -16,13 +16,18 @@ team that changes things faster than that waits, at most until the next token.
   time).
 * ``tick()`` (the app's interval, every ``gap``): applies what is kept, and the runtime's
   streamed text (which asks for no prompt flush).
+* ``after_keys(callback)``: the app's once-a-second redraw (elapsed times, the trend's sample:
+  a frame of ~10-20 ms with 25 teammates) keeps out of the keys' way as the team's beats do.
 
 * ``hold(seconds)``: input first. A key was pressed: what it changes is drawn on a frame of its
   own, and the team's changes wait until then (``seconds`` at most). A key that came while a
   beat's changes were being drawn waited for that whole frame too (bench/live.py's
   ``keypress`` row: a frame with the team's changes costs several times one with a key's).
-  Changes that already waited a whole ``gap`` are not held again: keys held down do not hold
-  the team's drawing back.
+  Then one beat draws what waited, and while keys follow each other (within ``HOLD_LIMIT``)
+  the team's next changes wait for the next key's beat: drawn right after a key's frame, a
+  beat's frame is over before the next key comes, where one drawn between two keys was what
+  the slowest presses waited behind. Changes are never held more than ``HOLD_LIMIT`` in all:
+  keys held down do not hold the team's drawing back.
 
 * ``spent(seconds)``: a time budget for the team's drawing. The app says how much of the
   loop's CPU a beat's changes took to reach the screen (applied, laid out, drawn). A beat that
@@ -50,6 +55,10 @@ SHARE = 0.3
 """The share of the loop's time the team's drawing may take (``spent``)."""
 MAX_WAIT = 0.5
 """Seconds an expensive beat may make the next one wait, at most (``spent``)."""
+HOLD_LIMIT = 0.2
+"""Seconds the keys may hold a change back, at most (``hold``)."""
+MIN_DELAY = 0.001
+"""Seconds a timer is set for, at least (``_timer``)."""
 _ONE = 1 - 1e-9  # a whole beat, give or take the clock's rounding
 
 
@@ -72,9 +81,13 @@ class ViewBeat(Generic[D]):
         self._kept: list[D] = []
         self._tokens = BURST
         self._at = clock()  # when ``_tokens`` was counted
-        self._timer = False  # a beat is scheduled
+        self._timer_at: float | None = None  # when the earliest beat scheduled is due
         self._held_until = 0.0  # no beat before this (``hold``)
+        self._key_at: float | None = None  # the last key press (``hold``)
+        self._beat_after_key = False  # the last key's beat was drawn
         self._since: float | None = None  # when what waits for a beat began waiting
+        self._after: list[Callable[[], None]] = []  # ``after_keys``' callbacks, waiting
+        self._after_since = 0.0  # since when the first of them waits
 
     @property
     def kept(self) -> int:
@@ -90,27 +103,47 @@ class ViewBeat(Generic[D]):
         now = self._clock()
         if self._since is None:
             self._since = now
-        if now < self._held_until:
-            if not self._timer:
-                self._timer = True
-                self._schedule(self._held_until - now, self._scheduled)
-        elif self._available() >= _ONE:
+        due = self._due(now)
+        if due <= now:
             self.beat()
-        elif not self._timer:
-            self._timer = True
-            self._schedule((1 - self._tokens) * self.gap, self._scheduled)
+        else:
+            self._at_time(now, due)
 
     def tick(self) -> None:
         """The interval: apply what is kept and what streamed, if a beat is available."""
-        if self._clock() >= self._held_until and self._available() >= _ONE:
+        if self._due(self._clock()) <= self._clock():
             self.beat()
 
     def hold(self, seconds: float) -> None:
-        """A key was pressed: no beat for ``seconds`` -- unless what waits already waited a
-        whole gap."""
+        """A key was pressed: no beat for ``seconds``, then one (``HOLD_LIMIT`` in all)."""
         now = self._clock()
-        if self._since is None or now - self._since < self.gap:
-            self._held_until = max(self._held_until, now + seconds)
+        self._key_at = now
+        self._beat_after_key = False
+        self._held_until = max(self._held_until, now + seconds)
+        if self._since is not None:  # what waits: the beat after this key's frame
+            self._at_time(now, self._due(now))
+        if self._after:  # and the app's redraw
+            self._timer(self._free_at(now) - now, self._call_after)
+
+    def after_keys(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (a redraw of the app's own, e.g. once a second) now, or while keys
+        follow each other with the next beat, like the team's changes (``HOLD_LIMIT`` at
+        most); not held back by the time budget."""
+        now = self._clock()
+        if self._free_at(now) <= now:
+            callback()
+            return
+        if not self._after:
+            self._after_since = now
+        self._after.append(callback)
+        self._timer(self._free_at(now) - now, self._call_after)
+
+    def _free_at(self, now: float) -> float:
+        """When what ``after_keys`` keeps may run (the beat's wait without its tokens)."""
+        until = self._held_until
+        if self._key_at is not None and self._beat_after_key:
+            until = max(until, self._key_at + HOLD_LIMIT)
+        return min(until, (self._after_since if self._after else now) + HOLD_LIMIT)
 
     def spent(self, seconds: float) -> None:
         """The last beat's changes took ``seconds`` to reach the screen: beyond ``SHARE`` of a
@@ -128,10 +161,46 @@ class ViewBeat(Generic[D]):
         if self._apply(kept):
             self._available()
             self._tokens -= 1
+            self._beat_after_key = True
+        self._run_after()
 
-    def _scheduled(self) -> None:  # a beat is available now, or the hold is over
-        self._timer = False
-        self.runtime()
+    def _call_after(self) -> None:  # ``after_keys``' timer: a key's hold may have ended
+        now = self._clock()
+        if self._after and self._free_at(now) <= now + 1e-9:
+            self._run_after()
+
+    def _run_after(self) -> None:
+        callbacks, self._after = self._after, []
+        for callback in callbacks:
+            callback()
+
+    def _due(self, now: float) -> float:
+        """When the next beat may be: a token, after the key's hold and, while keys follow
+        each other, after the next key's (what waits is held ``HOLD_LIMIT`` at most)."""
+        tokens = now + max(0.0, (1 - self._available()) * self.gap)
+        held = self._held_until
+        if self._key_at is not None and self._beat_after_key:
+            held = max(held, self._key_at + HOLD_LIMIT)  # until the next key's beat
+        if self._since is not None:
+            held = min(held, self._since + HOLD_LIMIT)
+        return max(tokens, held)
+
+    def _at_time(self, now: float, due: float) -> None:
+        """A beat at ``due``, unless one is scheduled before (one is enough)."""
+        if self._timer_at is None or due < self._timer_at - 1e-9:
+            self._timer_at = due
+            self._timer(due - now, lambda: self._scheduled(due))
+
+    def _timer(self, delay: float, callback: Callable[[], None]) -> None:
+        """``schedule``, never with a delay of zero or less: a Textual timer set so (a beat
+        due already, its timer late on a loaded machine) spins the loop forever."""
+        self._schedule(max(delay, MIN_DELAY), callback)
+
+    def _scheduled(self, due: float) -> None:  # a beat may be available now
+        if self._timer_at == due:
+            self._timer_at = None
+        if self._since is not None:  # (a timer replaced by an earlier one finds nothing)
+            self.runtime()
 
     def _available(self) -> float:
         now = self._clock()

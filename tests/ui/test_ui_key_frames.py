@@ -7,15 +7,19 @@ time budget: each beat reports the CPU its changes took to reach the screen
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from app.dashboard.app import TeamDeckApp
+from app.dashboard.loop_turns import INTERVAL
 from tests.ui.data import TEAM, agents, make_app, transcripts
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, screen_text, wait_for
 from widgets.roster import Roster
 from widgets.teammate_panel import TeammatePanel
+from widgets.usage_trend import TrendRow, UsageTrend
 
 
 async def test_the_roster_scrolls_a_page_at_a_time(tmp_path: Path) -> None:
@@ -54,3 +58,87 @@ async def test_a_beat_reports_how_long_its_changes_took_to_reach_the_screen(
         await wait_for(pilot, lambda: spent)
         assert len(spent) == 1 and spent[0] > 0
         assert "a line for the lead's pane" in screen_text(deck)
+
+
+async def test_a_total_that_changes_length_lays_nothing_out(tmp_path: Path) -> None:
+    """The trend's totals are one right-aligned column with room for any token count: a total
+    growing from 0 to 2.5M tokens, and the key presses that redraw the trend, lay nothing out
+    (each length change laid the screen out twice, on the key's frame); a longer cost widens
+    the column once."""
+    runtime = FakeRuntime(TEAM, agents(), [], transcripts())
+    deck = make_app(tmp_path, runtime)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await pilot.pause(0.2)
+        screen = deck.screen
+        layouts: list[bool] = []
+        original = screen._refresh_layout
+
+        def counted(*args: Any, **kwargs: Any) -> None:
+            layouts.append(True)
+            original(*args, **kwargs)
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        tester = runtime.agents[3]
+        for tokens in (9, 95, 950):  # "0 $0" -> "950 $0"
+            tester.input_tokens = tokens
+            deck.pull_agents()
+            await pilot.press("shift+down")
+            await pilot.pause()
+        await wait_for(pilot, lambda: "950 $0" in screen_text(deck))
+        assert layouts == []
+        trend = screen.query_one(UsageTrend)
+        assert trend._total_width == len("999.9k $0")
+        tester.input_tokens = 2_500_000  # "2.5M $0": no longer, still nothing to lay out
+        deck.pull_agents()
+        await pilot.press("shift+down")
+        await wait_for(pilot, lambda: "2.5M $0" in screen_text(deck))
+        assert layouts == []
+        tester.cost_usd = 1.5  # "$1.50" is a longer cost: the column widens, once
+        deck.pull_agents()
+        await pilot.press("shift+down")
+        await wait_for(pilot, lambda: "2.5M $1.50" in screen_text(deck))
+        await pilot.pause(0.1)
+        assert trend._total_width == len("999.9k $1.50") and 1 <= len(layouts) <= 2
+
+
+async def test_a_selection_move_draws_the_trend_totals_as_they_were(tmp_path: Path) -> None:
+    """A key press that moves the selection redraws the trend's selection, not every line's
+    newer total: those come with the next tick (they made most key frames repaint eight totals
+    while a team worked)."""
+    runtime = FakeRuntime(TEAM, agents(), [], transcripts())
+    deck = make_app(tmp_path, runtime)
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        leader = deck.leader
+        tick = leader.tick
+        leader.tick = lambda: None  # type: ignore[method-assign]  # the app's ticks wait
+        trend = leader.query_one(UsageTrend)
+        row = next(r for r in trend.query(TrendRow) if r.agent == "researcher")
+        assert row._shown_total == "14.3k $0"
+        runtime.agents[1].input_tokens += 100_000
+        deck.pull_agents()
+        before = deck.selected
+        await pilot.press("shift+down")
+        await pilot.pause()
+        assert deck.selected != before
+        assert "114.3k tok" in screen_text(deck)  # the roster has it ...
+        assert row._shown_total == "14.3k $0"  # ... the trend, at its tick
+        assert [r.has_class("-other") for r in trend.query(TrendRow)] == [
+            r.agent != deck.selected for r in trend.query(TrendRow)
+        ]
+        tick()
+        assert row._shown_total == "114.3k $0"
+
+
+async def test_the_team_threads_yield_the_interpreter_sooner_while_the_dashboard_runs(
+    deck: TeamDeckApp,
+) -> None:
+    """The loop gets the GIL back from a computing thread within ``INTERVAL``, not CPython's
+    5 ms, while the dashboard runs; then the process's own interval is back."""
+    before = sys.getswitchinterval()
+    assert before > INTERVAL
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        assert sys.getswitchinterval() == INTERVAL
+    assert sys.getswitchinterval() == before

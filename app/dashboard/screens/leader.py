@@ -18,7 +18,7 @@ from app.dashboard.screens.deck import DeckScreen
 from app.dashboard.screens.message import MessageScreen
 from app.dashboard.screens.task_detail import TaskScreen
 from app.dashboard.store_delta import StoreDelta
-from app.display.trends import UsageHistory
+from app.display.trends import AgentTrend, UsageHistory
 from app.display.values import FeedItem, TeamFiles, agent_colors
 from app.runtime.api import Approval
 from app.runtime.events import TranscriptEntry
@@ -74,6 +74,7 @@ class LeaderScreen(DeckScreen):
         #: Hook outcomes shown in the feed, with their team (a rebuilt feed gets them back).
         self._hook_items: list[tuple[str | None, FeedItem]] = []
         self.usage_history = UsageHistory()  # tokens over time, task progress (``UsageTrend``)
+        self._trends_shown: dict[str, AgentTrend] = {}  # the trend's lines, as last made
 
     def compose(self) -> ComposeResult:
         clock = self.host.clock
@@ -196,7 +197,7 @@ class LeaderScreen(DeckScreen):
         self._label_lead(selected)
         self.query_one(Roster).select(selected)
         self._show_target()
-        self._show_trend()  # narrow, the trend line is the selected agent's
+        self._show_trend(fresh=False)  # narrow, the trend line is the selected agent's
 
     def _show_target(self) -> None:
         """What ``a``/``r``/``v`` answer, before the key is pressed: highlighted in the queue
@@ -253,9 +254,17 @@ class LeaderScreen(DeckScreen):
         self.usage_history.sample(self.host.agents)
         self._show_trend()
 
-    def _show_trend(self) -> None:
+    def _show_trend(self, *, fresh: bool = True) -> None:
+        """The trend's lines; ``fresh=False`` (a selection moved): the totals as last shown,
+        so the key's frame draws the selection and not every line's newer total (eight
+        totals and sparklines repainted on each key press while a team works, bench/live.py's
+        ``keypress`` row); the next tick or board change brings them up to date."""
         history = self.usage_history
         trends = history.trends(shown_lines(self.host.agents, self.host.selected))
+        if fresh:
+            self._trends_shown = {trend.name: trend for trend in trends}
+        else:  # (values: the runtime's snapshots change in place)
+            trends = [self._trends_shown.setdefault(t.name, t) for t in trends]
         self.query_one(UsageTrend).show(trends, self.host.selected, history.progress())
 
     def search_target(self) -> MessageFeed:
