@@ -44,26 +44,7 @@ from app.core.paths import LEAD_NAME
 from app.engine.board_claims import plain_claims
 from app.engine.errors import AccessRefusedError
 from app.engine.link import Link
-
-FIELDS = ("subject", "description", "active_form", "status", "owner", "blocks", "blocked_by",
-          "metadata")  # fmt: skip
-
-
-def fields_of(task: Task) -> dict[str, Any]:
-    return {
-        "subject": task.subject,
-        "description": task.description,
-        "active_form": task.active_form,
-        "status": task.status,
-        "owner": task.owner or None,
-        "blocks": list(task.blocks),
-        "blocked_by": list(task.blocked_by),
-        "metadata": task.metadata,
-    }
-
-
-def _stamp(fields: dict[str, Any]) -> str:
-    return json.dumps(fields, sort_keys=True, default=str)
+from app.engine.task_fields import FIELDS, fields_of, stamp
 
 
 def _refs(task: Task) -> tuple[list[str], list[str]]:
@@ -148,7 +129,7 @@ class Board:
         if f["owner"] not in self.local and not self.desk:
             f["owner"] = None  # an agent's role makes tasks for nobody or itself
         key = uuid.uuid5(
-            uuid.NAMESPACE_URL, f"{self.team}/{sorted(self.local)}/{task.id}/{_stamp(f)}"
+            uuid.NAMESPACE_URL, f"{self.team}/{sorted(self.local)}/{task.id}/{stamp(f)}"
         )
         cols = ", ".join(FIELDS)
         try:
@@ -186,14 +167,14 @@ class Board:
             row = engine.get(task.id)
             if row is None and self.desk:
                 continue
-            if row is not None and _stamp(fields_of(task)) == _stamp({k: row[k] for k in FIELDS}):
+            if row is not None and stamp(fields_of(task)) == stamp({k: row[k] for k in FIELDS}):
                 continue  # the engine's, written before the last pass could say so
             sent = self._send_new(_renumbered(task, moves))
             if sent is None:
                 continue
             new_id = str(sent["id"])
             written = self._write(sent, task)
-            state[new_id] = {"v": sent["version"], "f": _stamp(fields_of(written))}
+            state[new_id] = {"v": sent["version"], "f": stamp(fields_of(written))}
             sent_here.append((new_id, task))
             moved += 1
             if new_id == task.id:
@@ -204,7 +185,7 @@ class Board:
             if old is not None:
                 state[task.id] = {
                     "v": old["version"],
-                    "f": _stamp(fields_of(self._write(old, None))),
+                    "f": stamp(fields_of(self._write(old, None))),
                 }
             else:
                 tasks.delete(task.id)
@@ -242,11 +223,11 @@ class Board:
             row = self._update(new_id, state[new_id]["v"], wanted)
             if row is not None:
                 written = self._write(row, current)
-                state[new_id] = {"v": row["version"], "f": _stamp(fields_of(written))}
+                state[new_id] = {"v": row["version"], "f": stamp(fields_of(written))}
         sent = {new_id for new_id, _ in sent_here}
         for task in tasks.list(include_internal=True):
             last = state.get(task.id)
-            if task.id in sent or last is None or _stamp(fields_of(task)) == last["f"]:
+            if task.id in sent or last is None or stamp(fields_of(task)) == last["f"]:
                 continue
             before = json.loads(last["f"])
             with tasks._task_lock(task.id):
@@ -345,7 +326,7 @@ class Board:
             assert row is not None and task is not None
             engine_moved = last is None or row["version"] != last["v"]
             mine = fields_of(task)
-            file_moved = last is not None and _stamp(mine) != last["f"]
+            file_moved = last is not None and stamp(mine) != last["f"]
             if file_moved and not engine_moved:
                 after = self._update(task_id, row["version"], mine)
                 if after is not None:
@@ -354,12 +335,12 @@ class Board:
                     engine_moved = True
                     row = self._engine().get(task_id, row)
                 changed += 1
-            if engine_moved and _stamp(mine) != _stamp({k: row[k] for k in FIELDS}):
+            if engine_moved and stamp(mine) != stamp({k: row[k] for k in FIELDS}):
                 if file_moved and mine["owner"] in self.local and mine["owner"] != row["owner"]:
                     self._tell(mine["owner"], task_id, row["owner"])
                 task = self._write(row, task)
                 changed += 1
-            state[task_id] = {"v": row["version"], "f": _stamp(fields_of(task))}
+            state[task_id] = {"v": row["version"], "f": stamp(fields_of(task))}
         # What the engine holds as of this pass, once it holds it: saved before the commit, a
         # pass whose commit failed would take the file's changes for the engine's.
         self.link.settled(lambda: atomic_write_json(self._path, state))

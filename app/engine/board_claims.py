@@ -21,19 +21,27 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 from psycopg.rows import dict_row
 
 from app.engine.errors import AccessRefusedError
-from app.engine.link import WAKE_DUE
+from app.engine.link import WAKE_DUE, Link
+from app.engine.task_fields import FIELDS, fields_of, stamp
 
 if TYPE_CHECKING:
     from app.core.models import Task
-    from app.engine.board import Board
 
 _DONE = ("completed", "deleted")
+
+
+class Board(Protocol):
+    """What a claim needs of the relay's board (``board.Board``)."""
+
+    team: str
+    link: Link
+    local: set[str]
 
 
 class _Other(Exception):
@@ -54,8 +62,6 @@ def plain_claims(
     """Push each local member's plain claim (and its plain completion) in one call; the
     engine's rows and the pass's state are brought up to date for the tasks pushed, which the
     pass then finds in step. How many tasks were pushed."""
-    from app.engine.board import FIELDS, _stamp, fields_of
-
     claimed: dict[str, list[str]] = {}
     finished: dict[str, list[str]] = {}
     for task_id, task in files.items():
@@ -89,7 +95,7 @@ def plain_claims(
         for row in rows:
             task_id = str(row["id"])
             engine[task_id] = row
-            state[task_id] = {"v": row["version"], "f": _stamp({k: row[k] for k in FIELDS})}
+            state[task_id] = {"v": row["version"], "f": stamp({k: row[k] for k in FIELDS})}
             pushed += 1
     return pushed
 
@@ -99,8 +105,6 @@ def _claim(
 ) -> list[dict[str, Any]]:
     """``teamdeck.claim_next`` for ``member`` (finishing ``done``), kept only if the engine
     gave it ``task_id``: the rows of the tasks it changed, or none."""
-    from app.engine.board import FIELDS
-
     cols = ", ".join(FIELDS)
     ids = [int(task_id)] + ([int(done)] if done is not None else [])
 

@@ -363,7 +363,13 @@ class Relay:
         wait = self.interval
         if len(self._watching) < 2:
             if time.monotonic() >= self._watch_again:
+                watched = len(self._watching)
                 await self._watch()
+                if len(self._watching) > watched:
+                    # What changed before the feed (or the watcher) listened woke nobody:
+                    # the other machine's pushes while this feed was down. One pass now
+                    # catches up; the interval could be long.
+                    self._woken.set()
             if len(self._watching) < 2:
                 wait = min(wait, max(0.0, self._watch_again - time.monotonic()))
         with contextlib.suppress(TimeoutError):

@@ -31,7 +31,7 @@ from tests.ui.test_ui_toasts import FakeClock, toasts
 RESEARCHER_PERMISSION = "perm-1767225650000@researcher"  # pending from the start (tests/ui/data)
 
 
-def tester_permission(request_id: str = "perm-1767225700000@tester") -> Approval:
+def permission_of_tester(request_id: str = "perm-1767225700000@tester") -> Approval:
     """A new permission request of the tester's (a new object: answering one marks it)."""
     return Approval(
         request_id, "permission", "tester", "tester: Bash", body='{\n  "command": "pytest -q"\n}',
@@ -147,7 +147,7 @@ async def test_a_requests_toast_goes_when_that_request_is_answered_not_another(
     toast stayed after it was answered, because the researcher's was still pending."""
     async with deck.run_test(size=(120, 40), notifications=True) as pilot:
         app = await ready(pilot)
-        asking = tester_permission()
+        asking = permission_of_tester()
         runtime.add_approval(asking)
         await wait_for(pilot, lambda: shown(app, "tester asks for a permission"))
         runtime.answer_permission(asking.request_id, True)
@@ -160,8 +160,8 @@ async def test_requests_raised_together_are_one_toast_that_goes_when_one_is_answ
 ) -> None:
     """Several teammates asking at once: one toast names them all (the needs-you line and
     the Approvals box take them one by one); once one is answered it is no longer true."""
-    first = tester_permission()
-    second = replace(tester_permission("perm-1767225710000@engineer"), agent="engineer")
+    first = permission_of_tester()
+    second = replace(permission_of_tester("perm-1767225710000@engineer"), agent="engineer")
     async with deck.run_test(size=(80, 24), notifications=True) as pilot:
         app = await ready(pilot)
         team_toast(app, "#4 Write expiry tests by tester", "Task completed")
@@ -185,7 +185,7 @@ async def test_toasts_taken_off_early_leave_nothing_behind(
     async with deck.run_test(size=(80, 24), notifications=True) as pilot:
         app = await ready(pilot)
         for n in range(4):
-            asking = tester_permission(f"perm-17672257{n}0000@tester")
+            asking = permission_of_tester(f"perm-17672257{n}0000@tester")
             runtime.add_approval(asking)  # its toast goes once it is answered
             await wait_for(pilot, lambda: shown(app, "tester asks for a permission"))
             runtime.answer_permission(asking.request_id, True)
