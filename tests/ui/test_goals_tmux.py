@@ -80,8 +80,16 @@ def test_a_second_goal_shows_only_the_second_team(tmp_path: Path) -> None:
             lambda s: "describe-markdown-docs" in s.splitlines()[0] and "awaiting" in s,
             "the second team's plan",
         )
-        screen = tmux.wait_for(  # the toasts (drawn over the board and feed) have gone
-            lambda s: "▌" not in "".join(line[SIDE:] for line in s.splitlines()), "no toasts"
+        # The toasts (drawn over the board and feed) have gone, and the two whose tasks are
+        # done have ended their turns (a status lags its task by a moment: the plan may come
+        # first, and toasts no longer wait five seconds each).
+        screen = tmux.wait_for(
+            lambda s: (
+                "▌" not in "".join(line[SIDE:] for line in s.splitlines())
+                and bool(re.search(r"researcher +idle", side(s)))
+                and bool(re.search(r"analyst +idle", side(s)))
+            ),
+            "no toasts, the researcher and the analyst idle",
         )
         header = screen.splitlines()[0]
         assert "describe-python-files" not in header and "(deleted)" not in header
