@@ -10,6 +10,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -233,12 +234,28 @@ def demo_home(keep: bool) -> Iterator[DemoHome]:
             print(f"teamdeck: the demo's files are kept in {root} ({program_name()} --home {root})")
         else:
             try:
-                shutil.rmtree(root)
+                _remove(root)
             except OSError as exc:
                 print(
                     f"teamdeck: error: could not remove the demo's files in {root}: {exc}",
                     file=sys.stderr,
                 )
+
+
+def _remove(root: Path, tries: int = 5) -> None:
+    """``rmtree``, tried again a few times 0.1 s apart: a teammate's thread that was stopping
+    as the dashboard quit may still land its last write in the team's folder while the tree
+    is being removed ("Directory not empty"). The last failure is raised."""
+    for attempt in range(tries):
+        try:
+            shutil.rmtree(root)
+            return
+        except OSError:
+            if not root.exists():
+                return
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.1)
 
 
 @contextmanager
