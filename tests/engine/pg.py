@@ -14,6 +14,7 @@ from app.core import Home
 from app.core.models import TeamMember
 from app.engine import roles
 from app.engine.link import Link
+from app.engine.relay import Relay
 from app.engine.server import LocalServer
 
 _counter = [0]
@@ -58,6 +59,20 @@ def team_home(root: Path, team: str, *members: str) -> Home:
     for name in members:
         home.teams.add_member(team, TeamMember(agent_id=f"{name}@{team}", name=name))
     return home
+
+
+def desk_and_gpu(team: Team, root: Path) -> tuple[Home, Home, Relay, Relay]:
+    """The two machines of a relay test: the desk's home and relay (the lead's) and a "gpu"
+    machine's, ``gpu`` placed there. Their interval is an hour: a pass comes from a wake (or
+    the test's own ``one_pass``), never from the clock."""
+    first = team_home(root / "first", team.name, "gpu")
+    second = team_home(root / "second", team.name, "gpu")
+    desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
+                 machine="desk-box", interval=3600)  # fmt: skip
+    gpu = Relay(second, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
+                machine="gpu-box", interval=3600)  # fmt: skip
+    desk.place("gpu", {"name": "gpu"}, "gpu-box")
+    return first, second, desk, gpu
 
 
 @dataclass

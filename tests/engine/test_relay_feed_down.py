@@ -15,7 +15,7 @@ from app.core.models import InboxMessage
 from app.engine import relay as relay_module
 from app.engine.relay import Relay
 from app.engine.watch import EngineFeed
-from tests.engine.pg import Engine, team_home
+from tests.engine.pg import Engine, desk_and_gpu
 
 
 async def _until(check: object, seconds: float = 60) -> None:
@@ -35,13 +35,7 @@ async def test_a_relay_started_with_the_engine_down_catches_up_when_it_is_back(
 ) -> None:
     monkeypatch.setattr(relay_module, "WATCH_AGAIN", 0.5)
     team = engine.team(["gpu"])
-    first = team_home(tmp_path / "first", team.name, "gpu")
-    second = team_home(tmp_path / "second", team.name, "gpu")
-    desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
-                 machine="desk-box", interval=3600)  # fmt: skip
-    gpu = Relay(second, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
-                machine="gpu-box", interval=3600)  # fmt: skip
-    desk.place("gpu", {"name": "gpu"}, "gpu-box")
+    first, second, desk, gpu = desk_and_gpu(team, tmp_path)
     task = first.tasks(team.name).create("train")
     engine.server.kill()
     runs: list[asyncio.Task[None]] = []

@@ -16,7 +16,7 @@ import pytest
 
 from app.core.models import InboxMessage
 from app.engine.relay import Relay
-from tests.engine.pg import Engine, team_home
+from tests.engine.pg import Engine, desk_and_gpu, team_home
 
 
 async def _until(check: object, seconds: float = 60) -> None:
@@ -29,13 +29,7 @@ async def _until(check: object, seconds: float = 60) -> None:
 
 async def test_relays_pass_on_a_change_not_on_the_interval(engine: Engine, tmp_path: Path) -> None:
     team = engine.team(["gpu"])
-    first = team_home(tmp_path / "first", team.name, "gpu")
-    second = team_home(tmp_path / "second", team.name, "gpu")
-    desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
-                 machine="desk-box", interval=3600)  # fmt: skip
-    gpu = Relay(second, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
-                machine="gpu-box", interval=3600)  # fmt: skip
-    desk.place("gpu", {"name": "gpu"}, "gpu-box")
+    first, second, desk, gpu = desk_and_gpu(team, tmp_path)
     runs = [asyncio.create_task(r.run()) for r in (desk, gpu)]
     try:
         # Both relays made their first pass and wait, their watches started.
