@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from tests.conformance.server import ToolCall, Turn, call, new_id, say, sse_events
+from tests.conformance.server import QuietServer, ToolCall, Turn, call, new_id, say, sse_events
 
 __all__ = ["ClaudeServer", "Recorded", "Rule", "Turn", "call", "say", "system_text", "user_text"]
 
@@ -135,7 +135,7 @@ class ClaudeServer:
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.api = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

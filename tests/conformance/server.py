@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -27,6 +28,20 @@ from typing import Any
 from tests.conformance.checks import authenticated, check_body, check_headers
 
 _ids = itertools.count(1)
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A threading HTTP server for which a client closing its connection (the SDK giving up
+    after its retries, a process killed mid-request) is not an error: ``socketserver`` prints
+    a traceback of it to stderr, which a CLI test run in-process reads as the program's own
+    output. Any other error is printed as before."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 def new_id(prefix: str) -> str:
@@ -138,7 +153,7 @@ class MessagesServer:
         self.sent_thinking: dict[str, list[dict[str, Any]]] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.conformance = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -20,6 +20,7 @@ import httpx2
 
 from app.runtime.offline import OfflineTransport
 from app.runtime.offline.policies import OfflineModel
+from tests.conformance.server import QuietServer
 
 
 class OfflineAPI:
@@ -32,7 +33,7 @@ class OfflineAPI:
         self.lock = threading.Lock()
         self.transport = OfflineTransport(OfflineModel(), pace=0.0)
         self.loop = asyncio.new_event_loop()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.httpd = QuietServer(("127.0.0.1", 0), _Handler)
         self.httpd.daemon_threads = True
         self.httpd.api = self  # type: ignore[attr-defined]
 

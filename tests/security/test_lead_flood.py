@@ -5,10 +5,12 @@ into 691 model calls). Calls are counted, never timed."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from app.core import Home
+from app.runtime.agent import mail_hold
 from app.runtime.offline import reply
 from app.runtime.offline.plans import tool_use
 from app.runtime.team.runtime import TeamRuntime
@@ -24,7 +26,9 @@ SENDERS = ("noisy", "loud")
 PER_RESPONSE = 50
 #: The lead's model calls the flood may cost: the first message read at once, then a hold
 #: doubling per call (0.25 s to 8 s, ``app.runtime.agent.mail_hold``) while the flood goes
-#: on. Read as it came, the flood cost the lead hundreds of calls.
+#: on, plus one per ``mail_hold.MOST`` seconds the flood lasts (a loaded machine stretches
+#: it: 38 calls in a full run at load 20). Read as it came, the flood cost the lead hundreds
+#: of calls.
 MOST_CALLS = 25
 
 
@@ -56,6 +60,7 @@ async def test_a_flood_of_messages_costs_the_lead_a_few_model_calls(
     for k, name in enumerate(SENDERS):
         router[name] = Script(_flood_steps(k * share, share), then="Done.")
     runtime = make_runtime(router)
+    began = time.monotonic()
     await runtime.start()
     content, failed = await call_tool(runtime.lead_session, "TeamCreate", {"team_name": "flood"})
     assert not failed, content
@@ -75,4 +80,6 @@ async def test_a_flood_of_messages_costs_the_lead_a_few_model_calls(
     text = json.dumps(lead.requests[-1].body["messages"])
     missing = [k for k in range(FLOOD) if f"status update #{k}#" not in text]
     assert missing == []  # every message reached the model ...
-    assert len(lead.requests) <= MOST_CALLS, len(lead.requests)  # ... in a few calls
+    lasted = time.monotonic() - began  # not a limit on time: the hold's allowance for it
+    most = MOST_CALLS + int(lasted / mail_hold.MOST)
+    assert len(lead.requests) <= most, (len(lead.requests), lasted)  # ... in a few calls

@@ -20,6 +20,14 @@ from widgets.transcript import Transcript
 GROUPS = 80  # 320 entries: more than a view keeps (200), more than it mounts first (40)
 
 
+@pytest.fixture(autouse=True)
+def _hold_until_mounted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frames are held until a view's newest entries are mounted, 2 s at most, then drawn
+    as they mount (``Transcript.HOLD_LIMIT``): a machine at load 20 took longer (a full run drew
+    a tool call's rows blank). These tests check the hold, not its limit."""
+    monkeypatch.setattr(Transcript, "HOLD_LIMIT", 60.0)
+
+
 def long_transcript(agent: str, groups: int = GROUPS) -> list[TranscriptEntry]:
     """Prompts, Markdown answers and tool calls with their results, then a last word."""
     entries: list[TranscriptEntry] = []
