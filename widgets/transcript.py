@@ -271,7 +271,8 @@ class Transcript(FollowsTranscript, VerticalScroll):
 
         async def release() -> None:
             try:
-                await asyncio.wait_for(asyncio.ensure_future(mounted), self.HOLD_LIMIT)
+                async with asyncio.timeout(self.HOLD_LIMIT):
+                    await asyncio.ensure_future(mounted)
             except Exception:  # noqa: BLE001 - timed out (a loaded machine): drawn as it mounts
                 pass
             finally:  # also when the view closes (the worker is cancelled)

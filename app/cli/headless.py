@@ -227,7 +227,8 @@ async def run_team(
         recorder.watch(runtime.watcher)
         runtime.submit(goal)
         try:
-            code, reason = await asyncio.wait_for(asyncio.shield(done), time_limit)
+            async with asyncio.timeout(time_limit):
+                code, reason = await asyncio.shield(done)
         except TimeoutError:
             code, reason = 1, f"timed out after {time_limit:g}s with the team still running"
         if code == 130:
@@ -301,7 +302,8 @@ async def stop_team(
     unsubscribe = runtime.subscribe(check)
     check()
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(gone.wait(), grace)
+        async with asyncio.timeout(grace):
+            await gone.wait()
     unsubscribe()
     killed = list(runtime.runners)
     for name in killed:

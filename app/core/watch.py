@@ -185,7 +185,8 @@ class Watcher:
         task, self._task = self._task, None
         if task is not None:
             try:
-                await asyncio.wait_for(task, timeout=max(5.0, RUST_TIMEOUT_MS / 1000 * 2))
+                async with asyncio.timeout(max(5.0, RUST_TIMEOUT_MS / 1000 * 2)):
+                    await task
             except TimeoutError:  # pragma: no cover - the thread ignored the stop event
                 log.warning("watcher thread did not stop in time")
             except Exception:  # pragma: no cover - already logged by _run
@@ -229,7 +230,8 @@ class Watcher:
             self._scan_folders(appeared)
             if not roots:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop_event.wait(), RUST_TIMEOUT_MS / 1000)
+                    async with asyncio.timeout(RUST_TIMEOUT_MS / 1000):  # not wait_for (3.11
+                        await self._stop_event.wait()  # loses a cancel met by the stop)
                 continue
             try:
                 async for changes in awatch(
@@ -253,7 +255,8 @@ class Watcher:
             except Exception:
                 log.exception("file watcher failed; restarting it in %.1f s", pause)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop_event.wait(), timeout=pause)
+                    async with asyncio.timeout(pause):
+                        await self._stop_event.wait()
                 pause = min(pause * 2, 10.0)
 
     def _scan_folders(self, folders: list[Path]) -> None:

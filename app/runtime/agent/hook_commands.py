@@ -239,7 +239,8 @@ async def _run_hook(
         asyncio.ensure_future(_read_capped(proc.stderr, err)),
     ]
     try:
-        await asyncio.wait_for(_feed_and_wait(proc, data), limit)
+        async with asyncio.timeout(limit):
+            await _feed_and_wait(proc, data)
     except TimeoutError:
         _kill_group(proc)
         await proc.wait()

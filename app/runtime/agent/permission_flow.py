@@ -216,7 +216,8 @@ class LeadPermissions:
         self.queue.add(approval)
         session.set_status("awaiting approval", tool.describe(tool_input))
         try:
-            return await asyncio.wait_for(future, wait_limit(timeout))
+            async with asyncio.timeout(wait_limit(timeout)):  # not wait_for: a cancel (the
+                return await future  # turn interrupted) met by the answer was lost
         except TimeoutError:
             self.queue.claim(request_id, "timed out")
             return False, "no answer within the permission timeout"

@@ -40,7 +40,10 @@ class Wakeup:
                 await self._event.wait()
                 return True
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._event.wait(), timeout)
+                # Not ``wait_for``: Python 3.11's returns the finished wait when a cancel comes
+                # in the same turn as the wake-up, and the cancel is lost (the agent went on).
+                async with asyncio.timeout(timeout):
+                    await self._event.wait()
                 return True
             return False
         finally:

@@ -55,6 +55,7 @@ class FileHold:
         session.set_status(session.status, reason)
         while self.path.exists() and not session.interrupted:
             with contextlib.suppress(TimeoutError):  # the file is looked at again, or the turn
-                await asyncio.wait_for(session.interrupt_event.wait(), POLL_S)  # ends
+                async with asyncio.timeout(POLL_S):  # ends (not wait_for: it can lose a cancel)
+                    await session.interrupt_event.wait()
         session.set_activity("")
         session.set_status(session.status, "")

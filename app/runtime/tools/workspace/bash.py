@@ -300,15 +300,18 @@ async def _run(
 
     timed_out = False
     try:
-        await asyncio.wait_for(finish(), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: a cancel met by the end is kept
+            await finish()
     except TimeoutError:
         timed_out = True
         _kill_group(proc)
         # A child that left the process group may hold the pipe: do not wait long for it.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), 2)
+            async with asyncio.timeout(2):
+                await asyncio.shield(reader)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), 2)
+            async with asyncio.timeout(2):
+                await proc.wait()
     except BaseException:
         _kill_group(proc)
         raise
