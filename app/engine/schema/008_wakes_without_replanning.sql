@@ -45,3 +45,4 @@ BEGIN
   END LOOP;
   RETURN n;
 END $$;
+
