@@ -19,9 +19,9 @@
 * **per message / per claim cycle**: the server's committed transactions (every statement of
   an autocommit connection is one, and a listener's read of a notification too) and WAL
   flushes to disk (``pg_stat_wal.wal_sync``: concurrent commits share one), counted over the
-  measure (the delivery's apart, 100 messages each), per item; and the round trips the sender (the claimer) waits for, counted on the
-  wire in a pass of their own (``bench/roundtrips.py``: a loopback relay in front of the
-  server, left out of the timed measures).
+  measure (the delivery's apart, 100 messages each), per item; and the round trips the sender
+  (the claimer) waits for, counted on the wire in a pass of their own (``bench/roundtrips.py``:
+  a loopback relay in front of the server, left out of the timed measures).
 * **read**: one inbox of N messages read whole (``read``: every message built). The engine's
   inbox is filled by the administrator in one statement (each message numbered in place, the
   counter set once); the fill's time is shown too.
