@@ -46,10 +46,9 @@ STOP_WAIT = 10.0
 cancelled), a feed or a watcher, before it leaves it behind and logs what it gave up on."""
 
 
-async def in_thread(call: Callable[[], T], *, link: Link, what: str) -> T:
-    """``call()`` in a daemon thread of its own; its result or its error. Cancelled, this
-    returns (raising ``CancelledError``) once the call has ended, or once it was given
-    ``STOP_WAIT`` seconds, its queries on ``link`` cancelled, and ``STOP_WAIT`` more."""
+def _daemon(call: Callable[[], T], name: str) -> asyncio.Future[T]:
+    """``call()`` started in a daemon thread of its own; a future of its outcome (set on the
+    loop, unless the loop closed meanwhile: then nobody waits for it)."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[T] = loop.create_future()
 
@@ -66,10 +65,18 @@ async def in_thread(call: Callable[[], T], *, link: Link, what: str) -> T:
             result, error = call(), None
         except BaseException as exc:  # handed to the awaiting task
             result, error = None, exc
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(settle, result, error)
 
-    threading.Thread(target=work, name=f"teamdeck {what}", daemon=True).start()
+    threading.Thread(target=work, name=name, daemon=True).start()
+    return done
+
+
+async def in_thread(call: Callable[[], T], *, link: Link, what: str) -> T:
+    """``call()`` in a daemon thread of its own; its result or its error. Cancelled, this
+    returns (raising ``CancelledError``) once the call has ended, or once it was given
+    ``STOP_WAIT`` seconds, its queries on ``link`` cancelled, and ``STOP_WAIT`` more."""
+    done = _daemon(call, f"teamdeck {what}")
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
@@ -78,13 +85,15 @@ async def in_thread(call: Callable[[], T], *, link: Link, what: str) -> T:
 
 
 async def _ended(done: asyncio.Future[T], link: Link, what: str) -> None:
-    """Wait for a cancelled call's thread, boundedly (see :func:`in_thread`)."""
+    """Wait for a cancelled call's thread, boundedly (see :func:`in_thread`). The cancel
+    requests go from a thread of their own too (the loop's executor may be the one held)."""
     if not await _within(done, STOP_WAIT):
-        cancelled = await asyncio.to_thread(link.interrupt)
-        log.warning(
-            "%s still running %.0f s after it was cancelled: %d of its queries cancelled",
-            what, STOP_WAIT, cancelled,
-        )  # fmt: skip
+        asked = _daemon(link.interrupt, f"teamdeck {what}: cancelling its queries")
+        if await _within(asked, STOP_WAIT) and asked.exception() is None:
+            said = f"{asked.result()} of its queries cancelled"
+        else:
+            said = "its queries not cancelled in time"
+        log.warning("%s still running %.0f s after it was cancelled: %s", what, STOP_WAIT, said)
         if not await _within(done, STOP_WAIT):
             log.warning("%s still running: left behind in its thread", what)
             return
