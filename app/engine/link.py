@@ -88,7 +88,6 @@ class Link:
             min_size=min_size,
             max_size=max_size,
             kwargs={"autocommit": True},
-            configure=_generic_plans,
             open=False,
             reconnect_timeout=deadline,
             name="teamdeck-engine",
@@ -330,17 +329,6 @@ class Batch:
             if not self.conn.closed and not isinstance(exc, psycopg.OperationalError):
                 self.conn.execute("ROLLBACK TO SAVEPOINT teamdeck_write")
             raise
-
-
-def _generic_plans(conn: psycopg.Connection) -> None:
-    """A statement prepared on a pooled connection keeps its generic plan. With the default
-    choice PostgreSQL planned teamdeck's prepared reads again at every call: under row-level
-    security a generic plan's estimates (a third of an inbox for "seq > $3") never beat a
-    custom plan's, and each call paid a planning of the policies' subqueries (a watcher's
-    read of an inbox: ~0.45 ms of its backend's CPU under load, ~0.05 ms to run it). Every
-    statement teamdeck prepares looks rows up by their keys: the generic plan is the same
-    index scan."""
-    conn.execute("SET plan_cache_mode = force_generic_plan")
 
 
 def first_contact(url: str) -> None:
