@@ -7,18 +7,21 @@
   number, in the send's round trip (schema version 7), no read; the files: ``Watcher``
   through inotify, the writer using another ``Home`` so nothing reaches it in-process) hears
   of it and reads it. Latency = just before the
-  append -> the message read by the watcher. N messages one after the other.
+  append -> the message read by the watcher. N messages one after the other, the engine's,
+  bare PostgreSQL's and the files' by turns, message by message (others' runs load this
+  machine from one second to the next: each harness meets the same load).
 * **claims**: 8 claimers (threads; in the engine each on its own role and connection) run a
   teammate's cycle until the board is empty: the task in hand completed and the next claimed
   (the engine: one call, ``claim_next(..., done=...)``, schema version 6; the files and bare
   PostgreSQL: a claim, then the completion); claims per second, and whether every task was
-  claimed exactly once (and, in the engine, completed).
+  claimed exactly once (and, in the engine, completed). The engine's runs and bare
+  PostgreSQL's by turns, three each; the median of each.
 * **per message / per claim cycle**: the server's committed transactions (every statement of
   an autocommit connection is one, and a listener's read of a notification too) and WAL
   flushes to disk (``pg_stat_wal.wal_sync``: concurrent commits share one), counted over the
-  measure, per item; and the round trips the sender (the claimer) waits for, counted on the
-  wire in a pass of their own (``bench/roundtrips.py``: a loopback relay in front of the
-  server, left out of the timed measures).
+  measure (the delivery's apart, 100 messages each), per item; and the round trips the sender
+  (the claimer) waits for, counted on the wire in a pass of their own (``bench/roundtrips.py``:
+  a loopback relay in front of the server, left out of the timed measures).
 * **read**: one inbox of N messages read whole (``read``: every message built). The engine's
   inbox is filled by the administrator in one statement (each message numbered in place, the
   counter set once); the fill's time is shown too.
@@ -71,6 +74,8 @@ from app.engine.watch import EngineFeed  # noqa: E402
 from bench.roundtrips import RoundTrips  # noqa: E402
 
 CLAIMERS = 8
+CLAIM_TURNS = 3
+"""Claim runs of the engine and of bare PostgreSQL, by turns (the median of each is shown)."""
 T = TypeVar("T")
 
 
@@ -82,88 +87,167 @@ def pct(values: list[float], p: float) -> float:
 # ----------------------------------------------------------------------------- delivery
 
 
-async def _deliver(
-    subscribe: Callable[[Callable[[list[ChangeEvent]], object]], object],
-    send: Callable[[int], None],
-    take: Callable[[], int],
-    agent: str,
-    count: int,
-) -> list[float]:
-    """Latencies in ms: ``send(i)`` in a thread; ``take()`` (in the loop, on the event)
-    returns how many new messages it read."""
-    got = asyncio.Event()
-    received = [0]
+class _Harness:
+    """One way to deliver: ``start``, then ``one(i)`` per message (its latency in ms), then
+    ``stop``. The harnesses take turns message by message (:func:`deliveries`): the machine's
+    load, which others' runs change from second to second, weighs on each alike."""
 
-    def on(events: list[ChangeEvent]) -> None:
-        if any(isinstance(e, InboxChanged) and e.agent == agent for e in events):
-            received[0] += take()
-            got.set()
+    async def start(self) -> None: ...
 
-    subscribe(on)
-    samples = []
-    for i in range(count):
-        got.clear()
-        before = received[0]
+    async def one(self, i: int) -> float:
+        raise NotImplementedError
+
+    async def stop(self) -> None: ...
+
+
+class _Watched(_Harness):
+    """A sender appends in a thread; a subscriber of a change feed reads on the news."""
+
+    def __init__(self, agent: str) -> None:
+        self.agent = agent
+        self.got = asyncio.Event()
+        self.received = 0
+
+    def on(self, events: list[ChangeEvent]) -> None:
+        if any(isinstance(e, InboxChanged) and e.agent == self.agent for e in events):
+            self.received += self.take()
+            self.got.set()
+
+    def take(self) -> int:
+        """Read what is new; how many."""
+        raise NotImplementedError
+
+    def send(self, i: int) -> None:
+        raise NotImplementedError
+
+    async def one(self, i: int) -> float:
+        self.got.clear()
+        before = self.received
         start = time.perf_counter()
-        await asyncio.to_thread(send, i)
-        while received[0] == before:
-            await got.wait()
-            got.clear()
-        samples.append((time.perf_counter() - start) * 1000)
-        await asyncio.sleep(0.002)
-    return samples
+        await asyncio.to_thread(self.send, i)
+        while self.received == before:
+            await self.got.wait()
+            self.got.clear()
+        return (time.perf_counter() - start) * 1000
 
 
-async def engine_delivery(team: dict[str, str], name: str, count: int) -> list[float]:
-    sender = Link(team["alice"], max_size=1)
-    reader = Link(team["bob"], max_size=1)
-    box_out, box_in = EngineMailbox(sender, name), EngineMailbox(reader, name)
-    cursor = [0]
+class EngineDelivery(_Watched):
+    """The engine: ``EngineFeed`` woken after the send's commit, then the inbox's new
+    messages read (``EngineMailbox.since``), as a relay's pull reads them."""
 
-    def take() -> int:
-        new = box_in.since("bob", cursor[0])
+    def __init__(self, team: dict[str, str], name: str) -> None:
+        super().__init__("bob")
+        self.sender = Link(team["alice"], max_size=1)
+        self.reader = Link(team["bob"], max_size=1)
+        self.box_out = EngineMailbox(self.sender, name)
+        self.box_in = EngineMailbox(self.reader, name)
+        self.cursor = 0
+        self.feed = EngineFeed(team["bob"], name)
+
+    def take(self) -> int:
+        new = self.box_in.since("bob", self.cursor)
         if new:
-            cursor[0] = new[-1][0]
+            self.cursor = new[-1][0]
         return len(new)
 
-    feed = EngineFeed(team["bob"], name)
-    await feed.start()
-    try:
-        return await _deliver(
-            feed.subscribe,
-            lambda i: box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}")) and None,
-            take,
-            "bob",
-            count,
-        )
-    finally:
-        await feed.stop()
-        sender.close()
-        reader.close()
+    def send(self, i: int) -> None:
+        self.box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}"))
+
+    async def start(self) -> None:
+        self.feed.subscribe(self.on)
+        await self.feed.start()
+
+    async def stop(self) -> None:
+        await self.feed.stop()
+        self.sender.close()
+        self.reader.close()
 
 
-async def file_delivery(root: Path, count: int) -> list[float]:
-    home = Home(root)
-    home.teams.create("bench")
-    for member in ("alice", "bob"):
-        home.teams.add_member("bench", TeamMember(agent_id=f"{member}@bench", name=member))
-    writer = Home(root)  # another Home: its writes reach the watcher through the disk only
-    box_out, box_in = writer.mailbox("bench"), home.mailbox("bench")
+class FileDelivery(_Watched):
+    """The files: ``Watcher`` through inotify, the writer using another ``Home`` so nothing
+    reaches it in-process."""
 
-    def take() -> int:
-        unread = box_in.unread("bob")
+    def __init__(self, root: Path) -> None:
+        super().__init__("bob")
+        home = Home(root)
+        home.teams.create("bench")
+        for member in ("alice", "bob"):
+            home.teams.add_member("bench", TeamMember(agent_id=f"{member}@bench", name=member))
+        self.box_out = Home(root).mailbox("bench")
+        self.box_in = home.mailbox("bench")
+        self.watcher = Watcher(home)
+
+    def take(self) -> int:
+        unread = self.box_in.unread("bob")
         if unread:
-            box_in.mark_read("bob", [i for i, _ in unread], durable=False)
+            self.box_in.mark_read("bob", [i for i, _ in unread], durable=False)
         return len(unread)
 
-    async with Watcher(home) as watcher:
-        return await _deliver(
-            watcher.subscribe,
-            lambda i: box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}")),
-            take,
-            "bob",
-            count,
+    def send(self, i: int) -> None:
+        self.box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}"))
+
+    async def start(self) -> None:
+        self.watcher.subscribe(self.on)
+        await self.watcher.start()
+
+    async def stop(self) -> None:
+        await self.watcher.stop()
+
+
+class BareDelivery(_Harness):
+    """An insert that notifies with its id; the listener reads the row by that id."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.url = admin_url
+        self.sender: psycopg.Connection | None = None
+        self.listener: psycopg.AsyncConnection | None = None
+
+    async def start(self) -> None:
+        self.sender = psycopg.connect(self.url, autocommit=True)
+        self.sender.execute(
+            "CREATE TABLE IF NOT EXISTS bench_messages (id bigserial PRIMARY KEY, body jsonb)"
         )
+        self.listener = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        await self.listener.execute("LISTEN bench")
+
+    async def one(self, i: int) -> float:
+        assert self.sender is not None and self.listener is not None
+        start = time.perf_counter()
+        await asyncio.to_thread(
+            self.sender.execute,
+            "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
+            " SELECT pg_notify('bench', id::text) FROM m",
+            (Jsonb({"text": f"m{i}"}),),
+        )
+        # The notes first: the generator holds the connection the read needs.
+        notes = [n async for n in self.listener.notifies(stop_after=1)]
+        cur = await self.listener.execute(
+            "SELECT body FROM bench_messages WHERE id = %s", (int(notes[-1].payload),)
+        )
+        await cur.fetchone()
+        return (time.perf_counter() - start) * 1000
+
+    async def stop(self) -> None:
+        if self.sender is not None:
+            self.sender.close()
+        if self.listener is not None:
+            await self.listener.close()
+
+
+async def deliveries(harnesses: dict[str, _Harness], count: int) -> dict[str, list[float]]:
+    """Each harness's latencies (ms), the harnesses taking turns message by message."""
+    samples: dict[str, list[float]] = {name: [] for name in harnesses}
+    for harness in harnesses.values():
+        await harness.start()
+    try:
+        for i in range(count):
+            for name, harness in harnesses.items():
+                samples[name].append(await harness.one(i))
+                await asyncio.sleep(0.002)
+    finally:
+        for harness in harnesses.values():
+            await harness.stop()
+    return samples
 
 
 # ----------------------------------------------------------------------------- claims
@@ -292,39 +376,6 @@ def bare_claims(admin_url: str, tasks: int) -> tuple[float, bool]:
     return seconds, sorted(claimed, key=int) == [str(i) for i in range(1, tasks + 1)]
 
 
-async def bare_delivery(admin_url: str, count: int) -> list[float]:
-    """An insert that notifies with its id; the listener reads the row by that id."""
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS bench_messages (id bigserial PRIMARY KEY, body jsonb)"
-        )
-    sender = psycopg.connect(admin_url, autocommit=True)
-    listener = await psycopg.AsyncConnection.connect(admin_url, autocommit=True)
-    await listener.execute("LISTEN bench")
-    samples = []
-    try:
-        for i in range(count):
-            start = time.perf_counter()
-            await asyncio.to_thread(
-                sender.execute,
-                "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
-                " SELECT pg_notify('bench', id::text) FROM m",
-                (Jsonb({"text": f"m{i}"}),),
-            )
-            # The notes first: the generator holds the connection the read needs.
-            notes = [n async for n in listener.notifies(stop_after=1)]
-            cur = await listener.execute(
-                "SELECT body FROM bench_messages WHERE id = %s", (int(notes[-1].payload),)
-            )
-            await cur.fetchone()
-            samples.append((time.perf_counter() - start) * 1000)
-            await asyncio.sleep(0.002)
-    finally:
-        sender.close()
-        await listener.close()
-    return samples
-
-
 # ----------------------------------------------------------------------------- read
 
 
@@ -426,8 +477,8 @@ def commit_cost(admin_url: str, args: argparse.Namespace) -> tuple[list[float], 
         conn.execute("ALTER SYSTEM SET synchronous_commit = off")
         conn.execute("SELECT pg_reload_conf()")
     try:
-        _, urls = make_team(admin_url, ["alice", "bob"])
-        ms = asyncio.run(engine_delivery(urls, f"b{_teams[0]}", args.messages))
+        name, urls = make_team(admin_url, ["alice", "bob"])
+        ms = asyncio.run(deliveries({"e": EngineDelivery(urls, name)}, args.messages))["e"]
         secs, _ = engine_claims(admin_url, args.tasks)
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -552,26 +603,40 @@ def main() -> int:
     try:
         admin_url = server.init()
         print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
-        _, urls = make_team(admin_url, ["alice", "bob"])
-        name = f"b{_teams[0]}"
-        engine_ms, e_dcount = counted(
-            admin_url,
-            args.messages,
-            lambda: asyncio.run(engine_delivery(urls, name, args.messages)),
+        name, urls = make_team(admin_url, ["alice", "bob"])
+        delivered = asyncio.run(
+            deliveries(
+                {
+                    "engine": EngineDelivery(urls, name),
+                    "bare": BareDelivery(admin_url),
+                    "files": FileDelivery(folder / "home-delivery"),
+                },
+                args.messages,
+            )
         )
-        print("  delivery: engine done", flush=True)
-        file_ms = asyncio.run(file_delivery(folder / "home-delivery", args.messages))
-        print("  delivery: files done", flush=True)
-        e_secs, e_once = engine_claims(admin_url, args.tasks)
-        e_ccount = counts["claims"]
+        engine_ms, bare_ms, file_ms = delivered["engine"], delivered["bare"], delivered["files"]
+        print("  delivery done (engine, bare PostgreSQL and files by turns)", flush=True)
+        per = min(args.messages, 100)  # counted apart: the counts are the server's, all of it
+        name, urls = make_team(admin_url, ["alice", "bob"])
+        _, e_dcount = counted(
+            admin_url, per, lambda: asyncio.run(deliveries({"e": EngineDelivery(urls, name)}, per))
+        )
+        _, b_dcount = counted(
+            admin_url, per, lambda: asyncio.run(deliveries({"b": BareDelivery(admin_url)}, per))
+        )
+        # Claims: the engine's and bare PostgreSQL's runs by turns, CLAIM_TURNS each.
+        e_runs, b_runs = [], []
+        for _ in range(CLAIM_TURNS):
+            e_runs.append(engine_claims(admin_url, args.tasks))
+            e_ccount = counts["claims"]
+            b_runs.append(bare_claims(admin_url, args.tasks))
+            b_ccount = counts["claims"]
+        e_secs = statistics.median(secs for secs, _ in e_runs)
+        b_secs = statistics.median(secs for secs, _ in b_runs)
+        e_once = all(once for _, once in e_runs)
+        b_once = all(once for _, once in b_runs)
         f_secs, f_once = file_claims(folder / "home-claims", args.file_tasks)
         print("  claims done", flush=True)
-        bare_ms, b_dcount = counted(
-            admin_url, args.messages, lambda: asyncio.run(bare_delivery(admin_url, args.messages))
-        )
-        b_secs, b_once = bare_claims(admin_url, args.tasks)
-        b_ccount = counts["claims"]
-        print("  bare PostgreSQL done", flush=True)
         wires = wire_counts(admin_url)
         nosync_ms, nosync_secs = commit_cost(admin_url, args)
         e_fill, e_read = engine_read(admin_url, args.read)

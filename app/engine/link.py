@@ -11,6 +11,7 @@ become ``AccessRefusedError`` at once.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -48,6 +49,14 @@ _REFUSALS = (pg_errors.InsufficientPrivilege, pg_errors.CheckViolation)
 BATCH_WAIT = 1.0
 """Seconds a batch waits for a pooled connection before it connects on its own."""
 
+CANCEL_WAIT = 5.0
+"""Seconds :meth:`Link.interrupt` waits for the server to take each cancel request."""
+
+CLOSE_WAIT = 5.0
+"""Seconds :meth:`Link.close` waits for the pool's workers (connecting, say) to stop."""
+
+log = logging.getLogger(__name__)
+
 
 def refusal(exc: psycopg.Error) -> EngineError:
     """The one line a refusal by the server is shown as."""
@@ -70,6 +79,10 @@ class Link:
         self.role = str(psycopg.conninfo.conninfo_to_dict(url).get("user") or "")
         self.deadline = deadline
         self._local = threading.local()
+        self._closed = threading.Event()
+        self._busy: set[psycopg.Connection] = set()
+        """The connections running a call or a batch of this link now (:meth:`interrupt`)."""
+        self._busy_lock = threading.Lock()
         self.pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -83,7 +96,45 @@ class Link:
         self.pool.open(wait=False)
 
     def close(self) -> None:
-        self.pool.close()
+        """Close the link; never waits without bound. A call running on it (a relay's pass
+        in its thread, waiting on a lock, say) has its query cancelled and fails; its retries
+        end (``EngineUnavailableError``), as do any later calls."""
+        self._closed.set()
+        self.interrupt()
+        self.pool.close(timeout=CLOSE_WAIT)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def interrupt(self) -> int:
+        """Cancel the queries running on this link's connections now (the server ends them
+        with an error: their calls fail, a batch rolls back); how many connections were
+        asked. Each request waits ``CANCEL_WAIT`` seconds at most; one not taken is logged."""
+        with self._busy_lock:
+            busy = list(self._busy)
+        for conn in busy:
+            try:
+                conn.cancel_safe(timeout=CANCEL_WAIT)
+            except (psycopg.Error, OSError) as exc:
+                log.warning("engine link %s: a query not cancelled: %s", safe_url(self.url), exc)
+        return len(busy)
+
+    @contextlib.contextmanager
+    def _using(self, conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
+        with self._busy_lock:
+            self._busy.add(conn)
+        try:
+            yield conn
+        finally:
+            with self._busy_lock:
+                self._busy.discard(conn)
+
+    def _check_open(self) -> None:
+        if self._closed.is_set():
+            raise EngineUnavailableError(
+                f"the link to the engine at {safe_url(self.url)} is closed"
+            )
 
     def __enter__(self) -> Link:
         return self
@@ -102,17 +153,21 @@ class Link:
         give_up = time.monotonic() + self.deadline
         pause = 0.02
         while True:
+            self._check_open()
             try:
-                with self.pool.connection(timeout=max(0.1, give_up - time.monotonic())) as conn:
+                with (
+                    self.pool.connection(timeout=max(0.1, give_up - time.monotonic())) as conn,
+                    self._using(conn),
+                ):
                     return call(conn)
             except _REFUSALS as exc:
                 raise refusal(exc) from None
             except (psycopg.OperationalError, PoolTimeout) as exc:
-                if time.monotonic() >= give_up:
+                if time.monotonic() >= give_up or self._closed.is_set():
                     raise EngineUnavailableError(
                         f"the engine at {safe_url(self.url)} did not answer: {one_line(exc)}"
                     ) from None
-                time.sleep(pause)
+                self._closed.wait(pause)
                 pause = min(pause * 2, 0.5)
 
     def read(self, call: Callable[[psycopg.Connection], T]) -> T:
@@ -173,8 +228,9 @@ class Link:
         the caller's next batch does it again (every write is keyed or conditional)."""
         if self._held() is not None:
             raise EngineError("a batch is already open in this thread")
+        self._check_open()
         try:
-            with self._batch_connection() as conn:
+            with self._batch_connection() as conn, self._using(conn):
                 batch = Batch(conn)
                 self._local.batch = batch
                 try:
@@ -203,14 +259,15 @@ class Link:
         """A pooled connection, or one of its own when the pool has none to give soon: after
         the engine was away, the pool reconnects with a growing pause (up to half a minute),
         and a relay's pass connects as soon as the engine takes connections again."""
-        try:
-            with self.pool.connection(timeout=BATCH_WAIT) as conn:
-                yield conn
-                return
-        except PoolTimeout:
-            pass
-        with psycopg.connect(self.url, autocommit=True, connect_timeout=10) as conn:
-            yield conn
+        pooled = contextlib.ExitStack()
+        with pooled:
+            try:
+                conn = pooled.enter_context(self.pool.connection(timeout=BATCH_WAIT))
+            except PoolTimeout:
+                conn = pooled.enter_context(
+                    psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+                )
+            yield conn  # the block's own errors pass through: only the wait above falls back
 
     def settled(self, then: Callable[[], None]) -> None:
         """``then()`` once what this thread wrote so far is committed: at once outside a

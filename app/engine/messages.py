@@ -103,10 +103,13 @@ class EngineMailbox:
 
     def since(self, agent: str, cursor: int) -> list[tuple[int, InboxMessage]]:
         """The messages after ``cursor`` (a seq), with their seq: what a watcher reads when a
-        wake says the inbox grew (one prepared statement, by the inbox's key)."""
+        wake says the inbox grew (``teamdeck.inbox_since``, schema version 8: by the inbox's
+        key, under the caller's policies, its plan kept for the session)."""
         rows = self.link.read(
             lambda c: c.execute(
-                _READ + " AND seq > %s ORDER BY seq", (self.team, agent, cursor), prepare=True
+                "SELECT seq, body, read FROM teamdeck.inbox_since(%s, %s, %s)",
+                (self.team, agent, cursor),
+                prepare=True,
             ).fetchall()
         )
         return [(seq, _message(body, read)) for seq, body, read in rows]

@@ -11,16 +11,14 @@ the joined machine starts it), asks one stopped or its turn ended (:meth:`Relay.
 it) and reaps the silent ones; a joined machine waits for its placement
 (:meth:`Relay.placement`) and stops or interrupts its teammate when asked.
 
-The passes are blocking calls (the link retries while the server is away): run them in a
-worker thread, one at a time (:meth:`Relay.run` does). Between two passes :meth:`Relay.pause`
-waits ``interval`` seconds at most: the engine's feed (``LISTEN``: a message, a task, a member
-changed) and this home's files (a teammate here wrote a message or changed a task) start the
-next pass at once, so a message crosses machines in about two passes, not two intervals.
+The passes are blocking calls (the link retries while the server is away): :meth:`Relay.run`
+runs them one at a time, each in a thread of its own, and between two passes waits for a
+change or the interval (``app.engine.pace``: the feed and the files' watcher, the pass's
+thread, and how a stop never waits without bound).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -34,26 +32,19 @@ from psycopg.types.json import Jsonb
 
 from app.core.authority import TeamKey
 from app.core.errors import TeamdeckError
-from app.core.events import AgentLogChanged, ChangeEvent
 from app.core.home import Home
 from app.core.models import InboxMessage, TeamMember
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.core.protocol import parse_frame
-from app.core.watch import Watcher
 from app.engine.board import Board
 from app.engine.errors import AccessRefusedError, EngineError
 from app.engine.link import Link
 from app.engine.logs import pull_logs, push_log
 from app.engine.members import EngineTeams
+from app.engine.pace import Pace, in_thread
 from app.engine.projection import Projection
-from app.engine.watch import EngineFeed
 
 log = logging.getLogger(__name__)
-
-WATCH_START = 5.0
-"""Seconds the relay's feed or watcher may take to start."""
-WATCH_AGAIN = 5.0
-"""Seconds before a feed or watcher that could not start is tried again."""
 
 PLACED = "teamdeckPlacedOn"
 """The member data's field naming the machine the lead placed the teammate on."""
@@ -131,9 +122,7 @@ class Relay:
         self._beaten = 0.0
         self._known: set[str] = set()
         """Members :meth:`_know_members` added (or tried to) to this home's config."""
-        self._woken: asyncio.Event | None = None
-        self._watching: list[EngineFeed | Watcher] = []
-        self._watch_again = 0.0
+        self.pace = Pace(home, team, url, interval)
 
     # ------------------------------------------------------------------ members
 
@@ -329,89 +318,33 @@ class Relay:
     async def run(self) -> None:
         """Passes until cancelled (a failing pass is logged in ``error`` and tried again).
 
-        Cancelled during a pass, it returns only once that pass's thread has ended: a thread
-        cannot be stopped, and a pass still using the link when the caller closes it (or makes
-        its last pass) left its thread waiting on a closed connection, which then held the
-        interpreter's exit (the executor's shutdown joins it) with no CPU used."""
+        Cancelled during a pass, it returns once that pass's thread has ended, or once it was
+        given its time (``app.engine.pace.in_thread``: its queries are cancelled, then it is
+        left behind with a log line): a pass still using the link when the caller closes it,
+        or makes its last pass, raced them."""
         try:
             while True:
-                current = asyncio.ensure_future(asyncio.to_thread(self.one_pass))
                 try:
-                    await asyncio.shield(current)
+                    await in_thread(self.one_pass, link=self.link, what=f"relay of {self.team}")
                     self.error = None
                 except (TeamdeckError, psycopg.Error, OSError) as exc:
                     # Kept and tried again at the next pass: a relay that stopped here would
                     # leave its machine's teammates cut off for the rest of the run.
                     self.error = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-                except asyncio.CancelledError:
-                    with contextlib.suppress(Exception):
-                        await current
-                    raise
                 await self.pause()
         finally:
             await self.unwatch()
 
     async def pause(self) -> None:
-        """Until the next pass is due: ``interval`` seconds, or sooner when the engine's feed
-        or this home's files say something of the team changed (a change made by the last
-        pass itself wakes one more pass, which finds nothing to do). While the feed or the
-        watcher is not started, no longer than until it is tried again: a long interval must
-        not leave a relay whose feed was down at its start without it once the engine is
-        back."""
-        if self._woken is None:
-            self._woken = asyncio.Event()
-        wait = self.interval
-        if len(self._watching) < 2:
-            if time.monotonic() >= self._watch_again:
-                watched = len(self._watching)
-                await self._watch()
-                if len(self._watching) > watched:
-                    # What changed before the feed (or the watcher) listened woke nobody:
-                    # the other machine's pushes while this feed was down. One pass now
-                    # catches up; the interval could be long.
-                    self._woken.set()
-            if len(self._watching) < 2:
-                wait = min(wait, max(0.0, self._watch_again - time.monotonic()))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._woken.wait(), wait)
-        self._woken.clear()
-
-    async def _watch(self) -> None:
-        """Start the feed and the files' watcher not started yet. One that cannot start (the
-        engine away, no inotify) is tried again later; meanwhile the interval paces the
-        passes. Started, the feed reconnects by itself."""
-
-        def on(events: list[ChangeEvent]) -> None:
-            if self._woken is not None and any(
-                e.team == self.team and not isinstance(e, AgentLogChanged) for e in events
-            ):
-                self._woken.set()
-
-        started = {type(source) for source in self._watching}
-        wanted: list[EngineFeed | Watcher] = []
-        if EngineFeed not in started:
-            wanted.append(EngineFeed(self.link.url, self.team))
-        if Watcher not in started:
-            wanted.append(Watcher(self.home, agent_logs=False))
-        for source in wanted:
-            source.subscribe(on)
-            try:
-                await asyncio.wait_for(source.start(), WATCH_START)
-            except (psycopg.Error, OSError, TimeoutError) as exc:
-                log.info("relay of %s: passes paced by the interval for now: %s", self.team, exc)
-                with contextlib.suppress(Exception):
-                    await source.stop()
-                self._watch_again = time.monotonic() + WATCH_AGAIN
-                continue
-            self._watching.append(source)
+        """Until the next pass is due (``Pace.pause``): a change of the team, or the
+        interval."""
+        await self.pace.pause()
 
     async def unwatch(self) -> None:
         """Stop the feed and the files' watcher :meth:`pause` started."""
-        watching, self._watching, self._woken = self._watching, [], None
-        for source in watching:
-            with contextlib.suppress(Exception):
-                await source.stop()
+        await self.pace.unwatch()
 
     def close(self) -> None:
+        """Close the link (a pass still running on it has its queries cancelled)."""
         with contextlib.suppress(Exception):
             self.link.close()

@@ -90,7 +90,10 @@ class Sync:
                 ready.set()
             while True:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.heartbeat)
+                    # Not wait_for: Python 3.11's loses a cancel met by a wake (the loop
+                    # went on); asyncio.timeout keeps it.
+                    async with asyncio.timeout(self.heartbeat):
+                        await self._wake.wait()
                 if self._wake.is_set():
                     self._wake.clear()
                     await asyncio.to_thread(self.one_pass)

@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 
 SWEEP = 5.0
 """Seconds between two catch-ups while the link is up."""
+STOP_WAIT = 10.0
+"""Seconds :meth:`EngineFeed.stop` waits for its cancelled task (a query being cancelled on
+the server, say) before it leaves it behind, with a log line."""
 
 
 class EngineFeed:
@@ -77,11 +80,20 @@ class EngineFeed:
         await ready
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop listening: the task is cancelled and waited for ``STOP_WAIT`` seconds at most
+        (then left to end on its own, and logged: a stop must not hold its caller's own
+        stop)."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        finished, _ = await asyncio.wait({task}, timeout=STOP_WAIT)
+        if not finished:
+            log.warning("engine feed of %s: not stopped within %.0f s, left behind", self.team,
+                        STOP_WAIT)  # fmt: skip
+            return
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            task.result()
 
     async def __aenter__(self) -> EngineFeed:
         await self.start()

@@ -173,3 +173,28 @@ async def test_a_sends_wake_is_reported_without_reading_the_counters(engine: Eng
             assert len(reads) == 1  # the wakes named the inbox: no read
         finally:
             await feed.stop()
+
+
+def test_inbox_since_shows_a_hostile_agent_only_what_its_policies_let_it_read(
+    engine: Engine,
+) -> None:
+    """Schema version 8's ``teamdeck.inbox_since`` (the watcher's read, its plan kept) runs as
+    the caller: another member's inbox, or another team's, reads as empty; its own inbox and
+    what it sent read as through the messages' policies."""
+    team = engine.team(["alice", "bob", "mallory"])
+    other = engine.team(["carol"])
+    _send(team.urls["bob"], team.name, "alice", "bob", uuid.uuid4())
+    _send(team.urls["alice"], team.name, "mallory", "alice", uuid.uuid4())
+    _send(other.urls["carol"], other.name, "team-lead", "carol", uuid.uuid4())
+    since = "SELECT seq, body, read FROM teamdeck.inbox_since(%s, %s, 0)"
+    with psycopg.connect(team.urls["mallory"], autocommit=True) as mallory:
+        assert mallory.execute(since, (team.name, "alice")).fetchall() == []
+        assert mallory.execute(since, (other.name, "team-lead")).fetchall() == []
+        mine = mallory.execute(since, (team.name, "mallory")).fetchall()
+        assert [(seq, '"alice"' in body) for seq, body, _ in mine] == [(1, True)]
+    with psycopg.connect(team.urls["bob"], autocommit=True) as bob:  # its own sends, only
+        sent = bob.execute(since, (team.name, "alice")).fetchall()
+        assert len(sent) == 1 and '"bob"' in sent[0][1]
+    with psycopg.connect(team.desk_url, autocommit=True) as desk:
+        assert len(desk.execute(since, (team.name, "alice")).fetchall()) == 1
+        assert desk.execute(since, (other.name, "team-lead")).fetchall() == []

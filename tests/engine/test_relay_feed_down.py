@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.core.models import InboxMessage
-from app.engine import relay as relay_module
+from app.engine import pace
 from app.engine.relay import Relay
 from app.engine.watch import EngineFeed
 from tests.engine.pg import Engine, desk_and_gpu
@@ -27,13 +27,13 @@ async def _until(check: object, seconds: float = 60) -> None:
 
 
 def _feeds(relay: Relay) -> int:
-    return sum(isinstance(source, EngineFeed) for source in relay._watching)
+    return sum(isinstance(source, EngineFeed) for source in relay.pace.watching)
 
 
 async def test_a_relay_started_with_the_engine_down_catches_up_when_it_is_back(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(relay_module, "WATCH_AGAIN", 0.5)
+    monkeypatch.setattr(pace, "WATCH_AGAIN", 0.5)
     team = engine.team(["gpu"])
     first, second, desk, gpu = desk_and_gpu(team, tmp_path)
     task = first.tasks(team.name).create("train")

@@ -70,3 +70,27 @@ def test_a_send_wakes_after_its_commit_in_a_transaction_of_its_own(engine: Engin
         # The send's commit wrote the message; the wake's, nothing: two transactions.
         assert (counted.data, counted.bare) == (1, 1)
         assert link.run(_due) == ""  # nothing left to wake on the sender's session
+
+
+def test_a_wake_notifies_one_payload_as_it_is_and_a_list_each_id_once(engine: Engine) -> None:
+    """Schema version 8: a single payload (a send's, a claim's) is notified without splitting
+    it; a batch's list, each distinct id once."""
+    team = engine.team(["alice", "bob"])
+    with (
+        psycopg.connect(team.urls["alice"], autocommit=True) as alice,
+        psycopg.connect(team.urls["bob"], autocommit=True) as bob,
+    ):
+        bob.execute("LISTEN teamdeck")
+        alice.execute("SELECT teamdeck.wake_later('t:900000001')")
+        assert alice.execute("SELECT teamdeck.wake()").fetchone() == (1,)
+        for payload in ("t:900000002", "t:900000003", "t:900000002"):
+            alice.execute("SELECT teamdeck.wake_later(%s)", (payload,))
+        assert alice.execute("SELECT teamdeck.wake()").fetchone() == (2,)
+        assert _due(alice) == ""
+        ours = []
+        for note in bob.notifies(timeout=10):
+            if note.payload.startswith("t:9000000"):
+                ours.append(note.payload)
+            if len(ours) == 3:
+                break
+        assert sorted(ours) == ["t:900000001", "t:900000002", "t:900000003"]
