@@ -21,7 +21,13 @@ import httpx2
 
 from app.runtime.scheduling.offload import CALLER_LOOP, off_loop
 
-from .cache import PromptCache, Segments, estimate_input_tokens, estimate_tokens, prompt_segments
+from .cache import (
+    PromptCache,
+    SegmentMemo,
+    Segments,
+    estimate_input_tokens,
+    estimate_tokens,
+)
 from .pace import Pace, pace_from_env
 from .plans import (
     Block,
@@ -75,6 +81,7 @@ class OfflineTransport:
         self._tps = tps
         self.cache = cache if cache is not None else PromptCache()
         self.validate = validate
+        self.segments = SegmentMemo()
 
     @property
     def pace(self) -> float:
@@ -143,7 +150,7 @@ class OfflineTransport:
             return error_response(ErrorPlan(400, "invalid_request_error", "Body must be an object"))
         if path.endswith("/count_tokens"):
             return httpx2.Response(200, json={"input_tokens": estimate_input_tokens(body)})
-        segments = prompt_segments(body)
+        segments = self.segments.segments(body)
         problem = validate_request(body, segments) if self.validate else None
         if problem is not None:
             return error_response(ErrorPlan(400, "invalid_request_error", problem))
