@@ -199,9 +199,10 @@ def _line(r: SizeRow) -> str:
 def table(rows: list[SizeRow], repeat: int = 1) -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     medians = f"; medians of {repeat} runs" if repeat > 1 else ""
+    baseline = "; offloading off is the baseline"
     head = (
-        f"{os.cpu_count()} CPUs, load average now {load}; offloading off is the baseline"
-        f"{medians}\n"
+        f"{os.cpu_count()} CPUs, load average now {load}"
+        f"{baseline if any(not r.offloading for r in rows) else ''}{medians}\n"
         f"{'mode':<10} {'size':>4} {'offl':<4} {'key95':>6} {'lag99':>6} {'spawn':>6} "
         f"{'tasks/s':>8} {'RSS MB':>6}  {'load':>5} {'frame':>6} {'keyCPU':>6} {'CPU/task':>8} "
         f"{'mates':>6}"
