@@ -430,6 +430,12 @@ def main() -> int:
     )
     parser.add_argument("--backends", default="in-process,process", help="with --sizes")
     parser.add_argument("--tasks-per-teammate", type=int, default=2, help="with --sizes")
+    parser.add_argument(
+        "--offloading",
+        choices=("both", "on", "off"),
+        default="both",
+        help="with --sizes: 'on' leaves out the baseline runs with offloading off",
+    )
     args = parser.parse_args()
     if args.sizes:
         import live_sizes

@@ -17,7 +17,17 @@ pressed every 80-120 ms. One line per run:
 * frame (ms): CPU time per screen update while the keys were pressed (the loop thread's: much
   less sensitive to the machine's load than the latencies);
 * keyCPU (ms): the loop thread's CPU time within a key press's latency, p95 (what the key
-  waited behind and its own frame, without the waits a loaded machine adds).
+  waited behind and its own frame, without the waits a loaded machine adds);
+* CPU/task (ms): the CPU time of the whole run (the dashboard process's, and each teammate
+  process's read from ``/proc`` before it is ended) per task: what the team's speed is made
+  of on a contended machine, and far less sensitive to the machine's load than tasks/s;
+  mates (ms): the teammate processes' part of it (process mode; the dashboard's own CPU
+  grows with the run's length, as it draws at its frame rate, the teammates' with the work).
+
+``--repeat N`` runs each row N times, the backends alternating run by run (a shared machine's
+load drifts: alternation puts both under the same drift). ``--offloading on`` leaves out the
+baseline runs with offloading off. With ``$TEAMDECK_PROFILE_DIR`` set, teammate processes are
+ended with SIGTERM (they leave the team and write their profile) instead of SIGKILL.
 
 The baseline, measured in the same run: the same sizes with offloading off
 (``TEAMDECK_OFFLOAD=0``: every file operation on the dashboard's loop). The machine's load
@@ -27,10 +37,14 @@ average is printed beside the table (a shared machine is noisy: read the figures
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
+import statistics
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +69,8 @@ class SizeRow:
     load: float  # the 1-minute load average when the run ended
     frame_cpu_ms: float = float("nan")  # CPU per screen update
     key_cpu_p95_ms: float = float("nan")  # the loop's CPU within a key press's latency, p95
+    cpu_ms_per_task: float = float("nan")  # the run's CPU (dashboard + teammate processes)
+    mates_cpu_ms_per_task: float = float("nan")  # the teammate processes' part (process mode)
 
 
 async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
@@ -66,9 +82,12 @@ async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> Si
 
 
 async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
+    ended = TeammateCPU()
+    began = time.process_time()
     run = await live_app.keypresses(
         tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0
     )
+    cpu_s = time.process_time() - began + ended.seconds
     return SizeRow(
         backend,
         mates,
@@ -82,26 +101,89 @@ async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> Si
         os.getloadavg()[0],
         run.frame_cpu,
         pct(run.key_cpu, 0.95),
+        cpu_s * 1000 / tasks,
+        ended.seconds * 1000 / tasks if backend != "in-process" else float("nan"),
     )
 
 
+class TeammateCPU:
+    """Wraps ``live_app._kill``: the CPU seconds of each teammate process are read from
+    ``/proc/PID/stat`` just before it is ended (the fork server reaps its children, so their
+    time never reaches this process's ``RUSAGE_CHILDREN``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        kill = live_app._kill
+
+        def read_then_kill(pids: list[int]) -> None:
+            self.seconds += sum(_process_cpu(pid) for pid in pids)
+            if os.environ.get("TEAMDECK_PROFILE_DIR"):
+                _stop_gently(pids)
+            kill(pids)
+
+        live_app._kill = read_then_kill
+
+
+def _process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (0 once it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _stop_gently(pids: list[int], wait: float = 10.0) -> None:
+    """SIGTERM, then wait for the processes to end (they write their profile as they do)."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}/stat").exists() for p in pids):
+        time.sleep(0.05)
+
+
 async def curve(
-    sizes: list[int], backends: list[str], per_mate: int, *, as_json: bool = False
+    sizes: list[int],
+    backends: list[str],
+    per_mate: int,
+    *,
+    as_json: bool = False,
+    repeat: int = 1,
+    offloadings: tuple[bool, ...] = (True, False),
 ) -> int:
-    rows: list[SizeRow] = []
-    for backend in backends:
-        for mates in sizes:
-            tasks = max(16, per_mate * mates)
-            for offloading in (True, False):
-                row = await size_row(backend, mates, tasks, offloading)
-                rows.append(row)
-                if not as_json:
-                    print(f"  {_line(row)}", file=sys.stderr, flush=True)
+    runs: dict[tuple[str, int, bool], list[SizeRow]] = {}
+    for mates in sizes:
+        tasks = max(16, per_mate * mates)
+        for _ in range(repeat):  # the backends alternate: both see the same drift in load
+            for backend in backends:
+                for offloading in offloadings:
+                    row = await size_row(backend, mates, tasks, offloading)
+                    runs.setdefault((backend, mates, offloading), []).append(row)
+                    if not as_json:
+                        print(f"  {_line(row)}", file=sys.stderr, flush=True)
+    keys = sorted(runs, key=lambda k: (backends.index(k[0]), k[1], not k[2]))
+    rows = [median_row(runs[key]) for key in keys]
     if as_json:
         print(json.dumps([asdict(r) for r in rows], indent=2))
     else:
-        print(table(rows))
+        print(table(rows, repeat))
     return 0
+
+
+def median_row(rows: list[SizeRow]) -> SizeRow:
+    """The median of each figure of the same run repeated (one row: itself)."""
+    if len(rows) == 1:
+        return rows[0]
+    figures: dict[str, Any] = {}
+    for name, value in asdict(rows[0]).items():
+        if isinstance(value, float):
+            values = [v for r in rows if (v := getattr(r, name)) is not None]
+            figures[name] = statistics.median(values) if values else None
+        else:
+            figures[name] = value
+    return SizeRow(**figures)
 
 
 def _line(r: SizeRow) -> str:
@@ -109,16 +191,21 @@ def _line(r: SizeRow) -> str:
     return (
         f"{r.backend:<10} {r.teammates:>4} {'on ' if r.offloading else 'off'}  "
         f"{r.key_p95_ms:>6.0f} {r.lag_p99_ms:>6.0f} {r.spawn_s:>6.2f} {speed:>8} "
-        f"{r.rss_mb:>6.0f}  {r.load:>5.2f} {r.frame_cpu_ms:>6.1f} {r.key_cpu_p95_ms:>6.0f}"
+        f"{r.rss_mb:>6.0f}  {r.load:>5.2f} {r.frame_cpu_ms:>6.1f} {r.key_cpu_p95_ms:>6.0f} "
+        f"{r.cpu_ms_per_task:>8.0f} {r.mates_cpu_ms_per_task:>6.0f}"
     )
 
 
-def table(rows: list[SizeRow]) -> str:
+def table(rows: list[SizeRow], repeat: int = 1) -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    medians = f"; medians of {repeat} runs" if repeat > 1 else ""
+    baseline = "; offloading off is the baseline"
     head = (
-        f"{os.cpu_count()} CPUs, load average now {load}; offloading off is the baseline\n"
+        f"{os.cpu_count()} CPUs, load average now {load}"
+        f"{baseline if any(not r.offloading for r in rows) else ''}{medians}\n"
         f"{'mode':<10} {'size':>4} {'offl':<4} {'key95':>6} {'lag99':>6} {'spawn':>6} "
-        f"{'tasks/s':>8} {'RSS MB':>6}  {'load':>5} {'frame':>6} {'keyCPU':>6}"
+        f"{'tasks/s':>8} {'RSS MB':>6}  {'load':>5} {'frame':>6} {'keyCPU':>6} {'CPU/task':>8} "
+        f"{'mates':>6}"
     )
     return "\n".join([head, *(_line(r) for r in rows), f"targets: {TARGETS}"])
 
@@ -138,6 +225,8 @@ def options(parsed: Any) -> dict[str, Any]:
         "backends": [b for b in parsed.backends.split(",") if b],
         "per_mate": parsed.tasks_per_teammate,
         "as_json": parsed.json,
+        "repeat": max(1, parsed.repeat),
+        "offloadings": {"both": (True, False), "on": (True,), "off": (False,)}[parsed.offloading],
     }
 
 

@@ -168,11 +168,20 @@ async def test_callable_steps_receive_the_request() -> None:
 # Streaming
 
 
-async def test_stream_yields_text_deltas_and_assembles_tool_input() -> None:
+async def test_stream_yields_text_deltas_and_assembles_tool_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     long_input = {"path": "src/app.py", "content": "print('hello world')\n" * 5}
-    client, model = client_for(
-        reply("Let me write the file now.", tool_use("Write", long_input, id="toolu_s"))
+    model = ScriptedModel(
+        [reply("Let me write the file now.", tool_use("Write", long_input, id="toolu_s"))]
     )
+
+    async def no_wait(seconds: float) -> None:
+        pass
+
+    # A paced stream (at pace 0 each block is one delta): its waits skipped.
+    monkeypatch.setattr("app.runtime.offline.transport.sleep", no_wait)
+    client = make_client(handler=model, pace=0.01)
 
     deltas: list[str] = []
     json_parts: list[str] = []

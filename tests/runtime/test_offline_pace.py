@@ -112,6 +112,49 @@ async def test_pace_zero_never_sleeps(slept: list[float]) -> None:
     assert slept == []
 
 
+async def _streamed(client: Any) -> tuple[list[tuple[str, str]], Any]:
+    """The SDK's events as (type, text or partial JSON), and the final message."""
+    seen: list[tuple[str, str]] = []
+    async with client.messages.stream(
+        model=MODEL, max_tokens=256, messages=[{"role": "user", "content": "go"}]
+    ) as stream:
+        async for event in stream:
+            seen.append(
+                (event.type, getattr(event, "text", "") or getattr(event, "partial_json", ""))
+            )
+        final = await stream.get_final_message()
+    return seen, final
+
+
+async def test_at_pace_zero_each_block_is_one_delta_and_the_message_is_the_same(
+    slept: list[float],
+) -> None:
+    """Pace 0 waits between no deltas: each block's content comes as one delta (a tool input
+    after the API's empty opening), and the client assembles the same message as from the
+    word-sized deltas of a paced stream -- the text the transcript shows is the same."""
+    words = " ".join(f"word{i}" for i in range(40))
+    edit = {"file_path": "/repo/a.py", "old_string": "x = 1\n" * 20, "new_string": "x = 2\n" * 20}
+    script = [reply(words, tool_use("Edit", edit, id="toolu_1"))]
+    fast, fast_final = await _streamed(make_client(handler=ScriptedModel(script), pace=0))
+    paced, paced_final = await _streamed(make_client(handler=ScriptedModel(script), pace=0.01))
+    assert [t for kind, t in fast if kind == "text"] == [words]
+    assert [t for kind, t in fast if kind == "input_json"] == ["", transport.json.dumps(edit)]
+    assert len([k for k, _ in paced if k == "text"]) == len(chunk_text(words)) > 1
+    assert "".join(t for kind, t in paced if kind == "text") == words
+    assert fast_final.content == paced_final.content  # the same text and tool input
+    assert fast_final.stop_reason == paced_final.stop_reason == "tool_use"
+    assert len(fast) < len(paced) // 4
+    assert len(slept) == len([k for k, _ in paced if k in ("text", "input_json")])
+
+
+async def test_a_time_to_first_token_alone_still_streams_whole_blocks(slept: list[float]) -> None:
+    script = [reply("one two three four five six")]
+    seen, final = await _streamed(make_client(handler=ScriptedModel(script), pace=0, ttft=0.5))
+    assert [t for kind, t in seen if kind == "text"] == ["one two three four five six"]
+    assert slept == [0.5]
+    assert final.content[0].text == "one two three four five six"
+
+
 def test_offline_pace_option_sets_the_pace_for_the_run_and_its_processes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -39,33 +39,40 @@ def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
-    """The prompt as (canonical text, has cache_control) blocks, in the API's cache order:
-    tools, then system, then messages."""
+def _block(value: object, role: str = "") -> tuple[str, bool]:
+    if isinstance(value, dict):
+        marked = "cache_control" in value
+        stripped = {k: v for k, v in value.items() if k != "cache_control"}
+        return role + _canonical(stripped), marked
+    return role + _canonical(value), False
 
-    def block(value: object, role: str = "") -> tuple[str, bool]:
-        if isinstance(value, dict):
-            marked = "cache_control" in value
-            stripped = {k: v for k, v in value.items() if k != "cache_control"}
-            return role + _canonical(stripped), marked
-        return role + _canonical(value), False
 
+def _head_segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
+    """The blocks before the messages, in the API's cache order: tools, then system."""
     for tool in body.get("tools") or []:
-        yield block(tool)
+        yield _block(tool)
     system = body.get("system")
     if isinstance(system, list):
         for item in system:
-            yield block(item)
+            yield _block(item)
     elif system:
-        yield block(system)
+        yield _block(system)
+
+
+def _message_segments(message: object) -> list[tuple[str, bool]]:
+    role = str(message.get("role", "")) + ":" if isinstance(message, dict) else ""
+    content = message.get("content") if isinstance(message, dict) else message
+    if isinstance(content, list):
+        return [_block(item, role) for item in content]
+    return [_block(content, role)]
+
+
+def _segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
+    """The prompt as (canonical text, has cache_control) blocks, in the API's cache order:
+    tools, then system, then messages."""
+    yield from _head_segments(body)
     for message in body.get("messages") or []:
-        role = str(message.get("role", "")) + ":" if isinstance(message, dict) else ""
-        content = message.get("content") if isinstance(message, dict) else message
-        if isinstance(content, list):
-            for item in content:
-                yield block(item, role)
-        else:
-            yield block(content, role)
+        yield from _message_segments(message)
 
 
 Segments = list[tuple[str, bool]]
@@ -75,6 +82,62 @@ def prompt_segments(body: Mapping[str, Any]) -> Segments:
     """The prompt's blocks, canonically encoded (compute once per request: it is the costly
     part, and both the size check and the cache accounting need it)."""
     return list(_segments(body))
+
+
+@dataclass
+class _Seen:
+    """One conversation's last request: its parts, and their segments."""
+
+    tools: object
+    system: object
+    head: Segments
+    messages: list[Any]
+    per_message: list[Segments]
+
+
+class SegmentMemo:
+    """``prompt_segments`` for a server that sees the same conversations grow: the segments of
+    what a request repeats of a recent one (its tools and system prompt, the messages up to
+    the first that differs, equal as parsed values) are reused, and only the rest is encoded.
+    A conversation's request repeats all but its last message or two (the cache marker moves
+    to the newest), so a call's encoding no longer grows with the conversation. The last
+    request of ``size`` conversations is kept (most recent first); a request of another is
+    encoded whole, as without the memo."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._recent: list[_Seen] = []
+        self._lock = threading.Lock()  # the transport receives requests in worker threads
+
+    def segments(self, body: Mapping[str, Any]) -> Segments:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return prompt_segments(body)
+        tools, system = body.get("tools"), body.get("system")
+        with self._lock:
+            recent = list(self._recent)
+        seen = next(
+            (
+                c
+                for c in recent
+                if c.messages[0] == messages[0] and c.tools == tools and c.system == system
+            ),
+            None,
+        )
+        head = seen.head if seen is not None else list(_head_segments(body))
+        per_message: list[Segments] = []
+        for index, message in enumerate(messages):
+            same = seen is not None and index < len(seen.messages)
+            if same and seen is not None and seen.messages[index] == message:
+                per_message.append(seen.per_message[index])
+            else:
+                seen = None  # past the first difference, nothing more is repeated
+                per_message.append(_message_segments(message))
+        latest = _Seen(tools, system, head, messages, per_message)
+        with self._lock:
+            kept = [c for c in self._recent if c.messages[0] != messages[0]]
+            self._recent = [latest, *kept][: self.size]
+        return [*head, *(segment for part in per_message for segment in part)]
 
 
 def estimate_input_tokens(body: Mapping[str, Any], segments: Segments | None = None) -> int:

@@ -61,6 +61,12 @@ class Pace:
         piece = delta.get("text") or delta.get("partial_json") or delta.get("thinking") or ""
         return wait + estimate_tokens(len(piece)) / self.tps if piece else wait
 
+    @property
+    def paced(self) -> bool:
+        """Whether any delta after the first waits (a pace of 0 s per chunk, with or without a
+        time to first token, streams the rest at once)."""
+        return self.tps is not None or self.per_delta > 0
+
     def describe(self) -> str:
         """One line for reports: ``0 s per chunk``, ``0.8 s to first token, 80 tok/s``."""
         if self.tps is None:

@@ -21,7 +21,13 @@ import httpx2
 
 from app.runtime.scheduling.offload import CALLER_LOOP, off_loop
 
-from .cache import PromptCache, Segments, estimate_input_tokens, estimate_tokens, prompt_segments
+from .cache import (
+    PromptCache,
+    SegmentMemo,
+    Segments,
+    estimate_input_tokens,
+    estimate_tokens,
+)
 from .pace import Pace, pace_from_env
 from .plans import (
     Block,
@@ -75,6 +81,7 @@ class OfflineTransport:
         self._tps = tps
         self.cache = cache if cache is not None else PromptCache()
         self.validate = validate
+        self.segments = SegmentMemo()
 
     @property
     def pace(self) -> float:
@@ -143,7 +150,7 @@ class OfflineTransport:
             return error_response(ErrorPlan(400, "invalid_request_error", "Body must be an object"))
         if path.endswith("/count_tokens"):
             return httpx2.Response(200, json={"input_tokens": estimate_input_tokens(body)})
-        segments = prompt_segments(body)
+        segments = self.segments.segments(body)
         problem = validate_request(body, segments) if self.validate else None
         if problem is not None:
             return error_response(ErrorPlan(400, "invalid_request_error", problem))
@@ -167,14 +174,20 @@ class OfflineTransport:
                 headers["content-type"] = "application/json"
                 return httpx2.Response(200, headers=headers, content=_cut_json(message))
             return httpx2.Response(200, headers=headers, json=message)
-        events = sse_events(message, reply, cut_at_block=cut.after_blocks if cut else None)
+        timing = self.timing
+        events = sse_events(
+            message,
+            reply,
+            cut_at_block=cut.after_blocks if cut else None,
+            whole_blocks=cut is None and not timing.paced,
+        )
         frames = [
             (data if name == "content_block_delta" else None, _sse(name, data))
             for name, data in events
         ]
         headers["content-type"] = "text/event-stream; charset=utf-8"
         headers["cache-control"] = "no-cache"
-        return httpx2.Response(200, headers=headers, content=_sse_body(frames, self.timing, cut))
+        return httpx2.Response(200, headers=headers, content=_sse_body(frames, timing, cut))
 
     def _usage(
         self, request: ModelRequest, reply: Reply, segments: Segments | None
@@ -288,9 +301,19 @@ def error_response(plan: ErrorPlan) -> httpx2.Response:
 
 
 def sse_events(
-    message: Mapping[str, Any], reply: Reply, *, cut_at_block: int | None
+    message: Mapping[str, Any],
+    reply: Reply,
+    *,
+    cut_at_block: int | None,
+    whole_blocks: bool = False,
 ) -> list[Event]:
-    """The event sequence for `message`; with `cut_at_block`, only what is sent before the cut."""
+    """The event sequence for `message`; with `cut_at_block`, only what is sent before the cut.
+
+    With `whole_blocks`, each block's content is one delta (a tool input: the API's empty
+    opening `partial_json`, then the whole JSON): for a pace that waits between no deltas,
+    where word-sized pieces would only cost the client an event each (and the SDK re-parses a
+    tool input's partial JSON at every one of its deltas, quadratic in its size). The text
+    and inputs the client assembles are the same."""
     usage = dict(message["usage"])
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
     events: list[Event] = [("message_start", {"type": "message_start", "message": start})]
@@ -308,7 +331,7 @@ def sse_events(
             events.append(("ping", {"type": "ping"}))
         deltas = [
             ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-            for d in _deltas(block)
+            for d in _deltas(block, whole=whole_blocks)
         ]
         if cut_at_block == index:
             return events + deltas[: len(deltas) // 2]
@@ -322,13 +345,13 @@ def sse_events(
     return events
 
 
-def _deltas(block: Block) -> list[dict[str, Any]]:
+def _deltas(block: Block, *, whole: bool = False) -> list[dict[str, Any]]:
     if isinstance(block, TextBlock):
-        return [{"type": "text_delta", "text": piece} for piece in chunk_text(block.text)]
+        pieces = ([block.text] if block.text else []) if whole else chunk_text(block.text)
+        return [{"type": "text_delta", "text": piece} for piece in pieces]
     encoded = json.dumps(block.input, ensure_ascii=False)
-    pieces = [
-        encoded[i : i + JSON_CHARS_PER_DELTA] for i in range(0, len(encoded), JSON_CHARS_PER_DELTA)
-    ]
+    size = len(encoded) if whole else JSON_CHARS_PER_DELTA
+    pieces = [encoded[i : i + size] for i in range(0, len(encoded), max(1, size))]
     # The API opens every tool input with an empty partial_json, then streams the JSON text.
     return [{"type": "input_json_delta", "partial_json": p} for p in ["", *pieces]]
 
