@@ -300,7 +300,9 @@ class TeammatePanel(Widget):
                 rows = agent_text(flat(problem), style="bold red").wrap(CONSOLE, width - 1)
                 del lines[2:]
                 for row in list(rows)[:2]:
-                    lines.append(Text("▌", style=rich_color(agent.color, "bold")) + row)
+                    # (the bar as a span: a Text's own style string is parsed by Textual,
+                    # which knows no Rich colour names)
+                    lines.append(Text.assemble(("▌", rich_color(agent.color, "bold")), row))
             else:
                 lines.append(line)
         else:
