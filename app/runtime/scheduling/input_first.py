@@ -54,7 +54,14 @@ def person_served() -> None:
         _until = 0.0
         _served.set()
         waiters = list(_waiters)
+    try:
+        here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        here = None
     for loop, event in waiters:
+        if loop is here:  # (no wake-up write: it lets the interpreter go)
+            event.set()
+            continue
         with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits there
             loop.call_soon_threadsafe(event.set)
 
