@@ -1,7 +1,7 @@
 """bench/live.py ``--sizes``: the dashboard and the team's speed as the team grows.
 
     .venv/bin/python bench/live.py --sizes 8,25,50,100 [--backends in-process,process]
-                                   [--tasks-per-teammate K] [--json]
+                                   [--tasks-per-teammate K] [--json] [--probe]
 
 For each team size and each teammate mode (in-process, then process), the real dashboard
 (``TeamDeckApp``, headless ``run_test``, as bench/live.py's ``keypress`` row) runs a team of
@@ -18,6 +18,9 @@ pressed every 80-120 ms. One line per run:
   less sensitive to the machine's load than the latencies);
 * keyCPU (ms): the loop thread's CPU time within a key press's latency, p95 (what the key
   waited behind and its own frame, without the waits a loaded machine adds).
+
+``--probe``: each run also prints what its loop was doing while it was late (``loop_probe``:
+a watchdog thread samples the loop thread's stack), by kind, with the most frequent stacks.
 
 The baseline, measured in the same run: the same sizes with offloading off
 (``TEAMDECK_OFFLOAD=0``: every file operation on the dashboard's loop). The machine's load
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import live_app
+from loop_probe import LoopProbe
 from team import pct
 
 TARGETS = "key p95 and lag p99 <= 50 ms (50 in-process, 25 process); spawn 100 <= 2 s"
@@ -57,18 +61,28 @@ class SizeRow:
     key_cpu_p95_ms: float = float("nan")  # the loop's CPU within a key press's latency, p95
 
 
-async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
-    """One run, in a process of its own (its RSS is this run's alone)."""
+async def size_row(
+    backend: str, mates: int, tasks: int, offloading: bool, probe: bool = False
+) -> SizeRow:
+    """One run, in a process of its own (its RSS is this run's alone); ``probe``: what its
+    loop did when late is printed (stderr, ``loop_probe``)."""
     argv = [sys.executable, __file__, backend, str(mates), str(tasks), "1" if offloading else "0"]
+    argv += ["probe"] if probe else []
     child = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
     out, _ = await child.communicate()
     return SizeRow(**json.loads(out.decode().strip().splitlines()[-1]))
 
 
-async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
+async def _one_run(
+    backend: str, mates: int, tasks: int, offloading: bool, probe: bool = False
+) -> SizeRow:
+    watch = LoopProbe() if probe else None
     run = await live_app.keypresses(
-        tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0
+        tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0, probe=watch
     )
+    if watch is not None:
+        mode = "offloading on" if offloading else "offloading off"
+        print(f"{backend} {mates} ({mode}):\n{watch.report()}", file=sys.stderr, flush=True)
     return SizeRow(
         backend,
         mates,
@@ -86,14 +100,19 @@ async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> Si
 
 
 async def curve(
-    sizes: list[int], backends: list[str], per_mate: int, *, as_json: bool = False
+    sizes: list[int],
+    backends: list[str],
+    per_mate: int,
+    *,
+    as_json: bool = False,
+    probe: bool = False,
 ) -> int:
     rows: list[SizeRow] = []
     for backend in backends:
         for mates in sizes:
             tasks = max(16, per_mate * mates)
             for offloading in (True, False):
-                row = await size_row(backend, mates, tasks, offloading)
+                row = await size_row(backend, mates, tasks, offloading, probe)
                 rows.append(row)
                 if not as_json:
                     print(f"  {_line(row)}", file=sys.stderr, flush=True)
@@ -138,6 +157,7 @@ def options(parsed: Any) -> dict[str, Any]:
         "backends": [b for b in parsed.backends.split(",") if b],
         "per_mate": parsed.tasks_per_teammate,
         "as_json": parsed.json,
+        "probe": parsed.probe,
     }
 
 
@@ -145,5 +165,8 @@ if __name__ == "__main__":  # one run (``size_row``): its row as JSON on the las
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     logging.getLogger("app").setLevel(logging.ERROR)
     backend_arg, mates_arg, tasks_arg, offloading_arg = sys.argv[1:5]
-    row = asyncio.run(_one_run(backend_arg, int(mates_arg), int(tasks_arg), offloading_arg == "1"))
+    probing = sys.argv[5:6] == ["probe"]
+    row = asyncio.run(
+        _one_run(backend_arg, int(mates_arg), int(tasks_arg), offloading_arg == "1", probing)
+    )
     print(json.dumps(asdict(row)))
