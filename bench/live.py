@@ -3,7 +3,7 @@ team's speed-up (in-process and as processes), the watcher's idle cost on a load
 
     .venv/bin/python bench/live.py [--json] [--only ROW ...] [--repeat N]
                                    [--tasks N] [--realistic-tasks N] [--pace SPEC]
-    .venv/bin/python bench/live.py --sizes 8,25,50,100   (the curve by team size: live_sizes.py)
+    .venv/bin/python bench/live.py --sizes 8,25,50,100 [--probe]   (by team size: live_sizes.py)
 
 Every row is measured with its baseline in the same run:
 
@@ -435,6 +435,9 @@ def main() -> int:
         choices=("both", "on", "off"),
         default="both",
         help="with --sizes: 'on' leaves out the baseline runs with offloading off",
+    )
+    parser.add_argument(
+        "--probe", action="store_true", help="with --sizes: what the loop did when late"
     )
     args = parser.parse_args()
     if args.sizes:

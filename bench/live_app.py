@@ -96,7 +96,9 @@ async def keypresses(
     time_limit: float = 120.0,
     mates: int = MATES,
     backend: str = "in-process",
+    probe: Any = None,
 ) -> Presses:
+    """``probe``: a ``loop_probe.LoopProbe`` to watch the loop while the keys are pressed."""
     from textual import events
 
     from app.dashboard.app import TeamDeckApp
@@ -173,6 +175,8 @@ async def keypresses(
             rng = random.Random(5)
             deadline = time.perf_counter() + time_limit
             frames.on = True
+            if probe is not None:
+                probe.start()
             while time.perf_counter() < deadline:
                 await asyncio.sleep(rng.uniform(0.08, 0.12))
                 done = finished.is_set()
@@ -184,6 +188,8 @@ async def keypresses(
                 sent_cpu.append(time.thread_time())
                 app._driver.send_message(key)  # as the terminal driver does
             frames.on = False
+            if probe is not None:
+                probe.stop()
             stop.set()
             await tick
             with contextlib.suppress(TimeoutError):  # the team's speed, keys or not

@@ -1,7 +1,7 @@
 """bench/live.py ``--sizes``: the dashboard and the team's speed as the team grows.
 
     .venv/bin/python bench/live.py --sizes 8,25,50,100 [--backends in-process,process]
-                                   [--tasks-per-teammate K] [--json]
+                                   [--tasks-per-teammate K] [--json] [--probe]
 
 For each team size and each teammate mode (in-process, then process), the real dashboard
 (``TeamDeckApp``, headless ``run_test``, as bench/live.py's ``keypress`` row) runs a team of
@@ -29,6 +29,9 @@ load drifts: alternation puts both under the same drift). ``--offloading on`` le
 baseline runs with offloading off. With ``$TEAMDECK_PROFILE_DIR`` set, teammate processes are
 ended with SIGTERM (they leave the team and write their profile) instead of SIGKILL.
 
+``--probe``: each run also prints what its loop was doing while it was late (``loop_probe``:
+a watchdog thread samples the loop thread's stack), by kind, with the most frequent stacks.
+
 The baseline, measured in the same run: the same sizes with offloading off
 (``TEAMDECK_OFFLOAD=0``: every file operation on the dashboard's loop). The machine's load
 average is printed beside the table (a shared machine is noisy: read the figures with it).
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import live_app
+from loop_probe import LoopProbe
 from team import pct
 
 TARGETS = "key p95 and lag p99 <= 50 ms (50 in-process, 25 process); spawn 100 <= 2 s"
@@ -73,21 +77,31 @@ class SizeRow:
     mates_cpu_ms_per_task: float = float("nan")  # the teammate processes' part (process mode)
 
 
-async def size_row(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
-    """One run, in a process of its own (its RSS is this run's alone)."""
+async def size_row(
+    backend: str, mates: int, tasks: int, offloading: bool, probe: bool = False
+) -> SizeRow:
+    """One run, in a process of its own (its RSS is this run's alone); ``probe``: what its
+    loop did when late is printed (stderr, ``loop_probe``)."""
     argv = [sys.executable, __file__, backend, str(mates), str(tasks), "1" if offloading else "0"]
+    argv += ["probe"] if probe else []
     child = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
     out, _ = await child.communicate()
     return SizeRow(**json.loads(out.decode().strip().splitlines()[-1]))
 
 
-async def _one_run(backend: str, mates: int, tasks: int, offloading: bool) -> SizeRow:
+async def _one_run(
+    backend: str, mates: int, tasks: int, offloading: bool, probe: bool = False
+) -> SizeRow:
+    watch = LoopProbe() if probe else None
     ended = TeammateCPU()
     began = time.process_time()
     run = await live_app.keypresses(
-        tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0
+        tasks, mates=mates, backend=backend, offloading=offloading, time_limit=300.0, probe=watch
     )
     cpu_s = time.process_time() - began + ended.seconds
+    if watch is not None:
+        mode = "offloading on" if offloading else "offloading off"
+        print(f"{backend} {mates} ({mode}):\n{watch.report()}", file=sys.stderr, flush=True)
     return SizeRow(
         backend,
         mates,
@@ -152,6 +166,7 @@ async def curve(
     as_json: bool = False,
     repeat: int = 1,
     offloadings: tuple[bool, ...] = (True, False),
+    probe: bool = False,
 ) -> int:
     runs: dict[tuple[str, int, bool], list[SizeRow]] = {}
     for mates in sizes:
@@ -159,7 +174,7 @@ async def curve(
         for _ in range(repeat):  # the backends alternate: both see the same drift in load
             for backend in backends:
                 for offloading in offloadings:
-                    row = await size_row(backend, mates, tasks, offloading)
+                    row = await size_row(backend, mates, tasks, offloading, probe)
                     runs.setdefault((backend, mates, offloading), []).append(row)
                     if not as_json:
                         print(f"  {_line(row)}", file=sys.stderr, flush=True)
@@ -227,6 +242,7 @@ def options(parsed: Any) -> dict[str, Any]:
         "as_json": parsed.json,
         "repeat": max(1, parsed.repeat),
         "offloadings": {"both": (True, False), "on": (True,), "off": (False,)}[parsed.offloading],
+        "probe": parsed.probe,
     }
 
 
@@ -234,5 +250,8 @@ if __name__ == "__main__":  # one run (``size_row``): its row as JSON on the las
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     logging.getLogger("app").setLevel(logging.ERROR)
     backend_arg, mates_arg, tasks_arg, offloading_arg = sys.argv[1:5]
-    row = asyncio.run(_one_run(backend_arg, int(mates_arg), int(tasks_arg), offloading_arg == "1"))
+    probing = sys.argv[5:6] == ["probe"]
+    row = asyncio.run(
+        _one_run(backend_arg, int(mates_arg), int(tasks_arg), offloading_arg == "1", probing)
+    )
     print(json.dumps(asdict(row)))

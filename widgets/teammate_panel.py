@@ -12,6 +12,13 @@ reads the same: with 8 teammates at work the panels were the largest part of eve
 the dashboard (bench/live.py's ``keypress`` row). So the panel keeps the lines it drew and
 repaints those that read differently (``refresh`` with their rows); each line is drawn on its
 own (``render_line``), the others stay as Textual cached them.
+
+Textual forgets a panel's lines when it is refreshed whole, and a panel out of view is (its
+agent changed, the clock moved: ``stale``): when the roster's page scroll brings six panels into
+view, each of their lines was made again (~0.3 ms of the loop each, most of that key's frame,
+bench/live.py), and every key press made the lines of the panel it left and of the one it
+selected. So the panel keeps each row's strip, selected and not, with the line it was made
+from, and a line that reads the same at the same width and style is not made again.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
@@ -100,6 +108,12 @@ def machine_label(machine: str) -> str:
     return f"on {flat(machine, 40)}"
 
 
+def _same(drawn: Text, line: Text) -> bool:
+    """Whether ``line`` draws as ``drawn`` did: the same words, spans and style (a Text's
+    ``==`` leaves its own style out)."""
+    return drawn == line and drawn.style == line.style and drawn.end == line.end
+
+
 class TeammatePanel(Widget):
     """A teammate (or the lead) at a glance."""
 
@@ -134,6 +148,9 @@ class TeammatePanel(Widget):
         self.clock = clock
         #: The lines ``render_line`` draws, and the size and selection they were made for.
         self._drawn: tuple[tuple[Size, bool], list[Text]] | None = None
+        #: Each row's strip as drawn last, selected and not, with the width, style and line it
+        #: was made from: a line that reads the same is not made again (``render_line``).
+        self._strips: dict[tuple[int, bool], tuple[tuple[int, VisualStyle, str], Text, Strip]] = {}
 
     @property
     def size(self) -> Size:
@@ -269,7 +286,8 @@ class TeammatePanel(Widget):
         return Text("\n", no_wrap=True).join(self._lines())
 
     def render_line(self, y: int) -> Strip:
-        """Line ``y`` of the lines drawn last (made now if the size or selection changed)."""
+        """Line ``y`` of the lines drawn last (made now if the size or selection changed); its
+        strip as made last if it reads the same."""
         width = self.size.width
         if self.text_selection is not None:  # the mouse selects text: Textual's whole render
             return super().render_line(y)
@@ -279,8 +297,14 @@ class TeammatePanel(Widget):
         lines = self._drawn[1]
         if y >= len(lines) or width <= 0:  # (no width: Textual draws it as no strips at all)
             return Strip.blank(max(0, width), self.visual_style.rich_style)
-        visual = visualize(self, lines[y])
-        return Visual.to_strips(self, visual, width, 1, self.visual_style)[0]
+        line, made_as = lines[y], (width, self.visual_style, self.app.theme)
+        slot = (y, self.selected)  # selected and not: a key press selects and leaves it
+        made = self._strips.get(slot)
+        if made is not None and made[0] == made_as and _same(made[1], line):
+            return made[2]
+        strip = Visual.to_strips(self, visualize(self, line), width, 1, self.visual_style)[0]
+        self._strips[slot] = (made_as, line, strip)
+        return strip
 
     def _lines(self) -> list[Text]:
         width = max(10, self.size.width)
@@ -300,7 +324,9 @@ class TeammatePanel(Widget):
                 rows = agent_text(flat(problem), style="bold red").wrap(CONSOLE, width - 1)
                 del lines[2:]
                 for row in list(rows)[:2]:
-                    lines.append(Text("▌", style=rich_color(agent.color, "bold")) + row)
+                    # (the bar as a span: a Text's own style string is parsed by Textual,
+                    # which knows no Rich colour names)
+                    lines.append(Text.assemble(("▌", rich_color(agent.color, "bold")), row))
             else:
                 lines.append(line)
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -156,7 +157,10 @@ class TrendRow(Horizontal):
         label = (name, trend.color)
         if label != self._shown_label:
             self._shown_label = label
-            style = f"bold {rich_color(trend.color)}"
+            # A Rich style, parsed by Rich: a style string on a Text is parsed by Textual when
+            # drawn, which knows no Rich colour names ("dark_cyan"): the label lost its colour
+            # and each of its frames paid ~2 ms for a failed parse's suggestions.
+            style = Style.parse(f"bold {rich_color(trend.color)}")
             # its width is fixed (.trend-label): no layout
             self._label.update(Text(name, style=style, no_wrap=True), layout=False)
         # from 0: the bars' heights are tokens, not the spread between the smallest and the

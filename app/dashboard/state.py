@@ -29,6 +29,7 @@ from app.dashboard.toast_hold import HoldsToasts
 from app.dashboard.view_beat import ViewBeat
 from app.display.values import HeaderInfo, TeamFiles, find_agent, valid_selection
 from app.runtime.api import AgentSnapshot, Approval
+from app.runtime.scheduling import input_first
 
 
 class DeckState(HoldsToasts):
@@ -54,9 +55,16 @@ class DeckState(HoldsToasts):
     #: How long a key press holds the team's changes back, at most (``ViewBeat.hold``).
     KEY_FIRST_SECONDS = 0.05
 
+    #: How long a key press holds the team's threads back, at most (``input_first``).
+    PERSON_FIRST_SECONDS = 0.1
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
             self.beat.hold(self.KEY_FIRST_SECONDS)  # the key's frame first
+            input_first.person_waits(self.PERSON_FIRST_SECONDS)  # the team's threads wait
+            await super().on_event(event)
+            self.call_after_refresh(input_first.person_served)  # until the key's frame
+            return
         await super().on_event(event)
 
     def agent(self, name: str | None) -> AgentSnapshot | None:

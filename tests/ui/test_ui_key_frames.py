@@ -142,3 +142,33 @@ async def test_the_team_threads_yield_the_interpreter_sooner_while_the_dashboard
         await ready(pilot)
         assert sys.getswitchinterval() == INTERVAL
     assert sys.getswitchinterval() == before
+
+
+async def test_a_key_press_holds_the_teams_threads_until_its_frame(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The team's threads wait from the key to its frame (``input_first``), never longer."""
+    from app.runtime.scheduling import input_first
+
+    said: list[str] = []
+    waits, served = input_first.person_waits, input_first.person_served
+
+    def person_waits(seconds: float) -> None:
+        said.append("waits")
+        waits(seconds)
+
+    def person_served() -> None:
+        said.append("served")
+        served()
+
+    monkeypatch.setattr(input_first, "person_waits", person_waits)
+    monkeypatch.setattr(input_first, "person_served", person_served)
+    deck = make_app(tmp_path, FakeRuntime(TEAM, agents(), [], transcripts()))
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        said.clear()
+        for _ in range(3):
+            await pilot.press("shift+down")
+            await pilot.pause()
+            assert input_first.remaining() == 0  # served once its frame was drawn
+        assert said == ["waits", "served"] * 3

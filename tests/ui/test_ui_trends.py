@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import ProgressBar, Sparkline
+from textual.widgets import ProgressBar, Sparkline, Static
 
 from app.dashboard.screens.replay import ReplayApp
 from app.display.trends import UsageHistory
@@ -82,3 +82,20 @@ def test_a_tick_before_the_trend_has_its_parts_draws_nothing_and_does_not_crash(
     trend = UsageTrend()  # not composed: no label, no bar yet
     trend.show(history.trends(agents()), "researcher", history.progress())
     assert not list(trend.children)
+
+
+async def test_each_agents_line_is_labelled_in_its_colour(tmp_path: Path) -> None:
+    """The label's style is a Rich one: as a style string on a Text it was parsed by Textual,
+    which knows no Rich colour names ("dark_cyan"), and the label was drawn without colour."""
+    app = make_app(tmp_path, make_runtime())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        app.leader.tick()
+        trend = app.leader.query_one(UsageTrend)
+        await wait_for(pilot, lambda: len(trend.query(TrendRow)) == 4)
+        await pilot.pause()
+        for row in trend.query(TrendRow):
+            label = row.query_one(".trend-label", Static)
+            named = [s for s in label.render_line(0) if s.text.strip()]
+            assert named and "".join(s.text for s in named).strip() == row.agent
+            assert all(s.style and s.style.color and s.style.bold for s in named), named

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, Generic, TypeVar
 
+from app.runtime.scheduling.input_first import let_the_person_go_first
 from app.runtime.scheduling.offload import CALLER_LOOP, enabled, mark_background
 
 T = TypeVar("T")
@@ -76,6 +77,7 @@ class _Call(Generic[T]):
         self.started = False
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:  # on the model loop
+        let_the_person_go_first()  # a key press's frame before the next request is built
         self.task = loop.create_task(self._run())
         self.task.add_done_callback(self._done)
 

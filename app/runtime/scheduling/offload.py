@@ -49,6 +49,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from app.runtime.env_numbers import positive_from_env
+from app.runtime.scheduling.input_first import let_the_person_go_first
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,7 @@ def on_loop(callback: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs)
     if loop is None:
         callback(*args, **kwargs)
         return
+    let_the_person_go_first()  # another thread's step: a key press's frame first
     try:
         loop.call_soon_threadsafe(functools.partial(callback, *args, **kwargs))
     except RuntimeError:  # that loop is closed: nobody is left to tell
@@ -250,6 +252,7 @@ class _Job:
 
 
 def _in_worker(loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> T:
+    let_the_person_go_first()  # a key press's frame before the team's next file call
     _worker.loop = loop
     try:
         return call()

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from types import TracebackType
 
 from app.runtime.env_numbers import positive_from_env
+from app.runtime.scheduling.input_first import turn_waits
 
 TURNS_ENV = "TEAMDECK_IN_PROCESS_TURNS"
 DEFAULT_TURNS = 3
@@ -98,6 +99,7 @@ class TurnSlot:
                 await self._take()
 
     async def _take(self) -> None:
+        await turn_waits()  # a key press's frame before another turn's work (``input_first``)
         await self.gate._free.acquire()
         self.held = True
         self.gate.running += 1
