@@ -10,10 +10,13 @@ the lead's session (named by ``leadSessionId``) and of the researcher's own sess
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -292,8 +295,16 @@ for (const [rel, value] of Object.entries(JSON.parse(fs.readFileSync(spec, "utf-
 """
 
 
+#: Node's output per input (this process): an output depends on its input only, and a Node
+#: start costs a tenth of a second of CPU.
+_STRINGIFIED: dict[str, str] = {}
+
+
 def node_stringify(value: Any) -> str:
     """``JSON.stringify(value, null, 2)`` from Node itself."""
+    given = json.dumps(value)
+    if given in _STRINGIFIED:
+        return _STRINGIFIED[given]
     node = shutil.which("node")
     assert node is not None
     done = subprocess.run(
@@ -303,11 +314,12 @@ def node_stringify(value: Any) -> str:
             "process.stdout.write(JSON.stringify(JSON.parse(require('fs')"
             ".readFileSync(0, 'utf-8')), null, 2))",
         ],
-        input=json.dumps(value),
+        input=given,
         capture_output=True,
         text=True,
         check=True,
     )
+    _STRINGIFIED[given] = done.stdout
     return done.stdout
 
 
@@ -411,23 +423,54 @@ def seed_era_files() -> dict[str, Any]:
     }
 
 
+#: The homes Node wrote in this process, per spec: the first build of a spec runs Node, the
+#: next ones copy its tree (the same bytes and modes; times of the copy's own, as if written
+#: now). Removed when the process exits.
+_WRITTEN: dict[str, Path] = {}
+
+
 def build(root: Path, spec_files: dict[str, Any] | None = None) -> Path:
     """Write the home under ``root`` with Node (see the module docstring; ``spec_files``:
     other files than :func:`files`, e.g. :func:`seed_era_files`); returns ``root``."""
+    spec = json.dumps(spec_files or files(), ensure_ascii=False)
+    written = _WRITTEN.get(spec)
+    if written is None or not written.is_dir():
+        folder = Path(tempfile.mkdtemp(prefix="teamdeck-claude-home-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        written = _node_write(folder / "home", spec)
+        _WRITTEN[spec] = written
+    _copy_tree(written, root)
+    return root
+
+
+def _node_write(root: Path, spec: str) -> Path:
     node = shutil.which("node")
     if node is None:  # pragma: no cover - node is part of the dev environment
         raise RuntimeError("node is needed to build a Claude Code home")
     root.mkdir(parents=True, exist_ok=True)
-    spec = root.parent / f".{root.name}-spec.json"
-    spec.write_text(json.dumps(spec_files or files(), ensure_ascii=False), "utf-8")
+    spec_path = root.parent / f".{root.name}-spec.json"
+    spec_path.write_text(spec, "utf-8")
     old = os.umask(0o022)
     try:
-        subprocess.run([node, "-e", _WRITER, str(root), str(spec)], check=True)
+        subprocess.run([node, "-e", _WRITER, str(root), str(spec_path)], check=True)
     finally:
         os.umask(old)
-        spec.unlink()
+        spec_path.unlink()
     os.chmod(root, 0o755)
     return root
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """``source``'s folders and files under ``target``, each with its mode."""
+    target.mkdir(parents=True, exist_ok=True)
+    os.chmod(target, stat.S_IMODE(source.stat().st_mode))
+    for entry in sorted(source.iterdir()):
+        into = target / entry.name
+        if entry.is_dir():
+            _copy_tree(entry, into)
+        else:
+            shutil.copyfile(entry, into)
+            os.chmod(into, stat.S_IMODE(entry.stat().st_mode))
 
 
 def snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
