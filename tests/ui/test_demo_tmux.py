@@ -6,8 +6,11 @@ to read the screen. Skipped where tmux is not installed.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +29,7 @@ HANG_GUARD = 90.0  # seconds: only catches a hang, never a speed assertion
 
 class Tmux:
     def __init__(self, tmp_path: Path, width: int, height: int) -> None:
+        self.root = tmp_path
         self.socket = str(tmp_path / "tmux.sock")
         self.session = f"demo-{uuid.uuid4().hex[:6]}"
         self.width, self.height = width, height
@@ -70,6 +74,41 @@ class Tmux:
 
     def kill(self) -> None:
         self.run("kill-server")
+        stop_left_behind(self.root)
+
+
+def stop_left_behind(root: Path) -> None:
+    """End the teammate processes the test's dashboard left running under ``root``: they
+    outlive their dashboard by design (``teamdeck attach`` adopts them), and a resumed team's
+    went on after the test with the fork server that started them. Each is known by ``root``
+    in its command line or its environment (``HOME``: a forked teammate carries the fork
+    server's command line until it names itself). The dashboard is left to quit its own way
+    (the hangup: some tests check what it does then)."""
+    give_up = time.monotonic() + 10
+    while (left := _processes_under(root)) and time.monotonic() < give_up:
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def _processes_under(root: Path) -> list[int]:
+    """The teammate processes and fork servers whose command line or environment names
+    ``root``."""
+    found = []
+    mark = str(root).encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes()
+            if b"app.runtime.agent_main" not in argv and b"runners.forkserver" not in argv:
+                continue
+            if mark in argv or mark in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def digits(screen: str, status: str) -> list[str]:
