@@ -94,8 +94,9 @@ async def turn_waits() -> None:
         _waiters.add(waiter)
     try:
         if (left := remaining()) > 0:  # (not served meanwhile)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(waiter[1].wait(), left)
+            with contextlib.suppress(TimeoutError):  # (not wait_for: it can lose a cancel)
+                async with asyncio.timeout(left):
+                    await waiter[1].wait()
     finally:
         with _lock:
             _waiters.discard(waiter)
