@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -61,16 +62,20 @@ def team_home(root: Path, team: str, *members: str) -> Home:
     return home
 
 
-def desk_and_gpu(team: Team, root: Path) -> tuple[Home, Home, Relay, Relay]:
-    """The two machines of a relay test: the desk's home and relay (the lead's) and a "gpu"
-    machine's, ``gpu`` placed there. Their interval is an hour: a pass comes from a wake (or
+def desk_and_gpu(
+    team: Team, root: Path, *, desk_knows: tuple[str, ...] = ("gpu",), **options: Any
+) -> tuple[Home, Home, Relay, Relay]:
+    """The two machines of a relay test: the desk's home and relay (the lead's, its home
+    knowing ``desk_knows``) and a "gpu" machine's, ``gpu`` placed there. Their interval is an
+    hour unless ``options`` say otherwise (``Relay``'s keywords): a pass comes from a wake (or
     the test's own ``one_pass``), never from the clock."""
-    first = team_home(root / "first", team.name, "gpu")
+    options.setdefault("interval", 3600)
+    first = team_home(root / "first", team.name, *desk_knows)
     second = team_home(root / "second", team.name, "gpu")
     desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
-                 machine="desk-box", interval=3600)  # fmt: skip
+                 machine="desk-box", **options)  # fmt: skip
     gpu = Relay(second, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
-                machine="gpu-box", interval=3600)  # fmt: skip
+                machine="gpu-box", **options)  # fmt: skip
     desk.place("gpu", {"name": "gpu"}, "gpu-box")
     return first, second, desk, gpu
 

@@ -11,18 +11,12 @@ import psycopg
 
 from app.core.models import InboxMessage
 from app.engine.relay import Relay
-from tests.engine.pg import Engine, commits, team_home
+from tests.engine.pg import Engine, commits, desk_and_gpu
 
 
 def _relays(engine: Engine, tmp_path: Path) -> tuple[Relay, Relay, str]:
     team = engine.team(["gpu"])
-    first = team_home(tmp_path / "first", team.name, "gpu", "cpu")
-    second = team_home(tmp_path / "second", team.name, "gpu")
-    desk = Relay(first, team.name, team.desk_url, member="team-lead", desk=True, key=None,
-                 machine="desk-box", heartbeat=3600)  # fmt: skip
-    gpu = Relay(second, team.name, team.urls["gpu"], member="gpu", desk=False, key=None,
-                machine="gpu-box", heartbeat=3600)  # fmt: skip
-    desk.place("gpu", {"name": "gpu"}, "gpu-box")
+    _, _, desk, gpu = desk_and_gpu(team, tmp_path, desk_knows=("gpu", "cpu"), heartbeat=3600)
     return desk, gpu, team.name
 
 
