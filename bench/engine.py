@@ -3,13 +3,18 @@
     .venv/bin/python bench/engine.py [--messages N] [--tasks N] [--read N] [--rounds N]
 
 * **delivery**: a sender appends one message; a watcher of the recipient's inbox on another
-  connection (the engine: ``EngineFeed``, woken after the send's commit with the inbox's
-  number, in the send's round trip (schema version 7), no read; the files: ``Watcher``
-  through inotify, the writer using another ``Home`` so nothing reaches it in-process) hears
-  of it and reads it. Latency = just before the
-  append -> the message read by the watcher. N messages one after the other, the engine's,
-  bare PostgreSQL's and the files' by turns, message by message (others' runs load this
-  machine from one second to the next: each harness meets the same load).
+  connection hears of it and reads it (the engine: ``EngineFeed``, woken by the send's commit
+  with the inbox's number and the message's seq (schema version 9), then
+  ``EngineMailbox.since``, as a relay's pull reads; the files: ``Watcher`` through inotify,
+  then the unread entries; bare PostgreSQL: below). The sender runs in a process of its own,
+  as a teammate on another machine does (its own interpreter, its own connection or
+  ``Home``): latency = the sender's clock just before it calls the append -> the message read
+  by the watcher here (``time.perf_counter``: CLOCK_MONOTONIC, one clock for every process of
+  the machine; the stamp travels back by a pipe after the send, outside the timed span).
+  Until round 9 the sender ran in a thread of the watcher's process (``asyncio.to_thread``),
+  whose hop alone cost ~0.6 ms of every harness's figure. N messages one after the other,
+  the engine's, bare PostgreSQL's and the files' by turns, message by message (others' runs
+  load this machine from one second to the next: each harness meets the same load).
 * **claims**: 8 claimers (threads; in the engine each on its own role and connection) run a
   teammate's cycle until the board is empty: the task in hand completed and the next claimed
   (the engine: one call, ``claim_next(..., done=...)``, schema version 6; the files and bare
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -53,6 +59,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypeVar
 
@@ -100,80 +108,136 @@ class _Harness:
     async def stop(self) -> None: ...
 
 
-class _Watched(_Harness):
-    """A sender appends in a thread; a subscriber of a change feed reads on the news."""
+def _sender(kind: str, config: dict[str, str], pipe: Connection) -> None:
+    """A sender process (a teammate elsewhere): told ``i``, it stamps the clock, sends one
+    message and answers with the stamp; ``None`` ends it."""
+    send: Callable[[int], object]
+    if kind == "engine":
+        link = Link(config["url"], max_size=1)
+        box = EngineMailbox(link, config["team"])
+        send = lambda i: box.append("bob", InboxMessage(sender="alice", text=f"m{i}"))  # noqa: E731
+    elif kind == "files":
+        files = Home(Path(config["root"])).mailbox("bench")
+        send = lambda i: files.append("bob", InboxMessage(sender="alice", text=f"m{i}"))  # noqa: E731
+    else:
+        conn = psycopg.connect(config["url"], autocommit=True)
+        send = lambda i: conn.execute(BARE_SEND, (Jsonb({"text": f"m{i}"}),))  # noqa: E731
+    pipe.send("ready")
+    while (i := pipe.recv()) is not None:
+        stamp = time.perf_counter()
+        send(i)
+        pipe.send(stamp)
 
-    def __init__(self, agent: str) -> None:
-        self.agent = agent
+
+class _Remote(_Harness):
+    """A sender in a process of its own; this process watches and reads. The latency is the
+    sender's clock just before its append -> the message read here (``time.perf_counter``:
+    CLOCK_MONOTONIC, one clock for every process of the machine)."""
+
+    kind = ""
+
+    def __init__(self, config: dict[str, str]) -> None:
+        self.config = config
+        self.pipe: Connection | None = None
+        self.process: BaseProcess | None = None
+
+    async def start(self) -> None:
+        context = multiprocessing.get_context("spawn")  # this process has threads: no fork
+        self.pipe, theirs = context.Pipe()
+        self.process = context.Process(target=_sender, args=(self.kind, self.config, theirs))
+        self.process.start()
+        if not await asyncio.to_thread(self.pipe.poll, 60):
+            raise RuntimeError(f"the {self.kind} sender did not start")
+        self.pipe.recv()
+        await self.listen()
+
+    async def listen(self) -> None: ...
+
+    async def received(self, i: int) -> None:
+        """Until message ``i`` was read here."""
+        raise NotImplementedError
+
+    async def one(self, i: int) -> float:
+        assert self.pipe is not None
+        self.pipe.send(i)
+        await self.received(i)
+        read = time.perf_counter()
+        stamp = self.pipe.recv() if self.pipe.poll(0) else await asyncio.to_thread(self.pipe.recv)
+        return (read - float(stamp)) * 1000
+
+    async def stop(self) -> None:
+        if self.pipe is not None:
+            self.pipe.send(None)
+        if self.process is not None:
+            await asyncio.to_thread(self.process.join, 30)
+
+
+class _Watched(_Remote):
+    """A subscriber of a change feed reads on the news."""
+
+    def __init__(self, config: dict[str, str]) -> None:
+        super().__init__(config)
         self.got = asyncio.Event()
-        self.received = 0
+        self.received_count = 0
 
     def on(self, events: list[ChangeEvent]) -> None:
-        if any(isinstance(e, InboxChanged) and e.agent == self.agent for e in events):
-            self.received += self.take()
+        if any(isinstance(e, InboxChanged) and e.agent == "bob" for e in events):
+            self.received_count += self.take()
             self.got.set()
 
     def take(self) -> int:
         """Read what is new; how many."""
         raise NotImplementedError
 
-    def send(self, i: int) -> None:
-        raise NotImplementedError
-
-    async def one(self, i: int) -> float:
-        self.got.clear()
-        before = self.received
-        start = time.perf_counter()
-        await asyncio.to_thread(self.send, i)
-        while self.received == before:
+    async def received(self, i: int) -> None:
+        while self.received_count <= i:
             await self.got.wait()
             self.got.clear()
-        return (time.perf_counter() - start) * 1000
 
 
 class EngineDelivery(_Watched):
-    """The engine: ``EngineFeed`` woken after the send's commit, then the inbox's new
-    messages read (``EngineMailbox.since``), as a relay's pull reads them."""
+    """The engine: ``EngineFeed`` woken by the send's commit reads the inbox's new messages on
+    the connection that heard it (``fetch``) and hands them over (``take``), as to a relay's
+    pull (``EngineMailbox.since`` when it does not hold them all)."""
+
+    kind = "engine"
 
     def __init__(self, team: dict[str, str], name: str) -> None:
-        super().__init__("bob")
-        self.sender = Link(team["alice"], max_size=1)
+        super().__init__({"url": team["alice"], "team": name})
         self.reader = Link(team["bob"], max_size=1)
-        self.box_out = EngineMailbox(self.sender, name)
         self.box_in = EngineMailbox(self.reader, name)
         self.cursor = 0
-        self.feed = EngineFeed(team["bob"], name)
+        self.feed = EngineFeed(team["bob"], name, fetch={"bob"})
 
     def take(self) -> int:
-        new = self.box_in.since("bob", self.cursor)
+        new = self.feed.take("bob", self.cursor)
+        if new is None:
+            new = self.box_in.since("bob", self.cursor)
         if new:
             self.cursor = new[-1][0]
         return len(new)
 
-    def send(self, i: int) -> None:
-        self.box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}"))
-
-    async def start(self) -> None:
+    async def listen(self) -> None:
         self.feed.subscribe(self.on)
         await self.feed.start()
 
     async def stop(self) -> None:
+        await super().stop()
         await self.feed.stop()
-        self.sender.close()
         self.reader.close()
 
 
 class FileDelivery(_Watched):
-    """The files: ``Watcher`` through inotify, the writer using another ``Home`` so nothing
-    reaches it in-process."""
+    """The files: ``Watcher`` through inotify; the sender's own ``Home`` in its own process."""
+
+    kind = "files"
 
     def __init__(self, root: Path) -> None:
-        super().__init__("bob")
+        super().__init__({"root": str(root)})
         home = Home(root)
         home.teams.create("bench")
         for member in ("alice", "bob"):
             home.teams.add_member("bench", TeamMember(agent_id=f"{member}@bench", name=member))
-        self.box_out = Home(root).mailbox("bench")
         self.box_in = home.mailbox("bench")
         self.watcher = Watcher(home)
 
@@ -183,53 +247,52 @@ class FileDelivery(_Watched):
             self.box_in.mark_read("bob", [i for i, _ in unread], durable=False)
         return len(unread)
 
-    def send(self, i: int) -> None:
-        self.box_out.append("bob", InboxMessage(sender="alice", text=f"m{i}"))
-
-    async def start(self) -> None:
+    async def listen(self) -> None:
         self.watcher.subscribe(self.on)
         await self.watcher.start()
 
     async def stop(self) -> None:
+        await super().stop()
         await self.watcher.stop()
 
 
-class BareDelivery(_Harness):
+BARE_SEND = (
+    "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
+    " SELECT pg_notify('bench', id::text) FROM m"
+)
+
+
+class BareDelivery(_Remote):
     """An insert that notifies with its id; the listener reads the row by that id."""
 
+    kind = "bare"
+
     def __init__(self, admin_url: str) -> None:
-        self.url = admin_url
-        self.sender: psycopg.Connection | None = None
+        super().__init__({"url": admin_url})
         self.listener: psycopg.AsyncConnection | None = None
 
     async def start(self) -> None:
-        self.sender = psycopg.connect(self.url, autocommit=True)
-        self.sender.execute(
-            "CREATE TABLE IF NOT EXISTS bench_messages (id bigserial PRIMARY KEY, body jsonb)"
-        )
-        self.listener = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        with psycopg.connect(self.config["url"], autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS bench_messages (id bigserial PRIMARY KEY, body jsonb)"
+            )
+        await super().start()
+
+    async def listen(self) -> None:
+        self.listener = await psycopg.AsyncConnection.connect(self.config["url"], autocommit=True)
         await self.listener.execute("LISTEN bench")
 
-    async def one(self, i: int) -> float:
-        assert self.sender is not None and self.listener is not None
-        start = time.perf_counter()
-        await asyncio.to_thread(
-            self.sender.execute,
-            "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
-            " SELECT pg_notify('bench', id::text) FROM m",
-            (Jsonb({"text": f"m{i}"}),),
-        )
+    async def received(self, i: int) -> None:
+        assert self.listener is not None
         # The notes first: the generator holds the connection the read needs.
         notes = [n async for n in self.listener.notifies(stop_after=1)]
         cur = await self.listener.execute(
             "SELECT body FROM bench_messages WHERE id = %s", (int(notes[-1].payload),)
         )
         await cur.fetchone()
-        return (time.perf_counter() - start) * 1000
 
     async def stop(self) -> None:
-        if self.sender is not None:
-            self.sender.close()
+        await super().stop()
         if self.listener is not None:
             await self.listener.close()
 
@@ -557,11 +620,7 @@ def wire_counts(admin_url: str, count: int = 100) -> dict[str, float]:
             )
             before = wire.count
             for i in range(count):
-                conn.execute(
-                    "WITH m AS (INSERT INTO bench_messages (body) VALUES (%s) RETURNING id)"
-                    " SELECT pg_notify('bench', id::text) FROM m",
-                    (Jsonb({"text": f"m{i}"}),),
-                )
+                conn.execute(BARE_SEND, (Jsonb({"text": f"m{i}"}),))
             out["bare message"] = (wire.count - before) / count
             out["bare claim"] = 2.0  # the harness's claim, then its completion: two statements
     finally:
@@ -593,6 +652,9 @@ def main() -> int:
     parser.add_argument("--read", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--burst", type=int, default=400)
+    parser.add_argument(
+        "--delivery-only", action="store_true", help="the delivery's three harnesses only"
+    )
     args = parser.parse_args()
     if find_bin() is None:
         print("bench/engine.py needs PostgreSQL (apt-get install postgresql)")
@@ -616,6 +678,12 @@ def main() -> int:
         )
         engine_ms, bare_ms, file_ms = delivered["engine"], delivered["bare"], delivered["files"]
         print("  delivery done (engine, bare PostgreSQL and files by turns)", flush=True)
+        if args.delivery_only:
+            for label, ms in (("engine", engine_ms), ("bare", bare_ms), ("files", file_ms)):
+                print(f"{label:<8} p50 {statistics.median(ms):6.2f}  p99 {pct(ms, 99):6.2f} ms")
+            times = statistics.median(engine_ms) / statistics.median(bare_ms)
+            print(f"engine / bare p50: {times:.2f}; load after: {os.getloadavg()[0]:.2f}")
+            return 0
         per = min(args.messages, 100)  # counted apart: the counts are the server's, all of it
         name, urls = make_team(admin_url, ["alice", "bob"])
         _, e_dcount = counted(

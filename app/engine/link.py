@@ -212,6 +212,33 @@ class Link:
 
         return self.run(call)
 
+    def call(
+        self,
+        sql: str,
+        params: Sequence[Any] | Mapping[str, Any],
+        *,
+        row_factory: RowFactory[Any] = tuple_row,
+    ) -> list[Any]:
+        """The rows of one statement that wakes the watchers itself, inside its transaction
+        (schema version 9: ``teamdeck.send``; PostgreSQL delivers the notification once the
+        transaction committed), committed: one prepared statement of the extended protocol on
+        an autocommit connection, so its own transaction, and no wake behind it. In this
+        thread's :meth:`batch`: as :meth:`write` (a savepoint; the batch's commit delivers).
+
+        Beside :meth:`write`'s four statements in the simple protocol (the parameters bound by
+        the client, the wake a transaction of its own after the commit), measured on the
+        delivery path (``bench/engine.py``, by turns in one run): see the README's figures."""
+        held = self._held()
+        if held is not None:
+            return self._in_batch(lambda: held.write(sql, params, row_factory))
+
+        def one(conn: psycopg.Connection) -> list[Any]:
+            with conn.cursor(row_factory=row_factory) as cur:
+                cur.execute(sql, params, prepare=True)
+                return cur.fetchall()
+
+        return self.run(one)
+
     def wake_again(self, *payloads: str) -> None:
         """Wake the watchers for changes committed before (a retried write that finds its
         first attempt done: that attempt's wake may have been lost with the link), as a

@@ -4,8 +4,8 @@ A send is one call of ``teamdeck.send`` (schema version 4) with a fresh uuid, re
 the same uuid while the link is down (``ON CONFLICT DO NOTHING``): delivered once however often
 it is retried. The server sets the inbox's order (``seq``) and checks the sender is the role's
 own member name; the wake carries the inbox's number and the seq (a watcher learns which inbox
-grew without a read) and leaves in the send's round trip, after its commit
-(``Link.write``, schema version 7).
+grew without a read) and is notified inside the send's transaction, delivered by its commit
+(``Link.call``, schema version 9).
 """
 
 from __future__ import annotations
@@ -27,10 +27,19 @@ _READ = "SELECT seq, body::text, read FROM teamdeck.messages WHERE team = %s AND
 loader would parse it into dicts first: a third of a 100,000-message read)."""
 
 
+SINCE = "SELECT seq, body, read FROM teamdeck.inbox_since(%s, %s, %s)"
+"""An inbox's messages after a seq (schema version 8: its plan kept for the session)."""
+
+
 def _message(body: str, read: bool) -> InboxMessage:
     message = InboxMessage.model_validate_json(body)
     message.read = read
     return message
+
+
+def numbered(rows: Sequence[tuple[int, str, bool]]) -> list[tuple[int, InboxMessage]]:
+    """``SINCE``'s rows as (seq, message)."""
+    return [(seq, _message(body, read)) for seq, body, read in rows]
 
 
 class EngineMailbox:
@@ -82,7 +91,7 @@ class EngineMailbox:
         """Deliver to ``agent`` (no membership check here: the server checks it); ``False``
         if this uuid was delivered before (a retry after a lost acknowledgement)."""
         key = uuid or str(uuidlib.uuid4())
-        rows = self.link.write(
+        rows = self.link.call(
             "SELECT inbox, seq, fresh FROM teamdeck.send(%s, %s, %s, %s, %s)",
             (self.team, agent, key, message.sender, Jsonb(message.to_json_dict())),
         )
@@ -106,13 +115,9 @@ class EngineMailbox:
         wake says the inbox grew (``teamdeck.inbox_since``, schema version 8: by the inbox's
         key, under the caller's policies, its plan kept for the session)."""
         rows = self.link.read(
-            lambda c: c.execute(
-                "SELECT seq, body, read FROM teamdeck.inbox_since(%s, %s, %s)",
-                (self.team, agent, cursor),
-                prepare=True,
-            ).fetchall()
+            lambda c: c.execute(SINCE, (self.team, agent, cursor), prepare=True).fetchall()
         )
-        return [(seq, _message(body, read)) for seq, body, read in rows]
+        return numbered(rows)
 
     def unread(self, agent: str) -> list[tuple[int, InboxMessage]]:
         rows = self.link.run(

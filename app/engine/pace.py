@@ -22,13 +22,14 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TypeVar
 
 import psycopg
 
 from app.core.events import AgentLogChanged, ChangeEvent
 from app.core.home import Home
+from app.core.models import InboxMessage
 from app.core.watch import Watcher
 from app.engine.link import Link
 from app.engine.watch import EngineFeed
@@ -124,13 +125,18 @@ async def stop_within(stop: Awaitable[None], what: str) -> bool:
 
 class Pace:
     """When a relay's next pass is due: the engine's feed and the home's files' watcher
-    (started by the first :meth:`pause`), or ``interval`` seconds."""
+    (started by the first :meth:`pause`), or ``interval`` seconds. The feed reads the new
+    messages of the inboxes in ``fetch`` (this machine's) on the connection that heard their
+    wake; the pass's pull takes them (:meth:`take`)."""
 
-    def __init__(self, home: Home, team: str, url: str, interval: float) -> None:
+    def __init__(
+        self, home: Home, team: str, url: str, interval: float, *, fetch: Collection[str] = ()
+    ) -> None:
         self.home = home
         self.team = team
         self.url = url
         self.interval = interval
+        self.fetch = frozenset(fetch)
         self.watching: list[EngineFeed | Watcher] = []
         self.pausing = False
         """Whether :meth:`pause` waits for a wake now."""
@@ -185,7 +191,7 @@ class Pace:
         started = {type(source) for source in self.watching}
         wanted: list[EngineFeed | Watcher] = []
         if EngineFeed not in started:
-            wanted.append(EngineFeed(self.url, self.team))
+            wanted.append(EngineFeed(self.url, self.team, fetch=self.fetch))
         if Watcher not in started:
             wanted.append(Watcher(self.home, agent_logs=False))
         for source in wanted:
@@ -203,6 +209,15 @@ class Pace:
                 await stop_within(source.stop(), what)
                 raise
             self.watching.append(source)
+
+    def take(self, agent: str, after: int) -> list[tuple[int, InboxMessage]] | None:
+        """The messages of ``agent``'s inbox after seq ``after`` as the feed read them
+        (``EngineFeed.take``); ``None`` when the feed is not running or does not hold them
+        all (the pull reads them itself). Safe from the pass's thread."""
+        for source in list(self.watching):
+            if isinstance(source, EngineFeed):
+                return source.take(agent, after)
+        return None
 
     async def unwatch(self) -> None:
         """Stop the feed and the files' watcher :meth:`pause` started (each within

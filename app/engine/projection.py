@@ -98,6 +98,9 @@ class Projection:
     """This home's team key: signed frames cross as the engine's word (module docstring)."""
     arriving: Callable[[str, InboxMessage], None] | None = None
     """Called with each message before it is appended to a local inbox file."""
+    ready: Callable[[str, int], list[tuple[int, InboxMessage]] | None] | None = None
+    """The messages of a local inbox after a seq, as the engine's feed read them on its
+    wake (``Pace.take``), or ``None``: :meth:`pull` reads them itself then."""
     mirrors: bool = False
     """The desk's: :meth:`mirror` copies what remote members send each other here (an entry
     in a remote member's file from another remote member is then not counted as refused)."""
@@ -136,7 +139,9 @@ class Projection:
         copied = 0
         for name in sorted(self.local):
             start = cursors["pulled"].get(name, 0)
-            new = engine.since(name, start)
+            new = self.ready(name, start) if self.ready is not None else None
+            if new is None:
+                new = engine.since(name, start)
             if not new:
                 continue
             seen = {(m.sender, m.timestamp, m.text) for m in files.read(name)}

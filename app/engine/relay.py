@@ -122,7 +122,8 @@ class Relay:
         self._beaten = 0.0
         self._known: set[str] = set()
         """Members :meth:`_know_members` added (or tried to) to this home's config."""
-        self.pace = Pace(home, team, url, interval)
+        self.pace = Pace(home, team, url, interval, fetch=local)
+        self.projection.ready = self.pace.take
 
     # ------------------------------------------------------------------ members
 

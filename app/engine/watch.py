@@ -13,7 +13,14 @@ a number that stays unknown is another's and is then ignored). Nothing is lost w
 the link is down:
 on every (re)connect the feed catches up with ``seq > cursor`` for each inbox it can see (the
 inbox counters), and with the tasks' versions; the same sweep runs every ``SWEEP`` seconds,
-for a wake lost with its writer (``app.engine.link.wake`` notifies after the commit).
+for a wake lost with its writer (a task's wake, ``app.engine.link``, is notified after the
+commit, in a transaction of its own).
+
+The inboxes named in ``fetch`` (a machine's own members') are read by the feed itself, on the
+connection that heard the wake (schema version 9: a send's wake, delivered by its commit,
+names the inbox and the seq): the backend just woken reads the new rows through the role's
+policies (``teamdeck.inbox_since``), and :meth:`EngineFeed.take` hands them to the reader (a
+relay's pull), which then needs no round trip of its own on another, idle connection.
 """
 
 from __future__ import annotations
@@ -21,19 +28,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import psycopg
 
 from app.core.events import ChangeEvent, InboxChanged, TaskChanged, TeamChanged
+from app.core.models import InboxMessage
 from app.core.store import Callback
 from app.engine.link import CHANNEL
+from app.engine.messages import SINCE, numbered
 
 log = logging.getLogger(__name__)
 
 SWEEP = 5.0
 """Seconds between two catch-ups while the link is up."""
+KEEP = 1000
+"""Messages :meth:`EngineFeed.take` can hand out per fetched inbox (the latest; an older one
+is read again by the reader, ``EngineMailbox.since``)."""
 STOP_WAIT = 10.0
 """Seconds :meth:`EngineFeed.stop` waits for its cancelled task (a query being cancelled on
 the server, say) before it leaves it behind, with a log line."""
@@ -43,11 +56,24 @@ class EngineFeed:
     """Changes of one team as one role sees them, delivered to subscribers as lists of
     ``ChangeEvent`` (as ``app.core.watch.Watcher`` delivers the files')."""
 
-    def __init__(self, url: str, team: str, *, retry: float = 0.2, sweep: float = SWEEP) -> None:
+    def __init__(
+        self,
+        url: str,
+        team: str,
+        *,
+        retry: float = 0.2,
+        sweep: float = SWEEP,
+        fetch: Collection[str] = (),
+    ) -> None:
         self.url = url
         self.team = team
         self.retry = retry
         self.sweep = sweep
+        self.fetch = frozenset(fetch)
+        """The inboxes whose new messages the feed reads itself (:meth:`take`)."""
+        self.fetched: dict[str, list[tuple[int, InboxMessage]]] = {}
+        self.fetches = 0
+        self._held = threading.Lock()  # take() runs in a relay's pass thread
         self.cursors: dict[str, int] = {}  # inbox -> last seq read
         self.inboxes: dict[int, str] = {}  # inbox number -> name, for the inboxes seen
         self.others: set[int] = set()  # inbox numbers this role cannot see
@@ -65,6 +91,24 @@ class EngineFeed:
                 self._callbacks.remove(callback)
 
         return unsubscribe
+
+    def take(self, agent: str, after: int) -> list[tuple[int, InboxMessage]] | None:
+        """The messages of ``agent``'s inbox (one in ``fetch``) after seq ``after`` that the
+        feed read, in order (empty: it read none since: if one came, its wake is on the way,
+        and the feed's report of it follows); ``None`` when the feed does not hold every one
+        of them (not running, never read, older than the ``KEEP`` it keeps, or a row that is
+        no message): the caller reads them itself. What is handed out is forgotten by the
+        feed. Safe from any thread."""
+        if not self.running or agent not in self.fetch:
+            return None
+        with self._held:
+            if self.cursors.get(agent, 0) <= after:
+                return []
+            held = self.fetched.get(agent, [])
+            if not held or held[0][0] > after + 1:
+                return None
+            self.fetched[agent] = []
+        return [(seq, message) for seq, message in held if seq > after]
 
     @property
     def running(self) -> bool:
@@ -176,7 +220,11 @@ class EngineFeed:
             await self._inboxes(conn)
             if inbox not in self.inboxes and len(self.others) < 100_000:
                 self.others.add(inbox)
-        elif name is not None and int(seq) > self.cursors.get(name, 0):
+        elif (
+            name is not None
+            and int(seq) > self.cursors.get(name, 0)
+            and (name not in self.fetch or await self._fetch(conn, name))
+        ):
             self._emit([InboxChanged(self.team, name)])
 
     async def _inboxes(self, conn: psycopg.AsyncConnection) -> None:
@@ -187,9 +235,35 @@ class EngineFeed:
         for inbox, name, last in await cur.fetchall():
             self.inboxes[inbox] = name
             if last > self.cursors.get(name, 0):
-                self.cursors[name] = last
+                if name in self.fetch and self._primed:
+                    await self._fetch(conn, name)
+                self.cursors[name] = max(last, self.cursors.get(name, 0))
                 events.append(InboxChanged(self.team, name))
         self._emit(events)
+
+    async def _fetch(self, conn: psycopg.AsyncConnection, name: str) -> bool:
+        """Read ``name``'s messages past the cursor into what :meth:`take` hands out (the
+        latest ``KEEP``); whether there were any. A row that is no message (a role may insert
+        any body directly) empties what is held: :meth:`take` leaves the read to the caller,
+        which meets that row as it always did."""
+        cur = await conn.execute(SINCE, (self.team, name, self.cursors.get(name, 0)), prepare=True)
+        rows = await cur.fetchall()
+        self.fetches += 1
+        if not rows:
+            return False
+        try:
+            new = numbered(rows)
+        except ValueError:
+            new = []
+        with self._held:
+            held = self.fetched.setdefault(name, [])
+            if new:
+                held.extend(new)
+                del held[:-KEEP]
+            else:
+                held.clear()
+            self.cursors[name] = rows[-1][0]
+        return True
 
     async def _tasks(self, conn: psycopg.AsyncConnection, task_id: int | None = None) -> None:
         """The tasks whose version moved: the one a wake names (the id may be another

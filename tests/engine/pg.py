@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from app.core import Home
 from app.core.models import TeamMember
@@ -78,6 +79,28 @@ def desk_and_gpu(
                 machine="gpu-box", **options)  # fmt: skip
     desk.place("gpu", {"name": "gpu"}, "gpu-box")
     return first, second, desk, gpu
+
+
+def quiet_message(admin_url: str, team: str, recipient: str, sender: str, text: str = "") -> None:
+    """A message committed whose wake no watcher heard (a feed's link down at that moment):
+    numbered as ``teamdeck.send`` numbers, written with its numbers so no trigger notifies."""
+    with psycopg.connect(admin_url) as conn:  # one transaction
+        row = conn.execute(
+            "INSERT INTO teamdeck.inboxes AS i (team, name, last_seq) VALUES (%s, %s, 1)"
+            " ON CONFLICT (team, name) DO UPDATE SET last_seq = i.last_seq + 1"
+            " RETURNING id, last_seq",
+            (team, recipient),
+        ).fetchone()
+        assert row is not None
+        conn.execute(
+            "INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body, seq, inbox)"
+            " VALUES (%s, %s, gen_random_uuid(), %s, %s, %s, %s)",
+            (team, recipient, sender, Jsonb(_entry(sender, text)), row[1], row[0]),
+        )
+
+
+def _entry(sender: str, text: str) -> dict[str, str]:
+    return {"from": sender, "text": text, "timestamp": "2026-01-01T00:00:00.000Z"}
 
 
 @dataclass

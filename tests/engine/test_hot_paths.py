@@ -19,7 +19,7 @@ from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.tasks import EngineTasks
 from app.engine.watch import EngineFeed
-from tests.engine.pg import Engine
+from tests.engine.pg import Engine, quiet_message
 
 
 def _send(url: str, team: str, recipient: str, sender: str, key: uuid.UUID) -> tuple[object, ...]:
@@ -133,12 +133,7 @@ async def test_a_forged_wake_of_an_inbox_hides_no_later_message(engine: Engine) 
             await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text="second"))
             await _until(lambda: InboxChanged(team.name, "bob") in seen)  # woken
             seen.clear()
-            with psycopg.connect(engine.admin_url, autocommit=True) as conn:  # a writer that
-                conn.execute(  # died between its commit and its wake
-                    "INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body)"
-                    " VALUES (%s, 'bob', gen_random_uuid(), 'alice', '{}')",
-                    (team.name,),
-                )
+            quiet_message(engine.admin_url, team.name, "bob", "alice")  # its wake unheard
             await _until(lambda: InboxChanged(team.name, "bob") in seen)  # swept
         finally:
             await feed.stop()

@@ -20,7 +20,7 @@ from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.tasks import CLAIM_NEXT, EngineTasks
 from app.engine.watch import EngineFeed
-from tests.engine.pg import Engine
+from tests.engine.pg import Engine, quiet_message
 
 
 def _claim_pages(engine: Engine, tasks: int) -> int:
@@ -122,13 +122,9 @@ async def test_a_write_whose_wake_never_came_is_found_by_the_sweep(engine: Engin
     feed.subscribe(seen.extend)
     await feed.start()
     try:
+        quiet_message(engine.admin_url, team.name, "bob", "team-lead")  # its wake unheard
         with psycopg.connect(engine.admin_url, autocommit=True) as conn:  # a writer that died
             conn.execute(  # between its commit and its wake
-                "INSERT INTO teamdeck.messages (team, recipient, uuid, sender, body)"
-                " VALUES (%s, 'bob', gen_random_uuid(), 'team-lead', '{}')",
-                (team.name,),
-            )
-            conn.execute(
                 "INSERT INTO teamdeck.tasks (team, subject) VALUES (%s, 'quiet')", (team.name,)
             )
         await _until(lambda: InboxChanged(team.name, "bob") in seen)

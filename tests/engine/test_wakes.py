@@ -1,16 +1,15 @@
-"""Schema version 7's wakes: a write records what it changed in its own session, and
+"""Schema version 7's wakes: a write of a task records what it changed in its own session, and
 ``teamdeck.wake()`` notifies it after the commit, in the write's round trip. What one session
 records never reaches another's wake (a hostile agent cannot make the desk's wake carry its
-payloads), a write that rolls back leaves nothing to wake, and the wake is never notified
-inside the write's transaction (the notify lock would be held through the commit's flush)."""
+payloads), a write that rolls back leaves nothing to wake. A send (schema version 9) records
+nothing: it notifies inside its own transaction (``tests/engine/test_send_commit.py``)."""
 
 from __future__ import annotations
 
 import psycopg
 
-from app.core.models import InboxMessage
 from app.engine.link import Link
-from app.engine.messages import EngineMailbox
+from app.engine.tasks import EngineTasks
 from tests.engine.pg import Engine, commits
 
 
@@ -45,31 +44,37 @@ def test_a_hostile_sessions_wakes_stay_its_own_and_a_rolled_back_write_wakes_not
         else:
             raise AssertionError("a forged sender was accepted")
         assert _due(mallory) == ""
-        # A send that rolls back after it was made wakes nothing either.
+        # A send records nothing in the session (schema version 9: it notifies in its own
+        # transaction), and a task's write that rolls back leaves nothing to wake.
         with mallory.transaction(force_rollback=True):
             mallory.execute(
                 "SELECT teamdeck.send(%s, 'alice', gen_random_uuid(), 'mallory', '{}'::jsonb)",
                 (team.name,),
             )
-            assert _due(mallory).startswith("m:")
+            assert _due(mallory) == ""
+            mallory.execute("INSERT INTO teamdeck.tasks (team, subject) VALUES (%s, 't')",
+                            (team.name,))  # fmt: skip
+            assert _due(mallory).startswith("t:")
         assert _due(mallory) == ""
 
 
-def test_a_send_wakes_after_its_commit_in_a_transaction_of_its_own(engine: Engine) -> None:
+def test_a_tasks_write_wakes_after_its_commit_in_a_transaction_of_its_own(
+    engine: Engine,
+) -> None:
     team = engine.team(["alice", "bob"])
     with (
         Link(team.urls["alice"], max_size=1) as link,
         psycopg.connect(team.urls["bob"], autocommit=True) as bob,
     ):
         bob.execute("LISTEN teamdeck")
-        box = EngineMailbox(link, team.name)
+        board = EngineTasks(link, team.name)
         with commits(engine.admin_url) as counted:
-            box.append("bob", InboxMessage(sender="alice", text="one"))
+            board.create("one")
         notes = list(bob.notifies(timeout=10, stop_after=1))
-        assert len(notes) == 1 and notes[0].payload.startswith("m:")
-        # The send's commit wrote the message; the wake's, nothing: two transactions.
+        assert len(notes) == 1 and notes[0].payload.startswith("t:")
+        # The write's commit wrote the task; the wake's, nothing: two transactions.
         assert (counted.data, counted.bare) == (1, 1)
-        assert link.run(_due) == ""  # nothing left to wake on the sender's session
+        assert link.run(_due) == ""  # nothing left to wake on the writer's session
 
 
 def test_a_wake_notifies_one_payload_as_it_is_and_a_list_each_id_once(engine: Engine) -> None:
