@@ -153,15 +153,14 @@ class _Remote(_Harness):
 
     async def listen(self) -> None: ...
 
-    async def received(self, i: int) -> None:
-        """Until message ``i`` was read here."""
+    async def received(self, i: int) -> float:
+        """Until message ``i`` was read here; when it was (``time.perf_counter``)."""
         raise NotImplementedError
 
     async def one(self, i: int) -> float:
         assert self.pipe is not None
         self.pipe.send(i)
-        await self.received(i)
-        read = time.perf_counter()
+        read = await self.received(i)
         stamp = self.pipe.recv() if self.pipe.poll(0) else await asyncio.to_thread(self.pipe.recv)
         return (read - float(stamp)) * 1000
 
@@ -173,26 +172,32 @@ class _Remote(_Harness):
 
 
 class _Watched(_Remote):
-    """A subscriber of a change feed reads on the news."""
+    """A subscriber of a change feed reads on the news (in the feed's callback: the message
+    is read when the callback's read returns)."""
 
     def __init__(self, config: dict[str, str]) -> None:
         super().__init__(config)
         self.got = asyncio.Event()
         self.received_count = 0
+        self.read_at = 0.0
 
     def on(self, events: list[ChangeEvent]) -> None:
         if any(isinstance(e, InboxChanged) and e.agent == "bob" for e in events):
-            self.received_count += self.take()
-            self.got.set()
+            count = self.take()
+            if count:
+                self.read_at = time.perf_counter()
+                self.received_count += count
+                self.got.set()
 
     def take(self) -> int:
         """Read what is new; how many."""
         raise NotImplementedError
 
-    async def received(self, i: int) -> None:
+    async def received(self, i: int) -> float:
         while self.received_count <= i:
             await self.got.wait()
             self.got.clear()
+        return self.read_at
 
 
 class EngineDelivery(_Watched):
@@ -282,7 +287,7 @@ class BareDelivery(_Remote):
         self.listener = await psycopg.AsyncConnection.connect(self.config["url"], autocommit=True)
         await self.listener.execute("LISTEN bench")
 
-    async def received(self, i: int) -> None:
+    async def received(self, i: int) -> float:
         assert self.listener is not None
         # The notes first: the generator holds the connection the read needs.
         notes = [n async for n in self.listener.notifies(stop_after=1)]
@@ -290,6 +295,7 @@ class BareDelivery(_Remote):
             "SELECT body FROM bench_messages WHERE id = %s", (int(notes[-1].payload),)
         )
         await cur.fetchone()
+        return time.perf_counter()
 
     async def stop(self) -> None:
         await super().stop()
