@@ -35,8 +35,9 @@ CHANNEL = "teamdeck"
 
 WAKE_DUE = "SELECT teamdeck.wake()"
 """Wake the watchers (``app.engine.watch``) for what this session's writes changed, once they
-committed: schema version 7's triggers record it (``m:<inbox>:<seq>``, ``t:<task id>``; ids
-only), ``teamdeck.wake()`` notifies it in a transaction of its own.
+committed: schema version 7's triggers record it (``t:<task id>``; ids only; a send notifies
+inside its own transaction since version 9, :meth:`Link.call`), ``teamdeck.wake()`` notifies it
+in a transaction of its own.
 
 Not a notifying trigger in the write's transaction: PostgreSQL holds one lock per database
 from a notifying transaction's commit to its end, the flush to disk included, so notifying
