@@ -100,16 +100,14 @@ class EngineFeed:
 
     def take(self, agent: str, after: int) -> list[tuple[int, InboxMessage]] | None:
         """The messages of ``agent``'s inbox (one in ``fetch``) after seq ``after`` that the
-        feed read, in order (empty: it read none since: if one came, its wake is on the way,
-        and the feed's report of it follows); ``None`` when the feed does not hold every one
-        of them (not running, never read, older than the ``KEEP`` it keeps, or a row that is
-        no message): the caller reads them itself. What is handed out is forgotten by the
+        feed read, in order; ``None`` when it holds none of them, or not every one (not
+        running, never read, older than the ``KEEP`` it keeps, or a row that is no message):
+        the caller reads them itself (a feed whose link is down, or whose wake is still on
+        the way, holds nothing a reader would miss). What is handed out is forgotten by the
         feed. Safe from any thread."""
         if not self.running or agent not in self.fetch:
             return None
         with self._held:
-            if self.cursors.get(agent, 0) <= after:
-                return []
             held = self.fetched.get(agent, [])
             if not held or held[0][0] > after + 1:
                 return None

@@ -19,9 +19,10 @@ from app.core.events import ChangeEvent, InboxChanged
 from app.core.models import InboxMessage
 from app.engine.link import Link
 from app.engine.messages import EngineMailbox
+from app.engine.projection import Projection
 from app.engine.watch import EngineFeed
 from bench.roundtrips import RoundTrips
-from tests.engine.pg import Engine, commits, desk_and_gpu, quiet_message
+from tests.engine.pg import Engine, commits, desk_and_gpu, quiet_message, team_home
 
 SEND = "SELECT inbox, seq, fresh FROM teamdeck.send(%s, %s, %s, %s, %s)"
 
@@ -152,7 +153,7 @@ async def test_the_feed_reads_a_woken_inbox_itself_and_hands_it_over_once(
         await feed.start()
         try:
             assert feed.take("bob", 0) is None  # sent before the feed listened: not held
-            assert feed.take("bob", 1) == []  # nothing new
+            assert feed.take("bob", 1) is None  # nothing held: the reader reads
             for text in ("one", "two"):
                 seen.clear()
                 await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text=text))
@@ -160,8 +161,7 @@ async def test_the_feed_reads_a_woken_inbox_itself_and_hands_it_over_once(
             assert feed.fetches == 2  # one read per wake, on the feed's connection
             got = feed.take("bob", 1)
             assert got is not None and [(s, m.text) for s, m in got] == [(2, "one"), (3, "two")]
-            assert feed.take("bob", 3) == []
-            assert feed.take("bob", 2) is None  # handed out: the caller reads it itself
+            assert feed.take("bob", 3) is None  # handed out: the caller reads it itself
             # A row a role inserted directly that is no message: left to the caller's read,
             # and the feed goes on.
             seen.clear()
@@ -200,37 +200,66 @@ async def test_a_fetched_inbox_whose_wake_went_unheard_is_read_by_the_sweep(
         await feed.stop()
 
 
-async def test_a_relays_pull_takes_what_its_feed_read(
+async def test_a_pull_takes_what_the_feed_read_and_reads_the_rest_itself(
     engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     team = engine.team(["gpu"])
-    first, second, desk, gpu = desk_and_gpu(team, tmp_path)
-    reads: list[str] = []
+    home = team_home(tmp_path / "gpu", team.name, "gpu")
+    reads: list[int] = []
     since = EngineMailbox.since
 
     def counted(box: EngineMailbox, agent: str, cursor: int) -> list[tuple[int, InboxMessage]]:
-        if box.link is gpu.link:
-            reads.append(agent)
+        reads.append(cursor)
         return since(box, agent, cursor)
 
     monkeypatch.setattr(EngineMailbox, "since", counted)
+    seen: list[ChangeEvent] = []
+    feed = EngineFeed(team.urls["gpu"], team.name, sweep=3600, fetch={"gpu"})
+    feed.subscribe(seen.extend)
+    with Link(team.desk_url) as desk, Link(team.urls["gpu"]) as link:
+        lead = EngineMailbox(desk, team.name)
+        lead.append("gpu", InboxMessage(sender="team-lead", text="before"))
+        pull = Projection(home, team.name, {"gpu"}, link, ready=feed.take)
+        await feed.start()
+        try:
+            assert await asyncio.to_thread(pull.pull) == 1  # not held by the feed: read
+            assert reads == [0]
+            for text in ("train it", "then test it"):
+                seen.clear()
+                lead.append("gpu", InboxMessage(sender="team-lead", text=text))
+                await _until(lambda: InboxChanged(team.name, "gpu") in seen)
+            assert await asyncio.to_thread(pull.pull) == 2
+            assert reads == [0]  # taken from the feed: no read of its own
+            assert await asyncio.to_thread(pull.pull) == 0  # nothing held: it reads
+            assert reads == [0, 3]
+        finally:
+            await feed.stop()
+    texts = [m.text for m in home.mailbox(team.name).read("gpu")]
+    assert texts == ["before", "train it", "then test it"]
+
+
+async def test_a_relays_feed_reads_its_machines_inboxes_for_its_pull(
+    engine: Engine, tmp_path: Path
+) -> None:
+    team = engine.team(["gpu"])
+    first, second, desk, gpu = desk_and_gpu(team, tmp_path)
     runs = [asyncio.create_task(r.run()) for r in (desk, gpu)]
     try:
-        await _until(
-            lambda: desk.passes and gpu.passes and len(desk.pace.watching) == 2
-            and len(gpu.pace.watching) == 2
-        )  # fmt: skip
-        reads.clear()
-        for text in ("train it", "then test it"):
-            first.mailbox(team.name).send("gpu", InboxMessage(sender="team-lead", text=text))
-            await _until(
-                lambda t=text: t in [m.text for m in second.mailbox(team.name).read("gpu")]
-            )
+        await _until(lambda: len(desk.pace.watching) == 2 and len(gpu.pace.watching) == 2)
+        feeds = [
+            source.fetch
+            for relay in (desk, gpu)
+            for source in relay.pace.watching
+            if isinstance(source, EngineFeed)
+        ]
+        assert feeds == [frozenset({"team-lead", "user"}), frozenset({"gpu"})]
+        assert gpu.projection.ready == gpu.pace.take
+        first.mailbox(team.name).send("gpu", InboxMessage(sender="team-lead", text="train it"))
+        await _until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
     finally:
         for run in runs:
             run.cancel()
         await asyncio.gather(*runs, return_exceptions=True)
         for relay in (desk, gpu):
             relay.close()
-    assert [m.text for m in second.mailbox(team.name).read("gpu")] == ["train it", "then test it"]
-    assert reads == []  # the gpu machine's pulls took both from its feed
+    assert [m.text for m in second.mailbox(team.name).read("gpu")] == ["train it"]
