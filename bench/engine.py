@@ -1,16 +1,18 @@
 """The PostgreSQL engine beside the file store, in the same run on the same machine.
 
     .venv/bin/python bench/engine.py [--messages N] [--tasks N] [--read N] [--rounds N]
+                                     [--delivery-only]
 
 * **delivery**: a sender appends one message; a watcher of the recipient's inbox on another
   connection hears of it and reads it (the engine: ``EngineFeed``, woken by the send's commit
-  with the inbox's number and the message's seq (schema version 9), then
-  ``EngineMailbox.since``, as a relay's pull reads; the files: ``Watcher`` through inotify,
-  then the unread entries; bare PostgreSQL: below). The sender runs in a process of its own,
-  as a teammate on another machine does (its own interpreter, its own connection or
-  ``Home``): latency = the sender's clock just before it calls the append -> the message read
-  by the watcher here (``time.perf_counter``: CLOCK_MONOTONIC, one clock for every process of
-  the machine; the stamp travels back by a pipe after the send, outside the timed span).
+  with the inbox's number and the message's seq (schema version 9), reads the new messages on
+  the connection that heard it and hands them over (``fetch``, ``take``), as to a relay's pull;
+  the files: ``Watcher`` through inotify, then the unread entries; bare PostgreSQL: below).
+  The sender runs in a process of its own, as a teammate on another machine does (its own
+  interpreter, its own connection or ``Home``): latency = the sender's clock just before it
+  calls the append -> the message read by the watcher here, when the watcher's read returns
+  (``time.perf_counter``: CLOCK_MONOTONIC, one clock for every process of the machine; the
+  stamp travels back by a pipe after the send, outside the timed span).
   Until round 9 the sender ran in a thread of the watcher's process (``asyncio.to_thread``),
   whose hop alone cost ~0.6 ms of every harness's figure. N messages one after the other,
   the engine's, bare PostgreSQL's and the files' by turns, message by message (others' runs
