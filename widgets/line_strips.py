@@ -10,9 +10,11 @@ from when they were drawn, and each was made this way (bench/live.py ``--sizes 5
 ``line_strip`` makes the same segments directly: Rich splits the line at its spans, each piece's
 style is converted as Textual converts a span's (``Style.from_rich_style`` with the app's ANSI
 theme, over the widget's visual style, with the ``offset`` meta text selection uses). A line
-it cannot promise to make the same way is left to Textual (``None``): a style on the whole
-text, a link, a wider line than the room, or a widget whose text is being selected or aligned.
-tests/ui/test_ui_line_strips.py compares both on every panel line, in each theme.
+it cannot promise to make the same way is left to Textual (``None``): a link, a line wider
+than the room, or a widget whose text is being selected or aligned. (A whole text's style is
+a span under the others, as Textual takes it.)
+tests/ui/test_ui_line_strips.py compares both on every panel line and every pane row, in each
+theme.
 """
 
 from __future__ import annotations
@@ -23,17 +25,20 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style as RichStyle
 from rich.terminal_theme import TerminalTheme
-from rich.text import Text
+from rich.text import Span, Text
 from textual.strip import Strip
 from textual.style import Style
 from textual.widget import Widget
 
 
-def line_strip(widget: Widget, line: Text, width: int, style: Style) -> Strip | None:
+def line_strip(widget: Widget, line: Text, width: int, style: Style, y: int = 0) -> Strip | None:
     """``line`` drawn over ``style`` as ``Visual.to_strips(widget, visualize(widget, line),
-    width, 1, style)[0]`` draws it, or ``None`` where only Textual can say."""
-    if line.style or "\n" in line.plain or cell_len(line.plain) > width:
+    width, 1, style)[0]`` draws it (as row ``y`` of a text of several rows: the offset text
+    selection reads), or ``None`` where only Textual can say."""
+    if "\n" in line.plain or cell_len(line.plain) > width:
         return None
+    if line.style:  # Rich leaves a whole text's style out of an unstyled text's render
+        line = Text(line.plain, spans=[Span(0, len(line.plain), line.style), *line.spans])
     if widget.text_selection is not None or widget.styles.content_align != ("left", "top"):
         return None
     if widget.styles.text_align not in ("left", "start"):
@@ -47,16 +52,16 @@ def line_strip(widget: Widget, line: Text, width: int, style: Style) -> Strip | 
         if rich is not None and (rich.link or rich._meta):
             return None  # links and meta: Textual's own handling
         over = style if rich is None or not rich else _over(style, rich, theme)
-        segments.append(Segment(text, _at(over, x)))
+        segments.append(Segment(text, _at(over, x, y)))
         x += len(text)
     return Strip(segments, cell_len(line.plain))
 
 
 @lru_cache(maxsize=4096)
-def _at(style: Style, x: int) -> RichStyle:
-    """``style`` as Rich's, at cell ``x`` of row 0 (the same lines are made again and again:
-    a Rich style with meta is a dump of it each time)."""
-    return style.rich_style_with_offset(x, 0)
+def _at(style: Style, x: int, y: int) -> RichStyle:
+    """``style`` as Rich's, at cell ``x`` of row ``y`` (the same lines are made again and
+    again: a Rich style with meta is a dump of it each time)."""
+    return style.rich_style_with_offset(x, y)
 
 
 @lru_cache(maxsize=1024)
