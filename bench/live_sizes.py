@@ -5,7 +5,8 @@
 
 For each team size and each teammate mode (in-process, then process), the real dashboard
 (``TeamDeckApp``, headless ``run_test``, as bench/live.py's ``keypress`` row) runs a team of
-that size on ``K`` x size tasks (default 2, at least 16) at pace 0 while ``shift+down`` is
+that size on ``K`` x size tasks (default 2, at least 96: a run long enough that tasks/s is the
+team's pace once running, not the teammate processes' start) at pace 0 while ``shift+down`` is
 pressed every 80-120 ms. One line per run:
 
 * key press p95 (ms): the key handed to the app -> the screen refresh after the selection moved;
@@ -55,6 +56,11 @@ from typing import Any
 import live_app
 from loop_probe import LoopProbe
 from team import pct
+
+MIN_TASKS = 96
+"""Tasks of a run at least: at 8 teammates and 2 tasks each (16), a run of process teammates
+was mostly their start (the interpreter and the SDK imported in each), and tasks/s said little
+of the team's pace; ~96 tasks take 7-15 s at 8 teammates."""
 
 TARGETS = "key p95 and lag p99 <= 50 ms (50 in-process, 25 process); spawn 100 <= 2 s"
 
@@ -170,7 +176,7 @@ async def curve(
 ) -> int:
     runs: dict[tuple[str, int, bool], list[SizeRow]] = {}
     for mates in sizes:
-        tasks = max(16, per_mate * mates)
+        tasks = max(MIN_TASKS, per_mate * mates)
         for _ in range(repeat):  # the backends alternate: both see the same drift in load
             for backend in backends:
                 for offloading in offloadings:

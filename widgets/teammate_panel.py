@@ -18,7 +18,9 @@ agent changed, the clock moved: ``stale``): when the roster's page scroll brings
 view, each of their lines was made again (~0.3 ms of the loop each, most of that key's frame,
 bench/live.py), and every key press made the lines of the panel it left and of the one it
 selected. So the panel keeps each row's strip, selected and not, with the line it was made
-from, and a line that reads the same at the same width and style is not made again.
+from, and a line that reads the same at the same width and style is not made again; a line
+that reads differently is made by ``line_strip`` (the strip Textual makes, at a fraction of
+its cost).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from app.display.format import agent_cost, format_count, format_elapsed, rich_co
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import TERMINAL_STATUSES
 from widgets.agent_text import agent_text
+from widgets.line_strips import line_strip
 
 BADGE_STYLES: dict[str, str] = {
     "running": "bold green",
@@ -302,7 +305,10 @@ class TeammatePanel(Widget):
         made = self._strips.get(slot)
         if made is not None and made[0] == made_as and _same(made[1], line):
             return made[2]
-        strip = Visual.to_strips(self, visualize(self, line), width, 1, self.visual_style)[0]
+        style = self.visual_style
+        strip = line_strip(self, line, width, style)  # Textual's own where it cannot say
+        if strip is None:
+            strip = Visual.to_strips(self, visualize(self, line), width, 1, style)[0]
         self._strips[slot] = (made_as, line, strip)
         return strip
 

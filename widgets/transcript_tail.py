@@ -26,11 +26,13 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.app import RenderResult
+from textual.strip import Strip
 from textual.widget import Widget
 
 from app.core.frame_text import one_line
 from app.runtime.events import TranscriptEntry
 from widgets.agent_text import agent_text, shown
+from widgets.line_strips import line_strip
 from widgets.system_notes import split_notes
 from widgets.tool_call import input_summary, result_in_words
 from widgets.transcript import FollowsTranscript, in_words
@@ -128,6 +130,8 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
         self._stream: str | None = None
         self._empty = "nothing yet"
         self._followed = (None, 0)
+        #: The rows' strips as made last (``render_line``; ``None``: Textual's own render).
+        self._made: list[Strip] | None = None
 
     @property
     def lines(self) -> list[str]:
@@ -242,8 +246,40 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
     # ------------------------------------------------------------------ drawing
 
     def render(self) -> RenderResult:
+        rows = self._rows()
+        return Text(self._empty) if rows is None else Text("\n").join(rows)
+
+    def render_line(self, y: int) -> Strip:
+        """Row ``y``: each row made by ``line_strip`` (the strip Textual makes of the rows
+        joined, for a fraction of its cost: a new entry moves every row of the pane, and a
+        busy lead's pane was repainted at most beats), else Textual's own (the empty pane,
+        text being selected)."""
+        if self._dirty_regions:
+            self._made = self._strips()
+            if self._made is not None:
+                self._dirty_regions.clear()
+        if self._made is None:
+            return super().render_line(y)
+        if y < len(self._made):
+            return self._made[y]
+        return Strip.blank(self.size.width, self.visual_style.rich_style)
+
+    def _strips(self) -> list[Strip] | None:
+        rows = self._rows()
+        if rows is None:
+            return None
+        width, style, made = self.size.width, self.visual_style, []
+        for y, row in enumerate(rows):
+            strip = line_strip(self, row, width, style, y)
+            if strip is None:
+                return None
+            made.append(strip)
+        return made
+
+    def _rows(self) -> list[Text] | None:
+        """The rows shown, top to bottom (``None``: no entry yet)."""
         if not self._lines and self._stream is None:
-            return Text(self._empty)
+            return None
         height = max(1, self.size.height)
         width = max(1, self.size.width)
         shown: list[Text] = []
@@ -255,7 +291,7 @@ class TranscriptTail(FollowsTranscript, Widget, can_focus=True):
             text = self._text(line, width)
             rows = text.wrap(self.app.console, width) if line.wrap else [text]
             shown.extend(reversed(rows))
-        return Text("\n").join(reversed(shown[:height]))
+        return list(reversed(shown[:height]))
 
     def _text(self, line: _Line, width: int) -> Text:
         """The line as drawn; kept with the line until it, its style or the width changes

@@ -1,7 +1,7 @@
 """A panel Textual forgot (refreshed whole: out of view its agent changed, the clock moved)
 makes again only the lines that read differently when it is drawn (issue 33: the roster's page
 scroll made every line of six panels again, most of that key press's frame). Counted, never
-timed."""
+timed: a line made is one ``line_strip`` made, or Textual's ``Visual.to_strips``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from textual.visual import Visual
 
 from tests.ui.data import make_app, make_runtime
 from tests.ui.helpers import ready
+from widgets import teammate_panel
 from widgets.teammate_panel import TeammatePanel
 
 
@@ -26,14 +27,21 @@ async def test_a_panel_drawn_whole_again_makes_only_the_lines_that_changed(
         await pilot.pause()
         panel = next(p for p in app.leader.query(TeammatePanel) if p.agent.name == "researcher")
         made: list[Any] = []
-        real = Visual.to_strips
+        real, real_line = Visual.to_strips, teammate_panel.line_strip
 
         def counting(widget: Any, *args: Any, **kwargs: Any) -> Any:
             if widget is panel:
                 made.append(args[0])
             return real(widget, *args, **kwargs)
 
+        def counting_line(widget: Any, *args: Any) -> Any:
+            made_here = real_line(widget, *args)
+            if widget is panel and made_here is not None:
+                made.append(args[0])
+            return made_here
+
         Visual.to_strips = staticmethod(counting)  # type: ignore[assignment]
+        teammate_panel.line_strip = counting_line  # type: ignore[assignment]
         try:
             panel.stale()  # Textual forgets its lines, as out of view
             await pilot.pause()
@@ -58,3 +66,4 @@ async def test_a_panel_drawn_whole_again_makes_only_the_lines_that_changed(
             assert made == []
         finally:
             Visual.to_strips = real  # type: ignore[method-assign]
+            teammate_panel.line_strip = real_line

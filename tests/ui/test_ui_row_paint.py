@@ -156,3 +156,28 @@ async def test_changes_at_two_corners_render_only_the_widgets_there(deck: TeamDe
             Widget.render_lines = original  # type: ignore[method-assign]
         assert "TeammatePanel" in rendered and "MessageFeed" in rendered
         assert not {TaskBoard.__name__, UsageTrend.__name__} & set(rendered), rendered
+
+
+async def test_a_container_behind_its_children_is_not_rendered(deck: TeamDeckApp) -> None:
+    """A panel's line: the panel is rendered, and no container behind it on that row (the
+    roster, the view's columns), whose strip its children would have covered whole; a row
+    where a container shows (between the panels) still renders it."""
+    async with deck.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        screen = deck.screen
+        rendered: list[Widget] = []
+        original = Widget.render_lines
+
+        def render_lines(widget: Widget, crop: Region) -> Any:
+            rendered.append(widget)
+            return original(widget, crop)
+
+        panel = screen.query(TeammatePanel).first()
+        screen._compositor._dirty_regions.clear()
+        Widget.render_lines = render_lines  # type: ignore[method-assign]
+        try:
+            panel.refresh(Region(0, 1, panel.size.width, 1))
+            await pilot.pause()
+        finally:
+            Widget.render_lines = original  # type: ignore[method-assign]
+        assert rendered == [panel], rendered

@@ -10,10 +10,11 @@ dashboard loop's CPU, and a key waited behind them).
 
 ``RowCompositor`` renders, of each widget, only the rows on which a changed span overlaps the
 widget (the run from the first such row to the last), and skips a widget that no changed span
-touches. What reaches the terminal is the same: every cell of a changed span is still painted
-by the front-most widget there (that widget overlaps the span on that row, so it is rendered),
-and cells outside the spans are never written (``ChopsUpdate``). A full update (a resize, a
-layout that moved widgets) is Textual's own.
+touches, nor a row on which the widgets in front of it (rendered first) already paint every
+cut it spans (a container behind its children). What reaches the terminal is the same: every
+cell of a changed span is still painted by the front-most widget there (that widget overlaps
+the span on that row, so it is rendered), and cells outside the spans are never written
+(``ChopsUpdate``). A full update (a resize, a layout that moved widgets) is Textual's own.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class RowCompositor(Compositor):
             if not (width and height):
                 continue
             wanted = _rows_touched(rows, by_row, x, x + width, y, y + height)
+            wanted = [
+                row for row in wanted if _open(chops[row], cuts[row], x, x + width, by_row[row])
+            ]
             if not wanted:
                 continue
             top, bottom = wanted[0], wanted[-1] + 1
@@ -70,6 +74,25 @@ def _rows_touched(
         if any(x1 < right and x2 > left for x1, x2 in by_row[y]):
             touched.append(y)
     return touched
+
+
+def _open(
+    line: dict[int, Strip | None],
+    cuts: list[int],
+    left: int,
+    right: int,
+    spans: list[tuple[int, int]],
+) -> bool:
+    """Whether a widget from ``left`` to ``right`` would paint a cell of this row's changed
+    ``spans`` that no widget in front of it painted (``_fill`` gives it the cuts from
+    ``left`` to ``right`` but the last). A container behind its children (the roster, the
+    view's columns) is rendered on a row only where they leave it such a cell: its strip was
+    cut up and thrown away."""
+    mine = [cut for cut in cuts if left <= cut <= right]
+    for cut, end in zip(mine, mine[1:], strict=False):
+        if line.get(cut, False) is None and any(cut < x2 and end > x1 for x1, x2 in spans):
+            return True
+    return False
 
 
 def _fill(
