@@ -142,18 +142,27 @@ class Roster(VerticalScroll, can_focus=True):
     def tick(self) -> None:
         """Redraw elapsed times (the lines that show them) on the panels in view; the others
         are made afresh when they come into view (``TeammatePanel.stale``). With fifty
-        teammates most panels are out of view, and each redraw builds its lines again."""
+        teammates most panels are out of view, and each redraw builds its lines again.
+
+        Panels further than a page from the view also let go of the strips they kept
+        (``TeammatePanel.forget``): a page scroll brings in the page next to the view, whose
+        strips are kept, and a hundred teammates' kept strips were ~40 KB a panel, 3-4 MB of
+        the dashboard's memory growing with the team (bench/live.py ``--sizes``)."""
         in_view = self._in_view()
+        near = self._in_view(margin=self._view_height)
         for panel in self._panels.values():
             if panel in in_view:
                 panel.redraw()
-            else:
+            elif panel in near:
                 panel.stale()
+            else:
+                panel.forget()
 
-    def _in_view(self) -> set[TeammatePanel]:
-        """The panels in view (and those not laid out yet), from the panels' heights."""
-        top = self.scroll_offset.y
-        bottom = top + self._view_height
+    def _in_view(self, margin: int = 0) -> set[TeammatePanel]:
+        """The panels in view (and those not laid out yet), from the panels' heights;
+        ``margin``: and those within that many rows above or below it."""
+        top = self.scroll_offset.y - margin
+        bottom = self.scroll_offset.y + self._view_height + margin
         shown = set(self._panels.values())
         found: set[TeammatePanel] = set()
         y = 0

@@ -204,6 +204,14 @@ class TeammatePanel(Widget):
             self._drawn = None
             self.refresh()
 
+    def forget(self) -> None:
+        """Far out of view: as ``stale``, and the strips kept of its lines go too (they are
+        made again when it is drawn next). What a page scroll brings in keeps them (the
+        roster's ``tick``); the rest of a big team's would be the dashboard's largest
+        memory growing with the team."""
+        self.stale()
+        self._strips.clear()
+
     def on_click(self, event: events.Click) -> None:
         self.post_message(self.Clicked(self.agent.name))
 

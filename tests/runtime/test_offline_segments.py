@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -109,3 +110,16 @@ def test_the_usage_counts_are_those_of_the_whole_request() -> None:
     memo = SegmentMemo()
     for body in conversation(10):
         assert with_memo.account(body, memo.segments(body)) == without.account(body)
+
+
+def test_the_memo_keeps_no_copy_of_the_conversations_text() -> None:
+    """A block's length and digest, not its canonical text: a big team's lead's conversation
+    (the team's messages) is not kept twice over by the server (issue 33)."""
+    memo = SegmentMemo()
+    body = conversation(3)[-1]
+    body["messages"][-1]["content"][0]["content"] = "y" * 1_000_000
+    segments = memo.segments(body)
+    assert segments == prompt_segments(body)
+    held = sum(sys.getsizeof(part) for segment in segments for part in segment)
+    assert held < 20_000
+    assert sum(chars for chars, _, _ in segments) > 1_000_000  # the counts still see it all

@@ -4,21 +4,23 @@ touches is not rendered at all."""
 
 from __future__ import annotations
 
+import gc
 import random
 from dataclasses import replace
 from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
-from rich.segment import ControlType
+from rich.segment import ControlType, Segment
 from rich.style import Style
 from textual._compositor import Compositor, CompositorUpdate
 from textual.geometry import Region
+from textual.strip import Strip
 from textual.widget import Widget
 
 from app.core import InboxMessage
 from app.dashboard.app import TeamDeckApp
-from app.dashboard.screens.row_paint import RowCompositor
+from app.dashboard.screens.row_paint import RowCompositor, _fill
 from tests.ui.data import TEAM
 from tests.ui.fake_runtime import FakeRuntime
 from tests.ui.helpers import ready, wait_for
@@ -181,3 +183,24 @@ async def test_a_container_behind_its_children_is_not_rendered(deck: TeamDeckApp
         finally:
             Widget.render_lines = original  # type: ignore[method-assign]
         assert rendered == [panel], rendered
+
+
+def test_a_strip_painted_whole_is_left_no_reference_cycle() -> None:
+    """A widget's row that is one piece whole goes to the screen as it is: dividing it would
+    cache ``[strip]`` in the strip, a cycle only a full collection frees, and the collector's
+    survivors are frozen (``gc_pauses``): each frame's strips were garbage kept for minutes,
+    ~3 MB of a 100-teammate run (issue 33). Two pieces are still divided."""
+    whole = Strip([Segment("0123456789")], 10)
+    chops: list[dict[int, Strip | None]] = [{0: None}, {0: None, 4: None}]
+    cuts = [[0, 10], [0, 4, 10]]
+    split = Strip([Segment("abcdefghij")], 10)
+    _fill(chops, cuts, 0, 10, 0, [whole, split], lambda y: True)
+    assert chops[0][0] is whole
+    assert [chops[1][0].text, chops[1][4].text] == ["abcd", "efghij"]  # type: ignore[union-attr]
+    gc.collect()
+    gc.disable()
+    try:
+        del whole, chops
+        assert gc.collect() == 0  # freed as its references went: nothing left for the collector
+    finally:
+        gc.enable()

@@ -105,13 +105,20 @@ def _fill(
     wanted: Callable[[int], bool],
 ) -> None:
     """Textual's ``_render_chops`` for one widget's rows: the front-most widget (rendered
-    first) wins each cut."""
+    first) wins each cut.
+
+    A strip that is one piece whole is used as it is, not divided: ``Strip.divide`` caches
+    its answer in the strip, and ``[strip]`` in its own cache is a reference cycle, freed by
+    a full collection only. The collector's survivors are frozen (``gc_pauses``), so each
+    frame's strips became garbage nothing freed for minutes: ~3 MB of a 100-teammate run's
+    memory (bench/live.py ``--sizes``), growing with the run's frames."""
     for y, strip in enumerate(strips, top):
         if not wanted(y):
             continue
         line = chops[y]
         final_cuts = [cut for cut in cuts[y] if right >= cut >= left]
-        pieces = strip.divide([cut - left for cut in final_cuts[1:]])
+        offsets = [cut - left for cut in final_cuts[1:]]
+        pieces = [strip] if offsets == [strip.cell_length] else strip.divide(offsets)
         for cut, piece in zip(final_cuts, pieces, strict=False):
             if line.get(cut) is None:
                 line[cut] = piece

@@ -47,35 +47,46 @@ def _block(value: object, role: str = "") -> tuple[str, bool]:
     return role + _canonical(value), False
 
 
-def _head_segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
+Segment = tuple[int, bytes, bool]
+"""A block of the prompt as the counts need it: the length of its canonical text, that text's
+SHA-256 digest, and whether it carries ``cache_control``. Not the text itself: a server that
+remembers recent conversations' segments (``SegmentMemo``) would otherwise hold a canonical
+copy of each, and a big team's lead's conversation grows with the team (issue 33)."""
+
+Segments = list[Segment]
+
+
+def _segment(block: tuple[str, bool]) -> Segment:
+    text, marked = block
+    return len(text), hashlib.sha256(text.encode()).digest(), marked
+
+
+def _head_segments(body: Mapping[str, Any]) -> Iterator[Segment]:
     """The blocks before the messages, in the API's cache order: tools, then system."""
     for tool in body.get("tools") or []:
-        yield _block(tool)
+        yield _segment(_block(tool))
     system = body.get("system")
     if isinstance(system, list):
         for item in system:
-            yield _block(item)
+            yield _segment(_block(item))
     elif system:
-        yield _block(system)
+        yield _segment(_block(system))
 
 
-def _message_segments(message: object) -> list[tuple[str, bool]]:
+def _message_segments(message: object) -> Segments:
     role = str(message.get("role", "")) + ":" if isinstance(message, dict) else ""
     content = message.get("content") if isinstance(message, dict) else message
     if isinstance(content, list):
-        return [_block(item, role) for item in content]
-    return [_block(content, role)]
+        return [_segment(_block(item, role)) for item in content]
+    return [_segment(_block(content, role))]
 
 
-def _segments(body: Mapping[str, Any]) -> Iterator[tuple[str, bool]]:
-    """The prompt as (canonical text, has cache_control) blocks, in the API's cache order:
-    tools, then system, then messages."""
+def _segments(body: Mapping[str, Any]) -> Iterator[Segment]:
+    """The prompt's blocks (``Segment``), in the API's cache order: tools, then system, then
+    messages."""
     yield from _head_segments(body)
     for message in body.get("messages") or []:
         yield from _message_segments(message)
-
-
-Segments = list[tuple[str, bool]]
 
 
 def prompt_segments(body: Mapping[str, Any]) -> Segments:
@@ -102,7 +113,9 @@ class SegmentMemo:
     A conversation's request repeats all but its last message or two (the cache marker moves
     to the newest), so a call's encoding no longer grows with the conversation. The last
     request of ``size`` conversations is kept (most recent first); a request of another is
-    encoded whole, as without the memo."""
+    encoded whole, as without the memo. What it keeps of a conversation is its parsed
+    messages (to compare) and each block's length and digest (``Segment``), not a canonical
+    copy of its text."""
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
@@ -143,7 +156,7 @@ class SegmentMemo:
 def estimate_input_tokens(body: Mapping[str, Any], segments: Segments | None = None) -> int:
     """Whole-prompt size, as `count_tokens` would report it."""
     blocks = segments if segments is not None else _segments(body)
-    return estimate_tokens(sum(len(text) for text, _ in blocks))
+    return estimate_tokens(sum(chars for chars, _, _ in blocks))
 
 
 class PromptCache:
@@ -169,22 +182,22 @@ class PromptCache:
         self.lookback = lookback
         self.min_tokens = min_tokens
         self._clock = clock
-        self._expires: dict[str, float] = {}
+        self._expires: dict[bytes, float] = {}
         self._lock = threading.Lock()  # the transport accounts requests in worker threads
 
     def account(self, body: Mapping[str, Any], segments: Segments | None = None) -> InputUsage:
         """Split the prompt into uncached / written / read tokens and update the cache
         (``segments``: ``prompt_segments(body)`` if already computed)."""
-        digests: list[str] = []
+        digests: list[bytes] = []
         cumulative: list[int] = []
         marks: list[int] = []
         rolling = hashlib.sha256(str(body.get("model", "")).encode())
         chars = 0
         blocks = segments if segments is not None else _segments(body)
-        for index, (segment, marked) in enumerate(blocks):
-            rolling.update(segment.encode())
-            digests.append(rolling.copy().hexdigest())
-            chars += len(segment)
+        for index, (length, digest, marked) in enumerate(blocks):
+            rolling.update(digest)  # a prefix's key: the chain of its blocks' digests
+            digests.append(rolling.copy().digest())
+            chars += length
             cumulative.append(chars)
             if marked:
                 marks.append(index)
