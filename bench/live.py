@@ -429,7 +429,12 @@ def main() -> int:
         "--sizes", metavar="N,N,...", help="the curve by team size instead (bench/live_sizes.py)"
     )
     parser.add_argument("--backends", default="in-process,process", help="with --sizes")
-    parser.add_argument("--tasks-per-teammate", type=int, default=2, help="with --sizes")
+    parser.add_argument(
+        "--tasks-per-teammate",
+        type=int,
+        default=None,
+        help="with --sizes: K tasks each (default: 2 each, 96 at least)",
+    )
     parser.add_argument(
         "--offloading",
         choices=("both", "on", "off"),

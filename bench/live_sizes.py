@@ -5,9 +5,10 @@
 
 For each team size and each teammate mode (in-process, then process), the real dashboard
 (``TeamDeckApp``, headless ``run_test``, as bench/live.py's ``keypress`` row) runs a team of
-that size on ``K`` x size tasks (default 2, at least 96: a run long enough that tasks/s is the
-team's pace once running, not the teammate processes' start) at pace 0 while ``shift+down`` is
-pressed every 80-120 ms. One line per run:
+that size on ``K`` x size tasks (``--tasks-per-teammate K``: equal work per teammate, e.g. to
+compare memory by size; by default 2 each and 96 at least, a run long enough that tasks/s is
+the team's pace once running, not the teammate processes' start) at pace 0 while
+``shift+down`` is pressed every 80-120 ms. One line per run:
 
 * key press p95 (ms): the key handed to the app -> the screen refresh after the selection moved;
 * loop lag p99 (ms): how late the dashboard loop's 10 ms timer fires;
@@ -167,7 +168,7 @@ def _stop_gently(pids: list[int], wait: float = 10.0) -> None:
 async def curve(
     sizes: list[int],
     backends: list[str],
-    per_mate: int,
+    per_mate: int | None,
     *,
     as_json: bool = False,
     repeat: int = 1,
@@ -176,7 +177,8 @@ async def curve(
 ) -> int:
     runs: dict[tuple[str, int, bool], list[SizeRow]] = {}
     for mates in sizes:
-        tasks = max(MIN_TASKS, per_mate * mates)
+        # Asked for: K each (equal work per teammate, e.g. memory by size); else at least MIN_TASKS.
+        tasks = per_mate * mates if per_mate else max(MIN_TASKS, 2 * mates)
         for _ in range(repeat):  # the backends alternate: both see the same drift in load
             for backend in backends:
                 for offloading in offloadings:
