@@ -13,6 +13,8 @@ from typing import Any
 
 COMPACT_AT = 400_000  # characters (~4 characters a token)
 KEEP = 150_000
+#: What the note in place of the dropped turns says (a model, the offline one too, reads it).
+DROPPED = "earlier messages of this conversation were dropped"
 
 
 def _size(message: dict[str, Any]) -> int:
@@ -58,7 +60,7 @@ def compact(messages: list[dict[str, Any]]) -> int:
     del messages[:cut]
     note = {
         "type": "text",
-        "text": f"[{cut} earlier messages of this conversation were dropped to stay within the "
+        "text": f"[{cut} {DROPPED} to stay within the "
         "context window; use TaskList / TaskGet to re-check the state of the work.]",
     }
     first = messages[0]

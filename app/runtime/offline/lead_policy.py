@@ -112,6 +112,9 @@ COUNT_LINES = "Also count the lines of each file with wc -l."
 
 #: ``named(tool)``: this episode's calls of one tool.
 Named = Callable[[str], list[Call]]
+#: The words of the note the client puts in place of dropped turns (``agent.compaction``), read
+#: here as a model reads them.
+DROPPED = "earlier messages of this conversation were dropped"
 #: A teammate that rejects its shutdown is asked again this many times in all, then reported.
 MAX_SHUTDOWN_ASKS = 3
 
@@ -283,6 +286,8 @@ class LeadPolicy:
     def _react(self, start: int, named: Named) -> ResponsePlan:
         h = self.history
         spawned = [_spawned_name(c) for c in named("Task") if c.ok]
+        if self._compacted():
+            spawned += [n for n in self._known_teammates(start, named) if n not in spawned]
         gone = self._gone(start)
         present = [n for n in spawned if n not in gone]
         # 1. requests that are ours to answer
@@ -297,7 +302,7 @@ class LeadPolicy:
             if c.input.get("type") == "shutdown_request"
         )
         asked = set(asks)
-        if spawned and not present and asked:
+        if spawned and not present and (asked or self._compacted()):
             return reply(text("Everyone has shut down; cleaning up."), tool_use("TeamDelete", {}))
         # 3. after a TaskList: decide
         last = h.last_calls()
@@ -425,6 +430,28 @@ class LeadPolicy:
                 name = str(frame.get("from") or message.sender)
                 refusals.setdefault(name, []).append(str(frame.get("reason") or "no reason"))
         return refusals
+
+    def _compacted(self) -> bool:
+        """Whether older turns were dropped (``agent.compaction``'s note): the spawns of a
+        long run may have gone with them."""
+        return any(DROPPED in m.text for m in self.history.incoming[:3])
+
+    def _known_teammates(self, start: int, named: Named) -> list[str]:
+        """The teammates the board and the mail name (owners in the latest TaskList, senders
+        of teammate mail), for a lead whose spawn calls were compacted away: without them it
+        asked nobody to shut down and the run never ended (100 teammates, 300 tasks)."""
+        names: list[str] = []
+        lists = [c for c in named("TaskList") if c.ok]
+        if lists:
+            for task in (lists[-1].result_json() or {}).get("tasks", []):
+                owner = task.get("owner") if isinstance(task, dict) else None
+                if isinstance(owner, str) and owner and owner not in names:
+                    names.append(owner)
+        for message in self.history.incoming_since(start):
+            sender = message.sender
+            if sender and sender not in ("team-lead", "user") and sender not in names:
+                names.append(sender)
+        return names
 
     def _gone(self, start: int) -> set[str]:
         gone: set[str] = set()
