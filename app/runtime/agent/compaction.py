@@ -2,19 +2,24 @@
 
 Teammates live for many turns (one per message or claimed task). Before each request, if the
 conversation has grown past ``COMPACT_AT`` characters (~100k tokens), the oldest whole turns are
-dropped and a short note takes their place. Cuts happen only at the start of a turn (a user
-message that begins with text, not with tool results), so every ``tool_use`` keeps its
-``tool_result`` and roles still alternate.
+dropped and a short note takes their place, naming the teammates those turns spawned (an
+earlier note's names carried on). Cuts happen only at the start of a turn (a user message that
+begins with text, not with tool results), so every ``tool_use`` keeps its ``tool_result`` and
+roles still alternate.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 COMPACT_AT = 400_000  # characters (~4 characters a token)
 KEEP = 150_000
 #: What the note in place of the dropped turns says (a model, the offline one too, reads it).
 DROPPED = "earlier messages of this conversation were dropped"
+_NAMED = re.compile(r"Teammates spawned in them: ([^\]]*)\.\]")
+#: Teammates the note names at most (the spawns of the dropped turns).
+MAX_NAMED = 200
 
 
 def _size(message: dict[str, Any]) -> int:
@@ -57,11 +62,13 @@ def compact(messages: list[dict[str, Any]]) -> int:
                 break
     if cut is None or cut == 0:
         return 0
+    spawned = _spawned(messages[:cut])
     del messages[:cut]
+    team = f" Teammates spawned in them: {', '.join(spawned)}." if spawned else ""
     note = {
         "type": "text",
         "text": f"[{cut} {DROPPED} to stay within the "
-        "context window; use TaskList / TaskGet to re-check the state of the work.]",
+        f"context window; use TaskList / TaskGet to re-check the state of the work.{team}]",
     }
     first = messages[0]
     if isinstance(first["content"], str):
@@ -69,3 +76,26 @@ def compact(messages: list[dict[str, Any]]) -> int:
     else:
         first["content"].insert(0, note)
     return cut
+
+
+def _spawned(messages: list[dict[str, Any]], most: int = MAX_NAMED) -> list[str]:
+    """The teammates the dropped turns spawned (``Task`` calls' names), in order: a lead that
+    forgets them never asks them to shut down (they would idle on, holding the team open)."""
+    names: list[str] = []
+    for message in messages:
+        if not isinstance(message.get("content"), list):
+            continue
+        if message.get("role") == "user":  # an earlier note: its names carry on
+            for block in message["content"]:
+                text = block.get("text") if block.get("type") == "text" else None
+                found = _NAMED.search(text) if isinstance(text, str) and DROPPED in text else None
+                if found:
+                    names += [n for n in found[1].split(", ") if n and n not in names]
+            continue
+        for block in message["content"]:
+            tool_input = block.get("input") if block.get("type") == "tool_use" else None
+            if block.get("name") == "Task" and isinstance(tool_input, dict):
+                name = tool_input.get("name")
+                if isinstance(name, str) and name and name not in names and len(names) < most:
+                    names.append(name[:64])
+    return names[:most]

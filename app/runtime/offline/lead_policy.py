@@ -437,10 +437,15 @@ class LeadPolicy:
         return any(DROPPED in m.text for m in self.history.incoming[:3])
 
     def _known_teammates(self, start: int, named: Named) -> list[str]:
-        """The teammates the board and the mail name (owners in the latest TaskList, senders
-        of teammate mail), for a lead whose spawn calls were compacted away: without them it
+        """The teammates the compaction's note, the board and the mail name (the spawns the
+        note lists, owners in the latest TaskList, senders of teammate mail), for a lead whose
+        spawn calls were compacted away: without them it
         asked nobody to shut down and the run never ended (100 teammates, 300 tasks)."""
         names: list[str] = []
+        for message in self.history.incoming[:3]:  # the note names the spawns it dropped
+            found = re.search(r"Teammates spawned in them: ([^\]]*)\.\]", message.text)
+            if found and DROPPED in message.text:
+                names += [n for n in found[1].split(", ") if n and n not in names]
         lists = [c for c in named("TaskList") if c.ok]
         if lists:
             for task in (lists[-1].result_json() or {}).get("tasks", []):
