@@ -18,7 +18,7 @@ import pytest
 from app.cli.headless import run_team
 from app.core import Home
 from app.runtime.agent import compaction, loop
-from app.runtime.offline import lead_policy
+from app.runtime.offline import roll_call
 from tests.runtime.conftest import HANG_GUARD
 
 
@@ -31,7 +31,7 @@ def test_the_offline_lead_reads_the_compaction_note_by_its_words() -> None:
         assert compaction.compact(messages) == 2
     finally:
         compaction.COMPACT_AT, compaction.KEEP = original
-    assert lead_policy.DROPPED in messages[0]["content"][0]["text"]
+    assert roll_call.DROPPED in messages[0]["content"][0]["text"]
 
 
 async def test_a_compacted_lead_asks_its_whole_team_to_shut_down(

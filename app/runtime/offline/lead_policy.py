@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from app.runtime.offline.history import Call, History
 from app.runtime.offline.plans import Block, ModelRequest, ResponsePlan, reply, text, tool_use
 from app.runtime.offline.resume import resume_spawns, resumed_at
+from app.runtime.offline.roll_call import compacted, known_teammates
 from app.runtime.offline.sizing import assign_owners, create_tasks, spawn_workers, team_size
 from app.runtime.offline.survey import found_nothing, nothing_to_do, survey
 
@@ -112,9 +113,6 @@ COUNT_LINES = "Also count the lines of each file with wc -l."
 
 #: ``named(tool)``: this episode's calls of one tool.
 Named = Callable[[str], list[Call]]
-#: The words of the note the client puts in place of dropped turns (``agent.compaction``), read
-#: here as a model reads them.
-DROPPED = "earlier messages of this conversation were dropped"
 #: A teammate that rejects its shutdown is asked again this many times in all, then reported.
 MAX_SHUTDOWN_ASKS = 3
 
@@ -286,8 +284,10 @@ class LeadPolicy:
     def _react(self, start: int, named: Named) -> ResponsePlan:
         h = self.history
         spawned = [_spawned_name(c) for c in named("Task") if c.ok]
-        if self._compacted():
-            spawned += [n for n in self._known_teammates(start, named) if n not in spawned]
+        if compacted(h):
+            lists = [c for c in named("TaskList") if c.ok]
+            known = known_teammates(h, start, lists[-1] if lists else None)
+            spawned += [n for n in known if n not in spawned]
         gone = self._gone(start)
         present = [n for n in spawned if n not in gone]
         # 1. requests that are ours to answer
@@ -302,7 +302,7 @@ class LeadPolicy:
             if c.input.get("type") == "shutdown_request"
         )
         asked = set(asks)
-        if spawned and not present and (asked or self._compacted()):
+        if spawned and not present and (asked or compacted(h)):
             return reply(text("Everyone has shut down; cleaning up."), tool_use("TeamDelete", {}))
         # 3. after a TaskList: decide
         last = h.last_calls()
@@ -430,33 +430,6 @@ class LeadPolicy:
                 name = str(frame.get("from") or message.sender)
                 refusals.setdefault(name, []).append(str(frame.get("reason") or "no reason"))
         return refusals
-
-    def _compacted(self) -> bool:
-        """Whether older turns were dropped (``agent.compaction``'s note): the spawns of a
-        long run may have gone with them."""
-        return any(DROPPED in m.text for m in self.history.incoming[:3])
-
-    def _known_teammates(self, start: int, named: Named) -> list[str]:
-        """The teammates the compaction's note, the board and the mail name (the spawns the
-        note lists, owners in the latest TaskList, senders of teammate mail), for a lead whose
-        spawn calls were compacted away: without them it
-        asked nobody to shut down and the run never ended (100 teammates, 300 tasks)."""
-        names: list[str] = []
-        for message in self.history.incoming[:3]:  # the note names the spawns it dropped
-            found = re.search(r"Teammates spawned in them: ([^\]]*)\.\]", message.text)
-            if found and DROPPED in message.text:
-                names += [n for n in found[1].split(", ") if n and n not in names]
-        lists = [c for c in named("TaskList") if c.ok]
-        if lists:
-            for task in (lists[-1].result_json() or {}).get("tasks", []):
-                owner = task.get("owner") if isinstance(task, dict) else None
-                if isinstance(owner, str) and owner and owner not in names:
-                    names.append(owner)
-        for message in self.history.incoming_since(start):
-            sender = message.sender
-            if sender and sender not in ("team-lead", "user") and sender not in names:
-                names.append(sender)
-        return names
 
     def _gone(self, start: int) -> set[str]:
         gone: set[str] = set()
