@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -164,3 +165,12 @@ def commits(admin_url: str) -> Iterator[Commits]:
             counted.data += 1
         elif not any(x in wrote for x in xids):
             counted.bare += 1
+
+
+async def until(check: object, seconds: float = 60) -> None:
+    """Wait (polling, the loop free meanwhile) until ``check()`` is true; fail after ``seconds``."""
+    assert callable(check)
+    give_up = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < give_up, "timed out"
+        await asyncio.sleep(0.02)

@@ -6,7 +6,6 @@ by its number so the watcher need not read, cannot be forged into hiding a messa
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 
 import psycopg
@@ -19,7 +18,7 @@ from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.tasks import EngineTasks
 from app.engine.watch import EngineFeed
-from tests.engine.pg import Engine, quiet_message
+from tests.engine.pg import Engine, quiet_message, until
 
 
 def _send(url: str, team: str, recipient: str, sender: str, key: uuid.UUID) -> tuple[object, ...]:
@@ -106,14 +105,6 @@ def test_claim_next_refuses_claiming_for_another_or_in_another_team(engine: Engi
         assert EngineTasks(desk, other.name).require(theirs.id).owner is None
 
 
-async def _until(check: object, seconds: float = 30) -> None:
-    assert callable(check)
-    give_up = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < give_up, "timed out"
-        await asyncio.sleep(0.01)
-
-
 async def test_a_forged_wake_of_an_inbox_hides_no_later_message(engine: Engine) -> None:
     team = engine.team(["alice", "bob"])
     seen: list[ChangeEvent] = []
@@ -128,13 +119,13 @@ async def test_a_forged_wake_of_an_inbox_hides_no_later_message(engine: Engine) 
             # alice, listening, learns bob's inbox number and wakes with a seq far ahead.
             with psycopg.connect(team.urls["alice"], autocommit=True) as conn:
                 conn.execute("SELECT pg_notify('teamdeck', %s)", (f"m:{number}:999999999",))
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            await until(lambda: InboxChanged(team.name, "bob") in seen)
             seen.clear()
             await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text="second"))
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)  # woken
+            await until(lambda: InboxChanged(team.name, "bob") in seen)  # woken
             seen.clear()
             quiet_message(engine.admin_url, team.name, "bob", "alice")  # its wake unheard
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)  # swept
+            await until(lambda: InboxChanged(team.name, "bob") in seen)  # swept
         finally:
             await feed.stop()
 
@@ -159,12 +150,12 @@ async def test_a_sends_wake_is_reported_without_reading_the_counters(engine: Eng
             reads.clear()
             # bob's inbox is new: its number is learnt from the counters, once.
             await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text="one"))
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            await until(lambda: InboxChanged(team.name, "bob") in seen)
             assert len(reads) == 1
             for text in ("two", "three"):
                 seen.clear()
                 await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text=text))
-                await _until(lambda: InboxChanged(team.name, "bob") in seen)
+                await until(lambda: InboxChanged(team.name, "bob") in seen)
             assert len(reads) == 1  # the wakes named the inbox: no read
         finally:
             await feed.stop()

@@ -6,7 +6,6 @@ interval (an hour here)."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,7 @@ from app.core.models import InboxMessage
 from app.engine import pace
 from app.engine.relay import Relay
 from app.engine.watch import EngineFeed
-from tests.engine.pg import Engine, desk_and_gpu
-
-
-async def _until(check: object, seconds: float = 60) -> None:
-    assert callable(check)
-    give_up = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < give_up, "timed out"
-        await asyncio.sleep(0.05)
+from tests.engine.pg import Engine, desk_and_gpu, until
 
 
 def _feeds(relay: Relay) -> int:
@@ -47,15 +38,15 @@ async def test_a_relay_started_with_the_engine_down_catches_up_when_it_is_back(
         await asyncio.sleep(1.0)
         assert _feeds(desk) == 0 and _feeds(gpu) == 0 and desk.passes == 0 == gpu.passes
         await asyncio.to_thread(engine.server.start)
-        await _until(lambda: _feeds(desk) == 1 and _feeds(gpu) == 1)
-        await _until(lambda: len(first.mailbox(team.name).read("team-lead")) == 1)
-        await _until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
-        await _until(lambda: second.tasks(team.name).get(task.id) is not None)
+        await until(lambda: _feeds(desk) == 1 and _feeds(gpu) == 1)
+        await until(lambda: len(first.mailbox(team.name).read("team-lead")) == 1)
+        await until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
+        await until(lambda: second.tasks(team.name).get(task.id) is not None)
         # From now on the feeds carry the changes: the interval is an hour.
         second.mailbox(team.name).send("team-lead", InboxMessage(sender="gpu", text="done"))
-        await _until(lambda: len(first.mailbox(team.name).read("team-lead")) == 2)
+        await until(lambda: len(first.mailbox(team.name).read("team-lead")) == 2)
         first.tasks(team.name).update(task.id, status="completed")
-        await _until(lambda: second.tasks(team.name).require(task.id).status == "completed")
+        await until(lambda: second.tasks(team.name).require(task.id).status == "completed")
     finally:
         for run in runs:
             run.cancel()

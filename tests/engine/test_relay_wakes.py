@@ -9,22 +9,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from app.core.models import InboxMessage
 from app.engine.relay import Relay
-from tests.engine.pg import Engine, desk_and_gpu, team_home
-
-
-async def _until(check: object, seconds: float = 60) -> None:
-    assert callable(check)
-    give_up = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < give_up, "timed out"
-        await asyncio.sleep(0.02)
+from tests.engine.pg import Engine, desk_and_gpu, team_home, until
 
 
 async def test_relays_pass_on_a_change_not_on_the_interval(engine: Engine, tmp_path: Path) -> None:
@@ -33,19 +24,17 @@ async def test_relays_pass_on_a_change_not_on_the_interval(engine: Engine, tmp_p
     runs = [asyncio.create_task(r.run()) for r in (desk, gpu)]
     try:
         # Both relays made their first pass and wait, their watches started.
-        await _until(
-            lambda: desk.passes and gpu.passes and desk.pace.watching and gpu.pace.watching
-        )
+        await until(lambda: desk.passes and gpu.passes and desk.pace.watching and gpu.pace.watching)
         passes = (desk.passes, gpu.passes)
         first.mailbox(team.name).send("gpu", InboxMessage(sender="team-lead", text="train it"))
-        await _until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
+        await until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
         second.mailbox(team.name).send("team-lead", InboxMessage(sender="gpu", text="done"))
-        await _until(lambda: len(first.mailbox(team.name).read("team-lead")) == 1)
+        await until(lambda: len(first.mailbox(team.name).read("team-lead")) == 1)
         # Counted once they end: the pass that carried a message may not have ended when it
         # reached the other side (its count grows after its commit and its cursors' saves).
-        await _until(lambda: desk.passes > passes[0] and gpu.passes > passes[1])
+        await until(lambda: desk.passes > passes[0] and gpu.passes > passes[1])
         task = first.tasks(team.name).create("ship it")
-        await _until(lambda: second.tasks(team.name).get(task.id) is not None)
+        await until(lambda: second.tasks(team.name).get(task.id) is not None)
     finally:
         for run in runs:
             run.cancel()

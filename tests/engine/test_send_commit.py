@@ -7,7 +7,6 @@ refused, repeated or rolled-back send takes no number and wakes nobody."""
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from pathlib import Path
 
@@ -22,21 +21,13 @@ from app.engine.messages import EngineMailbox
 from app.engine.projection import Projection
 from app.engine.watch import EngineFeed
 from bench.roundtrips import RoundTrips
-from tests.engine.pg import Engine, commits, desk_and_gpu, quiet_message, team_home
+from tests.engine.pg import Engine, commits, desk_and_gpu, quiet_message, team_home, until
 
 SEND = "SELECT inbox, seq, fresh FROM teamdeck.send(%s, %s, %s, %s, %s)"
 
 
 def _body(text: str) -> Jsonb:
     return Jsonb({"from": "x", "text": text, "timestamp": "2026-01-01T00:00:00.000Z"})
-
-
-async def _until(check: object, seconds: float = 30) -> None:
-    assert callable(check)
-    give_up = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < give_up, "timed out"
-        await asyncio.sleep(0.01)
 
 
 def test_a_send_is_one_round_trip_and_one_commit_that_wakes_by_itself(engine: Engine) -> None:
@@ -157,7 +148,7 @@ async def test_the_feed_reads_a_woken_inbox_itself_and_hands_it_over_once(
             for text in ("one", "two"):
                 seen.clear()
                 await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text=text))
-                await _until(lambda: InboxChanged(team.name, "bob") in seen)
+                await until(lambda: InboxChanged(team.name, "bob") in seen)
             assert feed.fetches == 2  # one read per wake, on the feed's connection
             got = feed.take("bob", 1)
             assert got is not None and [(s, m.text) for s, m in got] == [(2, "one"), (3, "two")]
@@ -171,11 +162,11 @@ async def test_the_feed_reads_a_woken_inbox_itself_and_hands_it_over_once(
                     " VALUES (%s, 'bob', gen_random_uuid(), 'alice', '{\"text\": [1]}')",
                     (team.name,),
                 )
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            await until(lambda: InboxChanged(team.name, "bob") in seen)
             assert feed.take("bob", 3) is None
             seen.clear()
             await asyncio.to_thread(box.send, "bob", InboxMessage(sender="alice", text="after"))
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            await until(lambda: InboxChanged(team.name, "bob") in seen)
             got = feed.take("bob", 4)
             assert got is not None and [(s, m.text) for s, m in got] == [(5, "after")]
             assert feed.running
@@ -193,7 +184,7 @@ async def test_a_fetched_inbox_whose_wake_went_unheard_is_read_by_the_sweep(
     await feed.start()
     try:
         quiet_message(engine.admin_url, team.name, "bob", "team-lead", "quiet")
-        await _until(lambda: InboxChanged(team.name, "bob") in seen)
+        await until(lambda: InboxChanged(team.name, "bob") in seen)
         got = feed.take("bob", 0)
         assert got is not None and [(s, m.text) for s, m in got] == [(1, "quiet")]
     finally:
@@ -227,7 +218,7 @@ async def test_a_pull_takes_what_the_feed_read_and_reads_the_rest_itself(
             for text in ("train it", "then test it"):
                 seen.clear()
                 lead.append("gpu", InboxMessage(sender="team-lead", text=text))
-                await _until(lambda: InboxChanged(team.name, "gpu") in seen)
+                await until(lambda: InboxChanged(team.name, "gpu") in seen)
             assert await asyncio.to_thread(pull.pull) == 2
             assert reads == [0]  # taken from the feed: no read of its own
             assert await asyncio.to_thread(pull.pull) == 0  # nothing held: it reads
@@ -245,7 +236,7 @@ async def test_a_relays_feed_reads_its_machines_inboxes_for_its_pull(
     first, second, desk, gpu = desk_and_gpu(team, tmp_path)
     runs = [asyncio.create_task(r.run()) for r in (desk, gpu)]
     try:
-        await _until(lambda: len(desk.pace.watching) == 2 and len(gpu.pace.watching) == 2)
+        await until(lambda: len(desk.pace.watching) == 2 and len(gpu.pace.watching) == 2)
         feeds = [
             source.fetch
             for relay in (desk, gpu)
@@ -255,7 +246,7 @@ async def test_a_relays_feed_reads_its_machines_inboxes_for_its_pull(
         assert feeds == [frozenset({"team-lead", "user"}), frozenset({"gpu"})]
         assert gpu.projection.ready == gpu.pace.take
         first.mailbox(team.name).send("gpu", InboxMessage(sender="team-lead", text="train it"))
-        await _until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
+        await until(lambda: len(second.mailbox(team.name).read("gpu")) == 1)
     finally:
         for run in runs:
             run.cancel()

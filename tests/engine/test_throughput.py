@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from typing import Any
 
@@ -20,7 +19,7 @@ from app.engine.link import Link
 from app.engine.messages import EngineMailbox
 from app.engine.tasks import CLAIM_NEXT, EngineTasks
 from app.engine.watch import EngineFeed
-from tests.engine.pg import Engine, quiet_message
+from tests.engine.pg import Engine, quiet_message, until
 
 
 def _claim_pages(engine: Engine, tasks: int) -> int:
@@ -82,14 +81,6 @@ def test_a_blocker_that_is_no_task_does_not_block(engine: Engine) -> None:
         assert tasks.claim(second.id, "w").success  # the rest are no tasks
 
 
-async def _until(check: object, seconds: float = 30) -> None:
-    assert callable(check)
-    give_up = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < give_up, "timed out"
-        await asyncio.sleep(0.01)
-
-
 async def test_writers_wake_the_feed_and_forged_wakes_break_nothing(engine: Engine) -> None:
     team = engine.team(["alice", "bob"])
     seen: list[ChangeEvent] = []
@@ -106,10 +97,10 @@ async def test_writers_wake_the_feed_and_forged_wakes_break_nothing(engine: Engi
             await asyncio.to_thread(
                 EngineMailbox(a, team.name).send, "bob", InboxMessage(sender="alice", text="hi")
             )
-            await _until(lambda: InboxChanged(team.name, "bob") in seen)
+            await until(lambda: InboxChanged(team.name, "bob") in seen)
             got = await asyncio.to_thread(EngineTasks(a, team.name).claim_next, "alice")
             assert got is not None and got.task is not None and got.task.id == made.id
-            await _until(lambda: TaskChanged(team.name, made.id) in seen)
+            await until(lambda: TaskChanged(team.name, made.id) in seen)
             assert feed.running
         finally:
             await feed.stop()
@@ -127,7 +118,7 @@ async def test_a_write_whose_wake_never_came_is_found_by_the_sweep(engine: Engin
             conn.execute(  # between its commit and its wake
                 "INSERT INTO teamdeck.tasks (team, subject) VALUES (%s, 'quiet')", (team.name,)
             )
-        await _until(lambda: InboxChanged(team.name, "bob") in seen)
-        await _until(lambda: TaskChanged(team.name, "1") in seen)
+        await until(lambda: InboxChanged(team.name, "bob") in seen)
+        await until(lambda: TaskChanged(team.name, "1") in seen)
     finally:
         await feed.stop()
