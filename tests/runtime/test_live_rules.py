@@ -19,7 +19,7 @@ import pytest
 
 from app.core import Home
 from app.runtime.api import Approval
-from app.runtime.offline.lead_policy import COUNT_LINES
+from app.runtime.offline.goal_words import COUNT_LINES
 from app.runtime.permissions import PermissionRules, Rule, RulesFeed
 from app.runtime.permissions.settings import load_settings
 from app.runtime.team.runtime import TeamRuntime

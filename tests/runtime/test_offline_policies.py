@@ -230,7 +230,7 @@ async def test_a_goal_naming_a_folder_is_about_that_folder_only(home: Home, proj
 
 
 def test_the_files_a_goal_names() -> None:
-    from app.runtime.offline.lead_policy import file_pattern_for
+    from app.runtime.offline.goal_words import file_pattern_for
 
     assert file_pattern_for("Describe the styles folder") == "styles/**/*"
     assert file_pattern_for("What do the Python files in app/core do?") == "app/core/**/*.py"

@@ -971,15 +971,24 @@ async def test_a_shutdown_request_comes_first_then_mail_one_per_turn(
 ) -> None:
     """Seed 002's poll: a shutdown request before other mail, one message per turn; a teammate
     with an unanswered shutdown request shows as stopping between turns."""
-    worker = Script(then="ok")
+    go = asyncio.Event()
+
+    async def first_turn(_: object) -> str:
+        await go.wait()  # the mail below all arrives during this turn
+        return "ok"
+
+    worker = Script([first_turn], then="ok")
     rt = await started(make_runtime, Router(worker=worker))
     await spawn(rt, "worker")
-    await until(lambda: rt.status_of("worker") == "idle", "idle")
+    await until(lambda: len(worker.requests) == 1, "the first turn")
 
+    # All three are in the inbox before the worker's next look at it (a look already under
+    # way when the first arrived would see it alone: not what this test is about).
     box = home.mailbox(TEAM)
     box.send("worker", InboxMessage(sender="analyst", text="from a peer"))
     box.send("worker", InboxMessage(sender="team-lead", text="one last thing"))
     rt.request_shutdown("worker")
+    go.set()
     await until(lambda: len(worker.requests) == 4, "three turns", within=10)
     texts = [r.last_user_text for r in worker.requests[1:]]
     assert "shutdown_request" in texts[0]

@@ -10,7 +10,7 @@ import pytest
 
 from app.core import Home
 from app.runtime.api import Approval
-from app.runtime.offline.lead_policy import COUNT_LINES
+from app.runtime.offline.goal_words import COUNT_LINES
 from app.runtime.team.answers import SHUTTING_DOWN
 from app.runtime.team.runtime import TeamRuntime
 from tests.runtime.conftest import Router, Script, frames_in, until

@@ -21,8 +21,8 @@ import shlex
 from pathlib import PurePath
 from typing import Any
 
+from app.runtime.offline.goal_words import COUNT_LINES
 from app.runtime.offline.history import Call, History, Incoming
-from app.runtime.offline.lead_policy import COUNT_LINES
 from app.runtime.offline.plans import ModelRequest, ResponsePlan, reply, text, tool_use
 
 READ_FILES = 6
