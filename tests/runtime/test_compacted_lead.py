@@ -42,9 +42,9 @@ async def test_a_compacted_lead_asks_its_whole_team_to_shut_down(
     monkeypatch.setattr(compaction, "KEEP", 6_000)
     dropped_spawns: list[str] = []
 
-    def compact(messages: list[dict[str, Any]]) -> int:
+    def compact(messages: list[dict[str, Any]], *measure: compaction.MessageSizes) -> int:
         before = _spawns(messages)
-        cut = compaction.compact(messages)
+        cut = compaction.compact(messages, *measure)
         dropped_spawns.extend(sorted(before - _spawns(messages)))
         return cut
 

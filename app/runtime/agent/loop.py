@@ -68,7 +68,7 @@ _UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
 
 def request_params(session: AgentSession) -> dict[str, Any]:
     """The Messages API request for the session's current conversation, with cache markers."""
-    dropped = compact(session.messages)
+    dropped = compact(session.messages, session.message_sizes)
     if dropped:
         session.record("notice", f"compacted the conversation: {dropped} old messages dropped")
     tools = [t.to_api() for t in session.tools]

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from app.runtime.agent.compaction import MessageSizes
 from app.runtime.api import AgentSnapshot
 from app.runtime.events import (
     TERMINAL_STATUSES,
@@ -88,6 +89,8 @@ class AgentSession:
         self.ask_permission = ask_permission
         self.max_tokens = max_tokens
         self.messages: list[dict[str, Any]] = []
+        #: Its messages' sizes, kept between requests (``compaction.compact``).
+        self.message_sizes = MessageSizes()
         self.transcript: list[TranscriptEntry] = []
         self.interrupt_event = asyncio.Event()
         self.stats = TurnStats()
