@@ -22,7 +22,10 @@ from app.core.models import InboxMessage
 from app.core.paths import LEAD_NAME, USER_NAME
 from app.engine.link import Link
 
-_READ = "SELECT seq, body::text, read FROM teamdeck.messages WHERE team = %s AND recipient = %s"
+_INBOX = "inbox = teamdeck.inbox_number(%s, %s)"
+"""An inbox's rows by its number (schema version 10: a message's key is (inbox, seq)); the
+messages' policies decide which of them the caller reads."""
+_READ = f"SELECT seq, body::text, read FROM teamdeck.messages WHERE {_INBOX}"
 """The body as text: pydantic parses it and builds the message in one pass (psycopg's jsonb
 loader would parse it into dicts first: a third of a 100,000-message read)."""
 
@@ -128,7 +131,7 @@ class EngineMailbox:
     def count(self, agent: str) -> int:
         row = self.link.run(
             lambda c: c.execute(
-                "SELECT count(*) FROM teamdeck.messages WHERE team = %s AND recipient = %s",
+                f"SELECT count(*) FROM teamdeck.messages WHERE {_INBOX}",
                 (self.team, agent),
             ).fetchone()
         )
@@ -148,16 +151,16 @@ class EngineMailbox:
         def update(conn: psycopg.Connection) -> int:
             if indices is None:
                 cur = conn.execute(
-                    "UPDATE teamdeck.messages SET read = true"
-                    " WHERE team = %s AND recipient = %s AND NOT read",
+                    f"UPDATE teamdeck.messages SET read = true WHERE {_INBOX} AND NOT read",
                     (self.team, agent),
                 )
             else:
                 cur = conn.execute(
                     "UPDATE teamdeck.messages m SET read = true FROM ("
-                    "  SELECT id, row_number() OVER (ORDER BY seq) - 1 AS i"
-                    "  FROM teamdeck.messages WHERE team = %s AND recipient = %s) o"
-                    " WHERE m.id = o.id AND o.i = ANY(%s) AND NOT m.read",
+                    "  SELECT inbox, seq, row_number() OVER (ORDER BY seq) - 1 AS i"
+                    f"  FROM teamdeck.messages WHERE {_INBOX}) o"
+                    " WHERE m.inbox = o.inbox AND m.seq = o.seq AND o.i = ANY(%s)"
+                    " AND NOT m.read",
                     (self.team, agent, indices),
                 )
             return cur.rowcount
