@@ -1,8 +1,8 @@
 """One team's inboxes in the engine (``app.core.store.MessageStore``).
 
 A send is one call of ``teamdeck.send`` (schema version 4) with a fresh uuid, repeated with
-the same uuid while the link is down (``ON CONFLICT DO NOTHING``): delivered once however often
-it is retried. The server sets the inbox's order (``seq``) and checks the sender is the role's
+the same uuid while the link is down (the server finds the uuid's first delivery, schema
+version 10): delivered once however often it is retried. The server sets the inbox's order (``seq``) and checks the sender is the role's
 own member name; the wake carries the inbox's number and the seq (a watcher learns which inbox
 grew without a read) and is notified inside the send's transaction, delivered by its commit
 (``Link.call``, schema version 9).
