@@ -234,6 +234,8 @@ class Link:
             return self._in_batch(lambda: held.write(sql, params, row_factory))
 
         def one(conn: psycopg.Connection) -> list[Any]:
+            if row_factory is tuple_row:  # the connection's own cursor: no context to close
+                return conn.execute(sql, params, prepare=True).fetchall()
             with conn.cursor(row_factory=row_factory) as cur:
                 cur.execute(sql, params, prepare=True)
                 return cur.fetchall()

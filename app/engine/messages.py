@@ -2,19 +2,19 @@
 
 A send is one call of ``teamdeck.send`` (schema version 4) with a fresh uuid, repeated with
 the same uuid while the link is down (the server finds the uuid's first delivery, schema
-version 10): delivered once however often it is retried. The server sets the inbox's order (``seq``) and checks the sender is the role's
-own member name; the wake carries the inbox's number and the seq (a watcher learns which inbox
-grew without a read) and is notified inside the send's transaction, delivered by its commit
-(``Link.call``, schema version 9).
+version 10): delivered once however often it is retried. The server sets the inbox's order
+(``seq``) and checks the sender is the role's own member name; the wake carries the inbox's
+number and the seq (a watcher learns which inbox grew without a read) and is notified inside
+the send's transaction, delivered by its commit (``Link.call``, schema version 9).
 """
 
 from __future__ import annotations
 
+import json
 import uuid as uuidlib
 from collections.abc import Sequence
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from app.core.errors import UnknownRecipientError
 from app.core.mailbox import addressed_name
@@ -38,6 +38,18 @@ def _message(body: str, read: bool) -> InboxMessage:
     message = InboxMessage.model_validate_json(body)
     message.read = read
     return message
+
+
+def body_json(message: InboxMessage) -> str:
+    """``message.to_json_dict()`` as JSON text, by pydantic's serializer in one pass (measured
+    on the sender of ``bench/engine.py``, from an idle process: ~16 us against ~52 us for the
+    dict, then ``json.dumps``): the same keys and values (their order is jsonb's). Only a
+    top-level unknown field set to null is kept by ``to_json_dict`` and dropped by
+    ``exclude_none``: such a message goes the dict's way."""
+    extra = message.__pydantic_extra__
+    if extra and any(value is None for value in extra.values()):
+        return json.dumps(message.to_json_dict())
+    return message.model_dump_json(by_alias=True, exclude_none=True)
 
 
 def numbered(rows: Sequence[tuple[int, str, bool]]) -> list[tuple[int, InboxMessage]]:
@@ -96,7 +108,7 @@ class EngineMailbox:
         key = uuid or str(uuidlib.uuid4())
         rows = self.link.call(
             "SELECT inbox, seq, fresh FROM teamdeck.send(%s, %s, %s, %s, %s)",
-            (self.team, agent, key, message.sender, Jsonb(message.to_json_dict())),
+            (self.team, agent, key, message.sender, body_json(message)),
         )
         if not rows or rows[0][0] is None:  # this uuid is another sender's: not delivered
             return False

@@ -233,3 +233,32 @@ def test_the_migration_from_version_9_keeps_every_message_number_and_read_mark(
         (bob, 2, "bob", "bob 1", False),
         (lead, 1, "team-lead", "team-lead 2", True),
     ]
+
+
+def test_a_sent_message_reads_back_as_it_was_written(engine: Engine) -> None:
+    """The client writes the body as pydantic's JSON text (``body_json``), not through a dict:
+    what the recipient reads is what ``to_json_dict`` gives, unknown fields and nulls in
+    them included, whichever way the body went."""
+    team = engine.team(["alice", "bob"])
+    sent = [
+        InboxMessage(sender="alice", text="plain"),
+        InboxMessage.model_validate(
+            {
+                "from": "alice",
+                "text": "t",
+                "summary": "s",
+                "color": None,
+                "custom": {"x": None},
+                "timestamp": "2026-01-01T00:00:00.000Z",
+            }  # fmt: skip
+        ),
+        InboxMessage.model_validate({"from": "alice", "text": "null kept", "gone": None}),
+    ]
+    with Link(team.urls["alice"]) as link:
+        box = EngineMailbox(link, team.name)
+        for message in sent:
+            assert box.append("bob", message)
+    with Link(team.urls["bob"]) as link:
+        got = EngineMailbox(link, team.name).read("bob")
+    assert [m.to_json_dict() for m in got] == [m.to_json_dict() for m in sent]
+    assert "gone" in got[2].to_json_dict() and got[1].to_json_dict()["custom"] == {"x": None}
