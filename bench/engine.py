@@ -10,9 +10,10 @@
   the files: ``Watcher`` through inotify, then the unread entries; bare PostgreSQL: below).
   The sender runs in a process of its own, as a teammate on another machine does (its own
   interpreter, its own connection or ``Home``): latency = the sender's clock just before it
-  calls the append -> the message read by the watcher here, when the watcher's read returns
-  (``time.perf_counter``: CLOCK_MONOTONIC, one clock for every process of the machine; the
-  stamp travels back by a pipe after the send, outside the timed span).
+  calls the append (the message already made) -> the message read by the watcher here, when
+  the watcher's read returns (``time.perf_counter``: CLOCK_MONOTONIC, one clock for every
+  process of the machine; the stamp travels back by a pipe after the send, outside the timed
+  span).
   Until round 9 the sender ran in a thread of the watcher's process (``asyncio.to_thread``),
   whose hop alone cost ~0.6 ms of every harness's figure. N messages one after the other,
   the engine's, bare PostgreSQL's and the files' by turns, message by message (others' runs
@@ -111,23 +112,30 @@ class _Harness:
 
 
 def _sender(kind: str, config: dict[str, str], pipe: Connection) -> None:
-    """A sender process (a teammate elsewhere): told ``i``, it stamps the clock, sends one
-    message and answers with the stamp; ``None`` ends it."""
-    send: Callable[[int], object]
+    """A sender process (a teammate elsewhere): told ``i``, it makes message ``i``, stamps the
+    clock, sends the message and answers with the stamp; ``None`` ends it. The message is made
+    before the stamp, in every harness alike (since round 10): the append is timed, not the
+    building of what it appends."""
+    send: Callable[[object], object]
+    make: Callable[[int], object]
     if kind == "engine":
         link = Link(config["url"], max_size=1)
         box = EngineMailbox(link, config["team"])
-        send = lambda i: box.append("bob", InboxMessage(sender="alice", text=f"m{i}"))  # noqa: E731
+        make = lambda i: InboxMessage(sender="alice", text=f"m{i}")  # noqa: E731
+        send = lambda m: box.append("bob", m)  # type: ignore[arg-type]  # noqa: E731
     elif kind == "files":
         files = Home(Path(config["root"])).mailbox("bench")
-        send = lambda i: files.append("bob", InboxMessage(sender="alice", text=f"m{i}"))  # noqa: E731
+        make = lambda i: InboxMessage(sender="alice", text=f"m{i}")  # noqa: E731
+        send = lambda m: files.append("bob", m)  # type: ignore[arg-type]  # noqa: E731
     else:
         conn = psycopg.connect(config["url"], autocommit=True)
-        send = lambda i: conn.execute(BARE_SEND, (Jsonb({"text": f"m{i}"}),))  # noqa: E731
+        make = lambda i: Jsonb({"text": f"m{i}"})  # noqa: E731
+        send = lambda m: conn.execute(BARE_SEND, (m,))  # noqa: E731
     pipe.send("ready")
     while (i := pipe.recv()) is not None:
+        message = make(i)
         stamp = time.perf_counter()
-        send(i)
+        send(message)
         pipe.send(stamp)
 
 

@@ -131,6 +131,22 @@ class Link:
             with self._busy_lock:
                 self._busy.discard(conn)
 
+    def _call_on(self, conn: psycopg.Connection, call: Callable[[psycopg.Connection], T]) -> T:
+        """``call(conn)``, the connection counted busy meanwhile (:meth:`interrupt`).
+
+        :meth:`run` checks its connection out with ``getconn``/``putconn`` and counts it busy
+        here, where the pool's ``connection()`` and :meth:`_using` were two context managers
+        (the pool's also commits an autocommit connection's nothing through psycopg's locks):
+        measured from an idle process, as a teammate's send runs, ~62 us of CPU a call against
+        ~117 (``bench/engine.py``'s sender, between two sends)."""
+        with self._busy_lock:
+            self._busy.add(conn)
+        try:
+            return call(conn)
+        finally:
+            with self._busy_lock:
+                self._busy.discard(conn)
+
     def _check_open(self) -> None:
         if self._closed.is_set():
             raise EngineUnavailableError(
@@ -156,11 +172,11 @@ class Link:
         while True:
             self._check_open()
             try:
-                with (
-                    self.pool.connection(timeout=max(0.1, give_up - time.monotonic())) as conn,
-                    self._using(conn),
-                ):
-                    return call(conn)
+                conn = self.pool.getconn(timeout=max(0.1, give_up - time.monotonic()))
+                try:
+                    return self._call_on(conn, call)
+                finally:
+                    self.pool.putconn(conn)  # rolls back what a call left open, drops a bad one
             except _REFUSALS as exc:
                 raise refusal(exc) from None
             except (psycopg.OperationalError, PoolTimeout) as exc:
@@ -234,6 +250,8 @@ class Link:
             return self._in_batch(lambda: held.write(sql, params, row_factory))
 
         def one(conn: psycopg.Connection) -> list[Any]:
+            if row_factory is tuple_row:  # the connection's own cursor: no context to close
+                return conn.execute(sql, params, prepare=True).fetchall()
             with conn.cursor(row_factory=row_factory) as cur:
                 cur.execute(sql, params, prepare=True)
                 return cur.fetchall()

@@ -45,11 +45,11 @@ log = logging.getLogger(__name__)
 SWEEP = 5.0
 """Seconds between two catch-ups while the link is up."""
 FETCH = (
-    "SELECT seq, body::text, read FROM teamdeck.messages"
-    " WHERE team = %s AND recipient = %s AND seq > %s ORDER BY seq"
+    "SELECT seq, body::text, read FROM teamdeck.messages WHERE inbox = %s AND seq > %s ORDER BY seq"
 )
-"""A fetch: under the role's policies, as ``teamdeck.inbox_since`` (whose plan is kept by the
-function; the feed's session keeps its own plans)."""
+"""A fetch: by the inbox's number (a message's key is (inbox, seq), schema version 10), under
+the role's policies, as ``teamdeck.inbox_since`` (whose plan is kept by the function; the
+feed's session keeps its own plans)."""
 KEEP = 1000
 """Messages :meth:`EngineFeed.take` can hand out per fetched inbox (the latest; an older one
 is read again by the reader, ``EngineMailbox.since``)."""
@@ -232,7 +232,7 @@ class EngineFeed:
         elif (
             name is not None
             and int(seq) > self.cursors.get(name, 0)
-            and (name not in self.fetch or await self._fetch(conn, name))
+            and (name not in self.fetch or await self._fetch(conn, name, inbox))
         ):
             self._emit([InboxChanged(self.team, name)])
 
@@ -245,17 +245,17 @@ class EngineFeed:
             self.inboxes[inbox] = name
             if last > self.cursors.get(name, 0):
                 if name in self.fetch and self._primed:
-                    await self._fetch(conn, name)
+                    await self._fetch(conn, name, inbox)
                 self.cursors[name] = max(last, self.cursors.get(name, 0))
                 events.append(InboxChanged(self.team, name))
         self._emit(events)
 
-    async def _fetch(self, conn: psycopg.AsyncConnection, name: str) -> bool:
-        """Read ``name``'s messages past the cursor into what :meth:`take` hands out (the
-        latest ``KEEP``); whether there were any. A row that is no message (a role may insert
-        any body directly) empties what is held: :meth:`take` leaves the read to the caller,
-        which meets that row as it always did."""
-        cur = await conn.execute(FETCH, (self.team, name, self.cursors.get(name, 0)), prepare=True)
+    async def _fetch(self, conn: psycopg.AsyncConnection, name: str, inbox: int) -> bool:
+        """Read the messages of ``name``'s inbox (number ``inbox``) past the cursor into what
+        :meth:`take` hands out (the latest ``KEEP``); whether there were any. A row that is no
+        message (a role may insert any body directly) empties what is held: :meth:`take` leaves
+        the read to the caller, which meets that row as it always did."""
+        cur = await conn.execute(FETCH, (inbox, self.cursors.get(name, 0)), prepare=True)
         rows = await cur.fetchall()
         self.fetches += 1
         if not rows:
