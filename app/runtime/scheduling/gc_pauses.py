@@ -25,6 +25,20 @@ process keeps: after a burst of a hundred teammates' work, glibc held 2-4 MB mor
 (bench/live.py ``--sizes 8,100``: none at 8). So the full collection after ``TRIM_SECONDS``
 also gives the heap's free pages back (glibc's ``malloc_trim``, ~0.6 ms at 100 teammates; no
 other C library has it, and nothing is done there).
+
+A hundred teammates also kept more of C's heap for nothing. glibc gives each thread a heap
+("arena") of its own, up to 8 per core: the dashboard's 14-16 threads (the offloaded file work's
+among them) had 15, each holding free pages the others cannot use, and the more work went
+through them, the more they held (bench/live.py ``--sizes 8,100`` at equal work: the RSS at 100
+grew more than the work). And a block of ``MMAP_BYTES`` or more (the lead's request as JSON, ~1
+MB at 100 teammates) is no longer carved from a heap: by default, once such a block is freed,
+glibc raises its mapping threshold to that size and lets the heaps keep twice as much free at
+their top, so every later request body took heap pages and left them there. So when the first
+runtime starts, glibc's ``mallopt`` sets both: the threads share at most ``ARENAS`` heaps
+(Python's own allocator serves every object of up to 512 bytes from memory of its own, so the
+heaps are not its hot path), and large blocks are mapped alone and go back to the system as they
+are freed. What the environment sets (``MALLOC_ARENA_MAX``, ``MALLOC_MMAP_THRESHOLD_``) is left
+to glibc.
 """
 
 from __future__ import annotations
@@ -39,6 +53,12 @@ from typing import Any
 
 THAW_SECONDS = 300.0
 TRIM_SECONDS = 2.0
+ARENAS = 2
+"""glibc's malloc arenas at most (the main one included)."""
+MMAP_BYTES = 256 * 1024
+"""Blocks of this size or more are mapped alone (glibc's first threshold is 128 KB)."""
+M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+M_ARENA_MAX = -8
 
 _frozen = False
 _lock = threading.Lock()
@@ -58,6 +78,34 @@ def _malloc_trim() -> Callable[[int], int] | None:
 _trim = _malloc_trim()
 
 
+def _glibc_mallopt() -> Callable[[int, int], int] | None:
+    """glibc's ``mallopt`` (``None``: another C library, or one without ``malloc_trim``, whose
+    option numbers may differ)."""
+    if _trim is None:
+        return None
+    try:
+        mallopt: Callable[[int, int], int] = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+    return mallopt
+
+
+_mallopt = _glibc_mallopt()
+
+
+def tune_malloc() -> list[int]:
+    """At most ``ARENAS`` malloc arenas from now on (arenas already made stay) and blocks of
+    ``MMAP_BYTES`` or more mapped alone; the options set (none: another C library, or each
+    chosen in the environment)."""
+    if _mallopt is None:
+        return []
+    chosen = [
+        (M_ARENA_MAX, ARENAS, "MALLOC_ARENA_MAX"),
+        (M_MMAP_THRESHOLD, MMAP_BYTES, "MALLOC_MMAP_THRESHOLD_"),
+    ]
+    return [o for o, value, env in chosen if env not in os.environ and _mallopt(o, value)]
+
+
 def freeze_long_lived() -> bool:
     """Collect, freeze everything alive and freeze the survivors of each later full
     collection (the first call only); whether it did so now."""
@@ -66,6 +114,7 @@ def freeze_long_lived() -> bool:
         if _frozen:
             return False
         _frozen = True
+    tune_malloc()
     gc.collect()
     gc.freeze()
     _thawed_at = time.monotonic()
