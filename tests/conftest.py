@@ -93,8 +93,21 @@ def _rank(nodeid: str) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Stable: within a rank, the collection order (each worker must see the same order)."""
-    items.sort(key=lambda item: _rank(item.nodeid))
+    """The listed modules' tests first, taken in turns: the first test of each listed module
+    in the list's order, then the second of each, and so on; the rest after them in collection
+    order. In turns, the first tests running together are of different kinds (a Claude Code
+    session, a tmux dashboard, a PostgreSQL engine, a headless run ...): one module's tests
+    taken all at once had the workers all wait on the same kind of process, the cores idle,
+    then all burn CPU together. Deterministic (each worker must see the same order)."""
+    groups: dict[int, list[pytest.Item]] = {}
+    for item in items:
+        groups.setdefault(_rank(item.nodeid), []).append(item)
+    rest = groups.pop(len(SLOW_FIRST), [])
+    ordered = list(groups.items())
+    ordered.sort(key=lambda group: group[0])
+    turns = max((len(tests) for _, tests in ordered), default=0)
+    slow = [tests[k] for k in range(turns) for _, tests in ordered if k < len(tests)]
+    items[:] = slow + rest
 
 
 @pytest.fixture(autouse=True)
