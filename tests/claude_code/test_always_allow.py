@@ -219,5 +219,7 @@ def test_the_dialog_picks_the_rule_and_edits_the_command(session: Session) -> No
     deck.keys("deck", "A")
     wait_until((project / "edited").exists, "the edited command to run")
     assert not (project / "asked").exists()
+    # the rule may land a moment after the command ran (a full run read the settings first)
+    wait_until(lambda: "permissions" in session.home.settings(), "the rule kept")
     allow = session.home.settings()["permissions"]["allow"]
     assert allow == [f"Bash({edited})"]
