@@ -1,12 +1,13 @@
-"""The order the suite runs in: the tests that start real processes first.
+"""The order the suite runs in: the tests that start real processes spread from the start.
 
 ``make test`` spreads the tests over xdist workers (``--dist load``), which hand them out in
 collection order. A test that starts teammate processes, a tmux server or the real Claude Code
 takes seconds where most take milliseconds; collected where they fall (``tests/ui`` last),
 they made a tail in which a worker or two ran them one after the other while the others had
-nothing left to do. Started first, they spread over every worker and the short tests fill the
-gaps. Only the order changes: every test runs. A module missing from :data:`SLOW_FIRST` only
-runs in its place; the list is a matter of speed, never of correctness.
+nothing left to do. Spread from the start, mixed with the others (``REST_BETWEEN``), they run
+on every worker while the short tests fill the gaps, and short tests end the run. Only the
+order changes: every test runs. A module missing from :data:`SLOW_FIRST` only runs in its
+place; the list is a matter of speed, never of correctness.
 
 For the slow tests to spread, the workers take them one at a time: xdist's load scheduling
 otherwise hands each worker a quarter of its share at once (the first ~90 tests of 1,400 to
@@ -74,6 +75,10 @@ SLOW_FIRST = (
 )
 
 
+#: How many of the other tests run between two tests of :data:`SLOW_FIRST` modules.
+REST_BETWEEN = 4
+
+
 #: trio (imported late by a plugin) hands Hypothesis a PRNG it may collect; Hypothesis warns
 #: at that import, outside pytest's capture, and the line landed on the suite's summary line.
 warnings.filterwarnings("ignore", message="It looks like `register_random` was passed")
@@ -93,8 +98,30 @@ def _rank(nodeid: str) -> int:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Stable: within a rank, the collection order (each worker must see the same order)."""
-    items.sort(key=lambda item: _rank(item.nodeid))
+    """The listed modules' tests taken in turns: the first test of each listed module in the
+    list's order, then the second of each, and so on; in turns, the tests running together
+    are of different kinds (a Claude Code session, a tmux dashboard, a PostgreSQL engine, a
+    headless run ...), where one module's tests taken at once had every worker wait on the
+    same kind of process. Between two of them come :data:`REST_BETWEEN` of the other tests,
+    in collection order, and what is left of those ends the run (short tests: no tail).
+
+    Mixed, not first: the listed tests mostly wait (processes starting, a team's turns, a
+    terminal polled: a fifth to a third of a core each), the others mostly compute (a Pilot
+    dashboard: most of a core). All listed first, the workers spent the first 60% of a run
+    waiting together with a core idle, then computed together; mixed, the cores are kept
+    busy throughout. Deterministic (each worker must see the same order)."""
+    groups: dict[int, list[pytest.Item]] = {}
+    for item in items:
+        groups.setdefault(_rank(item.nodeid), []).append(item)
+    rest = groups.pop(len(SLOW_FIRST), [])
+    ordered = sorted(groups.items(), key=lambda group: group[0])
+    turns = max((len(tests) for _, tests in ordered), default=0)
+    slow = [tests[k] for k in range(turns) for _, tests in ordered if k < len(tests)]
+    mixed: list[pytest.Item] = []
+    for k, item in enumerate(slow):
+        mixed.append(item)
+        mixed.extend(rest[k * REST_BETWEEN : (k + 1) * REST_BETWEEN])
+    items[:] = mixed + rest[len(slow) * REST_BETWEEN :]
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,7 @@ from tests.claude_code.conftest import ClaudeHome
 from tests.claude_code.interactive import Session, held, teamdeck, wait_until
 from tests.claude_code.server import Rule, Turn, call, say
 from tests.claude_code.test_bridge import bridge_env, listening, pending, start_claude, tool_results
-from tests.timing import deadline
+from tests.timing import deadline, scaled
 
 
 @pytest.fixture
@@ -207,7 +207,9 @@ def test_the_dialog_picks_the_rule_and_edits_the_command(session: Session) -> No
     deck.wait_for("deck", lambda s: "(this exact command)" in flat(s), "the exact choice")
     deck.keys("deck", "e")
     deck.wait_for("deck", lambda s: "Edit worker's command" in s, "the edit box")
-    time.sleep(0.6)  # the key guard of a dialog just opened: its first keys are not typed
+    # the key guard of a dialog just opened: its first keys are not typed (stretched with the
+    # load: a loaded dashboard took the typed line in the guard, the edit box left empty)
+    time.sleep(scaled(0.6))
     deck.keys("deck", "C-u")
     deck.keys("deck", "-l", edited)
     deck.wait_for("deck", lambda s: "edited" in s, "the edited command typed")
@@ -217,5 +219,7 @@ def test_the_dialog_picks_the_rule_and_edits_the_command(session: Session) -> No
     deck.keys("deck", "A")
     wait_until((project / "edited").exists, "the edited command to run")
     assert not (project / "asked").exists()
+    # the rule may land a moment after the command ran (a full run read the settings first)
+    wait_until(lambda: "permissions" in session.home.settings(), "the rule kept")
     allow = session.home.settings()["permissions"]["allow"]
     assert allow == [f"Bash({edited})"]

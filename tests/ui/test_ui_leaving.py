@@ -223,8 +223,10 @@ async def test_a_team_left_on_disk_is_offered_for_cleanup(tmp_path: Path) -> Non
         await wait_for(pilot, lambda: isinstance(app.screen, LeftTeamsScreen))
         assert TEAM in screen_text(app)
         await pilot.press("d")
-        await wait_for(pilot, lambda: app.home.teams.get(TEAM) is None)
-        assert not (tmp_path / "tasks" / TEAM).exists()
+        # The team's folder goes first, then its task list: wait for both (a loaded worker
+        # looked between the two).
+        tasks = tmp_path / "tasks" / TEAM
+        await wait_for(pilot, lambda: app.home.teams.get(TEAM) is None and not tasks.exists())
 
 
 async def test_a_left_team_can_be_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
