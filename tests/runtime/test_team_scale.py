@@ -26,6 +26,7 @@ from app.core.teams import COLORS
 from app.runtime.agent import teammate as teammate_module
 from app.runtime.offline import ModelRequest, reply, text
 from app.runtime.offline.plans import tool_use
+from app.runtime.runners.priority import TEAM_SESSION_NICE
 from app.runtime.team.runtime import IN_PROCESS_CALLS, TeamRuntime
 from tests.conformance.test_conformance_headless import run_here
 from tests.runtime.conftest import Router, Script, call_tool, settle, until
@@ -66,8 +67,11 @@ async def test_teammate_processes_run_nicer_than_the_dashboard(
         # The scheduler weighs sessions first (their autogroups), then the processes of one:
         # the team is one session (the fork server's), not a session per teammate at the
         # dashboard's weight each.
-        groups = {(_autogroup(str(pid)) or ["?"])[0] for pid in pids}
-        assert len(groups) == 1 and mine_group[0] not in groups
+        groups = {tuple(_autogroup(str(pid)) or ["?"]) for pid in pids}
+        assert len(groups) == 1 and mine_group[0] not in {g[0] for g in groups}
+        # ... and weighed less than the dashboard's (the person's process first), though not
+        # as little as a lone teammate's session.
+        assert groups.pop()[-1] == str(TEAM_SESSION_NICE)
 
 
 async def test_a_teammate_process_started_without_the_fork_server_lowers_its_session(

@@ -328,10 +328,11 @@ class _Control:
 def serve(control_fd: int) -> int:
     """The server's loop: fork a child per request until the runtime closes its end, then wait
     for them. Returns in each child too, with the child's exit code (its teammate's run)."""
-    from app.runtime.runners.priority import batch_priority
+    from app.runtime.runners.priority import TEAM_SESSION_NICE, batch_priority, session_priority
 
     control = _Control(control_fd)
     batch_priority(session=False)  # children inherit it; the imports below are its whole cost
+    session_priority(TEAM_SESSION_NICE)  # the team's session: its children's, not led by them
     from app.runtime.runners.launch import AGENT_MAIN
 
     for name in (AGENT_MAIN, *PRELOAD):
