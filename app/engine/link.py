@@ -121,31 +121,9 @@ class Link:
                 log.warning("engine link %s: a query not cancelled: %s", safe_url(self.url), exc)
         return len(busy)
 
-    @contextlib.contextmanager
-    def _using(self, conn: psycopg.Connection) -> Iterator[psycopg.Connection]:
-        with self._busy_lock:
-            self._busy.add(conn)
-        try:
-            yield conn
-        finally:
-            with self._busy_lock:
-                self._busy.discard(conn)
-
-    def _call_on(self, conn: psycopg.Connection, call: Callable[[psycopg.Connection], T]) -> T:
-        """``call(conn)``, the connection counted busy meanwhile (:meth:`interrupt`).
-
-        :meth:`run` checks its connection out with ``getconn``/``putconn`` and counts it busy
-        here, where the pool's ``connection()`` and :meth:`_using` were two context managers
-        (the pool's also commits an autocommit connection's nothing through psycopg's locks):
-        measured from an idle process, as a teammate's send runs, ~62 us of CPU a call against
-        ~117 (``bench/engine.py``'s sender, between two sends)."""
-        with self._busy_lock:
-            self._busy.add(conn)
-        try:
-            return call(conn)
-        finally:
-            with self._busy_lock:
-                self._busy.discard(conn)
+    def _using(self, conn: psycopg.Connection) -> _Busy:
+        """The connection counted busy (:meth:`interrupt`) for the block's length."""
+        return _Busy(self, conn)
 
     def _check_open(self) -> None:
         if self._closed.is_set():
@@ -172,9 +150,13 @@ class Link:
         while True:
             self._check_open()
             try:
+                # getconn/putconn, not the pool's connection() context (which also commits an
+                # autocommit connection's nothing through psycopg's locks): measured from an
+                # idle process, as a teammate's send runs, ~62 us of CPU a call against ~117.
                 conn = self.pool.getconn(timeout=max(0.1, give_up - time.monotonic()))
                 try:
-                    return self._call_on(conn, call)
+                    with self._using(conn):
+                        return call(conn)
                 finally:
                     self.pool.putconn(conn)  # rolls back what a call left open, drops a bad one
             except _REFUSALS as exc:
@@ -414,3 +396,23 @@ def safe_url(url: str) -> str:
     host = info.get("host", "localhost")
     port = info.get("port", "5432")
     return f"postgresql://{info.get('user', '')}@{host}:{port}/{info.get('dbname', '')}"
+
+
+class _Busy:
+    """A link's connection counted busy while a block runs (a class, not a generator: it is on
+    every call's path)."""
+
+    __slots__ = ("conn", "link")
+
+    def __init__(self, link: Link, conn: psycopg.Connection) -> None:
+        self.link = link
+        self.conn = conn
+
+    def __enter__(self) -> psycopg.Connection:
+        with self.link._busy_lock:
+            self.link._busy.add(self.conn)
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        with self.link._busy_lock:
+            self.link._busy.discard(self.conn)
